@@ -1,0 +1,164 @@
+//! The public MCP client: connect (handshake), list tools, call a tool, close.
+//!
+//! Each method is a short sequence of requests over a [`Session`]; the checks on what comes
+//! back live in [`crate::handshake`] and [`crate::tools`].
+
+use std::future::{Future, pending};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Value, json};
+
+use crate::error::{Error, ErrorKind};
+use crate::handshake::{self, Handshake};
+use crate::options::{ClientOptions, StdioCommand};
+use crate::router::Router;
+use crate::session::Session;
+use crate::tools::{self, Listing, NAIVE_PAGE_LIMIT, ToolOutput};
+use crate::transport::{StdioTransport, Transport};
+
+/// A connected MCP client. Methods take `&self`, so several requests may be in flight at once.
+///
+/// Dropping a client that was not closed starts a best-effort shutdown on the current Tokio
+/// runtime; the child is also killed on drop as a last resort. Prefer [`Client::close`].
+pub struct Client {
+    session: Arc<Session>,
+    handshake: Handshake,
+    /// Set while `notifications/initialized` is held back (`late-initialized` defect).
+    initialized_owed: AtomicBool,
+}
+
+impl Client {
+    /// Starts the server `command` as a child process and performs the handshake.
+    ///
+    /// On any handshake failure the child is shut down before the error is returned.
+    pub async fn connect_stdio(
+        command: &StdioCommand,
+        options: ClientOptions,
+    ) -> Result<Self, Error> {
+        let defects = options.defects;
+        let router = Arc::new(Router::new());
+        let transport = StdioTransport::spawn(command, Arc::clone(&router), &defects)?;
+        let session = Arc::new(Session::new(router, Transport::Stdio(transport), options));
+        match handshake(&session).await {
+            Ok(handshake) => Ok(Client {
+                session,
+                handshake,
+                initialized_owed: AtomicBool::new(defects.late_initialized),
+            }),
+            Err(e) => {
+                if defects.leak_on_handshake_failure {
+                    session.abandon().await;
+                } else {
+                    session.shutdown().await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// What the server answered to `initialize`.
+    pub fn handshake(&self) -> &Handshake {
+        &self.handshake
+    }
+
+    /// Lists every tool, following `nextCursor` page by page; tools are returned as received.
+    pub async fn list_tools(&self) -> Result<Vec<Value>, Error> {
+        let defects = self.session.options().defects;
+        let mut listing = Listing::new(&defects);
+        let mut cursor: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let params = match &cursor {
+                None => json!({}),
+                Some(c) if defects.mangle_cursor => json!({"cursor": format!("{c}x")}),
+                Some(c) => json!({"cursor": c}),
+            };
+            let page = self.request("tools/list", params, pending()).await?;
+            pages += 1;
+            let Some(next) = listing.add_page(page)? else {
+                break;
+            };
+            if defects.first_page_only || (defects.no_cursor_check && pages >= NAIVE_PAGE_LIMIT) {
+                break;
+            }
+            listing.use_cursor(&next)?;
+            cursor = Some(next);
+        }
+        Ok(listing.into_tools())
+    }
+
+    /// Calls the tool `name` with `arguments`.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolOutput, Error> {
+        self.call_tool_cancellable(name, arguments, pending()).await
+    }
+
+    /// Calls the tool `name`, giving up with kind `cancelled` when `cancel` completes first.
+    ///
+    /// Cancelling stops the local wait and sends `notifications/cancelled`; it does not prove
+    /// that the server stopped the work.
+    pub async fn call_tool_cancellable(
+        &self,
+        name: &str,
+        arguments: Value,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<ToolOutput, Error> {
+        let defects = self.session.options().defects;
+        let params = json!({"name": name, "arguments": arguments});
+        let result = match self.request("tools/call", params, cancel).await {
+            Ok(result) => tools::call_output(result, &defects),
+            Err(e) if e.kind == ErrorKind::ProtocolError && defects.rpc_error_as_empty => {
+                Ok(ToolOutput::Text(Vec::new()))
+            }
+            Err(e) => Err(e),
+        };
+        if result.is_err() && defects.close_on_error {
+            self.close().await;
+        }
+        result
+    }
+
+    /// Shuts the connection down: stdin closed, then SIGTERM, then SIGKILL, each after the
+    /// grace period, and the child reaped. Idempotent; afterwards every operation fails with
+    /// `transport_closed`.
+    pub async fn close(&self) {
+        self.session.shutdown().await;
+    }
+
+    async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<Value, Error> {
+        let in_flight = self.session.start(method, params)?;
+        if self.initialized_owed.swap(false, Ordering::Relaxed) {
+            self.session.notify("notifications/initialized", None)?;
+        }
+        in_flight.wait(cancel).await
+    }
+}
+
+/// `initialize`, its checks, then `notifications/initialized` (unless a defect holds it back).
+async fn handshake(session: &Session) -> Result<Handshake, Error> {
+    let options = session.options();
+    let params = handshake::initialize_params(&options.protocol_version);
+    let outcome = match session.start("initialize", params) {
+        Ok(in_flight) => in_flight.wait(pending()).await,
+        Err(e) => Err(e),
+    };
+    let accepted = handshake::accept(outcome, &options.defects)?;
+    if !options.defects.skip_initialized && !options.defects.late_initialized {
+        session.notify("notifications/initialized", None)?;
+    }
+    Ok(accepted)
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let session = Arc::clone(&self.session);
+            runtime.spawn(async move { session.shutdown().await });
+        }
+    }
+}

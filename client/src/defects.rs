@@ -1,0 +1,149 @@
+//! Deliberate defects, switched on one by one so the harness can prove each of its checks fails.
+//!
+//! A check that has never been seen failing proves nothing. Each field below breaks the client
+//! in exactly one way that one check exists to catch. All are off by default; the driver turns
+//! them on with `--defect NAME`. Nothing but the harness's self-tests should use them.
+
+/// Switches for deliberate misbehaviour; `Default` is a correct client (all off).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Defects {
+    /// Never send `notifications/initialized` (breaks: initialized is sent after the handshake).
+    pub skip_initialized: bool,
+    /// Send `notifications/initialized` only after the first other request is written
+    /// (breaks: initialized comes before any other request).
+    pub late_initialized: bool,
+    /// Accept an empty, missing or unsupported negotiated version (breaks: unsupported_version).
+    pub accept_any_version: bool,
+    /// Treat a JSON-RPC error answering `initialize` as success (breaks: handshake_failed).
+    pub ignore_initialize_error: bool,
+    /// Do not reject repeated cursors; stop after 50 pages instead (breaks: repeated_cursor).
+    pub no_cursor_check: bool,
+    /// Do not reject duplicate tool names (breaks: duplicate_tool_name).
+    pub allow_duplicate_names: bool,
+    /// Ignore `nextCursor` and return the first page only (breaks: pagination is followed).
+    pub first_page_only: bool,
+    /// Append an `x` to every cursor sent (breaks: the cursor is sent back exactly as received).
+    pub mangle_cursor: bool,
+    /// Ignore `structuredContent` and return text blocks (breaks: structured output preferred).
+    pub text_only: bool,
+    /// Treat an `isError: true` result as success (breaks: tool_error).
+    pub ignore_is_error: bool,
+    /// Report a JSON-RPC error answering `tools/call` as an empty text success
+    /// (breaks: protocol_error on a call, no empty success for a failure).
+    pub rpc_error_as_empty: bool,
+    /// Never time out a request (breaks: timeout).
+    pub no_timeout: bool,
+    /// Never send `notifications/cancelled` (breaks: cancellation is announced to the server).
+    pub no_cancel_notification: bool,
+    /// Ignore the caller's cancellation (breaks: cancelled).
+    pub ignore_cancel: bool,
+    /// On shutdown close stdin and wait, then leave the child running
+    /// (breaks: SIGTERM escalation, no orphan).
+    pub no_sigterm: bool,
+    /// On shutdown close stdin, wait, SIGTERM, wait, then leave the child
+    /// (breaks: SIGKILL escalation, no orphan).
+    pub no_sigkill: bool,
+    /// On shutdown SIGKILL the child at once (breaks: stdin is closed first, graceful exit).
+    pub kill_first: bool,
+    /// When the handshake fails, leave the child running (breaks: cleanup after a failed handshake).
+    pub leak_on_handshake_failure: bool,
+    /// Shut the connection down after any failed `tools/call`
+    /// (breaks: a failed request leaves the connection usable).
+    pub close_on_error: bool,
+    /// Use id 1 for every request (breaks: request ids are unique).
+    pub reuse_ids: bool,
+    /// Put an `id` on notifications (breaks: notifications carry no id).
+    pub id_on_notifications: bool,
+}
+
+impl Defects {
+    /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
+    pub const NAMES: [&'static str; 21] = [
+        "skip-initialized",
+        "late-initialized",
+        "accept-any-version",
+        "ignore-initialize-error",
+        "no-cursor-check",
+        "allow-duplicate-names",
+        "first-page-only",
+        "mangle-cursor",
+        "text-only",
+        "ignore-is-error",
+        "rpc-error-as-empty",
+        "no-timeout",
+        "no-cancel-notification",
+        "ignore-cancel",
+        "no-sigterm",
+        "no-sigkill",
+        "kill-first",
+        "leak-on-handshake-failure",
+        "close-on-error",
+        "reuse-ids",
+        "id-on-notifications",
+    ];
+
+    /// Switch on the defect called `name`; returns false if there is no such defect.
+    pub fn enable(&mut self, name: &str) -> bool {
+        let flag = match name {
+            "skip-initialized" => &mut self.skip_initialized,
+            "late-initialized" => &mut self.late_initialized,
+            "accept-any-version" => &mut self.accept_any_version,
+            "ignore-initialize-error" => &mut self.ignore_initialize_error,
+            "no-cursor-check" => &mut self.no_cursor_check,
+            "allow-duplicate-names" => &mut self.allow_duplicate_names,
+            "first-page-only" => &mut self.first_page_only,
+            "mangle-cursor" => &mut self.mangle_cursor,
+            "text-only" => &mut self.text_only,
+            "ignore-is-error" => &mut self.ignore_is_error,
+            "rpc-error-as-empty" => &mut self.rpc_error_as_empty,
+            "no-timeout" => &mut self.no_timeout,
+            "no-cancel-notification" => &mut self.no_cancel_notification,
+            "ignore-cancel" => &mut self.ignore_cancel,
+            "no-sigterm" => &mut self.no_sigterm,
+            "no-sigkill" => &mut self.no_sigkill,
+            "kill-first" => &mut self.kill_first,
+            "leak-on-handshake-failure" => &mut self.leak_on_handshake_failure,
+            "close-on-error" => &mut self.close_on_error,
+            "reuse-ids" => &mut self.reuse_ids,
+            "id-on-notifications" => &mut self.id_on_notifications,
+            _ => return false,
+        };
+        *flag = true;
+        true
+    }
+
+    /// Whether a defect wants the child left running, so `kill_on_drop` must stay off.
+    pub(crate) fn leaves_child_behind(&self) -> bool {
+        self.no_sigterm || self.no_sigkill || self.leak_on_handshake_failure
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_name_switches_exactly_one_flag() {
+        for name in Defects::NAMES {
+            let mut d = Defects::default();
+            assert!(d.enable(name), "{name} not accepted");
+            assert_ne!(d, Defects::default(), "{name} changed nothing");
+            let mut twice = d;
+            for other in Defects::NAMES.iter().filter(|n| **n != name) {
+                let mut alone = Defects::default();
+                alone.enable(other);
+                assert_ne!(alone, d, "{name} and {other} switch the same flag");
+            }
+            assert!(twice.enable(name));
+            assert_eq!(twice, d);
+        }
+    }
+
+    #[test]
+    fn unknown_name_is_refused() {
+        let mut d = Defects::default();
+        assert!(!d.enable("no-such-defect"));
+        assert_eq!(d, Defects::default());
+    }
+}

@@ -1,0 +1,248 @@
+//! Reads the driver contract's environment variables and the `--defect` flags.
+//!
+//! Parsing takes the environment as a function, so every malformed-input message is tested
+//! without touching the process environment.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::defects::Defects;
+use crate::options::{ClientOptions, StdioCommand};
+
+/// The contract version this driver implements.
+pub(crate) const CONTRACT_VERSION: &str = "1";
+
+/// Which transport the harness asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TransportKind {
+    Stdio,
+    Http,
+}
+
+/// Everything one driver run needs.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) transport: TransportKind,
+    /// The server argv; present for stdio.
+    pub(crate) server: Option<StdioCommand>,
+    /// The plan's steps, each still raw JSON (steps are judged one by one when run).
+    pub(crate) plan: Vec<Value>,
+    pub(crate) options: ClientOptions,
+}
+
+/// Builds the configuration from the command-line `args` (program name excluded) and `env`.
+pub(crate) fn parse(
+    args: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, String> {
+    let defects = parse_args(args)?;
+    let required = |name: &str, expected: &str| {
+        env(name).ok_or_else(|| format!("{name} is not set (or not UTF-8); expected {expected}"))
+    };
+    let contract = required("MCP_HARNESS_CONTRACT", "\"1\"")?;
+    if contract != CONTRACT_VERSION {
+        return Err(format!(
+            "MCP_HARNESS_CONTRACT is {contract:?}; this driver implements contract \"1\" only"
+        ));
+    }
+    let transport = match required("MCP_HARNESS_TRANSPORT", "\"stdio\" or \"http\"")?.as_str() {
+        "stdio" => TransportKind::Stdio,
+        "http" => TransportKind::Http,
+        other => {
+            return Err(format!(
+                "MCP_HARNESS_TRANSPORT is {other:?}; expected \"stdio\" or \"http\""
+            ));
+        }
+    };
+    let server = match transport {
+        TransportKind::Stdio => Some(server_command(&required(
+            "MCP_HARNESS_SERVER_COMMAND",
+            "a JSON array of strings (the server's argv)",
+        )?)?),
+        TransportKind::Http => None,
+    };
+    let plan_text = required("MCP_HARNESS_PLAN", "a JSON array of steps")?;
+    let plan = match serde_json::from_str(&plan_text) {
+        Ok(Value::Array(steps)) => steps,
+        _ => {
+            return Err(format!(
+                "MCP_HARNESS_PLAN is not a JSON array of steps: {plan_text}"
+            ));
+        }
+    };
+    let timeout_ms = millis(
+        "MCP_HARNESS_TIMEOUT_MS",
+        &required(
+            "MCP_HARNESS_TIMEOUT_MS",
+            "a positive integer of milliseconds",
+        )?,
+    )?;
+    if timeout_ms == 0 {
+        return Err(
+            "MCP_HARNESS_TIMEOUT_MS is 0; expected a positive integer of milliseconds".into(),
+        );
+    }
+    let protocol_version = required(
+        "MCP_HARNESS_PROTOCOL_VERSION",
+        "a protocol version such as 2025-11-25",
+    )?;
+    if protocol_version.is_empty() {
+        return Err("MCP_HARNESS_PROTOCOL_VERSION is empty; expected a protocol version".into());
+    }
+    let grace_ms = match env("MCP_HARNESS_SHUTDOWN_GRACE_MS") {
+        Some(text) => millis("MCP_HARNESS_SHUTDOWN_GRACE_MS", &text)?,
+        None => 2000,
+    };
+    Ok(Config {
+        transport,
+        server,
+        plan,
+        options: ClientOptions {
+            protocol_version,
+            request_timeout: Duration::from_millis(timeout_ms),
+            shutdown_grace: Duration::from_millis(grace_ms),
+            defects,
+        },
+    })
+}
+
+/// `--defect NAME` / `--defect=NAME`, repeatable. Positional arguments (the harness passes the
+/// server URL last) are accepted and ignored.
+fn parse_args(args: &[String]) -> Result<Defects, String> {
+    let mut defects = Defects::default();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let name = if arg == "--defect" {
+            rest.next().ok_or("--defect needs a name")?.as_str()
+        } else if let Some(name) = arg.strip_prefix("--defect=") {
+            name
+        } else if arg.starts_with('-') {
+            return Err(format!(
+                "unknown option {arg:?}; the only option is --defect NAME"
+            ));
+        } else {
+            continue;
+        };
+        if !defects.enable(name) {
+            return Err(format!(
+                "unknown defect {name:?}; valid names: {}",
+                Defects::NAMES.join(", ")
+            ));
+        }
+    }
+    Ok(defects)
+}
+
+fn server_command(text: &str) -> Result<StdioCommand, String> {
+    let argv: Option<Vec<String>> = match serde_json::from_str(text) {
+        Ok(Value::Array(items)) => items
+            .into_iter()
+            .map(|item| item.as_str().map(str::to_owned))
+            .collect(),
+        _ => None,
+    };
+    argv.and_then(StdioCommand::from_argv).ok_or_else(|| {
+        format!("MCP_HARNESS_SERVER_COMMAND is not a non-empty JSON array of strings: {text}")
+    })
+}
+
+fn millis(name: &str, text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("{name} is {text:?}; expected a non-negative integer of milliseconds"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_with(overrides: &[(&str, Option<&str>)]) -> HashMap<String, String> {
+        let mut env: HashMap<String, String> = [
+            ("MCP_HARNESS_CONTRACT", "1"),
+            ("MCP_HARNESS_TRANSPORT", "stdio"),
+            ("MCP_HARNESS_SERVER_COMMAND", r#"["fake","--case","x"]"#),
+            ("MCP_HARNESS_PLAN", r#"[{"op":"connect"},{"op":"close"}]"#),
+            ("MCP_HARNESS_TIMEOUT_MS", "1500"),
+            ("MCP_HARNESS_PROTOCOL_VERSION", "2025-03-26"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        for (k, v) in overrides {
+            match v {
+                Some(v) => env.insert((*k).to_owned(), (*v).to_owned()),
+                None => env.remove(*k),
+            };
+        }
+        env
+    }
+
+    fn parse_with(args: &[&str], env: &HashMap<String, String>) -> Result<Config, String> {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        parse(&args, &|k| env.get(k).cloned())
+    }
+
+    #[test]
+    fn a_complete_environment_parses() {
+        let c = parse_with(
+            &["--defect", "reuse-ids", "--defect=text-only"],
+            &env_with(&[]),
+        )
+        .unwrap();
+        assert_eq!(c.transport, TransportKind::Stdio);
+        assert_eq!(c.server.unwrap().args, ["--case", "x"]);
+        assert_eq!(c.plan.len(), 2);
+        assert_eq!(c.options.request_timeout, Duration::from_millis(1500));
+        assert_eq!(c.options.shutdown_grace, Duration::from_secs(2));
+        assert_eq!(c.options.protocol_version, "2025-03-26");
+        assert!(c.options.defects.reuse_ids && c.options.defects.text_only);
+        let env = env_with(&[("MCP_HARNESS_SHUTDOWN_GRACE_MS", Some("100"))]);
+        let c = parse_with(&["https://127.0.0.1:1/mcp"], &env).unwrap();
+        assert_eq!(c.options.shutdown_grace, Duration::from_millis(100));
+    }
+
+    #[test]
+    fn http_needs_no_server_command() {
+        let env = env_with(&[
+            ("MCP_HARNESS_TRANSPORT", Some("http")),
+            ("MCP_HARNESS_SERVER_COMMAND", None),
+        ]);
+        let c = parse_with(&[], &env).unwrap();
+        assert_eq!(c.transport, TransportKind::Http);
+        assert!(c.server.is_none());
+    }
+
+    #[test]
+    fn bad_input_names_the_variable() {
+        let cases: [(&str, Option<&str>); 11] = [
+            ("MCP_HARNESS_CONTRACT", None),
+            ("MCP_HARNESS_CONTRACT", Some("2")),
+            ("MCP_HARNESS_TRANSPORT", Some("carrier-pigeon")),
+            ("MCP_HARNESS_SERVER_COMMAND", Some("[]")),
+            ("MCP_HARNESS_SERVER_COMMAND", Some(r#"["a", 1]"#)),
+            ("MCP_HARNESS_PLAN", Some(r#"{"op":"connect"}"#)),
+            ("MCP_HARNESS_PLAN", None),
+            ("MCP_HARNESS_TIMEOUT_MS", Some("soon")),
+            ("MCP_HARNESS_TIMEOUT_MS", Some("0")),
+            ("MCP_HARNESS_PROTOCOL_VERSION", None),
+            ("MCP_HARNESS_SHUTDOWN_GRACE_MS", Some("-1")),
+        ];
+        for (name, value) in cases {
+            let err = parse_with(&[], &env_with(&[(name, value)])).unwrap_err();
+            assert!(err.contains(name), "{name}={value:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn unknown_defects_and_options_are_refused() {
+        let err = parse_with(&["--defect", "nope"], &env_with(&[])).unwrap_err();
+        assert!(
+            err.contains("reuse-ids") && err.contains("kill-first"),
+            "{err}"
+        );
+        assert!(parse_with(&["--defect"], &env_with(&[])).is_err());
+        assert!(parse_with(&["--verbose"], &env_with(&[])).is_err());
+    }
+}

@@ -1,0 +1,32 @@
+//! The driver contract (version 1) for the reference client: what the `mcp-harness-driver`
+//! binary does.
+//!
+//! The harness runs every client, this one included, the same way: environment variables
+//! describe the server and a plan of steps; the client prints one JSON outcome line per step on
+//! stdout and nothing else there. Diagnostics go to stderr. Exit status 2 means the
+//! environment or arguments were unusable; 0 means the plan was carried out, whatever the
+//! steps reported.
+
+mod config;
+mod plan;
+
+use std::process::ExitCode;
+
+/// Runs the driver: reads the environment and `--defect` flags, carries out the plan.
+pub async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let config = match config::parse(&args, &|name| std::env::var(name).ok()) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("mcp-harness-driver: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    match plan::run(&config, &mut std::io::stdout()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-harness-driver: could not write outcome lines to stdout: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

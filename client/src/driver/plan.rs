@@ -1,0 +1,228 @@
+//! Carries out a plan step by step and prints exactly one outcome line per step.
+//!
+//! Steps are judged one at a time as raw JSON, so a step this driver does not understand
+//! becomes an `unsupported_op` line instead of aborting the plan.
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::config::{Config, TransportKind};
+use crate::client::Client;
+use crate::error::{Error, ErrorKind};
+use crate::tools::ToolOutput;
+
+/// Runs every step of `config.plan`, writing outcome lines to `out`; closes any connection
+/// left open at the end (without a line). Fails only if `out` cannot be written.
+pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Result<()> {
+    let mut connection: Option<Client> = None;
+    for (index, step) in config.plan.iter().enumerate() {
+        let op = step.get("op").cloned().unwrap_or(Value::Null);
+        let outcome = match op.as_str() {
+            Some("connect") => connect(config, &mut connection).await,
+            Some("list_tools") => match &connection {
+                Some(client) => client
+                    .list_tools()
+                    .await
+                    .map(|tools| json!({"tools": tools})),
+                None => Err(not_connected()),
+            },
+            Some("call_tool") => call_tool(step, connection.as_ref()).await,
+            Some("close") => match connection.take() {
+                Some(client) => {
+                    client.close().await;
+                    Ok(json!({}))
+                }
+                None => Err(not_connected()),
+            },
+            _ => Err(Error::new(
+                ErrorKind::UnsupportedOp,
+                format!("this driver does not know the step {step}"),
+            )),
+        };
+        write_line(out, index, op, outcome)?;
+    }
+    if let Some(client) = connection {
+        client.close().await;
+    }
+    Ok(())
+}
+
+async fn connect(config: &Config, connection: &mut Option<Client>) -> Result<Value, Error> {
+    if let Some(previous) = connection.take() {
+        previous.close().await;
+    }
+    let server = match (config.transport, &config.server) {
+        (TransportKind::Stdio, Some(server)) => server,
+        (TransportKind::Stdio, None) => return Err(Error::closed("no server command was given")),
+        (TransportKind::Http, _) => {
+            return Err(Error::new(
+                ErrorKind::UnsupportedOp,
+                "the reference client does not speak Streamable HTTP yet",
+            ));
+        }
+    };
+    let client = Client::connect_stdio(server, config.options.clone()).await?;
+    let result = client.handshake().result();
+    let ok = json!({
+        "protocolVersion": result.get("protocolVersion").cloned().unwrap_or(Value::Null),
+        "serverInfo": result.get("serverInfo").cloned().unwrap_or(Value::Null),
+    });
+    *connection = Some(client);
+    Ok(ok)
+}
+
+async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, Error> {
+    let Some(name) = step.get("name").and_then(Value::as_str) else {
+        return Err(Error::new(
+            ErrorKind::UnsupportedOp,
+            format!("a call_tool step needs a string \"name\": {step}"),
+        ));
+    };
+    let arguments = step.get("arguments").cloned().unwrap_or_else(|| json!({}));
+    let cancel_after = match step.get("cancel_after_ms") {
+        None | Some(Value::Null) => None,
+        Some(ms) => match ms.as_u64() {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => {
+                return Err(Error::new(
+                    ErrorKind::UnsupportedOp,
+                    format!("cancel_after_ms must be a non-negative integer: {step}"),
+                ));
+            }
+        },
+    };
+    let client = connection.ok_or_else(not_connected)?;
+    let output = match cancel_after {
+        Some(after) => {
+            let cancel = tokio::time::sleep(after);
+            client.call_tool_cancellable(name, arguments, cancel).await
+        }
+        None => client.call_tool(name, arguments).await,
+    }?;
+    Ok(match output {
+        ToolOutput::Structured(value) => json!({"structured": value}),
+        ToolOutput::Text(texts) => json!({"text": texts}),
+    })
+}
+
+fn not_connected() -> Error {
+    Error::closed(
+        "there is no connection (not connected yet, the connect failed, or it was closed)",
+    )
+}
+
+/// One outcome line, flushed at once so the harness sees progress even if the driver is killed.
+fn write_line(
+    out: &mut impl Write,
+    index: usize,
+    op: Value,
+    outcome: Result<Value, Error>,
+) -> std::io::Result<()> {
+    let mut line = Map::new();
+    line.insert("step".into(), json!(index));
+    line.insert("op".into(), op);
+    match outcome {
+        Ok(ok) => {
+            line.insert("ok".into(), ok);
+        }
+        Err(e) => {
+            let mut error = Map::new();
+            error.insert("kind".into(), json!(e.kind.as_str()));
+            error.insert("message".into(), json!(e.message));
+            if let Some(code) = e.code {
+                error.insert("code".into(), json!(code));
+            }
+            line.insert("error".into(), Value::Object(error));
+        }
+    }
+    writeln!(out, "{}", Value::Object(line))?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::ClientOptions;
+
+    fn config(transport: TransportKind, plan: Value) -> Config {
+        let Value::Array(plan) = plan else {
+            panic!("plan must be an array")
+        };
+        Config {
+            transport,
+            server: None,
+            plan,
+            options: ClientOptions::default(),
+        }
+    }
+
+    async fn lines(config: &Config) -> Vec<Value> {
+        let mut out = Vec::new();
+        run(config, &mut out).await.unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn steps_without_connection_and_unknown_ops() {
+        let plan = json!([
+            {"op":"list_tools"},
+            {"op":"resources/list"},
+            {"nop":1},
+            {"op":"call_tool","name":"x"},
+            {"op":"call_tool"},
+            {"op":"close"}
+        ]);
+        let got = lines(&config(TransportKind::Stdio, plan)).await;
+        let kinds: Vec<&str> = got
+            .iter()
+            .map(|l| l["error"]["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "transport_closed",
+                "unsupported_op",
+                "unsupported_op",
+                "transport_closed",
+                "unsupported_op",
+                "transport_closed"
+            ]
+        );
+        assert_eq!(got[1]["op"], "resources/list");
+        assert_eq!(got[2]["op"], Value::Null);
+        assert_eq!(got[5]["step"], 5);
+        assert!(got.iter().all(|l| l["error"].get("code").is_none()));
+    }
+
+    #[tokio::test]
+    async fn http_connect_is_unsupported_then_closed() {
+        let plan = json!([{"op":"connect"},{"op":"list_tools"}]);
+        let got = lines(&config(TransportKind::Http, plan)).await;
+        assert_eq!(got[0]["error"]["kind"], "unsupported_op");
+        assert_eq!(got[1]["error"]["kind"], "transport_closed");
+    }
+
+    #[test]
+    fn lines_carry_code_only_when_given() {
+        let mut out = Vec::new();
+        let e = Error {
+            kind: ErrorKind::ProtocolError,
+            message: "m".into(),
+            code: Some(-32602),
+        };
+        write_line(&mut out, 3, json!("call_tool"), Err(e)).unwrap();
+        write_line(&mut out, 4, json!("close"), Ok(json!({}))).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "{\"step\":3,\"op\":\"call_tool\",\"error\":{\"kind\":\"protocol_error\",\
+             \"message\":\"m\",\"code\":-32602}}\n{\"step\":4,\"op\":\"close\",\"ok\":{}}\n"
+        );
+    }
+}

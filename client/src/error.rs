@@ -1,0 +1,174 @@
+//! The one error type of the client, whose kinds are the driver contract's closed vocabulary.
+//!
+//! Every failure the client can report maps to exactly one [`ErrorKind`], so the driver can print
+//! it without any translation table of its own.
+
+use std::fmt;
+
+/// What went wrong, as one of the driver contract's error kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The negotiated protocol version is empty, missing or not one this client supports.
+    UnsupportedVersion,
+    /// The server answered `initialize` with a JSON-RPC error.
+    HandshakeFailed,
+    /// The server answered a request (other than `initialize`) with a JSON-RPC error.
+    ProtocolError,
+    /// The tool ran and reported failure (`isError: true`).
+    ToolError,
+    /// `tools/list` returned a cursor that was already sent in the same listing.
+    RepeatedCursor,
+    /// `tools/list` returned a tool name that was already seen in the same listing.
+    DuplicateToolName,
+    /// No response arrived within the per-request timeout.
+    Timeout,
+    /// The caller cancelled the request before a response arrived.
+    Cancelled,
+    /// There is no usable connection: never opened, closed, or the server went away.
+    TransportClosed,
+    /// The server sent something that is not a valid answer to the request.
+    InvalidResponse,
+    /// The server URL is not acceptable (not parseable, or not http/https, or plain remote HTTP).
+    InsecureUrl,
+    /// The TLS connection to the server could not be established.
+    Tls,
+    /// The HTTP server answered with a status that is not a success.
+    HttpStatus,
+    /// The operation or transport is not supported by this client.
+    UnsupportedOp,
+}
+
+impl ErrorKind {
+    /// Every kind, in the order the driver contract lists them.
+    pub const ALL: [ErrorKind; 14] = [
+        ErrorKind::UnsupportedVersion,
+        ErrorKind::HandshakeFailed,
+        ErrorKind::ProtocolError,
+        ErrorKind::ToolError,
+        ErrorKind::RepeatedCursor,
+        ErrorKind::DuplicateToolName,
+        ErrorKind::Timeout,
+        ErrorKind::Cancelled,
+        ErrorKind::TransportClosed,
+        ErrorKind::InvalidResponse,
+        ErrorKind::InsecureUrl,
+        ErrorKind::Tls,
+        ErrorKind::HttpStatus,
+        ErrorKind::UnsupportedOp,
+    ];
+
+    /// The snake_case name the driver contract uses for this kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::UnsupportedVersion => "unsupported_version",
+            ErrorKind::HandshakeFailed => "handshake_failed",
+            ErrorKind::ProtocolError => "protocol_error",
+            ErrorKind::ToolError => "tool_error",
+            ErrorKind::RepeatedCursor => "repeated_cursor",
+            ErrorKind::DuplicateToolName => "duplicate_tool_name",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::TransportClosed => "transport_closed",
+            ErrorKind::InvalidResponse => "invalid_response",
+            ErrorKind::InsecureUrl => "insecure_url",
+            ErrorKind::Tls => "tls",
+            ErrorKind::HttpStatus => "http_status",
+            ErrorKind::UnsupportedOp => "unsupported_op",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure reported by the client: a kind, a human-readable message, and the JSON-RPC error
+/// code when a JSON-RPC error caused it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// Which failure this is.
+    pub kind: ErrorKind,
+    /// What happened, for a human.
+    pub message: String,
+    /// The JSON-RPC `error.code` of the response that caused this failure, if one did.
+    pub code: Option<i64>,
+}
+
+impl Error {
+    /// An error of `kind` with `message` and no JSON-RPC code.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            code: None,
+        }
+    }
+
+    /// The same error with its kind replaced (the code and message are kept).
+    pub fn with_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    pub(crate) fn closed(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::TransportClosed, message)
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidResponse, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)?;
+        if let Some(code) = self.code {
+            write!(f, " (JSON-RPC code {code})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_names_are_the_contract_vocabulary() {
+        let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "unsupported_version",
+                "handshake_failed",
+                "protocol_error",
+                "tool_error",
+                "repeated_cursor",
+                "duplicate_tool_name",
+                "timeout",
+                "cancelled",
+                "transport_closed",
+                "invalid_response",
+                "insecure_url",
+                "tls",
+                "http_status",
+                "unsupported_op",
+            ]
+        );
+    }
+
+    #[test]
+    fn display_mentions_kind_and_code() {
+        let mut e = Error::new(ErrorKind::ProtocolError, "no such tool");
+        e.code = Some(-32602);
+        assert_eq!(
+            e.to_string(),
+            "protocol_error: no such tool (JSON-RPC code -32602)"
+        );
+        assert_eq!(Error::closed("gone").to_string(), "transport_closed: gone");
+    }
+}

@@ -1,0 +1,152 @@
+//! The `initialize` exchange: what we offer, and which answers we accept.
+//!
+//! Pure functions, so the acceptance rules (a JSON-RPC error is `handshake_failed`, a bad
+//! negotiated version is `unsupported_version`) are tested without a server.
+
+use serde_json::{Value, json};
+
+use crate::defects::Defects;
+use crate::error::{Error, ErrorKind};
+
+/// Protocol versions this client can speak, oldest first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The version offered unless the caller chooses another.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// What the server said in answer to `initialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handshake {
+    result: Value,
+}
+
+impl Handshake {
+    /// The negotiated protocol version, when the server gave a string.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.result.get("protocolVersion").and_then(Value::as_str)
+    }
+
+    /// The server's `serverInfo`, exactly as received.
+    pub fn server_info(&self) -> Option<&Value> {
+        self.result.get("serverInfo")
+    }
+
+    /// The whole `initialize` result as received (`null` if a defect accepted an error).
+    pub fn result(&self) -> &Value {
+        &self.result
+    }
+}
+
+/// The `params` of our `initialize` request.
+pub(crate) fn initialize_params(offered_version: &str) -> Value {
+    json!({
+        "protocolVersion": offered_version,
+        "capabilities": {},
+        "clientInfo": {"name": "mcp-harness-client", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+/// Judges the answer to `initialize`.
+pub(crate) fn accept(outcome: Result<Value, Error>, defects: &Defects) -> Result<Handshake, Error> {
+    let result = match outcome {
+        Ok(result) => result,
+        Err(e) if e.kind == ErrorKind::ProtocolError && defects.ignore_initialize_error => {
+            return Ok(Handshake {
+                result: Value::Null,
+            });
+        }
+        Err(e) if e.kind == ErrorKind::ProtocolError => {
+            return Err(Error {
+                message: format!("initialize was refused: {}", e.message),
+                ..e.with_kind(ErrorKind::HandshakeFailed)
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    if !result.is_object() {
+        return Err(Error::invalid(format!(
+            "the initialize result is not an object: {result}"
+        )));
+    }
+    let version = result.get("protocolVersion").and_then(Value::as_str);
+    let supported = version.is_some_and(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(&v));
+    if !supported && !defects.accept_any_version {
+        let got = result.get("protocolVersion").unwrap_or(&Value::Null);
+        return Err(Error::new(
+            ErrorKind::UnsupportedVersion,
+            format!(
+                "the server negotiated protocol version {got}, which this client does not \
+                 support (supported: {})",
+                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+            ),
+        ));
+    }
+    Ok(Handshake { result })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rpc_error() -> Error {
+        Error {
+            kind: ErrorKind::ProtocolError,
+            message: "nope".into(),
+            code: Some(-32602),
+        }
+    }
+
+    #[test]
+    fn offers_version_empty_capabilities_and_client_info() {
+        let p = initialize_params("2025-03-26");
+        assert_eq!(p["protocolVersion"], "2025-03-26");
+        assert_eq!(p["capabilities"], json!({}));
+        assert_eq!(p["clientInfo"]["name"], "mcp-harness-client");
+        assert_eq!(p["clientInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    }
+
+    #[test]
+    fn accepts_supported_versions_only() {
+        let ok = accept(
+            Ok(json!({"protocolVersion":"2025-06-18","serverInfo":{"name":"s"}})),
+            &Defects::default(),
+        )
+        .unwrap();
+        assert_eq!(ok.protocol_version(), Some("2025-06-18"));
+        assert_eq!(ok.server_info(), Some(&json!({"name":"s"})));
+        for bad in [
+            json!({}),
+            json!({"protocolVersion": ""}),
+            json!({"protocolVersion": null}),
+            json!({"protocolVersion": 2025}),
+            json!({"protocolVersion": "1999-01-01"}),
+        ] {
+            let e = accept(Ok(bad.clone()), &Defects::default()).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::UnsupportedVersion, "{bad}");
+            let lax = Defects {
+                accept_any_version: true,
+                ..Defects::default()
+            };
+            assert!(accept(Ok(bad), &lax).is_ok());
+        }
+    }
+
+    #[test]
+    fn json_rpc_error_is_handshake_failed_with_code() {
+        let e = accept(Err(rpc_error()), &Defects::default()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::HandshakeFailed);
+        assert_eq!(e.code, Some(-32602));
+        let lax = Defects {
+            ignore_initialize_error: true,
+            ..Defects::default()
+        };
+        let h = accept(Err(rpc_error()), &lax).unwrap();
+        assert_eq!(h.protocol_version(), None);
+        let timeout = Error::new(ErrorKind::Timeout, "slow");
+        assert_eq!(
+            accept(Err(timeout), &lax).unwrap_err().kind,
+            ErrorKind::Timeout
+        );
+    }
+}

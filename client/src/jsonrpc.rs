@@ -1,0 +1,209 @@
+//! JSON-RPC 2.0 framing: building the messages we send and sorting the ones we receive.
+//!
+//! Pure functions with no I/O, so every transport shares one reading of the wire format and
+//! the rules (what counts as a response, a request, a notification) are unit-tested here.
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, ErrorKind};
+
+/// JSON-RPC "method not found", our answer to server requests we do not implement.
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+
+/// A request object with an integer id.
+pub(crate) fn request(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A notification object; `id` is only ever set by the `id-on-notifications` defect.
+pub(crate) fn notification(method: &str, params: Option<Value>, id: Option<i64>) -> Value {
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), json!("2.0"));
+    if let Some(id) = id {
+        m.insert("id".into(), json!(id));
+    }
+    m.insert("method".into(), json!(method));
+    if let Some(params) = params {
+        m.insert("params".into(), params);
+    }
+    Value::Object(m)
+}
+
+/// A success response echoing the server's request id.
+pub(crate) fn result_response(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// An error response echoing the server's request id.
+pub(crate) fn error_response(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// One message received from the server, sorted by what it asks of us.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Incoming {
+    /// An answer to one of our requests: the result, or the JSON-RPC error mapped to an
+    /// [`Error`] of kind `protocol_error` carrying the code.
+    Response {
+        id: Value,
+        outcome: Result<Value, Error>,
+    },
+    /// A request from the server, which must be answered.
+    Request { id: Value, method: String },
+    /// A notification from the server.
+    Notification { method: String },
+}
+
+/// Sorts one received line; `Err` says why it is not a JSON-RPC message (to be reported and
+/// skipped by the caller).
+pub(crate) fn classify(line: &[u8]) -> Result<Incoming, String> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON ({e})"))?;
+    let Value::Object(obj) = value else {
+        return Err("not a JSON object".into());
+    };
+    if obj.get("jsonrpc") != Some(&json!("2.0")) {
+        return Err("no \"jsonrpc\": \"2.0\" member".into());
+    }
+    let id = obj.get("id").filter(|id| id.is_string() || id.is_number());
+    if let Some(method) = obj.get("method") {
+        let Some(method) = method.as_str() else {
+            return Err("\"method\" is not a string".into());
+        };
+        let method = method.to_owned();
+        return Ok(match id {
+            Some(id) => Incoming::Request {
+                id: id.clone(),
+                method,
+            },
+            None => Incoming::Notification { method },
+        });
+    }
+    let Some(id) = id else {
+        return Err("a response without a usable id".into());
+    };
+    let outcome = match (obj.get("result"), obj.get("error")) {
+        (Some(result), None) => Ok(result.clone()),
+        (None, Some(error)) => Err(rpc_error(error)),
+        (Some(_), Some(_)) => Err(Error::invalid(
+            "response carries both \"result\" and \"error\"",
+        )),
+        (None, None) => Err(Error::invalid(
+            "response carries neither \"result\" nor \"error\"",
+        )),
+    };
+    Ok(Incoming::Response {
+        id: id.clone(),
+        outcome,
+    })
+}
+
+/// Maps a JSON-RPC `error` object to a `protocol_error` with its code; a malformed object is
+/// `invalid_response`.
+fn rpc_error(error: &Value) -> Error {
+    let code = error.get("code").and_then(Value::as_i64);
+    let message = error.get("message").and_then(Value::as_str);
+    match (code, message) {
+        (Some(code), message) => Error {
+            kind: ErrorKind::ProtocolError,
+            message: format!(
+                "server answered with JSON-RPC error {code}: {}",
+                message.unwrap_or("(no message)")
+            ),
+            code: Some(code),
+        },
+        (None, _) => Error::invalid(format!(
+            "response carries a malformed JSON-RPC error object: {error}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_responses_requests_and_notifications() {
+        let r = classify(br#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#).unwrap();
+        assert_eq!(
+            r,
+            Incoming::Response {
+                id: json!(3),
+                outcome: Ok(json!({"a":1}))
+            }
+        );
+        let q = classify(br#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#).unwrap();
+        assert_eq!(
+            q,
+            Incoming::Request {
+                id: json!("s1"),
+                method: "ping".into()
+            }
+        );
+        let n = classify(br#"{"jsonrpc":"2.0","method":"notifications/message"}"#).unwrap();
+        assert_eq!(
+            n,
+            Incoming::Notification {
+                method: "notifications/message".into()
+            }
+        );
+    }
+
+    #[test]
+    fn json_rpc_error_becomes_protocol_error_with_code() {
+        let r = classify(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}"#)
+            .unwrap();
+        let Incoming::Response { outcome, .. } = r else {
+            panic!("not a response")
+        };
+        let e = outcome.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::ProtocolError);
+        assert_eq!(e.code, Some(-32602));
+        assert!(e.message.contains("bad"));
+    }
+
+    #[test]
+    fn malformed_lines_are_refused() {
+        for line in [
+            &b"not json"[..],
+            b"[1,2]",
+            br#"{"id":1,"result":{}}"#,
+            br#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"2.0","result":{}}"#,
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
+            br#"{"jsonrpc":"2.0","method":7}"#,
+            b"\xff\xfe",
+        ] {
+            assert!(
+                classify(line).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    #[test]
+    fn odd_responses_are_invalid_not_dropped() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1}"#[..],
+            br#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"error":{"message":"no code"}}"#,
+        ] {
+            let Ok(Incoming::Response { outcome, .. }) = classify(line) else {
+                panic!("not a response")
+            };
+            assert_eq!(outcome.unwrap_err().kind, ErrorKind::InvalidResponse);
+        }
+    }
+
+    #[test]
+    fn notifications_have_no_id_unless_asked() {
+        let n = notification("notifications/initialized", None, None);
+        assert_eq!(
+            n,
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+        );
+        let n = notification("x", Some(json!({})), Some(4));
+        assert_eq!(n["id"], json!(4));
+        assert!(!request(1, "ping", json!({})).to_string().contains('\n'));
+    }
+}

@@ -1,0 +1,49 @@
+//! The reference MCP client of the conformance harness: small, strict, and fast.
+//!
+//! It implements the client boundary the harness checks (seed 000): the handshake with version
+//! negotiation, `tools/list` pagination that rejects repeated cursors and duplicate tool names,
+//! `tools/call` results (`isError` first, then `structuredContent`, then text blocks),
+//! per-request timeouts, cancellation with `notifications/cancelled`, and a child-process
+//! shutdown that escalates from closing stdin to SIGTERM to SIGKILL and always reaps.
+//!
+//! | transport | status | module |
+//! |---|---|---|
+//! | stdio (newline-delimited JSON-RPC to a child process) | implemented | `transport::stdio` |
+//! | Streamable HTTP (POST + JSON or SSE, sessions, TLS) | planned | — |
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp_harness_client::Error> {
+//! use mcp_harness_client::{Client, ClientOptions, StdioCommand};
+//! let server = StdioCommand::from_argv(vec!["my-server".into()]).expect("non-empty argv");
+//! let client = Client::connect_stdio(&server, ClientOptions::default()).await?;
+//! let tools = client.list_tools().await?;
+//! let output = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+//! client.close().await;
+//! # let _ = (tools, output); Ok(()) }
+//! ```
+//!
+//! The `mcp-harness-driver` binary runs this client through the harness's driver contract
+//! (see [`driver`]).
+
+#![warn(missing_docs)]
+
+mod client;
+#[doc(hidden)]
+pub mod defects;
+pub mod driver;
+mod error;
+mod handshake;
+mod jsonrpc;
+mod options;
+mod router;
+mod session;
+mod tools;
+mod transport;
+
+pub use client::Client;
+#[doc(hidden)]
+pub use defects::Defects;
+pub use error::{Error, ErrorKind};
+pub use handshake::{Handshake, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+pub use options::{ClientOptions, StdioCommand};
+pub use tools::ToolOutput;

@@ -1,0 +1,151 @@
+//! Correlates responses with the requests waiting for them, and answers server requests.
+//!
+//! Transports feed every received message to [`Router::dispatch`]; it knows nothing about pipes
+//! or HTTP, so the same correlation rules hold on every transport.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::error::Error;
+use crate::jsonrpc::{self, Incoming};
+
+/// What a waiting request receives: the result, or why there is none.
+pub(crate) type Outcome = Result<Value, Error>;
+
+/// The table of requests in flight; `None` once the connection is closed.
+type Pending = Option<HashMap<i64, oneshot::Sender<Outcome>>>;
+
+/// Pending requests by id, shared by the caller side and the transport's reader.
+pub(crate) struct Router {
+    pending: Mutex<Pending>,
+}
+
+impl Router {
+    pub(crate) fn new() -> Self {
+        Router {
+            pending: Mutex::new(Some(HashMap::new())),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        // A poisoned lock only means another thread panicked while holding it; the map itself
+        // is always left consistent, so keep using it.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a waiter for `id`; fails with `transport_closed` once the router is closed.
+    pub(crate) fn register(&self, id: i64) -> Result<oneshot::Receiver<Outcome>, Error> {
+        let mut guard = self.lock();
+        let map = guard
+            .as_mut()
+            .ok_or_else(|| Error::closed("the connection is closed"))?;
+        let (tx, rx) = oneshot::channel();
+        map.insert(id, tx);
+        Ok(rx)
+    }
+
+    /// Drops the waiter for `id` (after a timeout or cancel): a late response is then ignored.
+    pub(crate) fn forget(&self, id: i64) {
+        if let Some(map) = self.lock().as_mut() {
+            map.remove(&id);
+        }
+    }
+
+    /// Closes the router: every waiter fails with `transport_closed` saying `why`, and so does
+    /// every later registration. Idempotent.
+    pub(crate) fn close(&self, why: &str) {
+        let waiters = self.lock().take();
+        for (_, tx) in waiters.into_iter().flatten() {
+            let _ = tx.send(Err(Error::closed(why.to_owned())));
+        }
+    }
+
+    /// Handles one message from the server. Returns the reply to send back, if it needs one.
+    pub(crate) fn dispatch(&self, message: Incoming) -> Option<Value> {
+        match message {
+            Incoming::Response { id, outcome } => {
+                let waiter = id
+                    .as_i64()
+                    .and_then(|n| self.lock().as_mut().and_then(|m| m.remove(&n)));
+                match waiter {
+                    // The waiter may have just given up; that is fine.
+                    Some(tx) => drop(tx.send(outcome)),
+                    None => {
+                        eprintln!("mcp-harness-client: ignoring a response with unknown id {id}")
+                    }
+                }
+                None
+            }
+            Incoming::Request { id, method } if method == "ping" => {
+                Some(jsonrpc::result_response(id, json!({})))
+            }
+            Incoming::Request { id, method } => Some(jsonrpc::error_response(
+                id,
+                jsonrpc::METHOD_NOT_FOUND,
+                &format!("method not supported by this client: {method}"),
+            )),
+            Incoming::Notification { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn response(id: Value, outcome: Outcome) -> Incoming {
+        Incoming::Response { id, outcome }
+    }
+
+    #[test]
+    fn responses_reach_their_waiter_and_unknown_ids_are_ignored() {
+        let r = Router::new();
+        let mut one = r.register(1).unwrap();
+        let mut two = r.register(2).unwrap();
+        assert_eq!(r.dispatch(response(json!(2), Ok(json!("b")))), None);
+        assert_eq!(r.dispatch(response(json!(9), Ok(json!("x")))), None);
+        assert_eq!(r.dispatch(response(json!("1"), Ok(json!("x")))), None);
+        assert_eq!(two.try_recv().unwrap(), Ok(json!("b")));
+        assert!(one.try_recv().is_err());
+        r.forget(1);
+        assert_eq!(r.dispatch(response(json!(1), Ok(json!("late")))), None);
+        assert!(one.try_recv().is_err());
+    }
+
+    #[test]
+    fn server_requests_get_answers() {
+        let r = Router::new();
+        let ping = r.dispatch(Incoming::Request {
+            id: json!("p"),
+            method: "ping".into(),
+        });
+        assert_eq!(ping, Some(json!({"jsonrpc":"2.0","id":"p","result":{}})));
+        let other = r
+            .dispatch(Incoming::Request {
+                id: json!(5),
+                method: "sampling/createMessage".into(),
+            })
+            .unwrap();
+        assert_eq!(other["id"], json!(5));
+        assert_eq!(other["error"]["code"], json!(-32601));
+        let note = Incoming::Notification {
+            method: "notifications/progress".into(),
+        };
+        assert_eq!(r.dispatch(note), None);
+    }
+
+    #[test]
+    fn close_fails_waiters_and_later_registrations() {
+        let r = Router::new();
+        let mut rx = r.register(1).unwrap();
+        r.close("server went away");
+        let e = rx.try_recv().unwrap().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TransportClosed);
+        assert_eq!(r.register(2).unwrap_err().kind, ErrorKind::TransportClosed);
+        r.close("again");
+    }
+}

@@ -1,0 +1,244 @@
+//! The stdio transport: the server is our child process, one JSON-RPC message per line.
+//!
+//! Three tasks keep the pipes moving so the child can never block on us: a writer that owns
+//! the child's stdin, a reader that feeds stdout to the router, and a drain that forwards stderr
+//! to our own stderr prefixed `[server] `. Shutdown closes stdin, then escalates to SIGTERM and
+//! SIGKILL after a grace period each, and always reaps the child.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, timeout_at};
+
+use crate::defects::Defects;
+use crate::error::Error;
+use crate::jsonrpc;
+use crate::options::StdioCommand;
+use crate::router::Router;
+
+/// The sending end of the writer task's queue; `None` once stdin is being closed.
+struct Outbound(Mutex<Option<mpsc::UnboundedSender<String>>>);
+
+impl Outbound {
+    fn send(&self, message: &Value) -> Result<(), Error> {
+        let mut line = message.to_string();
+        line.push('\n');
+        let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_ref() {
+            Some(tx) => tx
+                .send(line)
+                .map_err(|_| Error::closed("the server's stdin is closed")),
+            None => Err(Error::closed("the connection is closed")),
+        }
+    }
+
+    /// Drops the sender: the writer flushes what is queued, then closes the child's stdin.
+    fn close(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+/// The child and the tasks that serve its pipes.
+struct Process {
+    child: Child,
+    writer: JoinHandle<()>,
+    reader: JoinHandle<()>,
+}
+
+/// A running stdio server.
+pub(crate) struct StdioTransport {
+    outbound: Arc<Outbound>,
+    process: tokio::sync::Mutex<Option<Process>>,
+}
+
+impl StdioTransport {
+    /// Starts the server and the tasks serving its pipes; received messages go to `router`.
+    pub(crate) fn spawn(
+        command: &StdioCommand,
+        router: Arc<Router>,
+        defects: &Defects,
+    ) -> Result<Self, Error> {
+        let mut child = Command::new(&command.program)
+            .args(&command.args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(!defects.leaves_child_behind())
+            .spawn()
+            .map_err(|e| {
+                Error::closed(format!(
+                    "could not start the server {:?}: {e}",
+                    command.program
+                ))
+            })?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(Error::closed("the server's pipes were not set up"));
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let outbound = Arc::new(Outbound(Mutex::new(Some(tx))));
+        let writer = tokio::spawn(write_lines(stdin, rx));
+        let reader = tokio::spawn(read_messages(stdout, router, Arc::clone(&outbound)));
+        tokio::spawn(drain_stderr(stderr));
+        Ok(StdioTransport {
+            outbound,
+            process: tokio::sync::Mutex::new(Some(Process {
+                child,
+                writer,
+                reader,
+            })),
+        })
+    }
+
+    pub(crate) fn send(&self, message: &Value) -> Result<(), Error> {
+        self.outbound.send(message)
+    }
+
+    pub(crate) async fn shutdown(&self, grace: Duration, defects: &Defects) {
+        let mut guard = self.process.lock().await;
+        let Some(mut p) = guard.take() else {
+            return;
+        };
+        if defects.kill_first {
+            signal(&p.child, Signal::SIGKILL);
+            self.outbound.close();
+            let _ = p.child.wait().await;
+            p.reader.abort();
+            return;
+        }
+        // Close stdin: let the writer flush what is queued, but not past the first grace.
+        let deadline = Instant::now() + grace;
+        self.outbound.close();
+        if timeout_at(deadline, &mut p.writer).await.is_err() {
+            p.writer.abort();
+        }
+        if exited_by(&mut p.child, deadline).await {
+            return p.reader.abort();
+        }
+        if defects.no_sigterm {
+            return leave_running(p);
+        }
+        signal(&p.child, Signal::SIGTERM);
+        if exited_by(&mut p.child, Instant::now() + grace).await {
+            return p.reader.abort();
+        }
+        if defects.no_sigkill {
+            return leave_running(p);
+        }
+        signal(&p.child, Signal::SIGKILL);
+        let _ = p.child.wait().await;
+        p.reader.abort();
+    }
+
+    pub(crate) async fn abandon(&self) {
+        if let Some(p) = self.process.lock().await.take() {
+            // Keep stdin open too: a server that exits on EOF must not be cleaned up by accident.
+            std::mem::forget(
+                self.outbound
+                    .0
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take(),
+            );
+            leave_running(p);
+        }
+    }
+}
+
+/// Waits until `deadline` for the child to exit, reaping it; true if it is gone.
+async fn exited_by(child: &mut Child, deadline: Instant) -> bool {
+    // An error from wait means there is nothing left to wait for.
+    timeout_at(deadline, child.wait()).await.is_ok()
+}
+
+/// Sends `sig` to the child unless it has already been reaped.
+fn signal(child: &Child, sig: Signal) {
+    if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
+        if let Err(e) = kill(Pid::from_raw(pid), sig) {
+            eprintln!("mcp-harness-client: could not send {sig} to the server (pid {pid}): {e}");
+        }
+    }
+}
+
+/// Forgets the child without signalling or reaping it (deliberate defects only).
+fn leave_running(p: Process) {
+    p.reader.abort();
+    std::mem::forget(p.child);
+}
+
+async fn write_lines(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<String>) {
+    while let Some(line) = rx.recv().await {
+        let written = async {
+            stdin.write_all(line.as_bytes()).await?;
+            stdin.flush().await
+        };
+        if let Err(e) = written.await {
+            eprintln!("mcp-harness-client: writing to the server failed: {e}");
+            return;
+        }
+    }
+    // Dropping stdin here is what closes the server's input.
+}
+
+async fn read_messages(stdout: ChildStdout, router: Arc<Router>, outbound: Arc<Outbound>) {
+    let mut lines = BufReader::new(stdout);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match lines.read_until(b'\n', &mut buf).await {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("mcp-harness-client: reading the server's stdout failed: {e}");
+                break;
+            }
+        }
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        match jsonrpc::classify(line) {
+            Ok(message) => {
+                if let Some(reply) = router.dispatch(message) {
+                    let _ = outbound.send(&reply);
+                }
+            }
+            Err(why) => eprintln!(
+                "mcp-harness-client: skipping a line from the server, {why}: {}",
+                preview(line)
+            ),
+        }
+    }
+    router.close("the server closed its stdout");
+}
+
+/// Forwards the server's stderr line by line, so a chatty server never blocks on a full pipe.
+async fn drain_stderr(stderr: impl AsyncRead + Unpin) {
+    let mut lines = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match lines.read_until(b'\n', &mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&buf);
+                eprintln!("[server] {}", text.trim_end_matches(['\n', '\r']));
+            }
+        }
+    }
+}
+
+/// The start of a line, for diagnostics.
+fn preview(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    match text.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.into_owned(),
+    }
+}

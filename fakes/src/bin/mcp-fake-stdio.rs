@@ -1,0 +1,48 @@
+//! `mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl>`: the fake MCP server a
+//! client under test launches as its child. Exits 2 on bad usage or an unusable scenario;
+//! otherwise its exit status is the script's (see `mcp_harness_fakes::stdio`).
+
+use std::process::ExitCode;
+
+use mcp_harness_fakes::cli::{self, Args};
+use mcp_harness_fakes::recorder::Recorder;
+use mcp_harness_fakes::stdio;
+use mcp_harness_scenarios::model::ServerScript;
+
+fn main() -> ExitCode {
+    let args = match Args::parse(std::env::args_os().skip(1)) {
+        Ok(args) => args,
+        Err(problem) => return fail(&format!("{problem}\n{}", cli::USAGE)),
+    };
+    let scenario = match cli::load_scenario(&args.scenario) {
+        Ok(scenario) => scenario,
+        Err(problem) => return fail(&problem),
+    };
+    let recorder = match Recorder::open(&args.transcript) {
+        Ok(recorder) => recorder,
+        Err(e) => {
+            let path = args.transcript.display();
+            return fail(&format!("cannot open transcript {path}: {e}"));
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    play(&runtime, scenario.server, recorder)
+}
+
+// `serve` ends the process itself (its output type is uninhabited); recent compilers see the
+// call as diverging and flag the empty match that older ones need.
+#[allow(unreachable_code)]
+fn play(runtime: &tokio::runtime::Runtime, script: ServerScript, recorder: Recorder) -> ! {
+    match runtime.block_on(stdio::serve(script, recorder)) {}
+}
+
+fn fail(problem: &str) -> ExitCode {
+    eprintln!("mcp-fake-stdio: {problem}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,120 @@
+//! The fake's command line. Everything it needs comes through argv, because a client under
+//! test may pass the servers it launches almost no environment. Two flags do not need a
+//! CLI crate; anything unexpected is rejected so a wrong command line fails loudly.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use mcp_harness_scenarios::matcher;
+use mcp_harness_scenarios::model::Scenario;
+
+/// Usage line shown with every command-line error.
+pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl>";
+
+/// The parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    /// The scenario file whose `server` script the fake plays.
+    pub scenario: PathBuf,
+    /// The transcript file the fake appends its records to.
+    pub transcript: PathBuf,
+}
+
+impl Args {
+    /// Parses the arguments after the program name. Accepts `--flag value` and
+    /// `--flag=value`; each flag exactly once.
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
+        let mut scenario = None;
+        let mut transcript = None;
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            let text = arg
+                .to_str()
+                .ok_or_else(|| format!("unexpected argument {arg:?}"))?;
+            let (flag, inline) = match text.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => {
+                    (flag, Some(OsString::from(value)))
+                }
+                _ => (text, None),
+            };
+            let slot = match flag {
+                "--scenario" => &mut scenario,
+                "--transcript" => &mut transcript,
+                _ => return Err(format!("unexpected argument {text:?}")),
+            };
+            let value = inline
+                .or_else(|| args.next())
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| format!("{flag} needs a path"))?;
+            if slot.replace(PathBuf::from(value)).is_some() {
+                return Err(format!("{flag} given twice"));
+            }
+        }
+        Ok(Args {
+            scenario: scenario.ok_or("--scenario is required")?,
+            transcript: transcript.ok_or("--transcript is required")?,
+        })
+    }
+}
+
+/// Reads and parses a scenario file, and checks its handlers' `params` matchers, so that a
+/// broken script is reported at start-up rather than as a mysterious client failure. The
+/// error names the file and the problem.
+pub fn load_scenario(path: &Path) -> Result<Scenario, String> {
+    let shown = path.display();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;
+    let scenario: Scenario =
+        serde_json::from_str(&text).map_err(|e| format!("invalid scenario {shown}: {e}"))?;
+    for (i, handler) in scenario.server.handlers.iter().enumerate() {
+        if let Some(params) = &handler.params {
+            matcher::validate(params).map_err(|e| {
+                format!("invalid scenario {shown}: server.handlers[{i}].params: {e}")
+            })?;
+        }
+    }
+    Ok(scenario)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, String> {
+        Args::parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn accepts_both_flag_forms_in_any_order() {
+        let want = Args {
+            scenario: "s.json".into(),
+            transcript: "t.jsonl".into(),
+        };
+        assert_eq!(
+            parse(&["--scenario", "s.json", "--transcript", "t.jsonl"]),
+            Ok(want.clone())
+        );
+        assert_eq!(
+            parse(&["--transcript=t.jsonl", "--scenario=s.json"]),
+            Ok(want)
+        );
+    }
+
+    #[test]
+    fn rejects_missing_repeated_and_unknown_arguments() {
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["--scenario", "s.json"]).is_err());
+        assert!(parse(&["--scenario"]).is_err());
+        assert!(parse(&["--scenario", "a", "--scenario", "b", "--transcript", "t"]).is_err());
+        let err = parse(&["--scenario", "s", "--transcript", "t", "--verbose"]).unwrap_err();
+        assert!(err.contains("--verbose"), "{err}");
+        assert!(parse(&["--scenario", "s", "--transcript", "t", "extra"]).is_err());
+    }
+
+    #[test]
+    fn scenario_errors_name_the_file() {
+        let missing = Path::new("/nonexistent/mcp-fake-case.json");
+        let err = load_scenario(missing).unwrap_err();
+        assert!(err.contains("mcp-fake-case.json"), "{err}");
+    }
+}

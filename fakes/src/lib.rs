@@ -1,0 +1,20 @@
+//! Scripted fake MCP servers for the conformance harness.
+//!
+//! A fake plays the `server` script of one scenario and records a transcript of everything
+//! it saw and did, which the runner checks after the trial. It deliberately does not use the
+//! reference client crate: the two sides of the wire are implemented independently, so a
+//! shared misunderstanding of the protocol cannot pass its own tests.
+//!
+//! | module | role |
+//! |---|---|
+//! | [`cli`] | the fake's argv and scenario loading |
+//! | [`script`] | choosing the answer to a request (pure, shared by every transport) |
+//! | [`jsonrpc`] | classifying incoming messages, building answers |
+//! | [`recorder`] | the append-only, capped transcript writer |
+//! | [`stdio`] | the newline-delimited JSON-RPC server loop on stdin/stdout |
+
+pub mod cli;
+pub mod jsonrpc;
+pub mod recorder;
+pub mod script;
+pub mod stdio;

@@ -1,0 +1,180 @@
+//! Choosing what the fake does with a request: the scenario's first matching handler, or a
+//! built-in default. Pure and transport-independent, so the stdio fake and an HTTP fake play
+//! the same script the same way.
+
+use mcp_harness_scenarios::matcher::{self, Captures};
+use mcp_harness_scenarios::model::{Reply, RpcError, ServerScript};
+use serde_json::{Value, json};
+
+use crate::jsonrpc::METHOD_NOT_FOUND;
+
+/// Protocol versions the fake's built-in `initialize` answer echoes back when offered.
+pub const KNOWN_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The version the built-in `initialize` answer offers when the client's is unknown.
+pub const FALLBACK_VERSION: &str = "2025-11-25";
+
+/// The `serverInfo.name` of the built-in `initialize` answer.
+pub const SERVER_NAME: &str = "mcp-harness-fake";
+
+/// What to do with one request.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// Wait this long before acting, in milliseconds.
+    pub delay_ms: u64,
+    /// Then do this.
+    pub reply: Reply,
+}
+
+/// Picks the answer to a request: the first handler whose `method` is equal and whose
+/// `params` matcher (if any) accepts the request's params (missing params count as `{}`),
+/// else the built-in default for the method.
+pub fn choose(script: &ServerScript, method: &str, params: Option<&Value>) -> Answer {
+    let empty = json!({});
+    let actual = params.unwrap_or(&empty);
+    let handler = script.handlers.iter().find(|h| {
+        h.method == method
+            && h.params
+                .as_ref()
+                .is_none_or(|m| matcher::matches(m, actual, &mut Captures::new()).is_ok())
+    });
+    match handler {
+        Some(h) => Answer {
+            delay_ms: h.delay_ms,
+            reply: h.reply.clone(),
+        },
+        None => Answer {
+            delay_ms: 0,
+            reply: default_reply(method, actual),
+        },
+    }
+}
+
+/// The built-in answer to a method no handler covers.
+pub fn default_reply(method: &str, params: &Value) -> Reply {
+    match method {
+        "initialize" => {
+            let offered = params.get("protocolVersion").and_then(Value::as_str);
+            let version = offered
+                .filter(|v| KNOWN_VERSIONS.contains(v))
+                .unwrap_or(FALLBACK_VERSION);
+            Reply::Result(json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+            }))
+        }
+        "ping" => Reply::Result(json!({})),
+        _ => Reply::Error(RpcError {
+            code: METHOD_NOT_FOUND,
+            message: "Method not found".into(),
+            data: None,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_harness_scenarios::model::Handler;
+
+    fn handler(method: &str, params: Option<Value>, reply: Reply) -> Handler {
+        Handler {
+            method: method.into(),
+            params,
+            delay_ms: 0,
+            reply,
+        }
+    }
+
+    fn result_of(answer: &Answer) -> &Value {
+        match &answer.reply {
+            Reply::Result(v) => v,
+            other => panic!("expected a result, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn first_matching_handler_wins() {
+        let script = ServerScript {
+            handlers: vec![
+                handler("tools/list", None, Reply::Result(json!({"n": 1}))),
+                handler("tools/list", None, Reply::Result(json!({"n": 2}))),
+            ],
+            ..ServerScript::default()
+        };
+        assert_eq!(
+            result_of(&choose(&script, "tools/list", None)),
+            &json!({"n": 1})
+        );
+    }
+
+    #[test]
+    fn params_matcher_selects_the_handler() {
+        let mut paged = handler(
+            "tools/list",
+            Some(json!({"cursor": "p2"})),
+            Reply::Result(json!({"page": 2})),
+        );
+        paged.delay_ms = 30;
+        let first = handler(
+            "tools/list",
+            Some(json!({"cursor": {"$absent": true}})),
+            Reply::Result(json!({"page": 1})),
+        );
+        let script = ServerScript {
+            handlers: vec![paged, first, handler("tools/call", None, Reply::Hang)],
+            ..ServerScript::default()
+        };
+        let second = choose(&script, "tools/list", Some(&json!({"cursor": "p2"})));
+        assert_eq!(result_of(&second), &json!({"page": 2}));
+        assert_eq!(second.delay_ms, 30);
+        // Missing params count as `{}`, which `$absent` accepts.
+        assert_eq!(
+            result_of(&choose(&script, "tools/list", None)),
+            &json!({"page": 1})
+        );
+        // No handler accepts this cursor: the default for an unknown method applies.
+        let other = choose(&script, "tools/list", Some(&json!({"cursor": "zz"})));
+        assert!(matches!(other.reply, Reply::Error(ref e) if e.code == METHOD_NOT_FOUND));
+        assert!(matches!(
+            choose(&script, "tools/call", None).reply,
+            Reply::Hang
+        ));
+    }
+
+    #[test]
+    fn defaults_for_initialize_ping_and_unknown_methods() {
+        let script = ServerScript::default();
+        let init = choose(
+            &script,
+            "initialize",
+            Some(&json!({"protocolVersion": "2025-03-26"})),
+        );
+        let init = result_of(&init);
+        assert_eq!(init["protocolVersion"], "2025-03-26");
+        assert_eq!(init["capabilities"], json!({"tools": {}}));
+        assert_eq!(init["serverInfo"]["name"], SERVER_NAME);
+        assert_eq!(result_of(&choose(&script, "ping", None)), &json!({}));
+        match choose(&script, "resources/list", None).reply {
+            Reply::Error(e) => {
+                assert_eq!(e.code, METHOD_NOT_FOUND);
+                assert_eq!(e.message, "Method not found");
+            }
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn initialize_falls_back_for_unknown_or_missing_versions() {
+        let script = ServerScript::default();
+        for params in [
+            Some(json!({"protocolVersion": "1999-01-01"})),
+            Some(json!({"protocolVersion": 20250326})),
+            None,
+        ] {
+            let answer = choose(&script, "initialize", params.as_ref());
+            assert_eq!(result_of(&answer)["protocolVersion"], FALLBACK_VERSION);
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The stdio server loop: newline-delimited JSON-RPC on stdin/stdout, as a client under test
+//! sees a server it launched as its child.
+//!
+//! Each request is answered from its own task, so a delayed or hanging answer never holds up
+//! later ones. All writes to stdout go through one lock, each message a whole flushed line,
+//! and each is recorded just before it is written, so the transcript can never show a
+//! client's reaction ahead of what caused it. The process always ends through
+//! [`std::process::exit`]: dropping a runtime with a pending stdin read would hang.
+
+use std::convert::Infallible;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_harness_scenarios::model::{OnEof, OnSigterm, Reply, ServerScript};
+use mcp_harness_scenarios::transcript::Event;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Stdout};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::Mutex;
+
+use crate::jsonrpc::{self, Incoming};
+use crate::recorder::Recorder;
+use crate::script;
+
+/// How much of an invalid line goes into the transcript.
+const INVALID_LINE_KEEP: usize = 1024;
+
+/// How long an exit waits for a write already in progress, so it does not tear a line.
+const EXIT_WRITE_GRACE: Duration = Duration::from_millis(50);
+
+/// Plays `script` on stdin/stdout until stdin ends, a signal or a scripted exit ends the
+/// process. Must run inside a tokio runtime with IO and time enabled; never returns.
+pub async fn serve(script: ServerScript, recorder: Recorder) -> Infallible {
+    // First, so that a SIGTERM arriving right after start-up is already ours to record.
+    let sigterm = signal(SignalKind::terminate());
+    recorder.record(Event::Started);
+    let on_eof = script.on_eof;
+    let on_sigterm = script.on_sigterm;
+    start_stderr_writer(script.stderr_noise_bytes);
+    let fake = Arc::new(Fake {
+        script,
+        recorder,
+        stdout: Mutex::new(tokio::io::stdout()),
+    });
+    match sigterm {
+        Ok(stream) => {
+            tokio::spawn(watch_sigterm(Arc::clone(&fake), stream, on_sigterm));
+        }
+        Err(e) => log(&format!("cannot install the SIGTERM handler: {e}")),
+    }
+
+    read_stdin(&fake).await;
+    fake.recorder.record(Event::StdinEof);
+    match on_eof {
+        OnEof::Exit => fake.exit(0).await,
+        OnEof::Ignore => std::future::pending().await,
+    }
+}
+
+/// State shared by the loop and the request tasks.
+struct Fake {
+    script: ServerScript,
+    recorder: Recorder,
+    stdout: Mutex<Stdout>,
+}
+
+impl Fake {
+    /// Records and writes one message as a line. Write errors (client gone) are ignored.
+    async fn send(&self, message: Value) {
+        let line = format!("{message}\n");
+        let mut out = self.stdout.lock().await;
+        self.recorder.record(Event::Sent { message });
+        write_line(&mut out, &line).await;
+    }
+
+    /// Records and writes a scripted raw line verbatim, followed by a newline.
+    async fn send_raw(&self, line: String) {
+        let text = format!("{line}\n");
+        let mut out = self.stdout.lock().await;
+        self.recorder.record(Event::SentRaw { line });
+        write_line(&mut out, &text).await;
+    }
+
+    /// Records `Exited` and ends the process with `code`, after at most a short wait for a
+    /// write in progress.
+    async fn exit(&self, code: i32) -> Infallible {
+        let _quiet = tokio::time::timeout(EXIT_WRITE_GRACE, self.stdout.lock()).await;
+        self.recorder.record(Event::Exited { code });
+        std::process::exit(code)
+    }
+
+    /// Records one line from the client and starts whatever answer it needs.
+    fn on_line(self: &Arc<Self>, raw: &[u8]) {
+        let content = raw.strip_suffix(b"\n").unwrap_or(raw);
+        if content.iter().all(u8::is_ascii_whitespace) {
+            // Not a message; answering it would punish a harmless slip with a stray error.
+            self.record_invalid(content, "blank line".into());
+            return;
+        }
+        let parsed = std::str::from_utf8(content)
+            .map_err(|e| format!("invalid UTF-8: {e}"))
+            .and_then(|text| serde_json::from_str::<Value>(text).map_err(|e| e.to_string()));
+        let message = match parsed {
+            Ok(message) => message,
+            Err(error) => {
+                self.record_invalid(content, error);
+                let fake = Arc::clone(self);
+                tokio::spawn(async move { fake.send(jsonrpc::parse_error()).await });
+                return;
+            }
+        };
+        let request = match jsonrpc::classify(&message) {
+            Incoming::Request { id, method, params } => {
+                Some((id.clone(), script::choose(&self.script, method, params)))
+            }
+            Incoming::Notification | Incoming::Other => None,
+        };
+        self.recorder.record(Event::Received { message });
+        if let Some((id, answer)) = request {
+            let fake = Arc::clone(self);
+            tokio::spawn(async move { fake.answer(id, answer).await });
+        }
+    }
+
+    fn record_invalid(&self, content: &[u8], error: String) {
+        let line = keep_start(&String::from_utf8_lossy(content), INVALID_LINE_KEEP);
+        self.recorder.record(Event::ReceivedInvalid { line, error });
+    }
+
+    /// Carries out one scripted answer to the request `id`.
+    async fn answer(&self, id: Value, answer: script::Answer) {
+        if answer.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(answer.delay_ms)).await;
+        }
+        match answer.reply {
+            Reply::Result(result) => self.send(jsonrpc::result(&id, result)).await,
+            Reply::Error(error) => self.send(jsonrpc::error(&id, &error)).await,
+            Reply::Hang => {}
+            Reply::Exit(code) => match self.exit(code).await {},
+            Reply::RawLine(line) => self.send_raw(line).await,
+        }
+    }
+}
+
+/// Reads stdin line by line until end of file (a read error counts as the end). Lines may
+/// be of any length and need not be UTF-8.
+async fn read_stdin(fake: &Arc<Fake>) {
+    let mut input = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line).await {
+            Ok(0) => return,
+            Ok(_) => fake.on_line(&line),
+            Err(e) => {
+                log(&format!(
+                    "reading stdin failed, treating it as end of file: {e}"
+                ));
+                return;
+            }
+        }
+    }
+}
+
+async fn write_line(out: &mut Stdout, line: &str) {
+    if out.write_all(line.as_bytes()).await.is_ok() {
+        let _ = out.flush().await;
+    }
+}
+
+async fn watch_sigterm(
+    fake: Arc<Fake>,
+    mut stream: tokio::signal::unix::Signal,
+    on_sigterm: OnSigterm,
+) {
+    while stream.recv().await.is_some() {
+        fake.recorder.record(Event::Signal {
+            name: "SIGTERM".into(),
+        });
+        if on_sigterm == OnSigterm::Exit {
+            match fake.exit(0).await {}
+        }
+    }
+}
+
+/// Writes the start-up line and `noise_bytes` of log-like noise to stderr from a thread of
+/// its own, so a client that never drains our stderr cannot stall the protocol.
+fn start_stderr_writer(noise_bytes: u64) {
+    let pid = std::process::id();
+    let spawned = std::thread::Builder::new()
+        .name("stderr-noise".into())
+        .spawn(move || {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "[fake] mcp-fake-stdio {pid} started");
+            let mut left = noise_bytes;
+            let mut n = 0u64;
+            while left > 0 {
+                n += 1;
+                let line = format!(
+                    "[fake] noise line {n}: pretending to be a chatty server, nothing to see here\n"
+                );
+                let take = usize::try_from(left).map_or(line.len(), |l| l.min(line.len()));
+                if err.write_all(&line.as_bytes()[..take]).is_err() {
+                    return;
+                }
+                left -= take as u64;
+            }
+            let _ = err.flush();
+        });
+    if let Err(e) = spawned {
+        log(&format!("cannot start the stderr writer: {e}"));
+    }
+}
+
+fn log(text: &str) {
+    let _ = writeln!(std::io::stderr(), "[fake] {text}");
+}
+
+/// The first `max` bytes of `text` (cut at a character boundary), marked when cut.
+fn keep_start(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &text[..end], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_start;
+
+    #[test]
+    fn keeps_the_start_of_long_lines_at_a_char_boundary() {
+        assert_eq!(keep_start("short", 10), "short");
+        let cut = keep_start("ééééé", 3);
+        assert_eq!(cut, "é... (10 bytes in all)");
+    }
+}

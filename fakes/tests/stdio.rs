@@ -1,0 +1,339 @@
+//! Runs the built `mcp-fake-stdio` binary as a client would: writes requests to its stdin,
+//! reads its answers, ends it, and checks the transcript it leaves.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mcp_harness_scenarios::transcript::{self, Event};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(5);
+
+/// A scratch directory holding one scenario and its transcript.
+struct Case {
+    dir: PathBuf,
+    scenario: PathBuf,
+    transcript: PathBuf,
+}
+
+impl Case {
+    fn new(name: &str, server: Value) -> Case {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "mcp-fake-stdio-{name}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        let scenario = json!({
+            "description": format!("fake self-test: {name}"),
+            "requirement": {"text": "the fake plays its script", "source": "fakes/tests", "level": "must"},
+            "server": server,
+            "plan": [],
+            "expect": {},
+        });
+        let path = dir.join("case.json");
+        std::fs::write(&path, scenario.to_string()).expect("write scenario");
+        Case {
+            transcript: dir.join("transcript.jsonl"),
+            scenario: path,
+            dir,
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fake-stdio"));
+        command
+            .arg("--scenario")
+            .arg(&self.scenario)
+            .arg("--transcript")
+            .arg(&self.transcript);
+        command
+    }
+
+    /// Starts the fake with piped stdin/stdout; stderr is piped and never read, to show that
+    /// start-up noise cannot stall the protocol.
+    fn start(&self) -> Fake {
+        let mut child = self
+            .command()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the fake");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (lines, answers) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Fake {
+            child,
+            stdin,
+            answers,
+        }
+    }
+
+    fn events(&self) -> Vec<(u32, Event)> {
+        let text = std::fs::read_to_string(&self.transcript).unwrap_or_default();
+        transcript::parse(&text)
+            .expect("the transcript parses")
+            .into_iter()
+            .map(|r| (r.pid, r.event))
+            .collect()
+    }
+}
+
+impl Drop for Case {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+struct Fake {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: Receiver<String>,
+}
+
+impl Fake {
+    fn write(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("write to the fake");
+        stdin.flush().expect("flush");
+    }
+
+    fn next_answer(&self) -> Value {
+        let line = self.answers.recv_timeout(WAIT).expect("an answer in time");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("answer {line:?} is not JSON: {e}"))
+    }
+
+    fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    fn wait(&mut self) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            if start.elapsed() > WAIT {
+                let _ = self.child.kill();
+                panic!("the fake did not exit in time");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn request(id: Value, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+#[test]
+fn answers_requests_records_everything_and_exits_on_eof() {
+    let tools = json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]});
+    let case = Case::new(
+        "basic",
+        json!({
+            "stderr_noise_bytes": 300_000,
+            "handlers": [
+                {"method": "tools/list", "reply": {"result": tools}},
+                {"method": "tools/call", "params": {"name": "slow"}, "reply": "hang"},
+            ],
+        }),
+    );
+    let mut fake = case.start();
+
+    let initialize = request(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-06-18"}),
+    );
+    fake.write(&initialize);
+    let answer = fake.next_answer();
+    assert_eq!(answer["id"], json!(1));
+    assert_eq!(answer["result"]["protocolVersion"], "2025-06-18");
+
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    fake.write(&initialized.to_string());
+    fake.write("this is not json");
+    let parse_error = fake.next_answer();
+    assert_eq!(parse_error["id"], Value::Null);
+    assert_eq!(parse_error["error"]["code"], json!(-32700));
+
+    fake.write(&request(json!("two"), "tools/list", json!({})));
+    let listed = fake.next_answer();
+    assert_eq!(
+        listed,
+        json!({"jsonrpc": "2.0", "id": "two", "result": tools})
+    );
+
+    let call = request(
+        json!(3),
+        "tools/call",
+        json!({"name": "slow", "arguments": {}}),
+    );
+    fake.write(&call);
+    fake.write(&request(json!(4), "ping", json!({})));
+    assert_eq!(
+        fake.next_answer(),
+        json!({"jsonrpc": "2.0", "id": 4, "result": {}})
+    );
+
+    fake.close_stdin();
+    assert_eq!(fake.wait().code(), Some(0));
+    match fake.answers.recv_timeout(WAIT) {
+        Err(RecvTimeoutError::Disconnected) => {}
+        other => panic!("the hanging call must get no answer, got {other:?}"),
+    }
+
+    let events = case.events();
+    let pid = fake.child.id();
+    assert!(events.iter().all(|(p, _)| *p == pid), "{events:?}");
+    let received = |s: &str| Event::Received {
+        message: serde_json::from_str(s).expect("test JSON"),
+    };
+    let sent = |message: Value| Event::Sent { message };
+    let expected = vec![
+        Event::Started,
+        received(&initialize),
+        sent(answer),
+        received(&initialized.to_string()),
+        Event::ReceivedInvalid {
+            line: "this is not json".into(),
+            // The parser's own words, whatever they are.
+            error: serde_json::from_str::<Value>("this is not json")
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+        },
+        sent(parse_error),
+        received(&request(json!("two"), "tools/list", json!({}))),
+        sent(listed),
+        received(&call),
+        received(&request(json!(4), "ping", json!({}))),
+        sent(json!({"jsonrpc": "2.0", "id": 4, "result": {}})),
+        Event::StdinEof,
+        Event::Exited { code: 0 },
+    ];
+    let actual: Vec<Event> = events.into_iter().map(|(_, e)| e).collect();
+    assert_eq!(actual, expected);
+}
+
+#[test]
+fn ignores_eof_and_exits_on_sigterm() {
+    let case = Case::new("sigterm", json!({"on_eof": "ignore", "on_sigterm": "exit"}));
+    let mut fake = case.start();
+    fake.write(&request(json!(1), "ping", json!({})));
+    assert_eq!(fake.next_answer()["id"], json!(1));
+
+    fake.close_stdin();
+    let start = Instant::now();
+    while !case.events().iter().any(|(_, e)| *e == Event::StdinEof) {
+        assert!(start.elapsed() < WAIT, "no StdinEof recorded");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        fake.child.try_wait().expect("try_wait").is_none(),
+        "exited on EOF"
+    );
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &fake.child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    assert_eq!(fake.wait().code(), Some(0));
+
+    let events: Vec<Event> = case.events().into_iter().map(|(_, e)| e).collect();
+    let tail = [
+        Event::StdinEof,
+        Event::Signal {
+            name: "SIGTERM".into(),
+        },
+        Event::Exited { code: 0 },
+    ];
+    assert!(events.ends_with(&tail), "{events:?}");
+}
+
+#[test]
+fn plays_delays_raw_lines_and_scripted_exits() {
+    let case = Case::new(
+        "faults",
+        json!({"handlers": [
+            {"method": "tools/call", "params": {"name": "late"}, "delay_ms": 300, "reply": {"result": {"late": true}}},
+            {"method": "tools/call", "reply": {"raw_line": "{oops"}},
+            {"method": "tools/list", "reply": {"exit": 3}},
+        ]}),
+    );
+    let mut fake = case.start();
+    fake.write(&request(json!(1), "tools/call", json!({"name": "late"})));
+    fake.write(&request(json!(2), "ping", json!({})));
+    assert_eq!(fake.next_answer()["id"], json!(2));
+    assert_eq!(fake.next_answer()["id"], json!(1));
+
+    fake.write(&request(json!(3), "tools/call", json!({"name": "other"})));
+    let raw = fake.answers.recv_timeout(WAIT).expect("the raw line");
+    assert_eq!(raw, "{oops");
+
+    fake.write(&request(json!(4), "tools/list", json!({})));
+    assert_eq!(fake.wait().code(), Some(3));
+    let events: Vec<Event> = case.events().into_iter().map(|(_, e)| e).collect();
+    assert!(events.contains(&Event::SentRaw {
+        line: "{oops".into()
+    }));
+    assert_eq!(
+        events.last(),
+        Some(&Event::Exited { code: 3 }),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn bad_usage_and_bad_scenarios_exit_2_naming_the_problem() {
+    let bin = env!("CARGO_BIN_EXE_mcp-fake-stdio");
+    let run = |command: &mut Command| {
+        let out = command.output().expect("run the fake");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(Command::new(bin).arg("--bogus"));
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("--bogus") && stderr.contains("usage"),
+        "{stderr}"
+    );
+
+    let case = Case::new("invalid", json!({}));
+    std::fs::write(&case.scenario, "{\"description\": 1}").expect("overwrite scenario");
+    let (code, stderr) = run(case.command().stdin(Stdio::null()));
+    assert_eq!(code, Some(2));
+    let name = case.scenario.display().to_string();
+    assert!(
+        stderr.contains(&name) && stderr.contains("invalid scenario"),
+        "{stderr}"
+    );
+
+    std::fs::remove_file(&case.scenario).expect("remove scenario");
+    let (code, stderr) = run(case.command().stdin(Stdio::null()));
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains(&name) && stderr.contains("cannot read"),
+        "{stderr}"
+    );
+}

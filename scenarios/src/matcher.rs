@@ -1,0 +1,265 @@
+//! JSON matchers: how a case says "a value like this" without spelling out every byte.
+//!
+//! Rules, applied recursively:
+//! - an object matches an object that has at least its members, each matching (extra members
+//!   are ignored, since clients and servers may add fields);
+//! - an array matches an array of the same length, element by element;
+//! - a number matches an equal number (`1` matches `1.0`); other scalars match by equality;
+//! - an object whose only member starts with `$` is an operator:
+//!   `{"$absent": true}` the member is missing or null; `{"$present": true}` it exists, any value;
+//!   `{"$type": "string"}` (also `integer`, `number`, `boolean`, `object`, `array`, `null`);
+//!   `{"$capture": "name"}` any value, remembered under `name`;
+//!   `{"$same": "name"}` equal to the value captured under `name`;
+//!   `{"$not": m}` does not match `m`.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Values captured by `$capture`, shared across the matchers of one check.
+pub type Captures = BTreeMap<String, Value>;
+
+/// Why a value did not match: where, and what was expected there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// JSON path of the first difference, e.g. `$.params.cursor`.
+    pub path: String,
+    /// What the matcher wanted at that path.
+    pub expected: String,
+    /// What was there.
+    pub actual: String,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "at {}: expected {}, found {}",
+            self.path, self.expected, self.actual
+        )
+    }
+}
+
+/// Checks `actual` against `expected`, adding captures on success. On failure the captures
+/// are left as they were.
+pub fn matches(expected: &Value, actual: &Value, captures: &mut Captures) -> Result<(), Mismatch> {
+    let mut scratch = captures.clone();
+    match_at("$", expected, Some(actual), &mut scratch)?;
+    *captures = scratch;
+    Ok(())
+}
+
+/// Checks the operators and names of a matcher without a value to match, so that a case
+/// with a misspelt operator is rejected when it is loaded rather than failing every client.
+pub fn validate(matcher: &Value) -> Result<(), String> {
+    validate_at("$", matcher)
+}
+
+fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
+    match matcher {
+        Value::Object(map) => {
+            if let Some((op, arg)) = operator(matcher) {
+                return match (op, arg) {
+                    ("$absent" | "$present", Value::Bool(true)) => Ok(()),
+                    ("$capture" | "$same", Value::String(_)) => Ok(()),
+                    ("$type", Value::String(t)) if TYPES.contains(&t.as_str()) => Ok(()),
+                    ("$not", inner) => validate_at(path, inner),
+                    _ => Err(format!(
+                        "{path}: operator {op} has an invalid argument {arg}; expected \
+                         $absent/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher"
+                    )),
+                };
+            }
+            if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
+                return Err(format!(
+                    "{path}: unknown operator {key:?} (operators stand alone in their object: \
+                     $absent, $present, $type, $capture, $same, $not)"
+                ));
+            }
+            for (key, value) in map {
+                validate_at(&format!("{path}.{key}"), value)?;
+            }
+            Ok(())
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                validate_at(&format!("{path}[{i}]"), item)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+const TYPES: [&str; 7] = [
+    "string", "integer", "number", "boolean", "object", "array", "null",
+];
+
+fn operator(matcher: &Value) -> Option<(&str, &Value)> {
+    let map = matcher.as_object()?;
+    if map.len() != 1 {
+        return None;
+    }
+    let (key, value) = map.iter().next()?;
+    key.starts_with('$').then_some((key.as_str(), value))
+}
+
+fn match_at(
+    path: &str,
+    expected: &Value,
+    actual: Option<&Value>,
+    captures: &mut Captures,
+) -> Result<(), Mismatch> {
+    let fail = |expected: String| Mismatch {
+        path: path.to_owned(),
+        expected,
+        actual: actual.map_or_else(|| "nothing (member absent)".to_owned(), short),
+    };
+    if let Some((op, arg)) = operator(expected) {
+        return match op {
+            "$absent" => match actual {
+                None | Some(Value::Null) => Ok(()),
+                Some(_) => Err(fail("no value".into())),
+            },
+            "$present" => actual.map(|_| ()).ok_or_else(|| fail("a value".into())),
+            "$type" => {
+                let want = arg.as_str().unwrap_or_default();
+                match actual {
+                    Some(v) if type_name(v) == want || (want == "number" && v.is_number()) => {
+                        Ok(())
+                    }
+                    _ => Err(fail(format!("a value of type {want}"))),
+                }
+            }
+            "$capture" => {
+                let value = actual.ok_or_else(|| fail("a value to capture".into()))?;
+                captures.insert(arg.as_str().unwrap_or_default().to_owned(), value.clone());
+                Ok(())
+            }
+            "$same" => {
+                let name = arg.as_str().unwrap_or_default();
+                match (captures.get(name), actual) {
+                    (Some(want), Some(got)) if scalar_eq(want, got) => Ok(()),
+                    (Some(want), _) => Err(fail(format!("{} (captured as {name})", short(want)))),
+                    (None, _) => Err(fail(format!("the value captured as {name}, never captured"))),
+                }
+            }
+            "$not" => {
+                let mut scratch = captures.clone();
+                match match_at(path, arg, actual, &mut scratch) {
+                    Ok(()) => Err(fail(format!("anything but {}", short(arg)))),
+                    Err(_) => Ok(()),
+                }
+            }
+            _ => Err(fail(format!("a known operator, not {op}"))),
+        };
+    }
+    let Some(actual) = actual else {
+        return Err(fail(short(expected)));
+    };
+    match (expected, actual) {
+        (Value::Object(want), Value::Object(got)) => {
+            for (key, sub) in want {
+                match_at(&format!("{path}.{key}"), sub, got.get(key), captures)?;
+            }
+            Ok(())
+        }
+        (Value::Array(want), Value::Array(got)) => {
+            if want.len() != got.len() {
+                return Err(fail(format!("an array of {} items", want.len())));
+            }
+            for (i, (w, g)) in want.iter().zip(got).enumerate() {
+                match_at(&format!("{path}[{i}]"), w, Some(g), captures)?;
+            }
+            Ok(())
+        }
+        _ if scalar_eq(expected, actual) => Ok(()),
+        _ => Err(fail(short(expected))),
+    }
+}
+
+fn scalar_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || matches!((x.as_f64(), y.as_f64()), (Some(p), Some(q)) if p == q)
+        }
+        _ => a == b,
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A one-line rendering of a value, cut to a readable length.
+pub fn short(v: &Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() > 120 {
+        let cut: String = text.chars().take(117).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ok(m: Value, v: Value) -> bool {
+        matches(&m, &v, &mut Captures::new()).is_ok()
+    }
+
+    #[test]
+    fn objects_are_subsets_and_arrays_are_exact() {
+        assert!(ok(json!({"a": 1}), json!({"a": 1.0, "b": 2})));
+        assert!(!ok(json!({"a": 1}), json!({"b": 1})));
+        assert!(ok(json!([{"n": "x"}]), json!([{"n": "x", "extra": true}])));
+        assert!(!ok(json!([{"n": "x"}]), json!([{"n": "x"}, {"n": "y"}])));
+        assert!(!ok(json!("1"), json!(1)));
+    }
+
+    #[test]
+    fn operators() {
+        assert!(ok(json!({"cursor": {"$absent": true}}), json!({})));
+        assert!(ok(json!({"cursor": {"$absent": true}}), json!({"cursor": null})));
+        assert!(!ok(json!({"cursor": {"$absent": true}}), json!({"cursor": ""})));
+        assert!(ok(json!({"id": {"$present": true}}), json!({"id": null})));
+        assert!(!ok(json!({"id": {"$present": true}}), json!({})));
+        assert!(ok(json!({"$type": "integer"}), json!(3)));
+        assert!(!ok(json!({"$type": "integer"}), json!(3.5)));
+        assert!(ok(json!({"$type": "number"}), json!(3)));
+        assert!(ok(json!({"$not": "a"}), json!("b")));
+        assert!(!ok(json!({"$not": "a"}), json!("a")));
+    }
+
+    #[test]
+    fn captures_bind_across_matches_and_roll_back_on_failure() {
+        let mut caps = Captures::new();
+        matches(&json!({"id": {"$capture": "call"}}), &json!({"id": 4}), &mut caps).unwrap();
+        assert!(matches(&json!({"requestId": {"$same": "call"}}), &json!({"requestId": 4}), &mut caps).is_ok());
+        let miss = matches(&json!({"requestId": {"$same": "call"}}), &json!({"requestId": "4"}), &mut caps)
+            .unwrap_err();
+        assert_eq!(miss.path, "$.requestId");
+        let before = caps.clone();
+        let _ = matches(&json!({"a": {"$capture": "x"}, "b": 1}), &json!({"a": 1, "b": 2}), &mut caps);
+        assert_eq!(caps, before);
+    }
+
+    #[test]
+    fn validation_names_the_bad_operator() {
+        assert!(validate(&json!({"a": {"$absent": true}})).is_ok());
+        let err = validate(&json!({"a": {"$abesnt": true}})).unwrap_err();
+        assert!(err.contains("$.a") && err.contains("$abesnt"), "{err}");
+        assert!(validate(&json!({"$type": "str"})).is_err());
+    }
+}

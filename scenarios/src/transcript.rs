@@ -1,0 +1,100 @@
+//! The transcript a fake server records: one JSON object per line, appended as things
+//! happen, so that a fake killed mid-trial still leaves everything it saw. Every record
+//! carries the fake's pid, because a client may launch the server more than once.
+//!
+//! The fakes write it and the runner reads it; this module is the whole format.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The process that recorded it.
+    pub pid: u32,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// What a fake saw or did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The fake started (its pid is the record's `pid`).
+    Started,
+    /// A line from the client that parsed as JSON.
+    Received {
+        /// The message, as parsed.
+        message: Value,
+    },
+    /// A line from the client that is not JSON.
+    ReceivedInvalid {
+        /// The line (cut to a bounded length).
+        line: String,
+        /// Why it did not parse.
+        error: String,
+    },
+    /// A message the fake wrote.
+    Sent {
+        /// The message.
+        message: Value,
+    },
+    /// A raw line the fake wrote in place of a message.
+    SentRaw {
+        /// The line.
+        line: String,
+    },
+    /// Stdin reached end of file.
+    StdinEof,
+    /// A signal arrived.
+    Signal {
+        /// Its name, e.g. `SIGTERM`.
+        name: String,
+    },
+    /// The fake stopped recording messages because the transcript reached its cap.
+    Truncated,
+    /// The fake is exiting by itself with this status.
+    Exited {
+        /// The exit status.
+        code: i32,
+    },
+}
+
+/// Parses a transcript file's text. Lines that do not parse are returned as errors with
+/// their line number, so a corrupt transcript is reported rather than silently skipped.
+pub fn parse(text: &str) -> Result<Vec<Record>, String> {
+    let mut records = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(record) => records.push(record),
+            // The last line may be cut short by a kill mid-write: that is not corruption.
+            Err(_) if index + 1 == text.lines().count() && !text.ends_with('\n') => break,
+            Err(e) => return Err(format!("transcript line {}: {e}", index + 1)),
+        }
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_tolerates_a_torn_last_line() {
+        let record = Record {
+            pid: 7,
+            event: Event::Received {
+                message: serde_json::json!({"jsonrpc": "2.0", "method": "ping", "id": 1}),
+            },
+        };
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(line.contains(r#""event":"received""#), "{line}");
+        let text = format!("{line}\n{{\"pid\":7,\"ev");
+        assert_eq!(parse(&text).unwrap(), vec![record]);
+        assert!(parse("{\"pid\":1}\n{}\n").is_err());
+    }
+}

@@ -1,0 +1,250 @@
+//! `cargo xtask conformance`: every case × transport as a libtest-mimic trial, run against
+//! a client through the driver contract, graded, compared with its snapshot (reference
+//! client only) and with the client's baseline.
+//!
+//! | module      | role                                                        |
+//! |-------------|-------------------------------------------------------------|
+//! | `trial`     | start the client, enforce the deadline, collect what it did |
+//! | `procs`     | process groups, subreaper, orphan detection and reaping     |
+//! | `outcome`   | parse the client's outcome lines                            |
+//! | `checks`    | contract, base-rule and case checks                         |
+//! | `verdict`   | grades and the Expected/Actual failure report               |
+//! | `snapshot`  | normalized transcripts under insta                          |
+//! | `baseline`  | the strict expected-failures file                           |
+
+pub mod baseline;
+pub mod checks;
+pub mod outcome;
+pub mod procs;
+pub mod snapshot;
+pub mod trial;
+pub mod verdict;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use libtest_mimic::{Failed, Trial};
+use serde::Serialize;
+
+use mcp_harness_scenarios::model::Transport;
+use mcp_harness_scenarios::{Case, load_dir};
+
+use baseline::Baseline;
+use checks::CheckResult;
+use trial::{Bins, TrialRun};
+use verdict::Grade;
+
+/// Everything one conformance run needs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The client command line; `None` runs the reference client's driver.
+    pub client: Option<String>,
+    /// The client's expected-failures baseline.
+    pub baseline: Option<PathBuf>,
+    /// Turn the seed 000 boundary profile off: profile checks then grade non-strict.
+    pub spec_only: bool,
+    /// Write snapshots instead of comparing them.
+    pub bless: bool,
+    /// Where to write `results.json`.
+    pub report_dir: Option<PathBuf>,
+    /// The scenarios directory.
+    pub scenarios_dir: PathBuf,
+    /// The snapshots directory.
+    pub snapshots_dir: PathBuf,
+    /// The harness's binaries.
+    pub bins: Bins,
+    /// libtest-mimic's own arguments (filter, `--list`, `--exact`, `--test-threads`, ...).
+    pub libtest: libtest_mimic::Arguments,
+}
+
+/// The full evaluation of one trial.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    /// What was observed.
+    pub run: TrialRun,
+    /// Every check, passed or not.
+    pub checks: Vec<CheckResult>,
+    /// The grade.
+    pub grade: Grade,
+}
+
+/// Runs one case over one transport against `client_cmd` and checks it.
+pub fn evaluate(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins, profile_on: bool) -> Evaluation {
+    let run = trial::run(case, transport, client_cmd, bins);
+    let (checks, outcomes) = checks::evaluate(case, transport, &run);
+    let grade = verdict::grade(&checks, &outcomes, profile_on);
+    Evaluation { run, checks, grade }
+}
+
+/// The trial name of a case on a transport.
+pub fn trial_name(case: &Case, transport: Transport) -> String {
+    format!("{}@{}", case.id, transport.as_str())
+}
+
+/// Quotes a path for `sh -c`.
+pub fn shell_quote(path: &std::path::Path) -> String {
+    format!("'{}'", path.to_string_lossy().replace('\'', r"'\''"))
+}
+
+/// One trial's line in `results.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrialReport {
+    /// `<case-id>@<transport>`.
+    pub name: String,
+    /// The grade.
+    pub grade: Grade,
+    /// Whether the baseline lists it.
+    pub baselined: bool,
+    /// Wall time of the client, in ms.
+    pub elapsed_ms: u128,
+    /// The failed checks' names.
+    pub failed_checks: Vec<String>,
+}
+
+/// Runs the suite; the exit code is libtest's (101 on any failure), or 2 on bad input.
+pub fn run(opts: Options) -> ExitCode {
+    let cases = match load_dir(&opts.scenarios_dir) {
+        Ok(cases) => cases,
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            eprintln!("{} scenario file(s) rejected", errors.len());
+            return ExitCode::from(2);
+        }
+    };
+    let trials: Vec<(Case, Transport)> = cases
+        .into_iter()
+        .flat_map(|case| {
+            let transports = case.scenario.transports.clone();
+            transports.into_iter().map(move |t| (case.clone(), t))
+        })
+        .collect();
+    let names: Vec<String> = trials.iter().map(|(c, t)| trial_name(c, *t)).collect();
+    let baseline = match &opts.baseline {
+        Some(path) => match Baseline::load(path, &names) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => Baseline::default(),
+    };
+
+    procs::become_subreaper();
+    let reference = opts.client.is_none();
+    let client_cmd = opts.client.clone().unwrap_or_else(|| shell_quote(&opts.bins.driver));
+    let reports: Arc<Mutex<Vec<TrialReport>>> = Arc::default();
+    let started = Instant::now();
+    let libtest_trials = trials
+        .into_iter()
+        .map(|(case, transport)| {
+            let name = trial_name(&case, transport);
+            let entry = baseline.get(&name).cloned();
+            let kind = if entry.is_some() { "xfail" } else { "" };
+            let (bins, cmd, reports) = (opts.bins.clone(), client_cmd.clone(), reports.clone());
+            let (snapshots, bless, profile_on) = (opts.snapshots_dir.clone(), opts.bless, !opts.spec_only);
+            Trial::test(name.clone(), move || {
+                let eval = evaluate(&case, transport, &cmd, &bins, profile_on);
+                let failed_checks = eval.checks.iter().filter(|c| !c.passed).map(|c| c.name.clone()).collect();
+                if let Ok(mut r) = reports.lock() {
+                    r.push(TrialReport {
+                        name: name.clone(),
+                        grade: eval.grade,
+                        baselined: entry.is_some(),
+                        elapsed_ms: eval.run.elapsed.as_millis(),
+                        failed_checks,
+                    });
+                }
+                judge(&eval, entry, profile_on, || {
+                    if reference && (eval.grade == Grade::Pass || bless) {
+                        snapshot::compare(&snapshots, &name, &snapshot::render(&eval.run))
+                    } else {
+                        Ok(())
+                    }
+                })
+            })
+            .with_kind(kind)
+        })
+        .collect();
+
+    let mut args = opts.libtest.clone();
+    args.test_threads.get_or_insert(default_threads());
+    let conclusion = libtest_mimic::run(&args, libtest_trials);
+    let strays = procs::stray_children(&[]);
+    procs::kill_strays(&strays);
+    if args.list {
+        return ExitCode::SUCCESS;
+    }
+    let reports = reports.lock().map(|r| r.clone()).unwrap_or_default();
+    print_summary(&reports, started.elapsed().as_secs_f64());
+    if !strays.is_empty() {
+        eprintln!("error: {} process(es) outlived their trials and were killed: {strays:?}", strays.len());
+    }
+    if let Some(dir) = &opts.report_dir
+        && let Err(e) = write_report(dir, &reports)
+    {
+        eprintln!("error: cannot write the report to {}: {e}", dir.display());
+        return ExitCode::from(2);
+    }
+    if conclusion.has_failed() || !strays.is_empty() {
+        ExitCode::from(101)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Decides a trial's libtest result from its grade and baseline entry.
+fn judge(
+    eval: &Evaluation,
+    entry: Option<(usize, String)>,
+    profile_on: bool,
+    snapshot: impl FnOnce() -> Result<(), String>,
+) -> Result<(), Failed> {
+    let acceptable = eval.grade.is_acceptable();
+    match entry {
+        None if acceptable => snapshot().map_err(Failed::from),
+        None => Err(verdict::render_failure(eval.grade, &eval.checks, &eval.run, profile_on).into()),
+        Some(_) if !acceptable => Ok(()),
+        Some((line, reason)) => Err(format!(
+            "stale baseline entry (line {line}: {reason}): the trial now grades {}; remove the entry",
+            eval.grade.as_str()
+        )
+        .into()),
+    }
+}
+
+fn default_threads() -> usize {
+    // Trials mostly wait on processes, so more trials than cores keeps the machine busy.
+    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
+}
+
+fn print_summary(reports: &[TrialReport], seconds: f64) {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in reports {
+        *counts.entry(r.grade.as_str()).or_default() += 1;
+    }
+    let order = [Grade::Pass, Grade::NonStrict, Grade::Unimplemented, Grade::Fail];
+    let shown: Vec<String> = order
+        .iter()
+        .map(|g| format!("{} {}", counts.get(g.as_str()).copied().unwrap_or(0), g.as_str()))
+        .collect();
+    let baselined = reports.iter().filter(|r| r.baselined).count();
+    println!(
+        "grades: {} ({} trials, {baselined} baselined) in {seconds:.2}s",
+        shown.join(", "),
+        reports.len()
+    );
+}
+
+fn write_report(dir: &std::path::Path, reports: &[TrialReport]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut sorted = reports.to_vec();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let json = serde_json::to_string_pretty(&serde_json::json!({ "trials": sorted }))?;
+    std::fs::write(dir.join("results.json"), json)
+}

@@ -1,0 +1,152 @@
+//! Reading the client's outcome lines: one JSON object per plan step, in order, as the
+//! driver contract defines them. Anything else a client prints on stdout is garbage and is
+//! reported with the line that showed it.
+
+use serde_json::Value;
+
+use mcp_harness_scenarios::model::{ErrorKind, Step};
+
+/// What one step reported.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reported {
+    /// `ok`, with its object.
+    Ok(Value),
+    /// `error`, with its kind and the JSON-RPC code if any.
+    Error {
+        /// The kind, from the contract's vocabulary.
+        kind: ErrorKind,
+        /// The JSON-RPC error code that caused it.
+        code: Option<i64>,
+    },
+}
+
+impl Reported {
+    /// A one-line rendering for Expected/Actual output.
+    pub fn describe(&self) -> String {
+        match self {
+            Reported::Ok(v) => format!("ok {}", mcp_harness_scenarios::matcher::short(v)),
+            Reported::Error { kind, code } => match code {
+                Some(code) => format!("error kind {} (code {code})", kind.as_str()),
+                None => format!("error kind {}", kind.as_str()),
+            },
+        }
+    }
+}
+
+/// The outcome lines of one trial, by step.
+#[derive(Debug, Clone, Default)]
+pub struct Outcomes {
+    /// What each step reported; `None` where no valid line came.
+    pub by_step: Vec<Option<Reported>>,
+    /// The first problem with the lines, if any: what was expected and what came.
+    pub problem: Option<(String, String)>,
+}
+
+impl Outcomes {
+    /// Whether any step answered `unsupported_op`.
+    pub fn has_unsupported_op(&self) -> bool {
+        self.by_step
+            .iter()
+            .flatten()
+            .any(|r| matches!(r, Reported::Error { kind: ErrorKind::UnsupportedOp, .. }))
+    }
+}
+
+/// Parses the stdout lines against the plan.
+pub fn parse(lines: &[String], plan: &[Step]) -> Outcomes {
+    let mut out = Outcomes {
+        by_step: vec![None; plan.len()],
+        problem: None,
+    };
+    for (i, line) in lines.iter().enumerate() {
+        let Some(step) = plan.get(i) else {
+            out.problem = Some((
+                format!("exactly {} outcome lines, one per step", plan.len()),
+                format!("an extra line {}: {}", i + 1, cut(line)),
+            ));
+            return out;
+        };
+        match parse_line(line, i, step.op()) {
+            Ok(reported) => out.by_step[i] = Some(reported),
+            Err(expected) => {
+                out.problem = Some((expected, format!("line {}: {}", i + 1, cut(line))));
+                return out;
+            }
+        }
+    }
+    if lines.len() < plan.len() {
+        out.problem = Some((
+            format!("{} outcome lines, one per step", plan.len()),
+            format!("{} lines", lines.len()),
+        ));
+    }
+    out
+}
+
+fn parse_line(line: &str, index: usize, op: &str) -> Result<Reported, String> {
+    let expected_shape = format!(
+        r#"{{"step":{index},"op":"{op}","ok":{{…}}}} or {{"step":{index},"op":"{op}","error":{{"kind":…}}}}"#
+    );
+    let value: Value = serde_json::from_str(line).map_err(|_| format!("a JSON line {expected_shape}"))?;
+    if value.get("step").and_then(Value::as_u64) != Some(index as u64)
+        || value.get("op").and_then(Value::as_str) != Some(op)
+    {
+        return Err(expected_shape);
+    }
+    match (value.get("ok"), value.get("error")) {
+        (Some(ok @ Value::Object(_)), None) => Ok(Reported::Ok(ok.clone())),
+        (None, Some(Value::Object(error))) => {
+            let kind = error
+                .get("kind")
+                .cloned()
+                .and_then(|k| serde_json::from_value::<ErrorKind>(k).ok())
+                .ok_or_else(|| "an error `kind` from the contract's vocabulary".to_owned())?;
+            let code = error.get("code").and_then(Value::as_i64);
+            Ok(Reported::Error { kind, code })
+        }
+        _ => Err(expected_shape),
+    }
+}
+
+fn cut(line: &str) -> String {
+    if line.chars().count() > 200 {
+        format!("{}...", line.chars().take(197).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Vec<Step> {
+        vec![Step::Connect, Step::ListTools]
+    }
+
+    #[test]
+    fn good_lines_parse() {
+        let lines = vec![
+            r#"{"step":0,"op":"connect","ok":{"protocolVersion":"2025-03-26"}}"#.to_owned(),
+            r#"{"step":1,"op":"list_tools","error":{"kind":"repeated_cursor","message":"x"}}"#.to_owned(),
+        ];
+        let out = parse(&lines, &plan());
+        assert!(out.problem.is_none());
+        assert_eq!(
+            out.by_step[1],
+            Some(Reported::Error { kind: ErrorKind::RepeatedCursor, code: None })
+        );
+    }
+
+    #[test]
+    fn garbage_missing_and_unknown_kinds_are_problems() {
+        let garbage = vec!["hello".to_owned()];
+        assert!(parse(&garbage, &plan()).problem.unwrap().1.contains("line 1: hello"));
+        let short = vec![r#"{"step":0,"op":"connect","ok":{}}"#.to_owned()];
+        assert!(parse(&short, &plan()).problem.is_some());
+        let unknown = vec![r#"{"step":0,"op":"connect","error":{"kind":"oops"}}"#.to_owned()];
+        assert!(parse(&unknown, &plan()).problem.is_some());
+        let wrong_op = vec![r#"{"step":0,"op":"close","ok":{}}"#.to_owned()];
+        assert!(parse(&wrong_op, &plan()).problem.is_some());
+    }
+}

@@ -1,0 +1,146 @@
+//! Snapshots of normalized transcripts, kept with insta under `snapshots/` and reviewed
+//! like code. Only the reference client's trials are snapshotted: they pin what the
+//! reference client and the fakes put on the wire, so a change in either shows as a diff.
+//!
+//! Nondeterminism is removed before comparison: pids become `server#N`, implementation
+//! versions become `[version]`, error messages (free text) are dropped from outcome lines.
+//! libtest-mimic does not capture output, so insta is told to print nothing and a failed
+//! comparison comes back as a message carrying the diff.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::checks::lifecycle_events;
+use super::trial::TrialRun;
+use super::verdict::describe_event;
+
+thread_local! {
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Configures insta for the runner: never write `.snap.new` files, print nothing, and
+/// write snapshots only when blessing. Call before any thread starts.
+pub fn configure(workspace_root: &Path, bless: bool) {
+    // SAFETY: called at the start of `main`, before the runner starts any thread.
+    unsafe {
+        std::env::set_var("INSTA_WORKSPACE_ROOT", workspace_root);
+        std::env::set_var("INSTA_UPDATE", if bless { "always" } else { "no" });
+        std::env::set_var("INSTA_OUTPUT", "none");
+        std::env::set_var("INSTA_FORCE_PASS", "0");
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !QUIET.with(Cell::get) {
+            previous(info);
+        }
+    }));
+}
+
+/// The normalized text of a trial, as snapshotted.
+pub fn render(run: &TrialRun) -> String {
+    let mut out = String::from("outcomes:\n");
+    for line in &run.stdout_lines {
+        let shown = serde_json::from_str::<Value>(line)
+            .map(|mut v| {
+                if let Some(error) = v.get_mut("error").and_then(Value::as_object_mut) {
+                    error.remove("message");
+                }
+                normalize(&mut v);
+                v.to_string()
+            })
+            .unwrap_or_else(|_| line.clone());
+        let _ = writeln!(out, "  {shown}");
+    }
+    out.push_str("transcript:\n");
+    let names: HashMap<u32, String> = run
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.pid, format!("server#{}", i + 1)))
+        .collect();
+    for record in run.records.iter().flatten() {
+        let mut event = record.event.clone();
+        if let mcp_harness_scenarios::transcript::Event::Received { message }
+        | mcp_harness_scenarios::transcript::Event::Sent { message } = &mut event
+        {
+            normalize(message);
+        }
+        let who = names.get(&record.pid).map_or("server#?", String::as_str);
+        let _ = writeln!(out, "  {who} {}", describe_event_full(&event));
+    }
+    let ends: Vec<&str> = lifecycle_events(run).iter().map(|e| e.as_str()).collect();
+    let _ = writeln!(out, "lifecycle: {}", ends.join(" → "));
+    out
+}
+
+fn describe_event_full(event: &mcp_harness_scenarios::transcript::Event) -> String {
+    use mcp_harness_scenarios::transcript::Event;
+    match event {
+        Event::Received { message } => format!("→ {message}"),
+        Event::Sent { message } => format!("← {message}"),
+        other => describe_event(other),
+    }
+}
+
+/// Replaces the values that change between builds or runs.
+fn normalize(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if (key == "clientInfo" || key == "serverInfo") && value.get("version").is_some() {
+                    value["version"] = Value::from("[version]");
+                }
+                normalize(value);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize),
+        _ => {}
+    }
+}
+
+/// Compares `content` with the snapshot `name` in `dir`; on a mismatch returns the diff.
+pub fn compare(dir: &Path, name: &str, content: &str) -> Result<(), String> {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    QUIET.with(|q| q.set(true));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        settings.bind(|| insta::assert_snapshot!(name, content));
+    }));
+    QUIET.with(|q| q.set(false));
+    if outcome.is_ok() {
+        return Ok(());
+    }
+    let file = dir.join(format!("{}.snap", name.replace('/', "__")));
+    let Ok(stored) = std::fs::read_to_string(&file) else {
+        return Err(format!(
+            "no snapshot {} yet; review the transcript and run `cargo xtask conformance --bless`",
+            file.display()
+        ));
+    };
+    let stored_body = body(&stored);
+    let diff = similar::TextDiff::from_lines(stored_body.trim_end(), content.trim_end());
+    Err(format!(
+        "the transcript differs from {} (- stored, + now); if the change is intended, run \
+         `cargo xtask conformance --bless`:\n{}",
+        file.display(),
+        diff.unified_diff().context_radius(2)
+    ))
+}
+
+/// The content of a `.snap` file, after its front matter.
+fn body(snap: &str) -> &str {
+    let mut rest = snap;
+    for _ in 0..2 {
+        match rest.find("---\n") {
+            Some(at) => rest = &rest[at + 4..],
+            None => return snap,
+        }
+    }
+    rest
+}

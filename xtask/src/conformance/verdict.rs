@@ -1,0 +1,120 @@
+//! Turning check results into a grade, Autobahn style, and into the message a person
+//! reads when a trial does not pass: h2spec-style Expected/Actual under each failed check,
+//! with the requirement and its source, then the transcript tail and the client's stderr.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use mcp_harness_scenarios::model::Level;
+use mcp_harness_scenarios::transcript::Event;
+
+use super::checks::CheckResult;
+use super::outcome::Outcomes;
+use super::trial::TrialRun;
+
+/// A trial's grade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Grade {
+    /// Every check held.
+    Pass,
+    /// Only `should` checks failed (or `profile` ones with the boundary profile off).
+    NonStrict,
+    /// A step answered `unsupported_op`, and checks failed because of it.
+    Unimplemented,
+    /// A `must` check failed (or a `profile` one with the profile on).
+    Fail,
+}
+
+impl Grade {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grade::Pass => "pass",
+            Grade::NonStrict => "non-strict",
+            Grade::Unimplemented => "unimplemented",
+            Grade::Fail => "fail",
+        }
+    }
+
+    /// Whether the grade lets the run succeed without a baseline entry.
+    pub fn is_acceptable(self) -> bool {
+        matches!(self, Grade::Pass | Grade::NonStrict)
+    }
+}
+
+/// Grades a trial's checks. `profile_on` is the seed 000 boundary profile (default on).
+pub fn grade(checks: &[CheckResult], outcomes: &Outcomes, profile_on: bool) -> Grade {
+    let failed: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed).collect();
+    if failed.is_empty() {
+        return Grade::Pass;
+    }
+    if outcomes.has_unsupported_op() {
+        return Grade::Unimplemented;
+    }
+    let hard = failed.iter().any(|c| match c.level {
+        Level::Must => true,
+        Level::Profile => profile_on,
+        Level::Should => false,
+    });
+    if hard { Grade::Fail } else { Grade::NonStrict }
+}
+
+/// The report of a trial that did not pass.
+pub fn render_failure(grade: Grade, checks: &[CheckResult], run: &TrialRun, profile_on: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "grade: {}", grade.as_str());
+    for c in checks.iter().filter(|c| !c.passed) {
+        let level = match (c.level, profile_on) {
+            (Level::Profile, false) => "profile, off".to_owned(),
+            (level, _) => level.as_str().to_owned(),
+        };
+        let _ = writeln!(out, "\n✗ {} [{level}]", c.name);
+        let _ = writeln!(out, "  Requirement: {}", c.requirement);
+        let _ = writeln!(out, "  Source:      {}", c.source);
+        let _ = writeln!(out, "  Expected:    {}", c.expected);
+        let _ = writeln!(out, "  Actual:      {}", c.actual);
+    }
+    let _ = writeln!(out, "\nclient ran {} ms; outcome lines:", run.elapsed.as_millis());
+    for line in run.stdout_lines.iter().take(20) {
+        let _ = writeln!(out, "  {line}");
+    }
+    let _ = writeln!(out, "transcript tail:");
+    match &run.records {
+        Err(e) => {
+            let _ = writeln!(out, "  ({e})");
+        }
+        Ok(records) => {
+            let start = records.len().saturating_sub(12);
+            for r in &records[start..] {
+                let _ = writeln!(out, "  {}", describe_event(&r.event));
+            }
+        }
+    }
+    let stderr = run.stderr_tail.trim_end();
+    if !stderr.is_empty() {
+        let lines: Vec<&str> = stderr.lines().collect();
+        let _ = writeln!(out, "client stderr tail:");
+        for line in &lines[lines.len().saturating_sub(10)..] {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out
+}
+
+/// One transcript event as a line: `→` is what the server received, `←` what it sent.
+pub fn describe_event(event: &Event) -> String {
+    use mcp_harness_scenarios::matcher::short;
+    match event {
+        Event::Started => "started".into(),
+        Event::Received { message } => format!("→ {}", short(message)),
+        Event::ReceivedInvalid { line, .. } => format!("→ (not JSON) {line:?}"),
+        Event::Sent { message } => format!("← {}", short(message)),
+        Event::SentRaw { line } => format!("← (raw) {line:?}"),
+        Event::StdinEof => "stdin closed".into(),
+        Event::Signal { name } => format!("got {name}"),
+        Event::Truncated => "(transcript truncated)".into(),
+        Event::Exited { code } => format!("exited with {code}"),
+    }
+}
