@@ -85,7 +85,11 @@ impl Client {
             listing.use_cursor(&next)?;
             cursor = Some(next);
         }
-        Ok(listing.into_tools())
+        let tools = listing.into_tools();
+        if defects.normalize_tools {
+            return Ok(tools.into_iter().map(tools::normalized).collect());
+        }
+        Ok(tools)
     }
 
     /// Calls the tool `name` with `arguments`.
@@ -104,6 +108,11 @@ impl Client {
         cancel: impl Future<Output = ()>,
     ) -> Result<ToolOutput, Error> {
         let defects = self.session.options().defects;
+        let arguments = if defects.drop_arguments {
+            json!({})
+        } else {
+            arguments
+        };
         let params = json!({"name": name, "arguments": arguments});
         let result = match self.request("tools/call", params, cancel).await {
             Ok(result) => tools::call_output(result, &defects),
@@ -142,7 +151,11 @@ impl Client {
 /// `initialize`, its checks, then `notifications/initialized` (unless a defect holds it back).
 async fn handshake(session: &Session) -> Result<Handshake, Error> {
     let options = session.options();
-    let params = handshake::initialize_params(&options.protocol_version);
+    let offered = match options.defects.offer_latest_version {
+        true => handshake::LATEST_PROTOCOL_VERSION,
+        false => &options.protocol_version,
+    };
+    let params = handshake::initialize_params(offered);
     let outcome = match session.start("initialize", params) {
         Ok(in_flight) => in_flight.wait(pending()).await,
         Err(e) => Err(e),

@@ -55,11 +55,28 @@ pub struct Defects {
     pub reuse_ids: bool,
     /// Put an `id` on notifications (breaks: notifications carry no id).
     pub id_on_notifications: bool,
+    /// Offer the latest version whatever the caller asked (breaks: the offered version is sent).
+    pub offer_latest_version: bool,
+    /// Send `notifications/cancelled` for a timed-out `initialize` (breaks: initialize is never cancelled).
+    pub cancel_initialize: bool,
+    /// Write a line that is not JSON to the server before anything else
+    /// (breaks: every line is a JSON-RPC message).
+    pub garbage_to_server: bool,
+    /// Do not fail pending requests when the server's stdout closes; they wait for their
+    /// timeout instead (breaks: a server exit is reported as transport_closed).
+    pub ignore_server_exit: bool,
+    /// Keep only `name`, `description` and `inputSchema` of each tool (breaks: tools are
+    /// passed through as received).
+    pub normalize_tools: bool,
+    /// Join the text blocks of a result into one string (breaks: text blocks in order).
+    pub join_text: bool,
+    /// Send `tools/call` with empty `arguments` (breaks: the call carries its arguments).
+    pub drop_arguments: bool,
 }
 
 impl Defects {
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 21] = [
+    pub const NAMES: [&'static str; 28] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -81,6 +98,13 @@ impl Defects {
         "close-on-error",
         "reuse-ids",
         "id-on-notifications",
+        "offer-latest-version",
+        "cancel-initialize",
+        "garbage-to-server",
+        "ignore-server-exit",
+        "normalize-tools",
+        "join-text",
+        "drop-arguments",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -107,6 +131,13 @@ impl Defects {
             "close-on-error" => &mut self.close_on_error,
             "reuse-ids" => &mut self.reuse_ids,
             "id-on-notifications" => &mut self.id_on_notifications,
+            "offer-latest-version" => &mut self.offer_latest_version,
+            "cancel-initialize" => &mut self.cancel_initialize,
+            "garbage-to-server" => &mut self.garbage_to_server,
+            "ignore-server-exit" => &mut self.ignore_server_exit,
+            "normalize-tools" => &mut self.normalize_tools,
+            "join-text" => &mut self.join_text,
+            "drop-arguments" => &mut self.drop_arguments,
             _ => return false,
         };
         *flag = true;

@@ -148,7 +148,7 @@ impl InFlight<'_> {
             ),
             GaveUp::Cancelled => (ErrorKind::Cancelled, "cancelled by the caller".to_owned()),
         };
-        let told = if self.method == "initialize" {
+        let told = if self.method == "initialize" && !session.options.defects.cancel_initialize {
             "initialize is never cancelled; the handshake is abandoned"
         } else if session.options.defects.no_cancel_notification {
             "no notifications/cancelled was sent"

@@ -116,7 +116,22 @@ pub(crate) fn call_output(result: Value, defects: &Defects) -> Result<ToolOutput
         Some(structured) if !structured.is_null() && !defects.text_only => {
             Ok(ToolOutput::Structured(structured.clone()))
         }
+        _ if defects.join_text => {
+            text_blocks(&result).map(|t| ToolOutput::Text(vec![t.join("\n")]))
+        }
         _ => text_blocks(&result).map(ToolOutput::Text),
+    }
+}
+
+/// A tool reduced to `name`, `description` and `inputSchema` (the `normalize-tools` defect).
+pub(crate) fn normalized(tool: Value) -> Value {
+    let keep = ["name", "description", "inputSchema"];
+    match tool {
+        Value::Object(map) => map
+            .into_iter()
+            .filter(|(k, _)| keep.contains(&k.as_str()))
+            .collect(),
+        other => other,
     }
 }
 

@@ -230,33 +230,41 @@ fn defects_in_calls() {
     assert_eq!(kind(&l[4]), "transport_closed");
 }
 
-#[test]
-fn defects_in_timeouts_and_cancellation() {
+/// A timeout long enough for a loaded machine to start Python and answer `initialize`.
+const TIMEOUT_MS: &str = "600";
+
+fn slow_plan() -> Value {
     let slow =
         |ms: u64| json!({"op":"call_tool","name":"slow","arguments":{},"cancel_after_ms":ms});
-    let plan = json!([{"op":"connect"}, slow(600), slow(50), call("seen")]);
-    let short = [("MCP_HARNESS_TIMEOUT_MS", "200")];
-    let right = driver(&[], &["normal"], plan.clone(), &short);
+    json!([{"op":"connect"}, slow(1000), slow(50), call("seen")])
+}
+
+fn cancel_notes(run: &Run) -> usize {
+    let wire = wire(run, 3);
+    methods(&wire)
+        .iter()
+        .filter(|m| **m == "notifications/cancelled")
+        .count()
+}
+
+#[test]
+fn timeout_and_cancel_are_announced() {
+    let env = [("MCP_HARNESS_TIMEOUT_MS", TIMEOUT_MS)];
+    let right = driver(&[], &["normal"], slow_plan(), &env);
     assert_eq!(kind(&right.lines[1]), "timeout");
     assert_eq!(kind(&right.lines[2]), "cancelled");
-    let cancels = |run: &Run| {
-        let wire = wire(run, 3);
-        methods(&wire)
-            .iter()
-            .filter(|m| **m == "notifications/cancelled")
-            .count()
-    };
-    assert_eq!(cancels(&right), 2);
-    let no_timeout = driver(&["no-timeout"], &["normal"], plan.clone(), &short);
+    assert_eq!(cancel_notes(&right), 2);
+    let no_note = driver(&["no-cancel-notification"], &["normal"], slow_plan(), &env);
+    assert_eq!(kind(&no_note.lines[2]), "cancelled");
+    assert_eq!(cancel_notes(&no_note), 0);
+}
+
+#[test]
+fn defects_in_timeouts_and_cancellation() {
+    let env = [("MCP_HARNESS_TIMEOUT_MS", TIMEOUT_MS)];
+    let no_timeout = driver(&["no-timeout"], &["normal"], slow_plan(), &env);
     assert_eq!(kind(&no_timeout.lines[1]), "cancelled");
-    let no_note = driver(
-        &["no-cancel-notification"],
-        &["normal"],
-        plan.clone(),
-        &short,
-    );
-    assert_eq!(cancels(&no_note), 0);
-    let ignore = driver(&["ignore-cancel"], &["normal"], plan, &short);
+    let ignore = driver(&["ignore-cancel"], &["normal"], slow_plan(), &env);
     assert_eq!(kind(&ignore.lines[2]), "timeout");
 }
 

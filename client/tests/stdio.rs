@@ -92,7 +92,7 @@ async fn connect_list_call_close() {
 #[tokio::test]
 async fn timeout_and_cancel_leave_the_connection_usable() {
     let opts = ClientOptions {
-        request_timeout: Duration::from_millis(300),
+        request_timeout: Duration::from_millis(600),
         ..options()
     };
     let client = Client::connect_stdio(&server("normal"), opts)
@@ -101,7 +101,7 @@ async fn timeout_and_cancel_leave_the_connection_usable() {
     let started = Instant::now();
     let timeout = client.call_tool("slow", json!({})).await.unwrap_err();
     assert_eq!(timeout.kind, ErrorKind::Timeout);
-    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert!(started.elapsed() >= Duration::from_millis(600));
 
     let cancel = tokio::time::sleep(Duration::from_millis(50));
     let cancelled = client
@@ -150,6 +150,9 @@ async fn chatty_server_noise_is_skipped_and_server_requests_answered() {
     let client = Client::connect_stdio(&server("chatty"), options())
         .await
         .unwrap();
+    // The server's requests came before the first `seen` answer on its stdout, so our replies
+    // were queued before the second `seen` request is written.
+    seen(&client).await;
     let wire = seen(&client).await;
     let reply = |id: &str| wire.iter().find(|m| m["id"] == id).cloned();
     assert_eq!(

@@ -143,7 +143,10 @@ pub fn case_id(root: &Path, path: &Path) -> Result<String, String> {
 
 fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
     if s.transports.is_empty() {
-        return Err(("transports".into(), "expected at least one transport".into()));
+        return Err((
+            "transports".into(),
+            "expected at least one transport".into(),
+        ));
     }
     if s.plan.is_empty() {
         return Err(("plan".into(), "expected at least one step".into()));
@@ -156,8 +159,7 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
     }
     for (i, h) in s.server.handlers.iter().enumerate() {
         if let Some(params) = &h.params {
-            matcher::validate(params)
-                .map_err(|m| (format!("server.handlers[{i}].params"), m))?;
+            matcher::validate(params).map_err(|m| (format!("server.handlers[{i}].params"), m))?;
         }
     }
     for (i, o) in s.expect.outcomes.iter().enumerate() {
@@ -165,7 +167,10 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
         if o.step >= s.plan.len() {
             return Err((
                 format!("{at}.step"),
-                format!("expected a step index below {} (the plan's length)", s.plan.len()),
+                format!(
+                    "expected a step index below {} (the plan's length)",
+                    s.plan.len()
+                ),
             ));
         }
         match (&o.ok, &o.error) {
@@ -176,7 +181,12 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
     }
     for (i, w) in s.expect.wire.iter().enumerate() {
         let at = format!("expect.wire[{i}]");
-        let given = [w.first.is_some(), w.sequence.is_some(), w.sent.is_some(), w.not_sent.is_some()];
+        let given = [
+            w.first.is_some(),
+            w.sequence.is_some(),
+            w.sent.is_some(),
+            w.not_sent.is_some(),
+        ];
         if given.iter().filter(|g| **g).count() != 1 {
             return Err((
                 at,
@@ -186,13 +196,19 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
         if w.count.is_some() && w.sent.is_none() {
             return Err((format!("{at}.count"), "`count` goes with `sent`".into()));
         }
-        let matchers = w.first.iter().chain(&w.sequence).flatten().chain(&w.sent).chain(&w.not_sent);
+        let matchers = w
+            .first
+            .iter()
+            .chain(&w.sequence)
+            .flatten()
+            .chain(&w.sent)
+            .chain(&w.not_sent);
         for m in matchers {
             matcher::validate(m).map_err(|msg| (at.clone(), msg))?;
         }
     }
-    let observes_traffic = s.expect.wire.iter().any(|w| w.not_sent.is_none())
-        || !s.expect.lifecycle.is_empty();
+    let observes_traffic =
+        s.expect.wire.iter().any(|w| w.not_sent.is_none()) || !s.expect.lifecycle.is_empty();
     if !observes_traffic {
         return Err((
             "expect".into(),
@@ -202,7 +218,10 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
         ));
     }
     if !matches!(s.plan.first(), Some(Step::Connect)) {
-        return Err(("plan[0]".into(), "expected the plan to start with `connect`".into()));
+        return Err((
+            "plan[0]".into(),
+            "expected the plan to start with `connect`".into(),
+        ));
     }
     Ok(())
 }
@@ -218,7 +237,8 @@ mod tests {
     }
 
     fn temp_dir(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("mcp-harness-load-{tag}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("mcp-harness-load-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
@@ -259,7 +279,10 @@ mod tests {
         );
         let err = load_case(&dir, &write(&dir, "no-wire.json", &no_wire)).unwrap_err();
         assert_eq!(err.location, "expect");
-        let bad_step = MINIMAL.replace(r#""expect": {"#, r#""expect": {"outcomes": [{"step": 3, "ok": {}}], "#);
+        let bad_step = MINIMAL.replace(
+            r#""expect": {"#,
+            r#""expect": {"outcomes": [{"step": 3, "ok": {}}], "#,
+        );
         let err = load_case(&dir, &write(&dir, "bad-step.json", &bad_step)).unwrap_err();
         assert_eq!(err.location, "expect.outcomes[0].step");
         let err = load_case(&dir, &write(&dir, "Not_Kebab.json", MINIMAL)).unwrap_err();

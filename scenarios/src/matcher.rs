@@ -141,7 +141,9 @@ fn match_at(
                 match (captures.get(name), actual) {
                     (Some(want), Some(got)) if scalar_eq(want, got) => Ok(()),
                     (Some(want), _) => Err(fail(format!("{} (captured as {name})", short(want)))),
-                    (None, _) => Err(fail(format!("the value captured as {name}, never captured"))),
+                    (None, _) => Err(fail(format!(
+                        "the value captured as {name}, never captured"
+                    ))),
                 }
             }
             "$not" => {
@@ -231,8 +233,14 @@ mod tests {
     #[test]
     fn operators() {
         assert!(ok(json!({"cursor": {"$absent": true}}), json!({})));
-        assert!(ok(json!({"cursor": {"$absent": true}}), json!({"cursor": null})));
-        assert!(!ok(json!({"cursor": {"$absent": true}}), json!({"cursor": ""})));
+        assert!(ok(
+            json!({"cursor": {"$absent": true}}),
+            json!({"cursor": null})
+        ));
+        assert!(!ok(
+            json!({"cursor": {"$absent": true}}),
+            json!({"cursor": ""})
+        ));
         assert!(ok(json!({"id": {"$present": true}}), json!({"id": null})));
         assert!(!ok(json!({"id": {"$present": true}}), json!({})));
         assert!(ok(json!({"$type": "integer"}), json!(3)));
@@ -245,13 +253,33 @@ mod tests {
     #[test]
     fn captures_bind_across_matches_and_roll_back_on_failure() {
         let mut caps = Captures::new();
-        matches(&json!({"id": {"$capture": "call"}}), &json!({"id": 4}), &mut caps).unwrap();
-        assert!(matches(&json!({"requestId": {"$same": "call"}}), &json!({"requestId": 4}), &mut caps).is_ok());
-        let miss = matches(&json!({"requestId": {"$same": "call"}}), &json!({"requestId": "4"}), &mut caps)
-            .unwrap_err();
+        matches(
+            &json!({"id": {"$capture": "call"}}),
+            &json!({"id": 4}),
+            &mut caps,
+        )
+        .unwrap();
+        assert!(
+            matches(
+                &json!({"requestId": {"$same": "call"}}),
+                &json!({"requestId": 4}),
+                &mut caps
+            )
+            .is_ok()
+        );
+        let miss = matches(
+            &json!({"requestId": {"$same": "call"}}),
+            &json!({"requestId": "4"}),
+            &mut caps,
+        )
+        .unwrap_err();
         assert_eq!(miss.path, "$.requestId");
         let before = caps.clone();
-        let _ = matches(&json!({"a": {"$capture": "x"}, "b": 1}), &json!({"a": 1, "b": 2}), &mut caps);
+        let _ = matches(
+            &json!({"a": {"$capture": "x"}, "b": 1}),
+            &json!({"a": 1, "b": 2}),
+            &mut caps,
+        );
         assert_eq!(caps, before);
     }
 

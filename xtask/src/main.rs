@@ -9,7 +9,10 @@ use xtask::conformance::{self, Options};
 use xtask::{paths, schema};
 
 #[derive(Parser)]
-#[command(name = "cargo xtask", about = "mcp-harness: a conformance harness for MCP clients")]
+#[command(
+    name = "cargo xtask",
+    about = "mcp-harness: a conformance harness for MCP clients"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -18,7 +21,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run every scenario against a client (the reference client by default).
-    Conformance(ConformanceArgs),
+    Conformance(Box<ConformanceArgs>),
     /// Regenerate scenarios/scenario.schema.json, or check that it is fresh.
     Schema {
         /// Fail if the committed schema is stale instead of writing it.
@@ -42,6 +45,9 @@ struct ConformanceArgs {
     /// Write the reference client's snapshots instead of comparing them.
     #[arg(long)]
     bless: bool,
+    /// Run the cases of this directory instead of the project's (no snapshots are compared).
+    #[arg(long, value_name = "DIR")]
+    scenarios: Option<PathBuf>,
     /// Write results.json into this directory.
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
@@ -63,6 +69,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Conformance(args) => {
+            let args = *args;
             let bins = if args.no_build {
                 let exe = std::env::current_exe().unwrap_or_default();
                 paths::bins_beside(exe.parent().unwrap_or(std::path::Path::new(".")))
@@ -82,8 +89,8 @@ fn main() -> ExitCode {
                 spec_only: args.spec_only,
                 bless: args.bless,
                 report_dir: args.report_dir,
-                scenarios_dir: paths::scenarios_dir(),
-                snapshots_dir: paths::snapshots_dir(),
+                snapshots_dir: args.scenarios.is_none().then(paths::snapshots_dir),
+                scenarios_dir: args.scenarios.unwrap_or_else(paths::scenarios_dir),
                 bins,
                 libtest: args.libtest,
             })

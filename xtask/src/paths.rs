@@ -40,17 +40,29 @@ pub fn bins_beside(exe_dir: &Path) -> Bins {
 /// where they are.
 pub fn build_bins() -> Result<Bins, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
-    let dir = exe.parent().ok_or("xtask has no parent directory")?.to_path_buf();
+    let dir = exe
+        .parent()
+        .ok_or("xtask has no parent directory")?
+        .to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace_root())
-        .args(["build", "--quiet", "--bins", "-p", "mcp-harness-fakes", "-p", "mcp-harness-client"]);
+    cmd.current_dir(workspace_root()).args([
+        "build",
+        "--quiet",
+        "--bins",
+        "-p",
+        "mcp-harness-fakes",
+        "-p",
+        "mcp-harness-client",
+    ]);
     if dir.ends_with("release") {
         cmd.arg("--release");
     }
     let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
-        return Err(format!("building the fake and the driver failed ({status})"));
+        return Err(format!(
+            "building the fake and the driver failed ({status})"
+        ));
     }
     let bins = bins_beside(&dir);
     for bin in [&bins.fake_stdio, &bins.driver] {

@@ -84,9 +84,18 @@ impl StdioTransport {
             return Err(Error::closed("the server's pipes were not set up"));
         };
         let (tx, rx) = mpsc::unbounded_channel();
+        if defects.garbage_to_server {
+            let _ = tx.send("hello from a broken client\n".to_owned());
+        }
         let outbound = Arc::new(Outbound(Mutex::new(Some(tx))));
         let writer = tokio::spawn(write_lines(stdin, rx));
-        let reader = tokio::spawn(read_messages(stdout, router, Arc::clone(&outbound)));
+        let report_exit = !defects.ignore_server_exit;
+        let reader = tokio::spawn(read_messages(
+            stdout,
+            router,
+            Arc::clone(&outbound),
+            report_exit,
+        ));
         tokio::spawn(drain_stderr(stderr));
         Ok(StdioTransport {
             outbound,
@@ -188,7 +197,12 @@ async fn write_lines(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Stri
     // Dropping stdin here is what closes the server's input.
 }
 
-async fn read_messages(stdout: ChildStdout, router: Arc<Router>, outbound: Arc<Outbound>) {
+async fn read_messages(
+    stdout: ChildStdout,
+    router: Arc<Router>,
+    outbound: Arc<Outbound>,
+    report_exit: bool,
+) {
     let mut lines = BufReader::new(stdout);
     let mut buf = Vec::new();
     loop {
@@ -215,7 +229,9 @@ async fn read_messages(stdout: ChildStdout, router: Arc<Router>, outbound: Arc<O
             ),
         }
     }
-    router.close("the server closed its stdout");
+    if report_exit {
+        router.close("the server closed its stdout");
+    }
 }
 
 /// Forwards the server's stderr line by line, so a chatty server never blocks on a full pipe.

@@ -47,8 +47,11 @@ impl Baseline {
                     "line {line_no}: `{name}` names no trial; expected one of the names `cargo xtask conformance --list` prints"
                 ));
             }
-            if let Some((first, _)) = entries.insert(name.to_owned(), (line_no, reason.to_owned())) {
-                return Err(format!("line {line_no}: `{name}` is listed twice (also line {first})"));
+            if let Some((first, _)) = entries.insert(name.to_owned(), (line_no, reason.to_owned()))
+            {
+                return Err(format!(
+                    "line {line_no}: `{name}` is listed twice (also line {first})"
+                ));
             }
         }
         Ok(Baseline { entries })
@@ -70,7 +73,11 @@ mod tests {
 
     #[test]
     fn parses_entries_and_comments() {
-        let b = Baseline::parse("# comment\n\na/b@stdio: misses seed 000 § Tools\n", &known()).unwrap();
+        let b = Baseline::parse(
+            "# comment\n\na/b@stdio: misses seed 000 § Tools\n",
+            &known(),
+        )
+        .unwrap();
         assert_eq!(b.get("a/b@stdio").unwrap().0, 3);
         assert!(b.get("c@stdio").is_none());
     }

@@ -10,12 +10,12 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::matcher::{self, Captures};
 use mcp_harness_scenarios::model::{
     Level, LifecycleEvent, LifecycleExpectation, OutcomeExpectation, Transport, WireExpectation,
 };
 use mcp_harness_scenarios::transcript::Event;
-use mcp_harness_scenarios::Case;
 
 use super::outcome::{self, Outcomes, Reported};
 use super::trial::{ClientEnd, TrialRun};
@@ -37,6 +37,8 @@ pub struct CheckResult {
     pub expected: String,
     /// What was seen (on failure).
     pub actual: String,
+    /// Whether every trial makes this check (contract and base rules), rather than the case.
+    pub always_on: bool,
 }
 
 const CONTRACT: &str = "driver contract v1 (CLIENTS.md)";
@@ -46,6 +48,8 @@ const SPEC_STDIO: &str = "docs/specification/2025-11-25/basic/transports.mdx § 
 struct Checker<'a> {
     case: &'a Case,
     results: Vec<CheckResult>,
+    /// Set while the always-on checks are made, cleared for the case's own.
+    always_on: bool,
 }
 
 impl Checker<'_> {
@@ -74,6 +78,7 @@ impl Checker<'_> {
             passed,
             expected,
             actual,
+            always_on: self.always_on,
         });
     }
 }
@@ -81,11 +86,15 @@ impl Checker<'_> {
 /// Runs every check of `case` on what `run` observed; also returns the parsed outcomes.
 pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<CheckResult>, Outcomes) {
     let s = &case.scenario;
-    let mut c = Checker { case, results: Vec::new() };
+    let mut c = Checker {
+        case,
+        results: Vec::new(),
+        always_on: true,
+    };
     let outcomes = outcome::parse(&run.stdout_lines, &s.plan);
 
     c.own(
-        &format!("the client finished within the trial deadline ({} ms)", s.deadline_ms),
+        "the client finished within the trial deadline",
         s.requirement.level,
         match &run.end {
             ClientEnd::Deadline => Err((
@@ -103,7 +112,9 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         match &run.end {
             ClientEnd::Exited(0) | ClientEnd::Deadline => Ok(()),
             ClientEnd::Exited(code) => Err(("exit status 0".into(), format!("exit status {code}"))),
-            ClientEnd::Signaled(sig) => Err(("exit status 0".into(), format!("killed by signal {sig}"))),
+            ClientEnd::Signaled(sig) => {
+                Err(("exit status 0".into(), format!("killed by signal {sig}")))
+            }
             ClientEnd::SpawnFailed(msg) => Err(("a client that starts".into(), msg.clone())),
         },
     );
@@ -134,6 +145,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
             },
         );
     }
+    c.always_on = false;
     for o in &s.expect.outcomes {
         outcome_check(&mut c, o, &outcomes);
     }
@@ -170,8 +182,12 @@ fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let mut ids_problem = None;
     let mut seen: HashSet<(u32, String)> = HashSet::new();
     for r in run.records.iter().flatten() {
-        let Event::Received { message } = &r.event else { continue };
-        let (Some(_), Some(id)) = (message.get("method"), message.get("id")) else { continue };
+        let Event::Received { message } = &r.event else {
+            continue;
+        };
+        let (Some(_), Some(id)) = (message.get("method"), message.get("id")) else {
+            continue;
+        };
         let problem = match id {
             Value::String(_) | Value::Number(_) if id.is_string() || id.is_i64() || id.is_u64() => {
                 (!seen.insert((r.pid, id.to_string()))).then(|| format!("the id {id} used twice"))
@@ -192,21 +208,26 @@ fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     );
     let numbered = run.received().into_iter().find(|m| {
         m.get("id").is_some()
-            && m.get("method").and_then(Value::as_str).is_some_and(|n| n.starts_with("notifications/"))
+            && m.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|n| n.starts_with("notifications/"))
     });
     c.push(
         "notifications carry no id",
         Level::Must,
         "Notifications must not include an ID.",
         &format!("{SPEC_BASE} § Notifications"),
-        numbered.map_or(Ok(()), |m| Err(("no `id` member".into(), matcher::short(m)))),
+        numbered.map_or(Ok(()), |m| {
+            Err(("no `id` member".into(), matcher::short(m)))
+        }),
     );
 }
 
 fn is_jsonrpc(m: &Value) -> bool {
     let has = |k: &str| m.get(k).is_some();
     m.get("jsonrpc") == Some(&Value::from("2.0"))
-        && (m.get("method").is_some_and(Value::is_string) || (has("id") && (has("result") || has("error"))))
+        && (m.get("method").is_some_and(Value::is_string)
+            || (has("id") && (has("result") || has("error"))))
 }
 
 fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcomes: &Outcomes) {
@@ -272,7 +293,11 @@ fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(), (String, S
                 Some(at) => from += at + 1,
                 None => {
                     return Err((
-                        format!("then (item {} of the sequence) a message matching {}", i + 1, matcher::short(m)),
+                        format!(
+                            "then (item {} of the sequence) a message matching {}",
+                            i + 1,
+                            matcher::short(m)
+                        ),
                         summary(&received[from..]),
                     ));
                 }
@@ -281,19 +306,31 @@ fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(), (String, S
         return Ok(());
     }
     if let Some(m) = &w.sent {
-        let n = received.iter().filter(|got| matcher::matches(m, got, &mut Captures::new()).is_ok()).count();
+        let n = received
+            .iter()
+            .filter(|got| matcher::matches(m, got, &mut Captures::new()).is_ok())
+            .count();
         return match w.count {
             Some(want) if n != want => Err((
                 format!("{want} messages matching {}", matcher::short(m)),
                 format!("{n}: {}", summary(received)),
             )),
-            None if n == 0 => Err((format!("a message matching {}", matcher::short(m)), summary(received))),
+            None if n == 0 => Err((
+                format!("a message matching {}", matcher::short(m)),
+                summary(received),
+            )),
             _ => Ok(()),
         };
     }
     if let Some(m) = &w.not_sent {
-        if let Some(got) = received.iter().find(|got| matcher::matches(m, got, &mut Captures::new()).is_ok()) {
-            return Err((format!("no message matching {}", matcher::short(m)), matcher::short(got)));
+        if let Some(got) = received
+            .iter()
+            .find(|got| matcher::matches(m, got, &mut Captures::new()).is_ok())
+        {
+            return Err((
+                format!("no message matching {}", matcher::short(m)),
+                matcher::short(got),
+            ));
         }
     }
     Ok(())
@@ -307,7 +344,10 @@ fn summary(messages: &[&Value]) -> String {
     let items: Vec<String> = messages
         .iter()
         .map(|m| {
-            let what = m.get("method").and_then(Value::as_str).unwrap_or("response");
+            let what = m
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("response");
             match m.get("id") {
                 Some(id) => format!("{what}#{id}"),
                 None => what.to_owned(),
@@ -354,6 +394,13 @@ fn lifecycle_check(l: &LifecycleExpectation, run: &TrialRun) -> Result<(), (Stri
         if run.servers[0].outlived_client {
             actual.push_str(" (and still running when the client exited)");
         }
-        Err((names(&l.events), if actual.is_empty() { "nothing".into() } else { actual }))
+        Err((
+            names(&l.events),
+            if actual.is_empty() {
+                "nothing".into()
+            } else {
+                actual
+            },
+        ))
     }
 }

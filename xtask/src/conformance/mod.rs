@@ -52,8 +52,8 @@ pub struct Options {
     pub report_dir: Option<PathBuf>,
     /// The scenarios directory.
     pub scenarios_dir: PathBuf,
-    /// The snapshots directory.
-    pub snapshots_dir: PathBuf,
+    /// The snapshots directory; `None` compares no snapshots (cases from elsewhere).
+    pub snapshots_dir: Option<PathBuf>,
     /// The harness's binaries.
     pub bins: Bins,
     /// libtest-mimic's own arguments (filter, `--list`, `--exact`, `--test-threads`, ...).
@@ -72,7 +72,13 @@ pub struct Evaluation {
 }
 
 /// Runs one case over one transport against `client_cmd` and checks it.
-pub fn evaluate(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins, profile_on: bool) -> Evaluation {
+pub fn evaluate(
+    case: &Case,
+    transport: Transport,
+    client_cmd: &str,
+    bins: &Bins,
+    profile_on: bool,
+) -> Evaluation {
     let run = trial::run(case, transport, client_cmd, bins);
     let (checks, outcomes) = checks::evaluate(case, transport, &run);
     let grade = verdict::grade(&checks, &outcomes, profile_on);
@@ -136,8 +142,11 @@ pub fn run(opts: Options) -> ExitCode {
     };
 
     procs::become_subreaper();
-    let reference = opts.client.is_none();
-    let client_cmd = opts.client.clone().unwrap_or_else(|| shell_quote(&opts.bins.driver));
+    let snapshots_dir = opts.snapshots_dir.clone().filter(|_| opts.client.is_none());
+    let client_cmd = opts
+        .client
+        .clone()
+        .unwrap_or_else(|| shell_quote(&opts.bins.driver));
     let reports: Arc<Mutex<Vec<TrialReport>>> = Arc::default();
     let started = Instant::now();
     let libtest_trials = trials
@@ -147,10 +156,16 @@ pub fn run(opts: Options) -> ExitCode {
             let entry = baseline.get(&name).cloned();
             let kind = if entry.is_some() { "xfail" } else { "" };
             let (bins, cmd, reports) = (opts.bins.clone(), client_cmd.clone(), reports.clone());
-            let (snapshots, bless, profile_on) = (opts.snapshots_dir.clone(), opts.bless, !opts.spec_only);
+            let (snapshots, bless, profile_on) =
+                (snapshots_dir.clone(), opts.bless, !opts.spec_only);
             Trial::test(name.clone(), move || {
                 let eval = evaluate(&case, transport, &cmd, &bins, profile_on);
-                let failed_checks = eval.checks.iter().filter(|c| !c.passed).map(|c| c.name.clone()).collect();
+                let failed_checks = eval
+                    .checks
+                    .iter()
+                    .filter(|c| !c.passed)
+                    .map(|c| c.name.clone())
+                    .collect();
                 if let Ok(mut r) = reports.lock() {
                     r.push(TrialReport {
                         name: name.clone(),
@@ -160,12 +175,11 @@ pub fn run(opts: Options) -> ExitCode {
                         failed_checks,
                     });
                 }
-                judge(&eval, entry, profile_on, || {
-                    if reference && (eval.grade == Grade::Pass || bless) {
-                        snapshot::compare(&snapshots, &name, &snapshot::render(&eval.run))
-                    } else {
-                        Ok(())
+                judge(&eval, entry, profile_on, || match &snapshots {
+                    Some(dir) if eval.grade == Grade::Pass || bless => {
+                        snapshot::compare(dir, &name, &snapshot::render(&eval.run))
                     }
+                    _ => Ok(()),
                 })
             })
             .with_kind(kind)
@@ -183,7 +197,10 @@ pub fn run(opts: Options) -> ExitCode {
     let reports = reports.lock().map(|r| r.clone()).unwrap_or_default();
     print_summary(&reports, started.elapsed().as_secs_f64());
     if !strays.is_empty() {
-        eprintln!("error: {} process(es) outlived their trials and were killed: {strays:?}", strays.len());
+        eprintln!(
+            "error: {} process(es) outlived their trials and were killed: {strays:?}",
+            strays.len()
+        );
     }
     if let Some(dir) = &opts.report_dir
         && let Err(e) = write_report(dir, &reports)
@@ -228,10 +245,21 @@ fn print_summary(reports: &[TrialReport], seconds: f64) {
     for r in reports {
         *counts.entry(r.grade.as_str()).or_default() += 1;
     }
-    let order = [Grade::Pass, Grade::NonStrict, Grade::Unimplemented, Grade::Fail];
+    let order = [
+        Grade::Pass,
+        Grade::NonStrict,
+        Grade::Unimplemented,
+        Grade::Fail,
+    ];
     let shown: Vec<String> = order
         .iter()
-        .map(|g| format!("{} {}", counts.get(g.as_str()).copied().unwrap_or(0), g.as_str()))
+        .map(|g| {
+            format!(
+                "{} {}",
+                counts.get(g.as_str()).copied().unwrap_or(0),
+                g.as_str()
+            )
+        })
         .collect();
     let baselined = reports.iter().filter(|r| r.baselined).count();
     println!(

@@ -45,10 +45,15 @@ pub struct Outcomes {
 impl Outcomes {
     /// Whether any step answered `unsupported_op`.
     pub fn has_unsupported_op(&self) -> bool {
-        self.by_step
-            .iter()
-            .flatten()
-            .any(|r| matches!(r, Reported::Error { kind: ErrorKind::UnsupportedOp, .. }))
+        self.by_step.iter().flatten().any(|r| {
+            matches!(
+                r,
+                Reported::Error {
+                    kind: ErrorKind::UnsupportedOp,
+                    ..
+                }
+            )
+        })
     }
 }
 
@@ -87,7 +92,8 @@ fn parse_line(line: &str, index: usize, op: &str) -> Result<Reported, String> {
     let expected_shape = format!(
         r#"{{"step":{index},"op":"{op}","ok":{{…}}}} or {{"step":{index},"op":"{op}","error":{{"kind":…}}}}"#
     );
-    let value: Value = serde_json::from_str(line).map_err(|_| format!("a JSON line {expected_shape}"))?;
+    let value: Value =
+        serde_json::from_str(line).map_err(|_| format!("a JSON line {expected_shape}"))?;
     if value.get("step").and_then(Value::as_u64) != Some(index as u64)
         || value.get("op").and_then(Value::as_str) != Some(op)
     {
@@ -128,20 +134,30 @@ mod tests {
     fn good_lines_parse() {
         let lines = vec![
             r#"{"step":0,"op":"connect","ok":{"protocolVersion":"2025-03-26"}}"#.to_owned(),
-            r#"{"step":1,"op":"list_tools","error":{"kind":"repeated_cursor","message":"x"}}"#.to_owned(),
+            r#"{"step":1,"op":"list_tools","error":{"kind":"repeated_cursor","message":"x"}}"#
+                .to_owned(),
         ];
         let out = parse(&lines, &plan());
         assert!(out.problem.is_none());
         assert_eq!(
             out.by_step[1],
-            Some(Reported::Error { kind: ErrorKind::RepeatedCursor, code: None })
+            Some(Reported::Error {
+                kind: ErrorKind::RepeatedCursor,
+                code: None
+            })
         );
     }
 
     #[test]
     fn garbage_missing_and_unknown_kinds_are_problems() {
         let garbage = vec!["hello".to_owned()];
-        assert!(parse(&garbage, &plan()).problem.unwrap().1.contains("line 1: hello"));
+        assert!(
+            parse(&garbage, &plan())
+                .problem
+                .unwrap()
+                .1
+                .contains("line 1: hello")
+        );
         let short = vec![r#"{"step":0,"op":"connect","ok":{}}"#.to_owned()];
         assert!(parse(&short, &plan()).problem.is_some());
         let unknown = vec![r#"{"step":0,"op":"connect","error":{"kind":"oops"}}"#.to_owned()];

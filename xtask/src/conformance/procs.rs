@@ -34,7 +34,9 @@ pub fn is_alive(pid: u32, marker: &Path) -> bool {
         return false;
     };
     // The state follows the parenthesised command name, which may itself contain spaces.
-    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
     if matches!(state, Some('Z' | 'X') | None) {
         return false;
     }

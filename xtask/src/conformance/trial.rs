@@ -13,9 +13,9 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::transcript::{self, Event, Record};
-use mcp_harness_scenarios::Case;
 
 use super::procs;
 
@@ -80,7 +80,9 @@ pub struct TrialRun {
 pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> TrialRun {
     let dir = match tempfile::Builder::new().prefix("mcp-harness-").tempdir() {
         Ok(dir) => dir,
-        Err(e) => return TrialRun::failed_to_start(format!("cannot make a temporary directory: {e}")),
+        Err(e) => {
+            return TrialRun::failed_to_start(format!("cannot make a temporary directory: {e}"));
+        }
     };
     let transcript_path = dir.path().join("transcript.jsonl");
     let s = &case.scenario;
@@ -102,11 +104,17 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> 
         .env("MCP_HARNESS_CONTRACT", "1")
         .env("MCP_HARNESS_SCENARIO", &case.id)
         .env("MCP_HARNESS_TRANSPORT", transport.as_str())
-        .env("MCP_HARNESS_SERVER_COMMAND", serde_json::to_string(&server_argv).unwrap_or_default())
+        .env(
+            "MCP_HARNESS_SERVER_COMMAND",
+            serde_json::to_string(&server_argv).unwrap_or_default(),
+        )
         .env("MCP_HARNESS_PLAN", plan)
         .env("MCP_HARNESS_TIMEOUT_MS", s.timeout_ms.to_string())
         .env("MCP_HARNESS_PROTOCOL_VERSION", &s.protocol_version)
-        .env("MCP_HARNESS_SHUTDOWN_GRACE_MS", s.shutdown_grace_ms.to_string())
+        .env(
+            "MCP_HARNESS_SHUTDOWN_GRACE_MS",
+            s.shutdown_grace_ms.to_string(),
+        )
         .env("MCP_CONFORMANCE_SCENARIO", &case.id)
         .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &s.protocol_version)
         .env_remove("MCP_HARNESS_BEARER_TOKEN");
@@ -147,7 +155,10 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> 
         })
         .map_err(|e| format!("cannot read the transcript: {e}"))
         .and_then(|text| transcript::parse(&text));
-    let pids = records.as_ref().map(|r| started_pids(r)).unwrap_or_default();
+    let pids = records
+        .as_ref()
+        .map(|r| started_pids(r))
+        .unwrap_or_default();
     let servers = pids
         .iter()
         .map(|&pid| ServerProcess {

@@ -62,7 +62,12 @@ pub fn grade(checks: &[CheckResult], outcomes: &Outcomes, profile_on: bool) -> G
 }
 
 /// The report of a trial that did not pass.
-pub fn render_failure(grade: Grade, checks: &[CheckResult], run: &TrialRun, profile_on: bool) -> String {
+pub fn render_failure(
+    grade: Grade,
+    checks: &[CheckResult],
+    run: &TrialRun,
+    profile_on: bool,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "grade: {}", grade.as_str());
     for c in checks.iter().filter(|c| !c.passed) {
@@ -76,7 +81,11 @@ pub fn render_failure(grade: Grade, checks: &[CheckResult], run: &TrialRun, prof
         let _ = writeln!(out, "  Expected:    {}", c.expected);
         let _ = writeln!(out, "  Actual:      {}", c.actual);
     }
-    let _ = writeln!(out, "\nclient ran {} ms; outcome lines:", run.elapsed.as_millis());
+    let _ = writeln!(
+        out,
+        "\nclient ran {} ms; outcome lines:",
+        run.elapsed.as_millis()
+    );
     for line in run.stdout_lines.iter().take(20) {
         let _ = writeln!(out, "  {line}");
     }

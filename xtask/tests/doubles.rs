@@ -1,0 +1,80 @@
+//! A scenario that passes for a client that does nothing is a defect in the harness. These
+//! doubles do nothing, or only print what a working client would print, and must fail every
+//! trial; a client that hangs must be cut off at the deadline with nothing left behind.
+
+mod support;
+
+use std::time::Duration;
+
+use xtask::conformance::verdict::Grade;
+
+fn assert_every_case_fails(client: &str) {
+    let cases = support::cases();
+    let passing: Vec<String> = support::in_parallel(cases.iter().collect(), |case| {
+        let eval = support::evaluate(case, client);
+        eval.grade
+            .is_acceptable()
+            .then(|| format!("{} graded {}", case.id, eval.grade.as_str()))
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    assert!(
+        passing.is_empty(),
+        "a do-nothing client `{client}` passed:\n{}",
+        passing.join("\n")
+    );
+}
+
+#[test]
+fn a_client_that_does_nothing_fails_every_case() {
+    assert_every_case_fails("true");
+}
+
+/// Prints a plausible success line for every step of the plan, without ever launching
+/// the server.
+#[test]
+fn a_client_that_only_prints_success_fails_every_case() {
+    let script = r#"python3 -c '
+import json, os
+for i, step in enumerate(json.loads(os.environ["MCP_HARNESS_PLAN"])):
+    print(json.dumps({"step": i, "op": step.get("op"), "ok": {"protocolVersion": "2025-03-26", "tools": [], "text": []}}))
+'"#;
+    assert_every_case_fails(script);
+}
+
+#[test]
+fn a_hanging_client_is_killed_at_the_deadline_with_its_children() {
+    let case = support::case("handshake/initialize-timeout");
+    let marker = format!("mcp-harness-hang-{}", std::process::id());
+    // A child of the client that would outlive it if the group were not killed.
+    let client = format!("(exec -a {marker} sleep 3600) & exec -a {marker} sleep 3600");
+    let eval = support::evaluate(&case, &format!("bash -c '{client}'"));
+    assert_eq!(eval.grade, Grade::Fail);
+    let deadline = Duration::from_millis(case.scenario.deadline_ms);
+    assert!(
+        eval.run.elapsed < deadline + Duration::from_secs(2),
+        "{:?}",
+        eval.run.elapsed
+    );
+    let failed: Vec<&str> = eval
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(
+        failed.iter().any(|n| n.contains("trial deadline")),
+        "{failed:?}"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    let survivors = std::process::Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .unwrap();
+    assert!(
+        survivors.stdout.is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&survivors.stdout)
+    );
+}

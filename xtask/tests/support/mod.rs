@@ -1,0 +1,100 @@
+//! Shared helpers for the runner's tests: where the built binaries are, and running one
+//! case against a client command through the same code path as `cargo xtask conformance`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use mcp_harness_scenarios::model::Transport;
+use mcp_harness_scenarios::{Case, load_dir};
+use xtask::conformance::trial::Bins;
+use xtask::conformance::{self, Evaluation};
+
+/// The target directory holding xtask and, after `cargo test` of the workspace, the fake
+/// and the driver.
+pub fn bin_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_xtask"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The harness binaries; fails clearly when the workspace was not built as a whole.
+pub fn bins() -> Bins {
+    let bins = xtask::paths::bins_beside(&bin_dir());
+    for bin in [&bins.fake_stdio, &bins.driver] {
+        assert!(
+            bin.exists(),
+            "{} is missing: run the tests of the whole workspace (`cargo test`), which builds it",
+            bin.display()
+        );
+    }
+    bins
+}
+
+/// Every case in the tree.
+pub fn cases() -> Vec<Case> {
+    load_dir(&xtask::paths::scenarios_dir()).unwrap_or_else(|errors| {
+        panic!(
+            "{}",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    })
+}
+
+/// One case by id.
+pub fn case(id: &str) -> Case {
+    cases()
+        .into_iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no case {id}"))
+}
+
+/// The reference driver's command line, with extra arguments.
+pub fn driver_cmd(extra: &str) -> String {
+    format!("{} {extra}", conformance::shell_quote(&bins().driver))
+}
+
+/// Runs `case` over stdio against `client`.
+pub fn evaluate(case: &Case, client: &str) -> Evaluation {
+    conformance::evaluate(case, Transport::Stdio, client, &bins(), true)
+}
+
+/// Runs `jobs` on a few threads at once; trials mostly wait on processes.
+pub fn in_parallel<T: Send, R: Send>(jobs: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let mut results: Vec<Option<R>> = Vec::new();
+    let chunks: Vec<Vec<(usize, T)>> = {
+        let mut chunks: Vec<Vec<(usize, T)>> = (0..6).map(|_| Vec::new()).collect();
+        for (i, job) in jobs.into_iter().enumerate() {
+            chunks[i % 6].push((i, job));
+            results.push(None);
+        }
+        chunks
+    };
+    let f = &f;
+    let done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .into_iter()
+                        .map(|(i, job)| (i, f(job)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    for (i, r) in done {
+        results[i] = Some(r);
+    }
+    results.into_iter().map(Option::unwrap).collect()
+}
