@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::matcher;
-use crate::model::{Scenario, Step};
+use crate::model::{Scenario, Step, Transport, WireStream};
 
 /// A loaded case: its id (the path below the scenarios root, without `.json`) and its content.
 #[derive(Debug, Clone)]
@@ -186,15 +186,24 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
             w.sequence.is_some(),
             w.sent.is_some(),
             w.not_sent.is_some(),
+            w.every.is_some(),
         ];
         if given.iter().filter(|g| **g).count() != 1 {
             return Err((
                 at,
-                "expected exactly one of `first`, `sequence`, `sent` and `not_sent`".into(),
+                "expected exactly one of `first`, `sequence`, `sent`, `not_sent` and `every`"
+                    .into(),
             ));
         }
         if w.count.is_some() && w.sent.is_none() {
             return Err((format!("{at}.count"), "`count` goes with `sent`".into()));
+        }
+        if w.on == WireStream::HttpRequests && !s.transports.iter().all(|t| *t == Transport::Https)
+        {
+            return Err((
+                format!("{at}.on"),
+                "`http_requests` checks need `transports: [\"https\"]` only".into(),
+            ));
         }
         let matchers = w
             .first
@@ -202,7 +211,9 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
             .chain(&w.sequence)
             .flatten()
             .chain(&w.sent)
-            .chain(&w.not_sent);
+            .chain(&w.not_sent)
+            .chain(&w.every)
+            .chain(&w.filter);
         for m in matchers {
             matcher::validate(m).map_err(|msg| (at.clone(), msg))?;
         }

@@ -2,9 +2,13 @@
 //! generated JSON Schema (`scenarios/scenario.schema.json`), which editors use to validate
 //! and complete case files, so write these docs for case authors.
 
+pub mod http;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+pub use http::{DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, ReplyFormat};
 
 /// One conformance case: the fake server's script, the client's plan, and what must be observed.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -34,6 +38,11 @@ pub struct Scenario {
     /// group is killed and the trial fails with what was seen so far.
     #[serde(default = "default_deadline_ms")]
     pub deadline_ms: u64,
+    /// Over HTTP, hand the client a fresh bearer token (`MCP_HARNESS_BEARER_TOKEN`) that the
+    /// fake requires on every request (401 without it). Transcripts record only whether the
+    /// right token came, never the token.
+    #[serde(default)]
+    pub bearer_token: bool,
     /// The fake server's script.
     #[serde(default)]
     pub server: ServerScript,
@@ -103,6 +112,9 @@ impl Level {
 pub enum Transport {
     /// The client launches the fake as its child and speaks newline-delimited JSON-RPC.
     Stdio,
+    /// Streamable HTTP to the HTTPS fake on loopback (`MCP_HARNESS_TRANSPORT=http`); the
+    /// script's `http.endpoint` chooses the TLS variant.
+    Https,
 }
 
 impl Transport {
@@ -110,6 +122,15 @@ impl Transport {
     pub fn as_str(self) -> &'static str {
         match self {
             Transport::Stdio => "stdio",
+            Transport::Https => "https",
+        }
+    }
+
+    /// The value of `MCP_HARNESS_TRANSPORT`.
+    pub fn contract_name(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Https => "http",
         }
     }
 }
@@ -134,6 +155,9 @@ pub struct ServerScript {
     /// not block a client that fails to drain stderr).
     #[serde(default)]
     pub stderr_noise_bytes: u64,
+    /// Streamable HTTP behaviour (ignored over stdio).
+    #[serde(default)]
+    pub http: HttpScript,
 }
 
 /// One scripted answer.
@@ -152,6 +176,9 @@ pub struct Handler {
     pub delay_ms: u64,
     /// What the fake does with the request.
     pub reply: Reply,
+    /// HTTP shape and faults of the answer (ignored over stdio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpReply>,
 }
 
 /// What the fake does with a matched request.
@@ -340,8 +367,8 @@ impl ErrorKind {
     }
 }
 
-/// A check on the messages the fake received from the client. Exactly one of `first`,
-/// `sequence`, `sent` and `not_sent` is given. Matchers may bind values with
+/// A check on what the fake received from the client. Exactly one of `first`, `sequence`,
+/// `sent`, `not_sent` and `every` is given. Matchers may bind values with
 /// `{"$capture": "name"}` and compare later ones with `{"$same": "name"}`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -351,6 +378,17 @@ pub struct WireExpectation {
     /// Overrides the requirement's level for this check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<Level>,
+    /// What is checked: the JSON-RPC messages (default), or the HTTP requests, each seen as
+    /// `{"method", "path", "headers": {lower-case name: value}, "status"}` where `status` is the
+    /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`.
+    #[serde(default)]
+    pub on: WireStream,
+    /// Only items matching this are considered (all, if omitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<Value>,
+    /// Every item considered matches this (and there is at least one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<Value>,
     /// The very first messages the client sent match these, one for one, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first: Option<Vec<Value>>,
@@ -366,6 +404,17 @@ pub struct WireExpectation {
     /// No message matching this was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_sent: Option<Value>,
+}
+
+/// What a wire check looks at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WireStream {
+    /// The JSON-RPC messages the client sent, over any transport.
+    #[default]
+    Messages,
+    /// The HTTP requests the client made (Streamable HTTP only).
+    HttpRequests,
 }
 
 /// A check on how the stdio server process ended.

@@ -45,6 +45,20 @@ pub enum Event {
         /// The line.
         line: String,
     },
+    /// An HTTP request reached the fake (Streamable HTTP). Any JSON-RPC messages in its body
+    /// follow as `Received` records.
+    HttpRequest {
+        /// The method, e.g. `POST`.
+        method: String,
+        /// The path, e.g. `/mcp`.
+        path: String,
+        /// Allow-listed headers, lower-case names: content-type, accept, mcp-session-id,
+        /// mcp-protocol-version, last-event-id, and authorization as `Bearer [valid]` or
+        /// `[invalid]` (never the credential).
+        headers: std::collections::BTreeMap<String, String>,
+        /// The status the fake answered with.
+        status: u16,
+    },
     /// Stdin reached end of file.
     StdinEof,
     /// A signal arrived.

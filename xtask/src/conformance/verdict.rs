@@ -121,6 +121,15 @@ pub fn describe_event(event: &Event) -> String {
         Event::ReceivedInvalid { line, .. } => format!("→ (not JSON) {line:?}"),
         Event::Sent { message } => format!("← {}", short(message)),
         Event::SentRaw { line } => format!("← (raw) {line:?}"),
+        Event::HttpRequest {
+            method,
+            path,
+            headers,
+            status,
+        } => {
+            let shown: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            format!("{method} {path} [{}] → {status}", shown.join("; "))
+        }
         Event::StdinEof => "stdin closed".into(),
         Event::Signal { name } => format!("got {name}"),
         Event::Truncated => "(transcript truncated)".into(),

@@ -1,0 +1,112 @@
+//! The Streamable HTTP part of a scenario: how the HTTPS fake serves its one MCP endpoint
+//! (TLS variant, sessions, DELETE and GET), and per-answer HTTP shapes and faults.
+//! Everything here is ignored over stdio.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How the HTTP fake behaves as a whole.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpScript {
+    /// Which endpoint the client is given, and with which certificate.
+    #[serde(default)]
+    pub endpoint: Endpoint,
+    /// Whether `initialize` answers carry an `Mcp-Session-Id`, which later requests must then
+    /// carry (400 without it, 404 with an unknown or expired one).
+    #[serde(default = "yes")]
+    pub sessions: bool,
+    /// How the fake answers `DELETE` on the endpoint.
+    #[serde(default)]
+    pub delete: DeleteMode,
+    /// How the fake answers `GET` on the endpoint.
+    #[serde(default)]
+    pub get: GetMode,
+    /// How requests are answered unless their handler says otherwise.
+    #[serde(default)]
+    pub replies: ReplyFormat,
+    /// After this many requests in a session, the session expires: later requests carrying
+    /// its id get 404.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expire_session_after: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The endpoint the client is handed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Endpoint {
+    /// `https://localhost:PORT/mcp`, with a certificate from the run's CA (which the client is given).
+    #[default]
+    Trusted,
+    /// `http://127.0.0.1:PORT/mcp`: plain HTTP on loopback, which clients may allow for local tests.
+    PlainLoopback,
+    /// `https://localhost:PORT/mcp` with a certificate from a second CA the client is not told about.
+    UntrustedCa,
+    /// `https://localhost:PORT/mcp` with a certificate from the trusted CA for another name.
+    WrongName,
+    /// `http://mcp-harness.invalid:PORT/mcp`: plain HTTP to a non-loopback host, which must be
+    /// refused before any connection (the reserved `.invalid` name never resolves).
+    InsecureRemote,
+}
+
+/// The fake's answer to `DELETE`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeleteMode {
+    /// End the session and answer 200.
+    #[default]
+    Allow,
+    /// Answer 405: the server does not let clients end sessions.
+    NotAllowed,
+}
+
+/// The fake's answer to `GET`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GetMode {
+    /// Answer 405: no standalone server-to-client stream.
+    #[default]
+    NotAllowed,
+    /// Open a standalone SSE stream and keep it open (it carries nothing).
+    Stream,
+}
+
+/// The shape of a POST answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyFormat {
+    /// One `application/json` body.
+    #[default]
+    Json,
+    /// A `text/event-stream` whose last event is the response.
+    Sse,
+}
+
+/// HTTP details of one handler's answer (ignored over stdio).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpReply {
+    /// The answer's shape, overriding the script's `replies`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<ReplyFormat>,
+    /// SSE only: JSON-RPC notifications sent as events before the response.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events_before: Vec<Value>,
+    /// SSE only: write the stream in small pieces, splitting events across chunks.
+    #[serde(default)]
+    pub split: bool,
+    /// Answer with this HTTP status and a plain-text body instead of the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Send this `Content-Type` instead of the right one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Cut the body off in the middle and close the connection.
+    #[serde(default)]
+    pub cut: bool,
+}
