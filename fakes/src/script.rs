@@ -84,6 +84,7 @@ mod tests {
             params,
             delay_ms: 0,
             reply,
+            http: None,
         }
     }
 
