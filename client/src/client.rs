@@ -11,11 +11,11 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, ErrorKind};
 use crate::handshake::{self, Handshake};
-use crate::options::{ClientOptions, StdioCommand};
+use crate::options::{ClientOptions, HttpOptions, StdioCommand};
 use crate::router::Router;
 use crate::session::Session;
 use crate::tools::{self, Listing, NAIVE_PAGE_LIMIT, ToolOutput};
-use crate::transport::{StdioTransport, Transport};
+use crate::transport::{HttpTransport, StdioTransport, Transport};
 
 /// A connected MCP client. Methods take `&self`, so several requests may be in flight at once.
 ///
@@ -36,10 +36,33 @@ impl Client {
         command: &StdioCommand,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let defects = options.defects;
         let router = Arc::new(Router::new());
-        let transport = StdioTransport::spawn(command, Arc::clone(&router), &defects)?;
-        let session = Arc::new(Session::new(router, Transport::Stdio(transport), options));
+        let transport = StdioTransport::spawn(command, Arc::clone(&router), &options.defects)?;
+        let session = Session::new(router, Transport::Stdio(transport), options);
+        Self::establish(session).await
+    }
+
+    /// Connects to the Streamable HTTP endpoint `url` and performs the handshake.
+    ///
+    /// The URL is checked first, without any traffic: it must be `http` or `https`, and plain
+    /// `http` only to a loopback host; otherwise the error is `insecure_url`. Certificates are
+    /// always verified (system roots plus `http.ca_files`). On a handshake failure the session
+    /// is closed (`DELETE` when the server gave a session id) before the error is returned.
+    pub async fn connect_http(
+        url: &str,
+        http: HttpOptions,
+        options: ClientOptions,
+    ) -> Result<Self, Error> {
+        let router = Arc::new(Router::new());
+        let transport = HttpTransport::connect(url, &http, &options, Arc::clone(&router))?;
+        let session = Session::new(router, Transport::Http(transport), options);
+        Self::establish(session).await
+    }
+
+    /// The handshake over a fresh session; on failure the transport is shut down.
+    async fn establish(session: Session) -> Result<Self, Error> {
+        let session = Arc::new(session);
+        let defects = session.options().defects;
         match handshake(&session).await {
             Ok(handshake) => Ok(Client {
                 session,
@@ -127,9 +150,10 @@ impl Client {
         result
     }
 
-    /// Shuts the connection down: stdin closed, then SIGTERM, then SIGKILL, each after the
-    /// grace period, and the child reaped. Idempotent; afterwards every operation fails with
-    /// `transport_closed`.
+    /// Shuts the connection down. Stdio: stdin closed, then SIGTERM, then SIGKILL, each after
+    /// the grace period, and the child reaped. HTTP: the session is ended with `DELETE` (a 405
+    /// answer is accepted) and the server stream stopped. Idempotent; afterwards every operation
+    /// fails with `transport_closed`.
     pub async fn close(&self) {
         self.session.shutdown().await;
     }
@@ -140,6 +164,13 @@ impl Client {
         params: Value,
         cancel: impl Future<Output = ()>,
     ) -> Result<Value, Error> {
+        if self.session.transport().take_session_lost() {
+            // The HTTP server ended our session (404): start a new one first.
+            handshake(&self.session).await.map_err(|e| Error {
+                message: format!("starting a new session failed: {}", e.message),
+                ..e
+            })?;
+        }
         let in_flight = self.session.start(method, params)?;
         if self.initialized_owed.swap(false, Ordering::Relaxed) {
             self.session.notify("notifications/initialized", None)?;
@@ -149,6 +180,7 @@ impl Client {
 }
 
 /// `initialize`, its checks, then `notifications/initialized` (unless a defect holds it back).
+/// Also run again when an HTTP server ended the session; [`Client::handshake`] keeps the first.
 async fn handshake(session: &Session) -> Result<Handshake, Error> {
     let options = session.options();
     let offered = match options.defects.offer_latest_version {
@@ -161,9 +193,12 @@ async fn handshake(session: &Session) -> Result<Handshake, Error> {
         Err(e) => Err(e),
     };
     let accepted = handshake::accept(outcome, &options.defects)?;
+    let transport = session.transport();
+    transport.set_protocol_version(accepted.protocol_version());
     if !options.defects.skip_initialized && !options.defects.late_initialized {
         session.notify("notifications/initialized", None)?;
     }
+    transport.listen();
     Ok(accepted)
 }
 

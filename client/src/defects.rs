@@ -72,11 +72,24 @@ pub struct Defects {
     pub join_text: bool,
     /// Send `tools/call` with empty `arguments` (breaks: the call carries its arguments).
     pub drop_arguments: bool,
+    /// HTTP: never send `Mcp-Session-Id` (breaks: the session id is sent on every later request).
+    pub no_session_id: bool,
+    /// HTTP: never send `MCP-Protocol-Version` (breaks: the negotiated version is sent on every
+    /// request after initialization).
+    pub no_protocol_version_header: bool,
+    /// HTTP: send no `DELETE` on close (breaks: the session is deleted with its id).
+    pub no_delete: bool,
+    /// HTTP: allow plain `http://` to a host that is not loopback (breaks: insecure_url).
+    pub allow_insecure_http: bool,
+    /// HTTP: treat an SSE reply as invalid_response (breaks: both JSON and SSE replies parsed).
+    pub json_only: bool,
+    /// HTTP: do not send the caller's bearer token (breaks: `Authorization: Bearer` is sent).
+    pub no_bearer: bool,
 }
 
 impl Defects {
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 28] = [
+    pub const NAMES: [&'static str; 34] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -105,6 +118,12 @@ impl Defects {
         "normalize-tools",
         "join-text",
         "drop-arguments",
+        "no-session-id",
+        "no-protocol-version-header",
+        "no-delete",
+        "allow-insecure-http",
+        "json-only",
+        "no-bearer",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -138,6 +157,12 @@ impl Defects {
             "normalize-tools" => &mut self.normalize_tools,
             "join-text" => &mut self.join_text,
             "drop-arguments" => &mut self.drop_arguments,
+            "no-session-id" => &mut self.no_session_id,
+            "no-protocol-version-header" => &mut self.no_protocol_version_header,
+            "no-delete" => &mut self.no_delete,
+            "allow-insecure-http" => &mut self.allow_insecure_http,
+            "json-only" => &mut self.json_only,
+            "no-bearer" => &mut self.no_bearer,
             _ => return false,
         };
         *flag = true;

@@ -84,8 +84,8 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// A failure reported by the client: a kind, a human-readable message, and the JSON-RPC error
-/// code when a JSON-RPC error caused it.
+/// A failure reported by the client: a kind, a human-readable message, the JSON-RPC error code
+/// when a JSON-RPC error caused it, and the HTTP status when one did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     /// Which failure this is.
@@ -94,6 +94,8 @@ pub struct Error {
     pub message: String,
     /// The JSON-RPC `error.code` of the response that caused this failure, if one did.
     pub code: Option<i64>,
+    /// The HTTP status of the answer that caused this failure (kind `http_status`), if one did.
+    pub status: Option<u16>,
 }
 
 impl Error {
@@ -103,6 +105,15 @@ impl Error {
             kind,
             message: message.into(),
             code: None,
+            status: None,
+        }
+    }
+
+    /// An `http_status` error for an answer with HTTP `status`.
+    pub fn http_status(status: u16, message: impl Into<String>) -> Self {
+        Error {
+            status: Some(status),
+            ..Error::new(ErrorKind::HttpStatus, message)
         }
     }
 
@@ -126,6 +137,9 @@ impl fmt::Display for Error {
         write!(f, "{}: {}", self.kind, self.message)?;
         if let Some(code) = self.code {
             write!(f, " (JSON-RPC code {code})")?;
+        }
+        if let Some(status) = self.status {
+            write!(f, " (HTTP status {status})")?;
         }
         Ok(())
     }
@@ -170,5 +184,9 @@ mod tests {
             "protocol_error: no such tool (JSON-RPC code -32602)"
         );
         assert_eq!(Error::closed("gone").to_string(), "transport_closed: gone");
+        assert_eq!(
+            Error::http_status(404, "no session").to_string(),
+            "http_status: no session (HTTP status 404)"
+        );
     }
 }

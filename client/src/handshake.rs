@@ -94,6 +94,7 @@ mod tests {
             kind: ErrorKind::ProtocolError,
             message: "nope".into(),
             code: Some(-32602),
+            status: None,
         }
     }
 

@@ -110,6 +110,7 @@ fn rpc_error(error: &Value) -> Error {
                 message.unwrap_or("(no message)")
             ),
             code: Some(code),
+            status: None,
         },
         (None, _) => Error::invalid(format!(
             "response carries a malformed JSON-RPC error object: {error}"

@@ -3,13 +3,15 @@
 //! It implements the client boundary the harness checks (seed 000): the handshake with version
 //! negotiation, `tools/list` pagination that rejects repeated cursors and duplicate tool names,
 //! `tools/call` results (`isError` first, then `structuredContent`, then text blocks),
-//! per-request timeouts, cancellation with `notifications/cancelled`, and a child-process
-//! shutdown that escalates from closing stdin to SIGTERM to SIGKILL and always reaps.
+//! per-request timeouts, cancellation with `notifications/cancelled`, a child-process shutdown
+//! that escalates from closing stdin to SIGTERM to SIGKILL and always reaps, and Streamable HTTP
+//! with sessions, verified TLS and a refusal of plain HTTP to remote hosts.
 //!
 //! | transport | status | module |
 //! |---|---|---|
 //! | stdio (newline-delimited JSON-RPC to a child process) | implemented | `transport::stdio` |
-//! | Streamable HTTP (POST + JSON or SSE, sessions, TLS) | planned | — |
+//! | Streamable HTTP 2025-03-26+ (POST + JSON or SSE, sessions, GET stream, TLS, bearer) | implemented | `transport::http` |
+//! | HTTP+SSE (2024-11-05) and the 2026-07-28 HTTP revision | not implemented | — |
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_harness_client::Error> {
@@ -20,6 +22,22 @@
 //! let output = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
 //! client.close().await;
 //! # let _ = (tools, output); Ok(()) }
+//! ```
+//!
+//! Over Streamable HTTP, with an extra CA to trust and a bearer token:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), mcp_harness_client::Error> {
+//! use mcp_harness_client::{BearerToken, Client, ClientOptions, HttpOptions};
+//! let http = HttpOptions {
+//!     ca_files: vec!["ca.pem".into()],
+//!     bearer_token: Some(BearerToken::new("token")),
+//!     ..HttpOptions::default()
+//! };
+//! let client = Client::connect_http("https://localhost:8443/mcp", http, ClientOptions::default())
+//!     .await?;
+//! client.close().await;
+//! # Ok(()) }
 //! ```
 //!
 //! The `mcp-harness-driver` binary runs this client through the harness's driver contract
@@ -45,5 +63,5 @@ pub use client::Client;
 pub use defects::Defects;
 pub use error::{Error, ErrorKind};
 pub use handshake::{Handshake, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
-pub use options::{ClientOptions, StdioCommand};
+pub use options::{BearerToken, ClientOptions, HttpOptions, StdioCommand};
 pub use tools::ToolOutput;

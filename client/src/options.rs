@@ -1,8 +1,11 @@
-//! What the caller chooses: which server to start, which version to offer, how long to wait.
+//! What the caller chooses: which server to start or reach, which version to offer, how long to
+//! wait, and what to trust and present over HTTP.
 //!
 //! Kept apart from the client so the driver can build options from its environment without
 //! touching any connection logic.
 
+use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::defects::Defects;
@@ -54,9 +57,68 @@ impl Default for ClientOptions {
     }
 }
 
+/// A bearer token, sent as `Authorization: Bearer …` over HTTP.
+///
+/// The value can only be read by the transport that sends it: there is no `Display`, and `Debug`
+/// prints `BearerToken(<redacted>)`, so it cannot end up in a log line, an error or a panic.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    /// Wraps a token supplied by the caller.
+    pub fn new(token: impl Into<String>) -> Self {
+        BearerToken(token.into())
+    }
+
+    pub(crate) fn secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BearerToken(<redacted>)")
+    }
+}
+
+/// Settings that only the Streamable HTTP transport uses.
+///
+/// Certificates are always verified, against the system roots plus `ca_files`; there is no
+/// option to turn verification off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// PEM files of extra certificate authorities to trust besides the system roots.
+    pub ca_files: Vec<PathBuf>,
+    /// Sent as `Authorization: Bearer …` on every request when set.
+    pub bearer_token: Option<BearerToken>,
+    /// Open the optional standalone `GET` event stream after the handshake (default true).
+    pub listen: bool,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            ca_files: Vec::new(),
+            bearer_token: None,
+            listen: true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_token_never_shows_in_debug() {
+        let options = HttpOptions {
+            bearer_token: Some(BearerToken::new("s3cret-value")),
+            ..HttpOptions::default()
+        };
+        let shown = format!("{options:?} {options:#?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("<redacted>"));
+    }
 
     #[test]
     fn argv_splits_into_program_and_args() {

@@ -54,6 +54,15 @@ impl Router {
         }
     }
 
+    /// Fails the waiter for `id` with `error`, if it is still waiting (a transport that knows a
+    /// request can no longer be answered).
+    pub(crate) fn fail(&self, id: i64, error: Error) {
+        let waiter = self.lock().as_mut().and_then(|m| m.remove(&id));
+        if let Some(tx) = waiter {
+            let _ = tx.send(Err(error));
+        }
+    }
+
     /// Closes the router: every waiter fails with `transport_closed` saying `why`, and so does
     /// every later registration. Idempotent.
     pub(crate) fn close(&self, why: &str) {
@@ -114,6 +123,20 @@ mod tests {
         r.forget(1);
         assert_eq!(r.dispatch(response(json!(1), Ok(json!("late")))), None);
         assert!(one.try_recv().is_err());
+    }
+
+    #[test]
+    fn fail_reaches_only_a_waiting_request() {
+        let r = Router::new();
+        let mut rx = r.register(4).unwrap();
+        r.fail(4, Error::invalid("bad body"));
+        r.fail(4, Error::invalid("again"));
+        r.fail(5, Error::invalid("nobody"));
+        let e = rx.try_recv().unwrap().unwrap_err();
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::InvalidResponse, "bad body")
+        );
     }
 
     #[test]

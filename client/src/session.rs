@@ -38,6 +38,10 @@ impl Session {
         &self.options
     }
 
+    pub(crate) fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
     fn fresh_id(&self) -> i64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
@@ -138,6 +142,8 @@ impl InFlight<'_> {
         self.settled = true;
         let session = self.session;
         session.router.forget(self.id);
+        // Over HTTP this drops the request's exchange; it is queued before the notification.
+        session.transport.abort(self.id);
         let (kind, reason) = match why {
             GaveUp::Timeout => (
                 ErrorKind::Timeout,
@@ -174,6 +180,7 @@ impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if !self.settled {
             self.session.router.forget(self.id);
+            self.session.transport.abort(self.id);
         }
     }
 }

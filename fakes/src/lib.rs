@@ -7,14 +7,18 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | [`cli`] | the fake's argv and scenario loading |
+//! | [`cli`] | the stdio fake's argv and scenario loading |
 //! | [`script`] | choosing the answer to a request (pure, shared by every transport) |
 //! | [`jsonrpc`] | classifying incoming messages, building answers |
 //! | [`recorder`] | the append-only, capped transcript writer |
 //! | [`stdio`] | the newline-delimited JSON-RPC server loop on stdin/stdout |
+//! | [`http`] | the Streamable HTTP fake on `127.0.0.1`, run inside the runner's process |
+//! | [`tls`] | the run's CAs and certificates, and the rustls configs made from them |
 
 pub mod cli;
+pub mod http;
 pub mod jsonrpc;
 pub mod recorder;
 pub mod script;
 pub mod stdio;
+pub mod tls;

@@ -3,7 +3,7 @@
 //! the same script the same way.
 
 use mcp_harness_scenarios::matcher::{self, Captures};
-use mcp_harness_scenarios::model::{Reply, RpcError, ServerScript};
+use mcp_harness_scenarios::model::{HttpReply, Reply, RpcError, ServerScript};
 use serde_json::{Value, json};
 
 use crate::jsonrpc::METHOD_NOT_FOUND;
@@ -24,6 +24,8 @@ pub struct Answer {
     pub delay_ms: u64,
     /// Then do this.
     pub reply: Reply,
+    /// The handler's HTTP shape and faults, if it gave any (ignored over stdio).
+    pub http: Option<HttpReply>,
 }
 
 /// Picks the answer to a request: the first handler whose `method` is equal and whose
@@ -42,10 +44,12 @@ pub fn choose(script: &ServerScript, method: &str, params: Option<&Value>) -> An
         Some(h) => Answer {
             delay_ms: h.delay_ms,
             reply: h.reply.clone(),
+            http: h.http.clone(),
         },
         None => Answer {
             delay_ms: 0,
             reply: default_reply(method, actual),
+            http: None,
         },
     }
 }

@@ -218,7 +218,7 @@ fn log(text: &str) {
 }
 
 /// The first `max` bytes of `text` (cut at a character boundary), marked when cut.
-fn keep_start(text: &str, max: usize) -> String {
+pub(crate) fn keep_start(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::matcher;
-use crate::model::{Scenario, Step, Transport, WireStream};
+use crate::model::{Endpoint, Scenario, Step, Transport, WireStream};
 
 /// A loaded case: its id (the path below the scenarios root, without `.json`) and its content.
 #[derive(Debug, Clone)]
@@ -218,8 +218,22 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
             matcher::validate(m).map_err(|msg| (at.clone(), msg))?;
         }
     }
-    let observes_traffic =
-        s.expect.wire.iter().any(|w| w.not_sent.is_none()) || !s.expect.lifecycle.is_empty();
+    if !s.expect.lifecycle.is_empty() && s.transports.iter().any(|t| *t != Transport::Stdio) {
+        return Err((
+            "expect.lifecycle".into(),
+            "lifecycle checks are about a stdio server process: expected `transports: [\"stdio\"]`"
+                .into(),
+        ));
+    }
+    // Where the right behaviour is to send nothing at all (a refused URL or certificate), the
+    // outcome kind is what tells a careful client from an idle one.
+    let refuses_before_sending = matches!(
+        s.server.http.endpoint,
+        Endpoint::InsecureRemote | Endpoint::UntrustedCa | Endpoint::WrongName
+    );
+    let observes_traffic = s.expect.wire.iter().any(|w| w.not_sent.is_none())
+        || !s.expect.lifecycle.is_empty()
+        || (refuses_before_sending && !s.expect.outcomes.is_empty());
     if !observes_traffic {
         return Err((
             "expect".into(),

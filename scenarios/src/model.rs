@@ -309,6 +309,9 @@ pub struct ErrorExpectation {
     /// The JSON-RPC error code that caused it, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i64>,
+    /// With `http_status`: the HTTP status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
 }
 
 /// The driver contract's closed vocabulary of error kinds.

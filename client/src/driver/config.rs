@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::defects::Defects;
-use crate::options::{ClientOptions, StdioCommand};
+use crate::options::{BearerToken, ClientOptions, HttpOptions, StdioCommand};
 
 /// The contract version this driver implements.
 pub(crate) const CONTRACT_VERSION: &str = "1";
@@ -26,6 +26,10 @@ pub(crate) struct Config {
     pub(crate) transport: TransportKind,
     /// The server argv; present for stdio.
     pub(crate) server: Option<StdioCommand>,
+    /// The MCP endpoint; present for http (judged by the client's URL policy at connect).
+    pub(crate) url: Option<String>,
+    /// CA files and bearer token for http (its `Debug` redacts the token).
+    pub(crate) http: HttpOptions,
     /// The plan's steps, each still raw JSON (steps are judged one by one when run).
     pub(crate) plan: Vec<Value>,
     pub(crate) options: ClientOptions,
@@ -36,7 +40,7 @@ pub(crate) fn parse(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, String> {
-    let defects = parse_args(args)?;
+    let (defects, positional) = parse_args(args)?;
     let required = |name: &str, expected: &str| {
         env(name).ok_or_else(|| format!("{name} is not set (or not UTF-8); expected {expected}"))
     };
@@ -55,12 +59,36 @@ pub(crate) fn parse(
             ));
         }
     };
-    let server = match transport {
-        TransportKind::Stdio => Some(server_command(&required(
-            "MCP_HARNESS_SERVER_COMMAND",
-            "a JSON array of strings (the server's argv)",
-        )?)?),
-        TransportKind::Http => None,
+    let (server, url) = match transport {
+        TransportKind::Stdio => {
+            let argv = required(
+                "MCP_HARNESS_SERVER_COMMAND",
+                "a JSON array of strings (the server's argv)",
+            )?;
+            (Some(server_command(&argv)?), None)
+        }
+        // The variable wins; the harness also passes the URL as the last argument.
+        TransportKind::Http => match env("MCP_HARNESS_SERVER_URL").or(positional) {
+            Some(url) => (None, Some(url)),
+            None => {
+                return Err(
+                    "MCP_HARNESS_SERVER_URL is not set and no URL argument was given; \
+                            expected the MCP endpoint, e.g. https://localhost:8443/mcp"
+                        .into(),
+                );
+            }
+        },
+    };
+    let http = HttpOptions {
+        ca_files: env("MCP_HARNESS_CA_FILE")
+            .filter(|path| !path.is_empty())
+            .map(Into::into)
+            .into_iter()
+            .collect(),
+        bearer_token: env("MCP_HARNESS_BEARER_TOKEN")
+            .filter(|token| !token.is_empty())
+            .map(BearerToken::new),
+        ..HttpOptions::default()
     };
     let plan_text = required("MCP_HARNESS_PLAN", "a JSON array of steps")?;
     let plan = match serde_json::from_str(&plan_text) {
@@ -97,6 +125,8 @@ pub(crate) fn parse(
     Ok(Config {
         transport,
         server,
+        url,
+        http,
         plan,
         options: ClientOptions {
             protocol_version,
@@ -107,10 +137,11 @@ pub(crate) fn parse(
     })
 }
 
-/// `--defect NAME` / `--defect=NAME`, repeatable. Positional arguments (the harness passes the
-/// server URL last) are accepted and ignored.
-fn parse_args(args: &[String]) -> Result<Defects, String> {
+/// `--defect NAME` / `--defect=NAME`, repeatable, and the last positional argument (the harness
+/// passes the server URL last); other positional arguments are ignored.
+fn parse_args(args: &[String]) -> Result<(Defects, Option<String>), String> {
     let mut defects = Defects::default();
+    let mut positional = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         let name = if arg == "--defect" {
@@ -122,6 +153,7 @@ fn parse_args(args: &[String]) -> Result<Defects, String> {
                 "unknown option {arg:?}; the only option is --defect NAME"
             ));
         } else {
+            positional = Some(arg.clone());
             continue;
         };
         if !defects.enable(name) {
@@ -131,7 +163,7 @@ fn parse_args(args: &[String]) -> Result<Defects, String> {
             ));
         }
     }
-    Ok(defects)
+    Ok((defects, positional))
 }
 
 fn server_command(text: &str) -> Result<StdioCommand, String> {
@@ -204,14 +236,31 @@ mod tests {
     }
 
     #[test]
-    fn http_needs_no_server_command() {
+    fn http_needs_a_url_but_no_server_command() {
         let env = env_with(&[
             ("MCP_HARNESS_TRANSPORT", Some("http")),
             ("MCP_HARNESS_SERVER_COMMAND", None),
         ]);
-        let c = parse_with(&[], &env).unwrap();
+        let err = parse_with(&[], &env).unwrap_err();
+        assert!(err.contains("MCP_HARNESS_SERVER_URL"), "{err}");
+        let c = parse_with(&["--defect", "no-delete", "http://127.0.0.1:1/a"], &env).unwrap();
         assert_eq!(c.transport, TransportKind::Http);
         assert!(c.server.is_none());
+        assert_eq!(c.url.as_deref(), Some("http://127.0.0.1:1/a"));
+        assert!(c.options.defects.no_delete);
+        assert_eq!(c.http, HttpOptions::default());
+
+        let env = env_with(&[
+            ("MCP_HARNESS_TRANSPORT", Some("http")),
+            ("MCP_HARNESS_SERVER_URL", Some("https://localhost:2/mcp")),
+            ("MCP_HARNESS_CA_FILE", Some("/tmp/ca.pem")),
+            ("MCP_HARNESS_BEARER_TOKEN", Some("tok-123")),
+        ]);
+        let c = parse_with(&["https://ignored.invalid/"], &env).unwrap();
+        assert_eq!(c.url.as_deref(), Some("https://localhost:2/mcp"));
+        assert_eq!(c.http.ca_files, [std::path::PathBuf::from("/tmp/ca.pem")]);
+        assert_eq!(c.http.bearer_token, Some(BearerToken::new("tok-123")));
+        assert!(!format!("{c:?}").contains("tok-123"));
     }
 
     #[test]

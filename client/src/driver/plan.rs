@@ -53,17 +53,14 @@ async fn connect(config: &Config, connection: &mut Option<Client>) -> Result<Val
     if let Some(previous) = connection.take() {
         previous.close().await;
     }
-    let server = match (config.transport, &config.server) {
-        (TransportKind::Stdio, Some(server)) => server,
-        (TransportKind::Stdio, None) => return Err(Error::closed("no server command was given")),
-        (TransportKind::Http, _) => {
-            return Err(Error::new(
-                ErrorKind::UnsupportedOp,
-                "the reference client does not speak Streamable HTTP yet",
-            ));
+    let options = config.options.clone();
+    let client = match (config.transport, &config.server, &config.url) {
+        (TransportKind::Stdio, Some(server), _) => Client::connect_stdio(server, options).await?,
+        (TransportKind::Http, _, Some(url)) => {
+            Client::connect_http(url, config.http.clone(), options).await?
         }
+        _ => return Err(Error::closed("no server command or URL was given")),
     };
-    let client = Client::connect_stdio(server, config.options.clone()).await?;
     let result = client.handshake().result();
     let ok = json!({
         "protocolVersion": result.get("protocolVersion").cloned().unwrap_or(Value::Null),
@@ -134,6 +131,9 @@ fn write_line(
             if let Some(code) = e.code {
                 error.insert("code".into(), json!(code));
             }
+            if let Some(status) = e.status {
+                error.insert("status".into(), json!(status));
+            }
             line.insert("error".into(), Value::Object(error));
         }
     }
@@ -144,7 +144,7 @@ fn write_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::ClientOptions;
+    use crate::options::{ClientOptions, HttpOptions};
 
     fn config(transport: TransportKind, plan: Value) -> Config {
         let Value::Array(plan) = plan else {
@@ -153,6 +153,8 @@ mod tests {
         Config {
             transport,
             server: None,
+            url: None,
+            http: HttpOptions::default(),
             plan,
             options: ClientOptions::default(),
         }
@@ -201,28 +203,35 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn http_connect_is_unsupported_then_closed() {
+    async fn an_insecure_http_url_fails_connect_then_steps_are_closed() {
         let plan = json!([{"op":"connect"},{"op":"list_tools"}]);
-        let got = lines(&config(TransportKind::Http, plan)).await;
-        assert_eq!(got[0]["error"]["kind"], "unsupported_op");
+        let mut config = config(TransportKind::Http, plan);
+        config.url = Some("http://example.invalid/mcp".into());
+        let got = lines(&config).await;
+        assert_eq!(got[0]["error"]["kind"], "insecure_url");
         assert_eq!(got[1]["error"]["kind"], "transport_closed");
     }
 
     #[test]
-    fn lines_carry_code_only_when_given() {
+    fn lines_carry_code_and_status_only_when_given() {
         let mut out = Vec::new();
         let e = Error {
             kind: ErrorKind::ProtocolError,
             message: "m".into(),
             code: Some(-32602),
+            status: None,
         };
         write_line(&mut out, 3, json!("call_tool"), Err(e)).unwrap();
         write_line(&mut out, 4, json!("close"), Ok(json!({}))).unwrap();
+        let e = Error::http_status(401, "no");
+        write_line(&mut out, 5, json!("list_tools"), Err(e)).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             text,
             "{\"step\":3,\"op\":\"call_tool\",\"error\":{\"kind\":\"protocol_error\",\
-             \"message\":\"m\",\"code\":-32602}}\n{\"step\":4,\"op\":\"close\",\"ok\":{}}\n"
+             \"message\":\"m\",\"code\":-32602}}\n{\"step\":4,\"op\":\"close\",\"ok\":{}}\n\
+             {\"step\":5,\"op\":\"list_tools\",\"error\":{\"kind\":\"http_status\",\
+             \"message\":\"no\",\"status\":401}}\n"
         );
     }
 }

@@ -3,9 +3,12 @@
 //!
 //! A transport owns no protocol logic. It writes the messages it is given, hands every message
 //! it receives to the router (sending back whatever reply the router returns), and closes the
-//! router when the peer goes away. Streamable HTTP will be a second variant beside `Stdio`: its
-//! `send` will POST and feed the JSON or SSE answer to the same router.
+//! router when the peer goes away. Stdio writes lines to a child; Streamable HTTP POSTs each
+//! message and feeds the JSON or SSE answer to the same router. The few hooks only HTTP needs
+//! (aborting one request, the negotiated version header, the server stream, a lost session) are
+//! no-ops for stdio, so the session and client layers never ask which transport they drive.
 
+pub(crate) mod http;
 pub(crate) mod stdio;
 
 use std::time::Duration;
@@ -15,12 +18,15 @@ use serde_json::Value;
 use crate::defects::Defects;
 use crate::error::Error;
 
+pub(crate) use http::HttpTransport;
 pub(crate) use stdio::StdioTransport;
 
 /// One live connection to a server, whatever carries it.
 pub(crate) enum Transport {
     /// A child process speaking newline-delimited JSON-RPC on its stdin and stdout.
     Stdio(StdioTransport),
+    /// An MCP endpoint reached with Streamable HTTP.
+    Http(HttpTransport),
 }
 
 impl Transport {
@@ -28,6 +34,38 @@ impl Transport {
     pub(crate) fn send(&self, message: &Value) -> Result<(), Error> {
         match self {
             Transport::Stdio(t) => t.send(message),
+            Transport::Http(t) => t.send(message),
+        }
+    }
+
+    /// Stops carrying the request `id` (its waiter gave up). HTTP drops the request's
+    /// connection; on stdio there is nothing to abort.
+    pub(crate) fn abort(&self, id: i64) {
+        if let Transport::Http(t) = self {
+            t.abort(id);
+        }
+    }
+
+    /// Records the negotiated protocol version, which HTTP sends as a header from now on.
+    pub(crate) fn set_protocol_version(&self, version: Option<&str>) {
+        if let Transport::Http(t) = self {
+            t.set_protocol_version(version);
+        }
+    }
+
+    /// The handshake is complete: HTTP may now open its standalone server stream.
+    pub(crate) fn listen(&self) {
+        if let Transport::Http(t) = self {
+            t.listen();
+        }
+    }
+
+    /// Whether the server forgot our session since the last call (HTTP 404), so a new
+    /// handshake is owed before the next request. Always false on stdio.
+    pub(crate) fn take_session_lost(&self) -> bool {
+        match self {
+            Transport::Stdio(_) => false,
+            Transport::Http(t) => t.take_session_lost(),
         }
     }
 
@@ -35,6 +73,7 @@ impl Transport {
     pub(crate) async fn shutdown(&self, grace: Duration, defects: &Defects) {
         match self {
             Transport::Stdio(t) => t.shutdown(grace, defects).await,
+            Transport::Http(t) => t.shutdown(grace, defects).await,
         }
     }
 
@@ -42,6 +81,7 @@ impl Transport {
     pub(crate) async fn abandon(&self) {
         match self {
             Transport::Stdio(t) => t.abandon().await,
+            Transport::Http(t) => t.abandon().await,
         }
     }
 }

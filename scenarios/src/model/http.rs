@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// How the HTTP fake behaves as a whole.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpScript {
     /// Which endpoint the client is given, and with which certificate.
@@ -34,6 +34,20 @@ pub struct HttpScript {
 
 fn yes() -> bool {
     true
+}
+
+impl Default for HttpScript {
+    /// The same as `"http": {}`: a trusted endpoint with sessions.
+    fn default() -> Self {
+        HttpScript {
+            endpoint: Endpoint::default(),
+            sessions: true,
+            delete: DeleteMode::default(),
+            get: GetMode::default(),
+            replies: ReplyFormat::default(),
+            expire_session_after: None,
+        }
+    }
 }
 
 /// The endpoint the client is handed.

@@ -14,6 +14,7 @@ use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::matcher::{self, Captures};
 use mcp_harness_scenarios::model::{
     Level, LifecycleEvent, LifecycleExpectation, OutcomeExpectation, Transport, WireExpectation,
+    WireStream,
 };
 use mcp_harness_scenarios::transcript::Event;
 
@@ -130,6 +131,24 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         },
     );
     base_rules(&mut c, run);
+    if transport == Transport::Https {
+        http_rules(&mut c, &http_requests(run));
+    }
+    if s.bearer_token {
+        c.push(
+            "the client never printed its bearer token",
+            Level::Must,
+            "Never log access tokens or secrets.",
+            "seed 001 (security: redact secrets from traces); seed 000 § Security and Scope",
+            match run.secret_leaked {
+                true => Err((
+                    "no trace of the token on stdout or stderr".into(),
+                    "the token was printed (redacted here)".into(),
+                )),
+                false => Ok(()),
+            },
+        );
+    }
     if transport == Transport::Stdio {
         c.push(
             "the server process was not left running after the client exited",
@@ -150,8 +169,13 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         outcome_check(&mut c, o, &outcomes);
     }
     let received = run.received();
+    let http_requests = http_requests(run);
     for w in &s.expect.wire {
-        let result = wire_check(w, &received);
+        let items: Vec<&Value> = match w.on {
+            WireStream::Messages => received.clone(),
+            WireStream::HttpRequests => http_requests.iter().collect(),
+        };
+        let result = wire_check(w, &items);
         c.own(&w.check, w.level.unwrap_or(s.requirement.level), result);
     }
     for l in &s.expect.lifecycle {
@@ -223,6 +247,63 @@ fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     );
 }
 
+/// The HTTP requests the fake saw, as the values `http_requests` wire checks match.
+fn http_requests(run: &TrialRun) -> Vec<Value> {
+    run.records
+        .iter()
+        .flatten()
+        .filter_map(|r| match &r.event {
+            Event::HttpRequest {
+                method,
+                path,
+                headers,
+                status,
+            } => Some(serde_json::json!({
+                "method": method, "path": path, "headers": headers, "status": status,
+            })),
+            _ => None,
+        })
+        .collect()
+}
+
+fn http_rules(c: &mut Checker<'_>, requests: &[Value]) {
+    const SENDING: &str =
+        "docs/specification/2025-11-25/basic/transports.mdx § Sending Messages to the Server";
+    let posts: Vec<&Value> = requests.iter().filter(|r| r["method"] == "POST").collect();
+    let bad_accept = posts.iter().find(|r| {
+        let accept = r["headers"]["accept"]
+            .as_str()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        !(accept.contains("application/json") && accept.contains("text/event-stream"))
+    });
+    c.push(
+        "every POST accepts both application/json and text/event-stream",
+        Level::Must,
+        "The client must include an Accept header listing both application/json and text/event-stream.",
+        SENDING,
+        bad_accept.map_or(Ok(()), |r| {
+            Err(("Accept: application/json, text/event-stream".into(), matcher::short(&r["headers"])))
+        }),
+    );
+    let bad_type = posts.iter().find(|r| {
+        !r["headers"]["content-type"]
+            .as_str()
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .starts_with("application/json")
+    });
+    c.push(
+        "every POST body is sent as application/json",
+        Level::Must,
+        "Every JSON-RPC message sent from the client is a new HTTP POST request to the MCP endpoint, with a JSON body.",
+        SENDING,
+        bad_type.map_or(Ok(()), |r| {
+            Err(("Content-Type: application/json".into(), matcher::short(&r["headers"])))
+        }),
+    );
+}
+
 fn is_jsonrpc(m: &Value) -> bool {
     let has = |k: &str| m.get(k).is_some();
     m.get("jsonrpc") == Some(&Value::from("2.0"))
@@ -241,10 +322,7 @@ fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcomes: &Outcome
             format!("ok {}", matcher::short(m)),
         ),
         (None, Some(e)) => {
-            let shown = match e.code {
-                Some(code) => format!("error kind {} (code {code})", e.kind.as_str()),
-                None => format!("error kind {}", e.kind.as_str()),
-            };
+            let shown = outcome::describe_error(e.kind, e.code, e.status);
             (format!("step {} ({op}) fails with {shown}", o.step), shown)
         }
         (None, None) => return,
@@ -253,8 +331,10 @@ fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcomes: &Outcome
         (None, _, _) => Err((expected, "no outcome line for this step".into())),
         (Some(Reported::Ok(got)), Some(m), _) => matcher::matches(m, got, &mut Captures::new())
             .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got)))),
-        (Some(Reported::Error { kind, code }), None, Some(e))
-            if *kind == e.kind && (e.code.is_none() || e.code == *code) =>
+        (Some(Reported::Error { kind, code, status }), None, Some(e))
+            if *kind == e.kind
+                && (e.code.is_none() || e.code == *code)
+                && (e.status.is_none() || e.status == *status) =>
         {
             Ok(())
         }
@@ -322,6 +402,35 @@ fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(), (String, S
             _ => Ok(()),
         };
     }
+    if let Some(m) = &w.every {
+        let considered: Vec<&Value> = received
+            .iter()
+            .copied()
+            .filter(|got| {
+                w.filter
+                    .as_ref()
+                    .is_none_or(|f| matcher::matches(f, got, &mut Captures::new()).is_ok())
+            })
+            .collect();
+        if considered.is_empty() {
+            return Err((
+                format!(
+                    "at least one item to which `every {}` applies",
+                    matcher::short(m)
+                ),
+                summary(received),
+            ));
+        }
+        for got in considered {
+            if let Err(miss) = matcher::matches(m, got, &mut Captures::new()) {
+                return Err((
+                    format!("every item matching {}", matcher::short(m)),
+                    format!("{} ({miss})", matcher::short(got)),
+                ));
+            }
+        }
+        return Ok(());
+    }
     if let Some(m) = &w.not_sent {
         if let Some(got) = received
             .iter()
@@ -344,6 +453,13 @@ fn summary(messages: &[&Value]) -> String {
     let items: Vec<String> = messages
         .iter()
         .map(|m| {
+            if let Some(path) = m.get("path").and_then(Value::as_str) {
+                let method = m.get("method").and_then(Value::as_str).unwrap_or("?");
+                return format!(
+                    "{method} {path} → {}",
+                    m.get("status").unwrap_or(&Value::Null)
+                );
+            }
             let what = m
                 .get("method")
                 .and_then(Value::as_str)

@@ -14,6 +14,7 @@
 
 pub mod baseline;
 pub mod checks;
+pub mod http_env;
 pub mod outcome;
 pub mod procs;
 pub mod snapshot;
@@ -34,7 +35,7 @@ use mcp_harness_scenarios::{Case, load_dir};
 
 use baseline::Baseline;
 use checks::CheckResult;
-use trial::{Bins, TrialRun};
+use trial::{Harness, TrialRun};
 use verdict::Grade;
 
 /// Everything one conformance run needs.
@@ -55,7 +56,7 @@ pub struct Options {
     /// The snapshots directory; `None` compares no snapshots (cases from elsewhere).
     pub snapshots_dir: Option<PathBuf>,
     /// The harness's binaries.
-    pub bins: Bins,
+    pub bins: trial::Bins,
     /// libtest-mimic's own arguments (filter, `--list`, `--exact`, `--test-threads`, ...).
     pub libtest: libtest_mimic::Arguments,
 }
@@ -76,10 +77,10 @@ pub fn evaluate(
     case: &Case,
     transport: Transport,
     client_cmd: &str,
-    bins: &Bins,
+    harness: &Harness,
     profile_on: bool,
 ) -> Evaluation {
-    let run = trial::run(case, transport, client_cmd, bins);
+    let run = trial::run(case, transport, client_cmd, harness);
     let (checks, outcomes) = checks::evaluate(case, transport, &run);
     let grade = verdict::grade(&checks, &outcomes, profile_on);
     Evaluation { run, checks, grade }
@@ -148,6 +149,7 @@ pub fn run(opts: Options) -> ExitCode {
         .clone()
         .unwrap_or_else(|| shell_quote(&opts.bins.driver));
     let reports: Arc<Mutex<Vec<TrialReport>>> = Arc::default();
+    let harness = Arc::new(Harness::new(opts.bins.clone()));
     let started = Instant::now();
     let libtest_trials = trials
         .into_iter()
@@ -155,11 +157,11 @@ pub fn run(opts: Options) -> ExitCode {
             let name = trial_name(&case, transport);
             let entry = baseline.get(&name).cloned();
             let kind = if entry.is_some() { "xfail" } else { "" };
-            let (bins, cmd, reports) = (opts.bins.clone(), client_cmd.clone(), reports.clone());
+            let (harness, cmd, reports) = (harness.clone(), client_cmd.clone(), reports.clone());
             let (snapshots, bless, profile_on) =
                 (snapshots_dir.clone(), opts.bless, !opts.spec_only);
             Trial::test(name.clone(), move || {
-                let eval = evaluate(&case, transport, &cmd, &bins, profile_on);
+                let eval = evaluate(&case, transport, &cmd, &harness, profile_on);
                 let failed_checks = eval
                     .checks
                     .iter()

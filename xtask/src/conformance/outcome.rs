@@ -17,6 +17,8 @@ pub enum Reported {
         kind: ErrorKind,
         /// The JSON-RPC error code that caused it.
         code: Option<i64>,
+        /// The HTTP status, with `http_status`.
+        status: Option<u16>,
     },
 }
 
@@ -25,11 +27,19 @@ impl Reported {
     pub fn describe(&self) -> String {
         match self {
             Reported::Ok(v) => format!("ok {}", mcp_harness_scenarios::matcher::short(v)),
-            Reported::Error { kind, code } => match code {
-                Some(code) => format!("error kind {} (code {code})", kind.as_str()),
-                None => format!("error kind {}", kind.as_str()),
-            },
+            Reported::Error { kind, code, status } => describe_error(*kind, *code, *status),
         }
+    }
+}
+
+/// `error kind K (code C, status S)`, for expectations and reports alike.
+pub fn describe_error(kind: ErrorKind, code: Option<i64>, status: Option<u16>) -> String {
+    let mut extra: Vec<String> = Vec::new();
+    extra.extend(code.map(|c| format!("code {c}")));
+    extra.extend(status.map(|s| format!("status {s}")));
+    match extra.is_empty() {
+        true => format!("error kind {}", kind.as_str()),
+        false => format!("error kind {} ({})", kind.as_str(), extra.join(", ")),
     }
 }
 
@@ -108,7 +118,11 @@ fn parse_line(line: &str, index: usize, op: &str) -> Result<Reported, String> {
                 .and_then(|k| serde_json::from_value::<ErrorKind>(k).ok())
                 .ok_or_else(|| "an error `kind` from the contract's vocabulary".to_owned())?;
             let code = error.get("code").and_then(Value::as_i64);
-            Ok(Reported::Error { kind, code })
+            let status = error
+                .get("status")
+                .and_then(Value::as_u64)
+                .and_then(|s| u16::try_from(s).ok());
+            Ok(Reported::Error { kind, code, status })
         }
         _ => Err(expected_shape),
     }
@@ -143,7 +157,8 @@ mod tests {
             out.by_step[1],
             Some(Reported::Error {
                 kind: ErrorKind::RepeatedCursor,
-                code: None
+                code: None,
+                status: None,
             })
         );
     }

@@ -14,6 +14,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use mcp_harness_scenarios::transcript::Event;
+
 use super::checks::lifecycle_events;
 use super::trial::TrialRun;
 use super::verdict::describe_event;
@@ -62,23 +64,43 @@ pub fn render(run: &TrialRun) -> String {
         .enumerate()
         .map(|(i, p)| (p.pid, format!("server#{}", i + 1)))
         .collect();
+    let mut gets = Vec::new();
     for record in run.records.iter().flatten() {
         let mut event = record.event.clone();
-        if let mcp_harness_scenarios::transcript::Event::Received { message }
-        | mcp_harness_scenarios::transcript::Event::Sent { message } = &mut event
+        if let Event::HttpRequest {
+            method,
+            headers,
+            status,
+            ..
+        } = &mut event
         {
+            if let Some(session) = headers.get_mut("mcp-session-id") {
+                *session = "[session]".into();
+            }
+            // The standalone GET stream runs beside the POSTs, so its place in the order is a
+            // race; it is summarized after the transcript instead.
+            if method == "GET" {
+                gets.push(status.to_string());
+                continue;
+            }
+        }
+        if let Event::Received { message } | Event::Sent { message } = &mut event {
             normalize(message);
         }
-        let who = names.get(&record.pid).map_or("server#?", String::as_str);
+        let who = names.get(&record.pid).map_or("fake", String::as_str);
         let _ = writeln!(out, "  {who} {}", describe_event_full(&event));
     }
-    let ends: Vec<&str> = lifecycle_events(run).iter().map(|e| e.as_str()).collect();
-    let _ = writeln!(out, "lifecycle: {}", ends.join(" → "));
+    if !gets.is_empty() {
+        let _ = writeln!(out, "standalone GET requests answered: {}", gets.join(", "));
+    }
+    if !run.servers.is_empty() {
+        let ends: Vec<&str> = lifecycle_events(run).iter().map(|e| e.as_str()).collect();
+        let _ = writeln!(out, "lifecycle: {}", ends.join(" → "));
+    }
     out
 }
 
-fn describe_event_full(event: &mcp_harness_scenarios::transcript::Event) -> String {
-    use mcp_harness_scenarios::transcript::Event;
+fn describe_event_full(event: &Event) -> String {
     match event {
         Event::Received { message } => format!("→ {message}"),
         Event::Sent { message } => format!("← {message}"),

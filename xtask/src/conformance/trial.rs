@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,7 @@ use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::transcript::{self, Event, Record};
 
+use super::http_env::HttpEnv;
 use super::procs;
 
 /// Where the harness's own binaries are.
@@ -72,12 +73,39 @@ pub struct TrialRun {
     pub elapsed: Duration,
     /// What the fake recorded, or why it could not be read.
     pub records: Result<Vec<Record>, String>,
-    /// The server processes, in launch order.
+    /// The server processes, in launch order (stdio only).
     pub servers: Vec<ServerProcess>,
+    /// Whether the client printed the bearer token it was given (already redacted above).
+    pub secret_leaked: bool,
+}
+
+/// What a trial needs besides the case: the harness's binaries and, made on first use,
+/// the run's HTTP environment.
+pub struct Harness {
+    /// The harness's binaries.
+    pub bins: Bins,
+    http: OnceLock<Result<HttpEnv, String>>,
+}
+
+impl Harness {
+    /// A harness using these binaries.
+    pub fn new(bins: Bins) -> Harness {
+        Harness {
+            bins,
+            http: OnceLock::new(),
+        }
+    }
+
+    fn http(&self) -> Result<&HttpEnv, String> {
+        self.http
+            .get_or_init(HttpEnv::new)
+            .as_ref()
+            .map_err(Clone::clone)
+    }
 }
 
 /// Runs `client_cmd` (a shell command line) for one case over one transport.
-pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> TrialRun {
+pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harness) -> TrialRun {
     let dir = match tempfile::Builder::new().prefix("mcp-harness-").tempdir() {
         Ok(dir) => dir,
         Err(e) => {
@@ -86,28 +114,19 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> 
     };
     let transcript_path = dir.path().join("transcript.jsonl");
     let s = &case.scenario;
-    let server_argv = vec![
-        bins.fake_stdio.to_string_lossy().into_owned(),
-        "--scenario".to_owned(),
-        case.path.to_string_lossy().into_owned(),
-        "--transcript".to_owned(),
-        transcript_path.to_string_lossy().into_owned(),
-    ];
     let plan = serde_json::to_string(&s.plan).unwrap_or_default();
     let mut cmd = Command::new("/bin/sh");
+    // `"$@"` appends the URL (if any) as the client's last argument.
     cmd.arg("-c")
-        .arg(client_cmd)
+        .arg(format!("{client_cmd} \"$@\""))
+        .arg("mcp-harness-client")
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("MCP_HARNESS_CONTRACT", "1")
         .env("MCP_HARNESS_SCENARIO", &case.id)
-        .env("MCP_HARNESS_TRANSPORT", transport.as_str())
-        .env(
-            "MCP_HARNESS_SERVER_COMMAND",
-            serde_json::to_string(&server_argv).unwrap_or_default(),
-        )
+        .env("MCP_HARNESS_TRANSPORT", transport.contract_name())
         .env("MCP_HARNESS_PLAN", plan)
         .env("MCP_HARNESS_TIMEOUT_MS", s.timeout_ms.to_string())
         .env("MCP_HARNESS_PROTOCOL_VERSION", &s.protocol_version)
@@ -118,6 +137,36 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> 
         .env("MCP_CONFORMANCE_SCENARIO", &case.id)
         .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &s.protocol_version)
         .env_remove("MCP_HARNESS_BEARER_TOKEN");
+    let http = match transport {
+        Transport::Stdio => {
+            let server_argv = [
+                harness.bins.fake_stdio.to_string_lossy().into_owned(),
+                "--scenario".to_owned(),
+                case.path.to_string_lossy().into_owned(),
+                "--transcript".to_owned(),
+                transcript_path.to_string_lossy().into_owned(),
+            ];
+            cmd.env(
+                "MCP_HARNESS_SERVER_COMMAND",
+                serde_json::to_string(&server_argv).unwrap_or_default(),
+            );
+            None
+        }
+        Transport::Https => {
+            let started = harness
+                .http()
+                .and_then(|env| env.start(case, &transcript_path));
+            match started {
+                Ok(trial) => {
+                    cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
+                        .arg(&trial.url);
+                    Some(trial)
+                }
+                Err(e) => return TrialRun::failed_to_start(e),
+            }
+        }
+    };
+    let secret = http.as_ref().and_then(|h| h.token.clone());
 
     let start = Instant::now();
     let mut child = match cmd.spawn() {
@@ -147,6 +196,9 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> 
         }
     };
     let elapsed = start.elapsed();
+    if let Some(http) = http {
+        http.stop();
+    }
 
     let records = std::fs::read_to_string(&transcript_path)
         .or_else(|e| match e.kind() {
@@ -155,10 +207,11 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> 
         })
         .map_err(|e| format!("cannot read the transcript: {e}"))
         .and_then(|text| transcript::parse(&text));
-    let pids = records
-        .as_ref()
-        .map(|r| started_pids(r))
-        .unwrap_or_default();
+    // Over HTTP the fake lives in this process: there is no server process to track.
+    let pids = match (transport, &records) {
+        (Transport::Stdio, Ok(records)) => started_pids(records),
+        _ => Vec::new(),
+    };
     let servers = pids
         .iter()
         .map(|&pid| ServerProcess {
@@ -172,8 +225,21 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> 
     for &pid in &pids {
         procs::kill_and_reap(pid, &transcript_path);
     }
-    let (stdout_lines, stdout_overflow) = join_reader(stdout).unwrap_or_default();
-    let stderr_tail = join_reader(stderr).unwrap_or_default();
+    let (mut stdout_lines, stdout_overflow) = join_reader(stdout).unwrap_or_default();
+    let mut stderr_tail = join_reader(stderr).unwrap_or_default();
+    // A client that prints its credential is caught here, and the credential goes no further.
+    let mut secret_leaked = false;
+    if let Some(secret) = &secret {
+        for text in stdout_lines
+            .iter_mut()
+            .chain(std::iter::once(&mut stderr_tail))
+        {
+            if text.contains(secret.as_str()) {
+                secret_leaked = true;
+                *text = text.replace(secret.as_str(), "[redacted]");
+            }
+        }
+    }
     TrialRun {
         stdout_lines,
         stdout_overflow,
@@ -182,6 +248,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, bins: &Bins) -> 
         elapsed,
         records,
         servers,
+        secret_leaked,
     }
 }
 
@@ -195,6 +262,7 @@ impl TrialRun {
             elapsed: Duration::ZERO,
             records: Ok(Vec::new()),
             servers: Vec::new(),
+            secret_leaked: false,
         }
     }
 

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::{Case, load_dir};
-use xtask::conformance::trial::Bins;
+use std::sync::OnceLock;
+
+use xtask::conformance::trial::{Bins, Harness};
 use xtask::conformance::{self, Evaluation};
 
 /// The target directory holding xtask and, after `cargo test` of the workspace, the fake
@@ -59,9 +61,20 @@ pub fn driver_cmd(extra: &str) -> String {
     format!("{} {extra}", conformance::shell_quote(&bins().driver))
 }
 
+/// The harness shared by a test binary's trials (one HTTP environment per test binary).
+pub fn harness() -> &'static Harness {
+    static HARNESS: OnceLock<Harness> = OnceLock::new();
+    HARNESS.get_or_init(|| Harness::new(bins()))
+}
+
 /// Runs `case` over stdio against `client`.
 pub fn evaluate(case: &Case, client: &str) -> Evaluation {
-    conformance::evaluate(case, Transport::Stdio, client, &bins(), true)
+    evaluate_on(case, Transport::Stdio, client)
+}
+
+/// Runs `case` over `transport` against `client`.
+pub fn evaluate_on(case: &Case, transport: Transport, client: &str) -> Evaluation {
+    conformance::evaluate(case, transport, client, harness(), true)
 }
 
 /// Runs `jobs` on a few threads at once; trials mostly wait on processes.

@@ -1,0 +1,299 @@
+//! The HTTP exchanges themselves: a request's POST and its JSON or SSE answer, the POST of a
+//! notification or reply, the standalone GET stream, and the closing DELETE.
+//!
+//! Whatever arrives (on a POST stream or the GET stream) goes to the router, exactly as on
+//! stdio; server requests get the router's answer POSTed back through the queue. A request task
+//! ends as soon as its own response has been delivered, and fails its waiter with the reason
+//! whenever it ends without one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::StreamExt;
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Response, StatusCode};
+use tokio::sync::oneshot;
+
+use super::{Item, Shared, security};
+use crate::error::Error;
+use crate::jsonrpc::{self, Incoming};
+
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// Reconnects of the standalone stream in a row without receiving anything, before giving up.
+const STREAM_RECONNECTS: u32 = 3;
+/// The first reconnect delay (doubled on each failure) unless the server set `retry:`.
+const STREAM_BACKOFF: Duration = Duration::from_millis(250);
+/// The longest reconnect delay, whatever the server asks for.
+const STREAM_MAX_DELAY: Duration = Duration::from_secs(30);
+
+/// The body kinds a POST answer may have.
+#[derive(Debug, PartialEq)]
+enum Body {
+    Json,
+    EventStream,
+    Other(String),
+}
+
+fn body_kind(headers: &HeaderMap) -> Body {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return Body::Other("no Content-Type".into());
+    };
+    let text = String::from_utf8_lossy(value.as_bytes());
+    let essence = text.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        Body::Json
+    } else if essence.eq_ignore_ascii_case("text/event-stream") {
+        Body::EventStream
+    } else {
+        Body::Other(format!("Content-Type {text:?}"))
+    }
+}
+
+impl Shared {
+    /// Hands one received message to the router and queues the router's reply, if any.
+    fn deliver(&self, message: Incoming) {
+        if let Some(reply) = self.router.dispatch(message) {
+            let _ = self.enqueue(Item::Message(reply.to_string()));
+        }
+    }
+}
+
+fn answers(message: &Incoming, id: i64) -> bool {
+    matches!(message, Incoming::Response { id: got, .. } if got.as_i64() == Some(id))
+}
+
+/// POSTs request `id` and delivers its answer; any failure goes to its waiter. `begun` is
+/// dropped as soon as the answer begins (or the POST fails).
+pub(super) async fn request(
+    shared: Arc<Shared>,
+    id: i64,
+    method: String,
+    body: String,
+    begun: oneshot::Sender<()>,
+) {
+    if let Err(e) = exchange(&shared, id, &method, body, begun).await {
+        shared.router.fail(id, e);
+    }
+}
+
+async fn exchange(
+    shared: &Shared,
+    id: i64,
+    method: &str,
+    body: String,
+    begun: oneshot::Sender<()>,
+) -> Result<(), Error> {
+    let initialize = method == "initialize";
+    let what = format!("the {method} POST (request {id})");
+    let (post, session) = shared.post(body, initialize);
+    let sent = post.send().await;
+    drop(begun);
+    let reply = sent.map_err(|e| security::send_error(&e, &what))?;
+    if initialize && reply.status().is_success() {
+        shared.keep_session_id(reply.headers());
+    }
+    shared.check_status(reply.status(), session.as_ref(), &what)?;
+    match body_kind(reply.headers()) {
+        Body::Json => {
+            let bytes = reply
+                .bytes()
+                .await
+                .map_err(|e| security::send_error(&e, &what))?;
+            let message = jsonrpc::classify(&bytes)
+                .map_err(|why| Error::invalid(format!("the JSON answer to {what} is {why}")))?;
+            let ours = answers(&message, id);
+            shared.deliver(message);
+            match ours {
+                true => Ok(()),
+                false => Err(Error::invalid(format!(
+                    "the JSON answer to {what} is not its response"
+                ))),
+            }
+        }
+        Body::EventStream if shared.defects.json_only => Err(Error::invalid(format!(
+            "{what} was answered with an SSE stream (json-only defect)"
+        ))),
+        Body::EventStream => read_stream(shared, reply, id, &what).await,
+        Body::Other(got) => Err(Error::invalid(format!(
+            "{what} was answered with {got}; expected application/json or text/event-stream"
+        ))),
+    }
+}
+
+/// Reads a POST's SSE stream until the response to `id` has been delivered.
+async fn read_stream(shared: &Shared, reply: Response, id: i64, what: &str) -> Result<(), Error> {
+    let mut events = reply.bytes_stream().eventsource();
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| stream_error(e, what))?;
+        let message = jsonrpc::classify(event.data.as_bytes()).map_err(|why| {
+            Error::invalid(format!("an event on the SSE answer to {what} is {why}"))
+        })?;
+        let ours = answers(&message, id);
+        shared.deliver(message);
+        if ours {
+            return Ok(());
+        }
+    }
+    Err(Error::closed(format!(
+        "the SSE answer to {what} ended without the response"
+    )))
+}
+
+fn stream_error(e: EventStreamError<reqwest::Error>, what: &str) -> Error {
+    match e {
+        EventStreamError::Transport(e) => security::send_error(&e, what),
+        other => Error::invalid(format!("the SSE answer to {what} is malformed: {other}")),
+    }
+}
+
+/// POSTs a notification or an answer to a server request and waits for its (202) reply,
+/// at most the request timeout. Failures can only be reported on stderr.
+pub(super) async fn post_message(shared: &Shared, body: String) {
+    let (post, session) = shared.post(body, false);
+    let what = "a notification or reply POST";
+    let outcome = match tokio::time::timeout(shared.request_timeout, post.send()).await {
+        Ok(Ok(reply)) => shared.check_status(reply.status(), session.as_ref(), what),
+        Ok(Err(e)) => Err(security::send_error(&e, what)),
+        Err(_) => Err(Error::closed(format!("no answer to {what} in time"))),
+    };
+    if let Err(e) = outcome {
+        eprintln!("mcp-harness-client: {e}");
+    }
+}
+
+/// Ends the session with `DELETE`; 405 means the server does not allow it, which is fine.
+pub(super) async fn delete_session(shared: &Shared, grace: Duration) {
+    let (delete, _) = shared.decorate(shared.http.delete(shared.url.clone()), false);
+    let what = "the session DELETE";
+    match tokio::time::timeout(grace, delete.send()).await {
+        Ok(Ok(reply)) if reply.status() == StatusCode::METHOD_NOT_ALLOWED => {}
+        Ok(Ok(reply)) if reply.status().is_success() => {}
+        Ok(Ok(reply)) => eprintln!(
+            "mcp-harness-client: the server answered HTTP {} to {what}",
+            reply.status()
+        ),
+        Ok(Err(e)) => eprintln!("mcp-harness-client: {}", security::send_error(&e, what)),
+        Err(_) => eprintln!("mcp-harness-client: no answer to {what} in time"),
+    }
+}
+
+/// How one connection of the standalone stream ended.
+enum Ended {
+    /// Refused (405 or another answer that retrying will not change): stop listening.
+    Refused,
+    /// Dropped after delivering `delivered` messages: reconnect.
+    Dropped { delivered: usize },
+}
+
+/// Keeps the standalone GET stream open: reconnects with `Last-Event-ID` after a drop, with a
+/// doubling delay (or the server's `retry:`), and gives up after a few fruitless attempts. It
+/// never replays earlier requests.
+pub(super) async fn listen(shared: Arc<Shared>) {
+    let mut last_event_id: Option<HeaderValue> = None;
+    let mut retry: Option<Duration> = None;
+    let mut failures = 0;
+    loop {
+        match listen_once(&shared, &mut last_event_id, &mut retry).await {
+            Ended::Refused => return,
+            Ended::Dropped { delivered } if delivered > 0 => failures = 0,
+            Ended::Dropped { .. } => {}
+        }
+        failures += 1;
+        if failures > STREAM_RECONNECTS {
+            eprintln!("mcp-harness-client: giving up on the server's event stream");
+            return;
+        }
+        let backoff = retry.unwrap_or(STREAM_BACKOFF * 2u32.pow(failures - 1));
+        tokio::time::sleep(backoff.min(STREAM_MAX_DELAY)).await;
+    }
+}
+
+async fn listen_once(
+    shared: &Shared,
+    last_event_id: &mut Option<HeaderValue>,
+    retry: &mut Option<Duration>,
+) -> Ended {
+    let what = "the event stream GET";
+    let get = shared
+        .http
+        .get(shared.url.clone())
+        .header(header::ACCEPT, "text/event-stream");
+    let (mut get, session) = shared.decorate(get, false);
+    if let Some(id) = last_event_id {
+        get = get.header(LAST_EVENT_ID, id.clone());
+    }
+    let reply = match get.send().await {
+        Ok(reply) => reply,
+        Err(e) => {
+            eprintln!("mcp-harness-client: {}", security::send_error(&e, what));
+            return Ended::Dropped { delivered: 0 };
+        }
+    };
+    if reply.status() == StatusCode::METHOD_NOT_ALLOWED {
+        return Ended::Refused;
+    }
+    if let Err(e) = shared.check_status(reply.status(), session.as_ref(), what) {
+        eprintln!("mcp-harness-client: {e}");
+        return Ended::Refused;
+    }
+    if body_kind(reply.headers()) != Body::EventStream {
+        eprintln!("mcp-harness-client: {what} was not answered with an event stream");
+        return Ended::Refused;
+    }
+    let mut delivered = 0;
+    let mut events = reply.bytes_stream().eventsource();
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                eprintln!("mcp-harness-client: {}", stream_error(e, what));
+                break;
+            }
+        };
+        if let Ok(id) = HeaderValue::from_str(&event.id) {
+            if !event.id.is_empty() {
+                *last_event_id = Some(id);
+            }
+        }
+        if event.retry.is_some() {
+            *retry = event.retry;
+        }
+        match jsonrpc::classify(event.data.as_bytes()) {
+            Ok(message) => {
+                delivered += 1;
+                shared.deliver(message);
+            }
+            Err(why) => eprintln!("mcp-harness-client: skipping an event on {what}: {why}"),
+        }
+    }
+    Ended::Dropped { delivered }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(content_type: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(ct) = content_type {
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn content_types_are_matched_on_their_essence() {
+        assert_eq!(body_kind(&headers(Some("application/json"))), Body::Json);
+        let json = headers(Some("Application/JSON; charset=utf-8"));
+        assert_eq!(body_kind(&json), Body::Json);
+        let sse = headers(Some("text/event-stream;charset=UTF-8"));
+        assert_eq!(body_kind(&sse), Body::EventStream);
+        assert!(matches!(
+            body_kind(&headers(Some("text/plain"))),
+            Body::Other(_)
+        ));
+        assert!(matches!(body_kind(&headers(None)), Body::Other(_)));
+    }
+}

@@ -1,0 +1,324 @@
+//! The Streamable HTTP transport (revisions 2025-03-26 and later): every message is its own
+//! POST to one endpoint, and the answer to a request comes back as one JSON body or as an SSE
+//! stream.
+//!
+//! Why it is shaped this way:
+//! - **One queue, in order.** [`Transport::send`](super::Transport::send) is synchronous, so
+//!   messages go through a queue served by one dispatcher task. Notifications and our answers
+//!   to server requests are POSTed and their (202) reply awaited before the next message starts,
+//!   so `notifications/initialized` reaches the server before any later request. Requests run
+//!   as their own tasks, so several can be in flight and a slow one never holds up a
+//!   `notifications/cancelled`; each gets a head start (until its answer begins, at most
+//!   [`HEAD_START`]) so that with a prompt server POSTs arrive in the order they were sent.
+//! - **Abort is a queue item too.** When a waiter gives up (timeout or cancel), the session asks
+//!   for an abort; because it travels through the same queue, it always finds the request's task
+//!   and drops it (closing that HTTP exchange) before the `notifications/cancelled` queued after
+//!   it is POSTed.
+//! - **Sessions.** The `Mcp-Session-Id` of the `initialize` answer is sent on every later
+//!   request (POST, GET, DELETE), and `MCP-Protocol-Version` once the version is negotiated.
+//!   When a request that carried the session id gets 404, that request fails with
+//!   `http_status` 404, the session id is forgotten, and the session is marked lost: the client
+//!   then runs a fresh handshake (`initialize` without a session id, then
+//!   `notifications/initialized`) before its next request. Requests already in flight are not
+//!   retried.
+//! - **Close.** Stop taking messages, let the queue drain (bounded by the grace period),
+//!   drop the requests still running, `DELETE` the session (405 means the server does not allow
+//!   it, which is fine), then stop the server stream. Idempotent.
+//!
+//! The URL policy, TLS set-up and error classification live in `security`; the exchanges
+//! themselves (POST replies, the standalone GET stream) in `exchange`.
+
+mod exchange;
+mod security;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{RequestBuilder, StatusCode, Url};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+
+use crate::defects::Defects;
+use crate::error::Error;
+use crate::options::{ClientOptions, HttpOptions};
+use crate::router::Router;
+
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+
+/// How long the dispatcher waits for a request's answer to begin before the next queued item.
+const HEAD_START: Duration = Duration::from_millis(100);
+
+/// Work for the dispatcher, in the order it must happen.
+enum Item {
+    /// A request of ours: POSTed in its own task, which delivers the answer.
+    Request {
+        id: i64,
+        method: String,
+        body: String,
+    },
+    /// A notification or an answer to a server request: POSTed, the reply awaited.
+    Message(String),
+    /// Drop the task carrying request `id`.
+    Abort(i64),
+    /// (Re)open the standalone GET stream.
+    Listen,
+}
+
+/// What the dispatcher, the request tasks and the stream task share.
+struct Shared {
+    http: reqwest::Client,
+    url: Url,
+    /// `Bearer …`, marked sensitive; `None` without a token (or with the `no-bearer` defect).
+    authorization: Option<HeaderValue>,
+    defects: Defects,
+    request_timeout: Duration,
+    router: Arc<Router>,
+    session_id: Mutex<Option<HeaderValue>>,
+    protocol_version: Mutex<Option<HeaderValue>>,
+    session_lost: AtomicBool,
+    /// The dispatcher's queue; `None` once closing.
+    queue: Mutex<Option<mpsc::UnboundedSender<Item>>>,
+    /// The standalone stream task, if one runs.
+    listener: Mutex<Option<AbortHandle>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section is a plain read or write, so a poisoned lock is still consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn enqueue(&self, item: Item) -> Result<(), Error> {
+        match lock(&self.queue).as_ref() {
+            Some(tx) => tx
+                .send(item)
+                .map_err(|_| Error::closed("the connection is closed")),
+            None => Err(Error::closed("the connection is closed")),
+        }
+    }
+
+    /// Adds the authorization, session and version headers to a request. `initialize` gets
+    /// only the authorization. Returns the session id that was attached, if any.
+    fn decorate(
+        &self,
+        mut request: RequestBuilder,
+        initialize: bool,
+    ) -> (RequestBuilder, Option<HeaderValue>) {
+        if let Some(auth) = &self.authorization {
+            request = request.header(header::AUTHORIZATION, auth.clone());
+        }
+        if initialize {
+            return (request, None);
+        }
+        let session = match self.defects.no_session_id {
+            true => None,
+            false => lock(&self.session_id).clone(),
+        };
+        if let Some(id) = &session {
+            request = request.header(SESSION_ID, id.clone());
+        }
+        let version = lock(&self.protocol_version).clone();
+        if let (Some(v), false) = (version, self.defects.no_protocol_version_header) {
+            request = request.header(PROTOCOL_VERSION, v);
+        }
+        (request, session)
+    }
+
+    /// A POST of one JSON-RPC message.
+    fn post(&self, body: String, initialize: bool) -> (RequestBuilder, Option<HeaderValue>) {
+        let request = self
+            .http
+            .post(self.url.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(body);
+        self.decorate(request, initialize)
+    }
+
+    /// Keeps the session id of an `initialize` answer (or forgets the old one if none came).
+    fn keep_session_id(&self, headers: &HeaderMap) {
+        *lock(&self.session_id) = headers.get(SESSION_ID).cloned();
+    }
+
+    /// Fails on a non-success status. A 404 to a request that carried the current session id
+    /// means the server ended the session: forget it, and owe a new handshake.
+    fn check_status(
+        &self,
+        status: StatusCode,
+        sent_session: Option<&HeaderValue>,
+        what: &str,
+    ) -> Result<(), Error> {
+        if status.is_success() {
+            return Ok(());
+        }
+        let mut message = format!("the server answered HTTP {status} to {what}");
+        if status == StatusCode::NOT_FOUND && sent_session.is_some() {
+            let mut current = lock(&self.session_id);
+            if current.as_ref() == sent_session {
+                *current = None;
+                self.session_lost.store(true, Ordering::Relaxed);
+            }
+            message.push_str(
+                "; the session has ended, and a new one is started before the next request",
+            );
+        }
+        Err(Error::http_status(status.as_u16(), message))
+    }
+
+    /// (Re)starts the standalone stream task, stopping any previous one.
+    fn restart_listener(self: &Arc<Self>) {
+        let task = tokio::spawn(exchange::listen(Arc::clone(self)));
+        if let Some(old) = lock(&self.listener).replace(task.abort_handle()) {
+            old.abort();
+        }
+    }
+
+    fn stop_listener(&self) {
+        if let Some(task) = lock(&self.listener).take() {
+            task.abort();
+        }
+    }
+}
+
+/// A Streamable HTTP connection to one MCP endpoint.
+pub(crate) struct HttpTransport {
+    shared: Arc<Shared>,
+    listen: bool,
+    dispatcher: tokio::sync::Mutex<Option<JoinHandle<()>>>,
+}
+
+impl HttpTransport {
+    /// Checks the URL, sets up TLS and starts the dispatcher. Nothing is sent yet: the first
+    /// traffic is the `initialize` POST.
+    pub(crate) fn connect(
+        url: &str,
+        http: &HttpOptions,
+        options: &ClientOptions,
+        router: Arc<Router>,
+    ) -> Result<Self, Error> {
+        let defects = options.defects;
+        let url = security::check_url(url, &defects)?;
+        let client = security::http_client(&url, &http.ca_files)?;
+        let authorization = match (&http.bearer_token, defects.no_bearer) {
+            (Some(token), false) => {
+                let mut value = HeaderValue::try_from(format!("Bearer {}", token.secret()))
+                    .map_err(|_| {
+                        Error::closed("the bearer token holds characters not allowed in a header")
+                    })?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+            _ => None,
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            http: client,
+            url,
+            authorization,
+            defects,
+            request_timeout: options.request_timeout,
+            router,
+            session_id: Mutex::new(None),
+            protocol_version: Mutex::new(None),
+            session_lost: AtomicBool::new(false),
+            queue: Mutex::new(Some(tx)),
+            listener: Mutex::new(None),
+        });
+        let dispatcher = tokio::spawn(dispatch(Arc::clone(&shared), rx));
+        Ok(HttpTransport {
+            shared,
+            listen: http.listen,
+            dispatcher: tokio::sync::Mutex::new(Some(dispatcher)),
+        })
+    }
+
+    pub(crate) fn send(&self, message: &Value) -> Result<(), Error> {
+        let body = message.to_string();
+        let method = message.get("method").and_then(Value::as_str);
+        let item = match (method, message.get("id").and_then(Value::as_i64)) {
+            (Some(method), Some(id)) => Item::Request {
+                id,
+                method: method.to_owned(),
+                body,
+            },
+            _ => Item::Message(body),
+        };
+        self.shared.enqueue(item)
+    }
+
+    pub(crate) fn abort(&self, id: i64) {
+        // Once closing, every request task is being dropped anyway.
+        let _ = self.shared.enqueue(Item::Abort(id));
+    }
+
+    pub(crate) fn set_protocol_version(&self, version: Option<&str>) {
+        let value = version.and_then(|v| HeaderValue::from_str(v).ok());
+        *lock(&self.shared.protocol_version) = value;
+    }
+
+    pub(crate) fn listen(&self) {
+        if self.listen {
+            let _ = self.shared.enqueue(Item::Listen);
+        }
+    }
+
+    pub(crate) fn take_session_lost(&self) -> bool {
+        self.shared.session_lost.swap(false, Ordering::Relaxed)
+    }
+
+    pub(crate) async fn shutdown(&self, grace: Duration, defects: &Defects) {
+        let Some(mut dispatcher) = self.dispatcher.lock().await.take() else {
+            return;
+        };
+        lock(&self.shared.queue).take();
+        // The dispatcher drains what is queued, then drops the running requests on exit.
+        if tokio::time::timeout(grace, &mut dispatcher).await.is_err() {
+            dispatcher.abort();
+        }
+        let has_session = lock(&self.shared.session_id).is_some();
+        if has_session && !defects.no_delete {
+            exchange::delete_session(&self.shared, grace).await;
+        }
+        lock(&self.shared.session_id).take();
+        self.shared.stop_listener();
+    }
+
+    pub(crate) async fn abandon(&self) {
+        if let Some(dispatcher) = self.dispatcher.lock().await.take() {
+            lock(&self.shared.queue).take();
+            dispatcher.abort();
+            self.shared.stop_listener();
+        }
+    }
+}
+
+/// Serves the queue in order; see the module doc. Dropping the task set on exit aborts every
+/// request still running.
+async fn dispatch(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Item>) {
+    let mut running = JoinSet::new();
+    let mut by_id: Vec<(i64, AbortHandle)> = Vec::new();
+    while let Some(item) = rx.recv().await {
+        while running.try_join_next().is_some() {}
+        by_id.retain(|(_, task)| !task.is_finished());
+        match item {
+            Item::Request { id, method, body } => {
+                let (begun, answer_begins) = oneshot::channel();
+                let task = exchange::request(Arc::clone(&shared), id, method, body, begun);
+                by_id.push((id, running.spawn(task)));
+                let _ = tokio::time::timeout(HEAD_START, answer_begins).await;
+            }
+            Item::Message(body) => exchange::post_message(&shared, body).await,
+            Item::Abort(id) => by_id.retain(|(task_id, task)| {
+                if *task_id == id {
+                    task.abort();
+                }
+                *task_id != id
+            }),
+            Item::Listen => shared.restart_listener(),
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! What may be reached and how it is trusted: the URL policy, the TLS set-up, and telling a
+//! TLS failure apart from other connection failures.
+//!
+//! - The URL is judged before any traffic (no DNS lookup either): it must parse and be
+//!   `http` or `https`, and plain `http` is only for loopback hosts (127.0.0.0/8, `::1`,
+//!   `localhost`), since anything else would carry the session and the token in clear.
+//! - Certificates are always verified, against the system roots plus the caller's CA files,
+//!   with ring as the one crypto provider. There is deliberately no way to switch verification
+//!   off: trust is added by handing over a CA, never by skipping checks.
+//! - Redirects are not followed (a 3xx is reported as `http_status`), so a server cannot send
+//!   the client, or its token, somewhere the URL policy did not approve. Proxies from the
+//!   environment are not used either.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use reqwest::Url;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+
+use crate::defects::Defects;
+use crate::error::{Error, ErrorKind};
+
+/// Parses `text` and applies the URL policy (see the module doc).
+pub(super) fn check_url(text: &str, defects: &Defects) -> Result<Url, Error> {
+    let insecure = |why: String| Error::new(ErrorKind::InsecureUrl, why);
+    let url = Url::parse(text)
+        .map_err(|e| insecure(format!("the server URL {text:?} does not parse: {e}")))?;
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if is_loopback(&url) || defects.allow_insecure_http => Ok(url),
+        "http" => Err(insecure(format!(
+            "refusing plain http:// to {:?}: only loopback hosts (127.0.0.0/8, ::1, localhost) \
+             may be reached without TLS; use https://",
+            url.host_str().unwrap_or("")
+        ))),
+        other => Err(insecure(format!(
+            "the server URL {text:?} has the scheme {other:?}; expected http or https"
+        ))),
+    }
+}
+
+fn is_loopback(url: &Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+/// The HTTP client for `url`: HTTP/1.1, no redirects, no proxy, and for `https` a TLS
+/// configuration trusting the system roots plus `ca_files`.
+pub(super) fn http_client(url: &Url, ca_files: &[PathBuf]) -> Result<reqwest::Client, Error> {
+    // Plain loopback HTTP never meets a certificate, so it does not need the roots loaded.
+    let roots = match url.scheme() {
+        "https" => trusted_roots(ca_files)?,
+        _ => rustls::RootCertStore::empty(),
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::new(ErrorKind::Tls, format!("could not set up TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
+}
+
+fn trusted_roots(ca_files: &[PathBuf]) -> Result<rustls::RootCertStore, Error> {
+    let mut roots = rustls::RootCertStore::empty();
+    // Unreadable system locations only shrink the set; the caller's CA files still count.
+    let system = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(system.certs);
+    for path in ca_files {
+        let tls = |why: String| Error::new(ErrorKind::Tls, why);
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+            .and_then(|certs| certs.collect())
+            .map_err(|e| {
+                tls(format!(
+                    "could not read the CA file {}: {e}",
+                    path.display()
+                ))
+            })?;
+        if certs.is_empty() {
+            return Err(tls(format!(
+                "the CA file {} holds no PEM certificate",
+                path.display()
+            )));
+        }
+        for cert in certs {
+            roots
+                .add(cert)
+                .map_err(|e| tls(format!("the CA file {} is not usable: {e}", path.display())))?;
+        }
+    }
+    Ok(roots)
+}
+
+/// Maps a failed exchange to `tls` when a TLS error is anywhere in its causes, else to
+/// `transport_closed` (refused, reset, unreachable, or a stream cut short).
+pub(super) fn send_error(e: &reqwest::Error, what: &str) -> Error {
+    match tls_cause(e) {
+        Some(tls) => Error::new(
+            ErrorKind::Tls,
+            format!(
+                "TLS failed for {what}: {tls}. Certificates are verified against the system \
+                 roots plus the configured CA files"
+            ),
+        ),
+        None if e.is_connect() => {
+            Error::closed(format!("could not connect for {what}: {}", chain(e)))
+        }
+        None => Error::closed(format!("{what} failed: {}", chain(e))),
+    }
+}
+
+/// The first `rustls::Error` among the causes of `e`. An `io::Error` does not list the error it
+/// wraps as its source (and io errors get wrapped in io errors), so the walk steps into them.
+fn tls_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    let mut next = Some(e);
+    while let Some(cause) = next {
+        if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        next = match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => cause.source(),
+        };
+    }
+    None
+}
+
+/// An error and its causes, joined with ": ".
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let part = cause.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        next = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::CertificateError;
+
+    #[test]
+    fn the_url_policy_is_applied_without_traffic() {
+        let strict = Defects::default();
+        for ok in [
+            "https://example.invalid/mcp",
+            "http://127.0.0.1:8080/mcp",
+            "http://127.9.9.9/mcp",
+            "http://[::1]:9/mcp",
+            "http://localhost:1/mcp",
+            "http://LocalHost/mcp",
+        ] {
+            assert!(check_url(ok, &strict).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://example.invalid/mcp",
+            "http://10.0.0.1/mcp",
+            "http://[::2]/mcp",
+            "http://localhost.example.invalid/mcp",
+            "ftp://127.0.0.1/mcp",
+            "file:///tmp/x",
+            "not a url",
+            "",
+        ] {
+            let e = check_url(bad, &strict).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InsecureUrl, "{bad}");
+        }
+        let lax = Defects {
+            allow_insecure_http: true,
+            ..Defects::default()
+        };
+        assert!(check_url("http://example.invalid/mcp", &lax).is_ok());
+        assert!(check_url("ftp://example.invalid/mcp", &lax).is_err());
+    }
+
+    #[test]
+    fn a_certificate_error_is_found_inside_io_errors() {
+        let unknown = rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer);
+        let io = std::io::Error::new(std::io::ErrorKind::InvalidData, unknown.clone());
+        let outer = std::io::Error::other(io);
+        assert_eq!(tls_cause(&outer), Some(&unknown));
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(tls_cause(&refused), None);
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_a_tls_error() {
+        let e = trusted_roots(&["/nonexistent/ca.pem".into()]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Tls);
+        assert!(e.message.contains("/nonexistent/ca.pem"), "{}", e.message);
+    }
+}

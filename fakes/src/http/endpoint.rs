@@ -1,0 +1,317 @@
+//! Judging one HTTP request: which status it gets and why, decided before anything is
+//! answered, so the `HttpRequest` record can carry the status and come first, followed by
+//! the JSON-RPC messages the body held. The answer itself is carried out by the `reply` module.
+//!
+//! The order of checks: bearer token (401), path (404), method (405), media types (415,
+//! 406), body (400), session (400 missing, 404 unknown or expired), protocol version (400).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method};
+use axum::response::Response;
+use axum::routing::any;
+use mcp_harness_scenarios::model::{DeleteMode, GetMode, Scenario};
+use mcp_harness_scenarios::transcript::Event;
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use super::headers::{self, SESSION};
+use super::reply::{self, Rejection, Verdict};
+use super::session::Sessions;
+use crate::jsonrpc::{self, Incoming, PARSE_ERROR};
+use crate::recorder::Recorder;
+use crate::script;
+use crate::stdio::keep_start;
+
+/// The one MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// The largest request body the fake reads.
+const MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// How much of a body that is not JSON goes into the transcript.
+const INVALID_BODY_KEEP: usize = 1024;
+
+/// JSON-RPC code for a message that is not a valid request, notification or response.
+const INVALID_REQUEST: i64 = -32600;
+
+/// The state every request of one fake shares.
+#[derive(Debug)]
+pub struct Fake {
+    /// The scenario whose script is played.
+    pub scenario: Arc<Scenario>,
+    /// Where the transcript goes.
+    pub recorder: Recorder,
+    /// The bearer token every request must carry, if any.
+    pub token: Option<String>,
+    /// The sessions issued so far.
+    pub sessions: Sessions,
+}
+
+/// The state of one connection's requests: the fake, and a way to drop the connection
+/// without answering (a scripted crash).
+#[derive(Debug, Clone)]
+pub struct Conn {
+    /// The fake.
+    pub fake: Arc<Fake>,
+    /// Notified to make the connection's task drop the connection at once.
+    pub kill: Arc<Notify>,
+}
+
+/// The router: the MCP endpoint, and 404 everywhere else.
+pub fn routes() -> Router<Conn> {
+    Router::new()
+        .route(MCP_PATH, any(on_endpoint))
+        .fallback(elsewhere)
+}
+
+async fn on_endpoint(State(conn): State<Conn>, request: Request) -> Response {
+    handle(conn, request, true).await
+}
+
+async fn elsewhere(State(conn): State<Conn>, request: Request) -> Response {
+    handle(conn, request, false).await
+}
+
+/// A POST body, as far as it could be read.
+#[derive(Debug)]
+enum Parsed {
+    /// One JSON value that is not an array.
+    Single(Value),
+    /// A JSON array (a batch, which the fake refuses).
+    Batch(Vec<Value>),
+    /// Not JSON, or not readable.
+    Invalid { line: String, error: String },
+}
+
+async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
+    let (parts, body) = request.into_parts();
+    let parsed = match parts.method {
+        Method::POST => Some(read_body(body).await),
+        _ => None,
+    };
+    let fake = &conn.fake;
+    let verdict = fake.judge(&parts, parsed.as_ref(), on_endpoint);
+    fake.recorder.record(Event::HttpRequest {
+        method: parts.method.as_str().to_owned(),
+        path: parts.uri.path().to_owned(),
+        headers: headers::recorded(&parts.headers, fake.token.as_deref()),
+        status: verdict.status(),
+    });
+    match parsed {
+        Some(Parsed::Single(message)) => fake.recorder.record(Event::Received { message }),
+        Some(Parsed::Batch(messages)) => {
+            for message in messages {
+                fake.recorder.record(Event::Received { message });
+            }
+        }
+        Some(Parsed::Invalid { line, error }) => {
+            fake.recorder.record(Event::ReceivedInvalid { line, error });
+        }
+        None => {}
+    }
+    reply::perform(&conn, verdict).await
+}
+
+async fn read_body(body: Body) -> Parsed {
+    let bytes: Bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return Parsed::Invalid {
+                line: String::new(),
+                error: format!("cannot read the body (at most {MAX_BODY} bytes): {e}"),
+            };
+        }
+    };
+    let parsed = std::str::from_utf8(&bytes)
+        .map_err(|e| format!("invalid UTF-8: {e}"))
+        .and_then(|text| serde_json::from_str::<Value>(text).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(Value::Array(items)) => Parsed::Batch(items),
+        Ok(message) => Parsed::Single(message),
+        Err(error) => Parsed::Invalid {
+            line: keep_start(&String::from_utf8_lossy(&bytes), INVALID_BODY_KEEP),
+            error,
+        },
+    }
+}
+
+impl Fake {
+    /// Decides the answer to a request without carrying it out.
+    fn judge(&self, parts: &Parts, parsed: Option<&Parsed>, on_endpoint: bool) -> Verdict {
+        let headers = &parts.headers;
+        if let Some(token) = &self.token
+            && !headers::bearer_matches(headers, token)
+        {
+            return Verdict::Unauthorized;
+        }
+        if !on_endpoint {
+            return Verdict::Plain {
+                status: 404,
+                text: "Not Found: the MCP endpoint is /mcp",
+                allow: None,
+            };
+        }
+        match (&parts.method, parsed) {
+            (&Method::POST, Some(parsed)) => self.judge_post(headers, parsed),
+            (&Method::GET, _) => self.judge_get(headers),
+            (&Method::DELETE, _) => self.judge_delete(headers),
+            _ => self.not_allowed(),
+        }
+    }
+
+    fn judge_post(&self, headers: &HeaderMap, parsed: &Parsed) -> Verdict {
+        if !headers::is_json_body(headers) {
+            return Rejection::new(
+                415,
+                "Unsupported Media Type: Content-Type must be application/json",
+            )
+            .into();
+        }
+        if !headers::accepts_all(headers, &["application/json", "text/event-stream"]) {
+            return Rejection::new(
+                406,
+                "Not Acceptable: Accept must list application/json and text/event-stream",
+            )
+            .into();
+        }
+        let message = match parsed {
+            Parsed::Single(message) => message,
+            Parsed::Batch(_) => {
+                return Rejection::coded(400, INVALID_REQUEST, "Batches are not supported").into();
+            }
+            Parsed::Invalid { .. } => {
+                return Rejection::coded(400, PARSE_ERROR, "Parse error").into();
+            }
+        };
+        let incoming = jsonrpc::classify(message);
+        if let Incoming::Request {
+            id,
+            method: "initialize",
+            params,
+        } = incoming
+        {
+            return Verdict::Answer {
+                id: id.clone(),
+                initialize: true,
+                answer: Box::new(script::choose(&self.scenario.server, "initialize", params)),
+            };
+        }
+        if let Err(refused) = self.admit(headers) {
+            return refused.into();
+        }
+        match incoming {
+            Incoming::Request { id, method, params } => Verdict::Answer {
+                id: id.clone(),
+                initialize: false,
+                answer: Box::new(script::choose(&self.scenario.server, method, params)),
+            },
+            Incoming::Notification => Verdict::Accepted,
+            Incoming::Other if is_response(message) => Verdict::Accepted,
+            Incoming::Other => Rejection::coded(
+                400,
+                INVALID_REQUEST,
+                "Invalid Request: not a JSON-RPC request, notification or response",
+            )
+            .into(),
+        }
+    }
+
+    fn judge_get(&self, headers: &HeaderMap) -> Verdict {
+        if self.scenario.server.http.get == GetMode::NotAllowed {
+            return self.not_allowed();
+        }
+        if let Err(refused) = self.admit(headers) {
+            return refused.into();
+        }
+        if !headers::accepts_all(headers, &["text/event-stream"]) {
+            return Rejection::new(406, "Not Acceptable: Accept must list text/event-stream")
+                .into();
+        }
+        Verdict::Stream
+    }
+
+    fn judge_delete(&self, headers: &HeaderMap) -> Verdict {
+        let http = &self.scenario.server.http;
+        if http.delete == DeleteMode::NotAllowed || !http.sessions {
+            return self.not_allowed();
+        }
+        if let Err(refused) = self.admit(headers) {
+            return refused.into();
+        }
+        if let Some(id) = headers::single(headers, SESSION) {
+            self.sessions.close(id);
+        }
+        Verdict::Plain {
+            status: 200,
+            text: "session ended",
+            allow: None,
+        }
+    }
+
+    /// The checks every request after `initialize` passes: its session (when the script
+    /// has sessions), counted against expiry, and its protocol version header.
+    fn admit(&self, headers: &HeaderMap) -> Result<(), Rejection> {
+        if self.scenario.server.http.sessions {
+            self.sessions
+                .admit(headers::single(headers, SESSION))
+                .map_err(|r| Rejection::coded(r.status(), r.code(), r.message()))?;
+        }
+        if !headers::version_acceptable(headers) {
+            return Err(Rejection::new(
+                400,
+                "Bad Request: Unsupported protocol version",
+            ));
+        }
+        Ok(())
+    }
+
+    /// 405, listing the methods the script does serve.
+    fn not_allowed(&self) -> Verdict {
+        let http = &self.scenario.server.http;
+        let allow = match (http.get, http.delete == DeleteMode::Allow && http.sessions) {
+            (GetMode::Stream, true) => "GET, POST, DELETE",
+            (GetMode::Stream, false) => "GET, POST",
+            (GetMode::NotAllowed, true) => "POST, DELETE",
+            (GetMode::NotAllowed, false) => "POST",
+        };
+        Verdict::Plain {
+            status: 405,
+            text: "Method Not Allowed",
+            allow: Some(allow),
+        }
+    }
+}
+
+/// Whether a message is a JSON-RPC response: an object with an `id` and a `result` or an
+/// `error`, and no `method`.
+fn is_response(message: &Value) -> bool {
+    message.as_object().is_some_and(|o| {
+        o.contains_key("id")
+            && !o.contains_key("method")
+            && (o.contains_key("result") || o.contains_key("error"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn responses_are_told_from_junk() {
+        assert!(is_response(
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+        ));
+        assert!(is_response(
+            &json!({"jsonrpc": "2.0", "id": 1, "error": {}})
+        ));
+        assert!(!is_response(&json!({"jsonrpc": "2.0", "id": 1})));
+        assert!(!is_response(&json!({"id": 1, "method": "x", "result": 1})));
+        assert!(!is_response(&json!(5)));
+    }
+}

@@ -1,0 +1,177 @@
+//! The Streamable HTTP fake: one MCP endpoint (`/mcp`) on `127.0.0.1`, over TLS with one of
+//! the run's certificates or over plain HTTP, playing a scenario's script and recording a
+//! transcript like the stdio fake.
+//!
+//! It runs inside the runner's process, on the runner's tokio runtime, many at once: a fake
+//! is a listener task owning one task per connection. Handlers and response bodies run
+//! inside their connection's task, so [`RunningHttpFake::stop`] ends everything a trial
+//! left behind (hanging requests, open streams, half-done handshakes) by aborting those
+//! tasks, without waiting on the client.
+//!
+//! | module | role |
+//! |---|---|
+//! | `endpoint` | judging a request and recording it |
+//! | `reply` | carrying out the judgement: statuses, scripted answers and faults |
+//! | `sse` | event framing and paced bodies (split, cut, held open) |
+//! | `session` | issued session ids, their expiry |
+//! | `headers` | the recorded allow-list, bearer token, media types, version |
+
+mod endpoint;
+mod headers;
+mod reply;
+mod session;
+mod sse;
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use mcp_harness_scenarios::model::Scenario;
+use mcp_harness_scenarios::transcript::Event;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, oneshot};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_rustls::TlsAcceptor;
+
+use crate::recorder::Recorder;
+use endpoint::{Conn, Fake};
+use session::Sessions;
+
+/// How long a client gets to finish the TLS handshake before its connection is dropped.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Pause after a failed `accept` (for example when out of file descriptors), so the
+/// listener does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(20);
+
+/// What a fake needs to start.
+#[derive(Debug, Clone)]
+pub struct HttpFakeConfig {
+    /// The scenario whose `server` script the fake plays.
+    pub scenario: Arc<Scenario>,
+    /// The transcript file to append records to (created if needed).
+    pub transcript: PathBuf,
+    /// The TLS config to serve with ([`crate::tls::Pki::server_config`]); `None` for plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The bearer token every request must carry; `None` to require none.
+    pub bearer_token: Option<String>,
+}
+
+/// A fake that is serving. Dropping it stops it too, but without waiting; prefer
+/// [`RunningHttpFake::stop`].
+#[derive(Debug)]
+pub struct RunningHttpFake {
+    /// The address it listens on: always `127.0.0.1` and an ephemeral port.
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    listener: JoinHandle<()>,
+}
+
+/// Opens the transcript, binds `127.0.0.1:0`, records `Started` and starts serving.
+/// Must be called within a tokio runtime with IO and time enabled.
+pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
+    let recorder = Recorder::open(&config.transcript)?;
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+    let addr = listener.local_addr()?;
+    recorder.record(Event::Started);
+    let expire_after = config.scenario.server.http.expire_session_after;
+    let fake = Arc::new(Fake {
+        scenario: config.scenario,
+        recorder,
+        token: config.bearer_token,
+        sessions: Sessions::new(expire_after),
+    });
+    let tls = config.tls.map(TlsAcceptor::from);
+    let (stop, stopped) = oneshot::channel();
+    let listener = tokio::spawn(accept_loop(listener, fake, tls, stopped));
+    Ok(RunningHttpFake {
+        addr,
+        stop: Some(stop),
+        listener,
+    })
+}
+
+impl RunningHttpFake {
+    /// Stops accepting, aborts every connection (hanging requests and open streams too)
+    /// and waits until they are gone. Every record is already on disk: the recorder writes
+    /// each one through at once.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.listener).await;
+    }
+}
+
+impl Drop for RunningHttpFake {
+    fn drop(&mut self) {
+        // Aborting the listener task drops its set of connection tasks, which aborts them.
+        self.listener.abort();
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    fake: Arc<Fake>,
+    tls: Option<TlsAcceptor>,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    let routes = endpoint::routes();
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            // A dropped sender also means stop.
+            _ = &mut stopped => break,
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _peer)) => {
+                    let conn = Conn { fake: Arc::clone(&fake), kill: Arc::new(Notify::new()) };
+                    let service = TowerToHyperService::new(routes.clone().with_state(conn.clone()));
+                    connections.spawn(connection(tcp, tls.clone(), service, conn.kill));
+                }
+                Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+            },
+            // Reap finished connections so the set does not grow with the trial.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    connections.shutdown().await;
+}
+
+type Service = TowerToHyperService<axum::Router>;
+
+/// Serves one connection until it ends or the script kills it. A failed or slow TLS
+/// handshake just drops the connection; nothing is recorded for it.
+async fn connection(tcp: TcpStream, tls: Option<TlsAcceptor>, service: Service, kill: Arc<Notify>) {
+    // Small scripted pieces (split streams) must leave as written.
+    let _ = tcp.set_nodelay(true);
+    match tls {
+        None => serve(tcp, service, &kill).await,
+        Some(acceptor) => {
+            if let Ok(Ok(stream)) =
+                tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await
+            {
+                serve(stream, service, &kill).await;
+            }
+        }
+    }
+}
+
+async fn serve<S>(stream: S, service: Service, kill: &Notify)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let served = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::select! {
+        _ = served => {}
+        // Dropping the connection future closes the socket without an answer.
+        () = kill.notified() => {}
+    }
+}

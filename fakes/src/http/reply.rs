@@ -1,0 +1,272 @@
+//! Carrying out a verdict: the HTTP answer, and for scripted requests the handler's reply in
+//! the handler's HTTP shape (JSON or SSE, split, cut, another status or content type), or
+//! no answer at all (a hang, or a dropped connection for a scripted crash).
+//!
+//! Every JSON-RPC message the fake answers with is recorded as `Sent` just before its bytes
+//! are handed to the connection, as the stdio fake does.
+
+use axum::body::Body;
+use axum::http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+use mcp_harness_scenarios::model::{HttpReply, Reply, ReplyFormat, RpcError};
+use mcp_harness_scenarios::transcript::Event;
+use serde_json::Value;
+
+use super::endpoint::{Conn, Fake};
+use super::sse::{self, End, Paced};
+use crate::jsonrpc;
+use crate::script::Answer;
+
+/// What the fake does with a request, decided before it is recorded.
+#[derive(Debug)]
+pub enum Verdict {
+    /// 401 with `WWW-Authenticate: Bearer`: the bearer token is missing or wrong.
+    Unauthorized,
+    /// A status with a short plain-text body (and an `Allow` header for 405).
+    Plain {
+        /// The status.
+        status: u16,
+        /// The body.
+        text: &'static str,
+        /// The `Allow` header, if any.
+        allow: Option<&'static str>,
+    },
+    /// An error status with a JSON-RPC error body.
+    Reject(Rejection),
+    /// 202 with no body: a notification or response was accepted.
+    Accepted,
+    /// The script answers a request.
+    Answer {
+        /// The request's id.
+        id: Value,
+        /// Whether it is `initialize` (whose success opens a session).
+        initialize: bool,
+        /// The script's answer.
+        answer: Box<Answer>,
+    },
+    /// A standalone SSE stream, held open.
+    Stream,
+}
+
+/// An error status whose body is a JSON-RPC error with a null id.
+#[derive(Debug, Clone, Copy)]
+pub struct Rejection {
+    status: u16,
+    code: i64,
+    message: &'static str,
+}
+
+impl Rejection {
+    /// A rejection with the generic server error code -32000.
+    pub fn new(status: u16, message: &'static str) -> Rejection {
+        Rejection::coded(status, -32000, message)
+    }
+
+    /// A rejection with a specific JSON-RPC error code.
+    pub fn coded(status: u16, code: i64, message: &'static str) -> Rejection {
+        Rejection {
+            status,
+            code,
+            message,
+        }
+    }
+}
+
+impl From<Rejection> for Verdict {
+    fn from(rejection: Rejection) -> Verdict {
+        Verdict::Reject(rejection)
+    }
+}
+
+impl Verdict {
+    /// The status the fake answers with; 0 when it drops the connection without one.
+    pub fn status(&self) -> u16 {
+        match self {
+            Verdict::Unauthorized => 401,
+            Verdict::Plain { status, .. } => *status,
+            Verdict::Reject(r) => r.status,
+            Verdict::Accepted => 202,
+            Verdict::Stream => 200,
+            Verdict::Answer { answer, .. } => {
+                match (answer.http.as_ref().and_then(|h| h.status), &answer.reply) {
+                    (Some(status), _) => scripted_status(status).as_u16(),
+                    (None, Reply::Exit(_)) => 0,
+                    (None, _) => 200,
+                }
+            }
+        }
+    }
+}
+
+/// Answers a request as judged.
+pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
+    match verdict {
+        Verdict::Unauthorized => {
+            let mut response = plain(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: a valid bearer token is required",
+            );
+            set(&mut response, WWW_AUTHENTICATE, "Bearer");
+            response
+        }
+        Verdict::Plain {
+            status,
+            text,
+            allow,
+        } => {
+            let mut response = plain(scripted_status(status), text);
+            if let Some(allow) = allow {
+                set(&mut response, ALLOW, allow);
+            }
+            response
+        }
+        Verdict::Reject(r) => {
+            let error = RpcError {
+                code: r.code,
+                message: r.message.to_owned(),
+                data: None,
+            };
+            let text = sent(&conn.fake, jsonrpc::error(&Value::Null, &error));
+            let mut response = with_body(scripted_status(r.status), Body::from(text));
+            set(&mut response, CONTENT_TYPE, "application/json");
+            response
+        }
+        Verdict::Accepted => with_body(StatusCode::ACCEPTED, Body::empty()),
+        Verdict::Stream => {
+            let keep_alive = Paced::new(sse::KEEP_ALIVE.as_bytes(), false, End::KeepAlive);
+            let mut response = with_body(StatusCode::OK, keep_alive.into_body());
+            set(&mut response, CONTENT_TYPE, "text/event-stream");
+            set(&mut response, CACHE_CONTROL, "no-cache");
+            response
+        }
+        Verdict::Answer {
+            id,
+            initialize,
+            answer,
+        } => scripted(conn, id, initialize, *answer).await,
+    }
+}
+
+/// Plays the script's answer to a request.
+async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> Response {
+    let fake = &conn.fake;
+    let http = answer.http.unwrap_or_default();
+    if answer.delay_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(answer.delay_ms)).await;
+    }
+    if let Some(status) = http.status {
+        let text = format!("scripted status {status}\n");
+        let mut response = with_body(scripted_status(status), Body::from(text));
+        set_content_type(&mut response, &http, "text/plain; charset=utf-8");
+        return response;
+    }
+    let sse = http.format.unwrap_or(fake.scenario.server.http.replies) == ReplyFormat::Sse;
+    let hang = match answer.reply {
+        Reply::Exit(_) => {
+            // A crash mid-call: the connection goes, with no answer and nothing recorded.
+            conn.kill.notify_one();
+            return std::future::pending().await;
+        }
+        Reply::Hang if !sse => return std::future::pending().await,
+        Reply::Hang => true,
+        Reply::Result(_) | Reply::Error(_) | Reply::RawLine(_) => false,
+    };
+    let opens_session = initialize
+        && matches!(answer.reply, Reply::Result(_))
+        && fake.scenario.server.http.sessions;
+
+    let mut body = String::new();
+    if sse {
+        for message in &http.events_before {
+            body.push_str(&sse::event(&sent(fake, message.clone())));
+        }
+    }
+    let payload = match answer.reply {
+        Reply::Result(result) => Some(sent(fake, jsonrpc::result(&id, result))),
+        Reply::Error(error) => Some(sent(fake, jsonrpc::error(&id, &error))),
+        Reply::RawLine(line) => {
+            fake.recorder.record(Event::SentRaw { line: line.clone() });
+            Some(line)
+        }
+        Reply::Hang | Reply::Exit(_) => None,
+    };
+    match (payload, sse) {
+        (Some(payload), true) => body.push_str(&sse::event(&payload)),
+        (Some(payload), false) => body = payload,
+        (None, _) => {}
+    }
+
+    let bytes = body.into_bytes();
+    let end = match (hang, http.cut) {
+        (true, _) => End::Hold,
+        (false, true) => End::Cut,
+        (false, false) => End::Finish,
+    };
+    let split = sse && http.split;
+    let full_length = bytes.len();
+    let body = match end {
+        End::Finish if !split => Body::from(bytes),
+        End::Cut => Paced::new(sse::first_half(&bytes), split, end).into_body(),
+        _ => Paced::new(&bytes, split, end).into_body(),
+    };
+    let mut response = with_body(StatusCode::OK, body);
+    if sse {
+        set_content_type(&mut response, &http, "text/event-stream");
+        set(&mut response, CACHE_CONTROL, "no-cache");
+    } else {
+        set_content_type(&mut response, &http, "application/json");
+        if end == End::Cut {
+            // Promise the whole body, so the cut is a visible short read.
+            if let Ok(length) = HeaderValue::from_str(&full_length.to_string()) {
+                response.headers_mut().insert(CONTENT_LENGTH, length);
+            }
+        }
+    }
+    if opens_session && let Ok(id) = HeaderValue::from_str(&fake.sessions.open()) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static("mcp-session-id"), id);
+    }
+    response
+}
+
+/// Records a message as sent and returns its text.
+fn sent(fake: &Fake, message: Value) -> String {
+    let text = message.to_string();
+    fake.recorder.record(Event::Sent { message });
+    text
+}
+
+/// A scripted status, or 500 for a number HTTP cannot carry.
+fn scripted_status(status: u16) -> StatusCode {
+    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+fn with_body(status: StatusCode, body: Body) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    response
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    let mut response = with_body(status, Body::from(format!("{text}\n")));
+    set(&mut response, CONTENT_TYPE, "text/plain; charset=utf-8");
+    response
+}
+
+fn set(response: &mut Response, name: HeaderName, value: &'static str) {
+    response
+        .headers_mut()
+        .insert(name, HeaderValue::from_static(value));
+}
+
+/// The script's `content_type` when it gives one that can be sent, else `default`.
+fn set_content_type(response: &mut Response, http: &HttpReply, default: &'static str) {
+    let value = http
+        .content_type
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
+        .unwrap_or(HeaderValue::from_static(default));
+    response.headers_mut().insert(CONTENT_TYPE, value);
+}

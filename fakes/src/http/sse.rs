@@ -1,0 +1,151 @@
+//! Server-sent events framing, and the paced response bodies the scripted faults need: a
+//! stream written a few bytes at a time, a body cut off halfway, a stream held open.
+//!
+//! Bodies are plain streams polled by the connection's own task, never by a spawned one,
+//! so aborting the connection (at `stop`) ends them too.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+
+/// Sizes of the pieces a split stream is written in, in turn: small and uneven, so that
+/// field names, values and event boundaries all land across pieces somewhere.
+const SPLIT_SIZES: [usize; 5] = [3, 5, 2, 7, 4];
+
+/// Pause between the pieces of a split stream.
+pub const SPLIT_GAP: Duration = Duration::from_millis(1);
+
+/// Pause before cutting a connection, so the bytes already handed over leave first.
+const CUT_FLUSH: Duration = Duration::from_millis(20);
+
+/// How often an open stream carries a keep-alive comment.
+pub const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(1);
+
+/// A keep-alive: an SSE comment, which clients must ignore.
+pub const KEEP_ALIVE: &str = ": keep-alive\n\n";
+
+/// One `message` event carrying `data`; a multi-line `data` becomes several `data:` lines,
+/// which the client joins back with newlines.
+pub fn event(data: &str) -> String {
+    let mut out = String::from("event: message\n");
+    for line in data.split('\n') {
+        out.push_str("data: ");
+        out.push_str(line.strip_suffix('\r').unwrap_or(line));
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// The first half of a body that is to be cut (at least one byte when there is any).
+pub fn first_half(bytes: &[u8]) -> &[u8] {
+    &bytes[..bytes.len().div_ceil(2)]
+}
+
+/// What a paced body does after its last piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// Ends the body normally.
+    Finish,
+    /// Fails the body, which makes the server drop the connection mid-response.
+    Cut,
+    /// Never ends, and sends nothing more.
+    Hold,
+    /// Never ends, and sends a keep-alive comment every [`KEEP_ALIVE_EVERY`].
+    KeepAlive,
+}
+
+/// A response body given as pieces written with a pause between them, then an [`End`].
+#[derive(Debug)]
+pub struct Paced {
+    pieces: VecDeque<Bytes>,
+    gap: Duration,
+    end: End,
+}
+
+impl Paced {
+    /// `bytes` in one piece, or in small uneven pieces with [`SPLIT_GAP`] between them when
+    /// `split`, then `end`.
+    pub fn new(bytes: &[u8], split: bool, end: End) -> Paced {
+        let mut pieces = VecDeque::new();
+        let mut rest = bytes;
+        let sizes = SPLIT_SIZES
+            .iter()
+            .cycle()
+            .map(|&n| if split { n } else { usize::MAX });
+        for size in sizes {
+            if rest.is_empty() {
+                break;
+            }
+            let (piece, tail) = rest.split_at(size.min(rest.len()));
+            pieces.push_back(Bytes::copy_from_slice(piece));
+            rest = tail;
+        }
+        let gap = if split { SPLIT_GAP } else { Duration::ZERO };
+        Paced { pieces, gap, end }
+    }
+
+    /// Turns the plan into a response body.
+    pub fn into_body(self) -> Body {
+        let stream = futures_util::stream::unfold((self, true), |(mut paced, first)| async move {
+            if let Some(piece) = paced.pieces.pop_front() {
+                if !first && !paced.gap.is_zero() {
+                    tokio::time::sleep(paced.gap).await;
+                }
+                return Some((Ok(piece), (paced, false)));
+            }
+            match paced.end {
+                End::Finish => None,
+                End::Cut => {
+                    tokio::time::sleep(CUT_FLUSH).await;
+                    paced.end = End::Finish;
+                    let cut = std::io::Error::other("scripted cut: the body stops halfway");
+                    Some((Err(cut), (paced, false)))
+                }
+                End::Hold => std::future::pending().await,
+                End::KeepAlive => {
+                    tokio::time::sleep(KEEP_ALIVE_EVERY).await;
+                    Some((
+                        Ok(Bytes::from_static(KEEP_ALIVE.as_bytes())),
+                        (paced, false),
+                    ))
+                }
+            }
+        });
+        Body::from_stream(stream)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_frame_each_line_of_data() {
+        assert_eq!(event(r#"{"a":1}"#), "event: message\ndata: {\"a\":1}\n\n");
+        assert_eq!(event("x\r\ny"), "event: message\ndata: x\ndata: y\n\n");
+    }
+
+    #[test]
+    fn split_keeps_every_byte_in_small_pieces() {
+        let text = event(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        let paced = Paced::new(text.as_bytes(), true, End::Finish);
+        assert!(paced.pieces.len() > 5);
+        assert!(paced.pieces.iter().all(|p| !p.is_empty() && p.len() <= 7));
+        let joined: Vec<u8> = paced.pieces.iter().flat_map(|p| p.to_vec()).collect();
+        assert_eq!(joined, text.as_bytes());
+        assert_eq!(
+            Paced::new(text.as_bytes(), false, End::Hold).pieces.len(),
+            1
+        );
+        assert!(Paced::new(b"", false, End::Finish).pieces.is_empty());
+    }
+
+    #[test]
+    fn first_half_rounds_up() {
+        assert_eq!(first_half(b"0123456789"), b"01234");
+        assert_eq!(first_half(b"abc"), b"ab");
+        assert_eq!(first_half(b""), b"");
+    }
+}

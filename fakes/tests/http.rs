@@ -1,0 +1,285 @@
+//! Drives the Streamable HTTP fake over real loopback connections (TLS with the run's CA,
+//! or plain HTTP) with a hand-written client, and checks its answers and its transcript.
+
+mod support;
+
+use mcp_harness_scenarios::model::Endpoint;
+use mcp_harness_scenarios::transcript::Event;
+use serde_json::{Value, json};
+use support::trial::{ACCEPT_BOTH, INIT, Trial, rpc, statuses};
+use support::{connect, sse_messages};
+
+#[tokio::test]
+async fn sessions_are_issued_required_and_checked() {
+    let trial = Trial::start("sessions", json!({"http": {}}), None).await;
+    let id = trial.initialize().await;
+    assert_eq!(id.len(), 32);
+    assert!(id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+
+    let missing = trial.post(&[], &rpc(2, "tools/list")).await;
+    assert_eq!(missing.status, 400);
+    assert_eq!(missing.header("content-type"), Some("application/json"));
+    let unknown = trial
+        .post(&[("Mcp-Session-Id", "0123")], &rpc(3, "tools/list"))
+        .await;
+    assert_eq!(unknown.status, 404);
+
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let accepted = trial.post(&[("mcp-session-id", &id)], &note).await;
+    assert_eq!(accepted.status, 202);
+    assert!(accepted.body.is_empty());
+    assert_eq!(accepted.header("content-type"), None);
+
+    let listed = trial
+        .post(
+            &[
+                ("Mcp-Session-Id", &id),
+                ("MCP-Protocol-Version", "2025-06-18"),
+            ],
+            &rpc(4, "tools/list"),
+        )
+        .await;
+    assert_eq!(listed.status, 200);
+    let answer: Value = serde_json::from_slice(&listed.body).expect("JSON body");
+    assert_eq!(answer["id"], 4);
+    assert_eq!(answer["error"]["code"], -32601);
+
+    let bad_version = trial
+        .post(
+            &[
+                ("Mcp-Session-Id", &id),
+                ("MCP-Protocol-Version", "1999-01-01"),
+            ],
+            &rpc(5, "ping"),
+        )
+        .await;
+    assert_eq!(bad_version.status, 400);
+    let elsewhere = trial
+        .post(&[("Mcp-Session-Id", &id)], &rpc(6, "ping"))
+        .await;
+    assert_eq!(elsewhere.status, 200);
+    let wrong_path = trial.send("GET", "/other", &[], "").await;
+    assert_eq!(wrong_path.status, 404);
+
+    let events = trial.finish().await;
+    assert_eq!(events[0], Event::Started);
+    let want: Vec<(String, u16)> = [200, 400, 404, 202, 200, 400, 200]
+        .iter()
+        .map(|s| ("POST".to_owned(), *s))
+        .chain([("GET".to_owned(), 404)])
+        .collect();
+    assert_eq!(statuses(&events), want);
+    // Each POST is recorded as its request, then the message it carried.
+    match (&events[1], &events[2]) {
+        (Event::HttpRequest { path, headers, .. }, Event::Received { message }) => {
+            assert_eq!(path, "/mcp");
+            assert_eq!(headers["accept"], ACCEPT_BOTH);
+            assert_eq!(headers["content-type"], "application/json");
+            assert_eq!(message["method"], "initialize");
+        }
+        other => panic!("expected a request then its message, got {other:?}"),
+    }
+    assert!(matches!(&events[3], Event::Sent { message } if message["id"] == 1));
+}
+
+#[tokio::test]
+async fn media_types_batches_and_junk_are_refused() {
+    let trial = Trial::start("media", json!({"http": {"sessions": false}}), None).await;
+    let json_only = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json"),
+    ];
+    assert_eq!(
+        trial.send("POST", "/mcp", &json_only, INIT).await.status,
+        406
+    );
+    let text = [("Content-Type", "text/plain"), ("Accept", ACCEPT_BOTH)];
+    assert_eq!(trial.send("POST", "/mcp", &text, INIT).await.status, 415);
+    assert_eq!(trial.post(&[], "{not json").await.status, 400);
+    assert_eq!(trial.post(&[], &format!("[{INIT}]")).await.status, 400);
+    assert_eq!(trial.post(&[], r#"{"hello":1}"#).await.status, 400);
+    let response = r#"{"jsonrpc":"2.0","id":"s1","result":{}}"#;
+    assert_eq!(trial.post(&[], response).await.status, 202);
+    assert_eq!(trial.send("PUT", "/mcp", &[], "").await.status, 405);
+    let events = trial.finish().await;
+    assert!(events.iter().any(|e| matches!(e,
+        Event::ReceivedInvalid { line, .. } if line == "{not json")));
+    assert!(events.iter().any(|e| matches!(e,
+        Event::Received { message } if message == &json!({"hello": 1}))));
+}
+
+#[tokio::test]
+async fn answers_as_json_or_sse_with_events_before_and_split() {
+    let server = json!({
+        "http": {"replies": "sse", "sessions": false},
+        "handlers": [
+            {"method": "tools/list", "reply": {"result": {"tools": []}}, "http": {"format": "json"}},
+            {"method": "tools/call", "reply": {"result": {"content": []}}, "http": {
+                "events_before": [
+                    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}},
+                    {"jsonrpc": "2.0", "id": "s1", "method": "ping"}
+                ],
+                "split": true
+            }},
+        ],
+    });
+    let trial = Trial::start("formats", server, None).await;
+    let listed = trial.post(&[], &rpc(1, "tools/list")).await;
+    assert_eq!(listed.header("content-type"), Some("application/json"));
+    let listed: Value = serde_json::from_slice(&listed.body).expect("JSON");
+    assert_eq!(listed["result"], json!({"tools": []}));
+
+    let pinged = trial.post(&[], &rpc(2, "ping")).await;
+    assert_eq!(pinged.header("content-type"), Some("text/event-stream"));
+    assert_eq!(
+        sse_messages(&pinged.text()),
+        vec![json!({"jsonrpc": "2.0", "id": 2, "result": {}})]
+    );
+
+    let called = trial.post(&[], &rpc(3, "tools/call")).await;
+    assert_eq!(called.status, 200);
+    assert!(
+        called.reads >= 3,
+        "split stream came in {} reads",
+        called.reads
+    );
+    let events = sse_messages(&called.text());
+    assert_eq!(events.len(), 3, "{}", called.text());
+    assert_eq!(events[0]["method"], "notifications/progress");
+    assert_eq!(events[1]["method"], "ping");
+    assert_eq!(events[2]["id"], 3);
+    // The client answers the server's ping: a response, accepted.
+    let answer = r#"{"jsonrpc":"2.0","id":"s1","result":{}}"#;
+    assert_eq!(trial.post(&[], answer).await.status, 202);
+
+    let events = trial.finish().await;
+    let sent: Vec<&Value> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Sent { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent.len(), 5);
+    assert_eq!(sent[2]["method"], "notifications/progress");
+}
+
+#[tokio::test]
+async fn delete_ends_the_session_or_is_refused() {
+    let trial = Trial::start("delete", json!({"http": {}}), None).await;
+    let id = trial.initialize().await;
+    let deleted = trial
+        .send("DELETE", "/mcp", &[("Mcp-Session-Id", &id)], "")
+        .await;
+    assert_eq!(deleted.status, 200);
+    let after = trial
+        .post(&[("Mcp-Session-Id", &id)], &rpc(2, "ping"))
+        .await;
+    assert_eq!(after.status, 404);
+    assert_eq!(
+        trial
+            .send("GET", "/mcp", &[("Accept", "text/event-stream")], "")
+            .await
+            .status,
+        405
+    );
+    trial.finish().await;
+
+    let trial = Trial::start(
+        "no-delete",
+        json!({"http": {"delete": "not_allowed"}}),
+        None,
+    )
+    .await;
+    let id = trial.initialize().await;
+    let refused = trial
+        .send("DELETE", "/mcp", &[("Mcp-Session-Id", &id)], "")
+        .await;
+    assert_eq!(refused.status, 405);
+    assert!(
+        refused
+            .header("allow")
+            .is_some_and(|a| !a.contains("DELETE"))
+    );
+    trial.finish().await;
+}
+
+#[tokio::test]
+async fn sessions_expire_after_the_scripted_count() {
+    let trial = Trial::start("expire", json!({"http": {"expire_session_after": 3}}), None).await;
+    let id = trial.initialize().await;
+    let session = [("Mcp-Session-Id", id.as_str())];
+    // The initialize counts as the session's first request.
+    assert_eq!(trial.post(&session, &rpc(2, "ping")).await.status, 200);
+    assert_eq!(trial.post(&session, &rpc(3, "ping")).await.status, 200);
+    assert_eq!(trial.post(&session, &rpc(4, "ping")).await.status, 404);
+    // A new initialize starts a new session.
+    let again = trial.initialize().await;
+    assert_ne!(again, id);
+    assert_eq!(
+        trial
+            .post(&[("Mcp-Session-Id", &again)], &rpc(5, "ping"))
+            .await
+            .status,
+        200
+    );
+    trial.finish().await;
+}
+
+#[tokio::test]
+async fn bearer_token_is_required_and_never_recorded() {
+    const TOKEN: &str = "tok-7f3a9c";
+    let trial = Trial::start("bearer", json!({"http": {"sessions": false}}), Some(TOKEN)).await;
+    let refused = trial.post(&[], INIT).await;
+    assert_eq!(refused.status, 401);
+    assert_eq!(refused.header("www-authenticate"), Some("Bearer"));
+    let wrong = trial.post(&[("Authorization", "Bearer nope")], INIT).await;
+    assert_eq!(wrong.status, 401);
+    let auth = format!("Bearer {TOKEN}");
+    let ok = trial.post(&[("Authorization", &auth)], INIT).await;
+    assert_eq!(ok.status, 200);
+    let path = trial.transcript.clone();
+    let events = trial.finish().await;
+    let shown: Vec<Option<String>> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::HttpRequest { headers, .. } => Some(headers.get("authorization").cloned()),
+            _ => None,
+        })
+        .collect();
+    let valid = Some("Bearer [valid]".to_owned());
+    assert_eq!(shown, vec![None, Some("[invalid]".to_owned()), valid]);
+    assert_eq!(
+        statuses(&events).iter().map(|s| s.1).collect::<Vec<_>>(),
+        [401, 401, 200]
+    );
+    let text = serde_json::to_string(&events).expect("events");
+    assert!(!text.contains(TOKEN) && !text.contains("nope"));
+    assert!(!path.exists());
+}
+
+#[tokio::test]
+async fn tls_variants_present_the_certificates_they_should() {
+    let trusted = Trial::start_on("tls-ok", json!({}), None, Endpoint::Trusted).await;
+    assert_eq!(trusted.post(&[], INIT).await.status, 200);
+    trusted.finish().await;
+
+    for bad in [Endpoint::UntrustedCa, Endpoint::WrongName] {
+        let trial = Trial::start_on("tls-bad", json!({}), None, bad).await;
+        let err = match connect(trial.fake.addr, trial.client.as_ref()).await {
+            Ok(_) => panic!("{bad:?}: a client trusting only the run CA accepted the certificate"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.contains("certificate") || err.contains("Certificate"),
+            "{bad:?}: {err}"
+        );
+        // A failed handshake is not a request: nothing but the start is recorded.
+        assert_eq!(trial.finish().await, vec![Event::Started]);
+    }
+
+    let plain = Trial::start_on("plain", json!({}), None, Endpoint::PlainLoopback).await;
+    assert!(plain.client.is_none());
+    assert_eq!(plain.post(&[], INIT).await.status, 200);
+    plain.finish().await;
+}

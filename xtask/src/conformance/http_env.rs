@@ -1,0 +1,116 @@
+//! The Streamable HTTP side of a run: one tokio runtime that hosts every trial's HTTPS fake
+//! in-process, and the run's certificates, made once by rcgen, with the trusted CA written to
+//! a file that clients are told to trust. Starting a fake is then a bind on 127.0.0.1:0, with
+//! no process start and no key generation per trial.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mcp_harness_fakes::http::{self as fake, HttpFakeConfig, RunningHttpFake};
+use mcp_harness_fakes::tls::Pki;
+use mcp_harness_scenarios::Case;
+use mcp_harness_scenarios::model::Endpoint;
+
+/// The reserved name used for the insecure-URL case: it never resolves, so nothing can leave.
+pub const INSECURE_HOST: &str = "mcp-harness.invalid";
+
+/// The run-wide HTTP environment.
+pub struct HttpEnv {
+    runtime: tokio::runtime::Runtime,
+    pki: Pki,
+    ca_file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// One trial's running fake and what the client must be told about it.
+pub struct HttpTrial<'a> {
+    env: &'a HttpEnv,
+    fake: RunningHttpFake,
+    /// Variables for the client's environment (URL, CA, token).
+    pub vars: Vec<(&'static str, String)>,
+    /// The endpoint URL, also passed as the client's last argument.
+    pub url: String,
+    /// The bearer token handed to the client, if the case asks for one.
+    pub token: Option<String>,
+}
+
+impl HttpEnv {
+    /// Makes the runtime and the run's certificates.
+    pub fn new() -> Result<HttpEnv, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;
+        let pki = Pki::generate()?;
+        let dir = tempfile::Builder::new()
+            .prefix("mcp-harness-run-")
+            .tempdir()
+            .map_err(|e| format!("cannot make the run directory: {e}"))?;
+        let ca_file = dir.path().join("ca.pem");
+        std::fs::write(&ca_file, pki.ca_pem())
+            .map_err(|e| format!("cannot write {}: {e}", ca_file.display()))?;
+        Ok(HttpEnv {
+            runtime,
+            pki,
+            ca_file,
+            _dir: dir,
+        })
+    }
+
+    /// Starts the fake for `case`, recording into `transcript`.
+    pub fn start(&self, case: &Case, transcript: &Path) -> Result<HttpTrial<'_>, String> {
+        let endpoint = case.scenario.server.http.endpoint;
+        let token = case.scenario.bearer_token.then(secret_token);
+        let config = HttpFakeConfig {
+            scenario: Arc::new(case.scenario.clone()),
+            transcript: transcript.to_owned(),
+            tls: self.pki.server_config(endpoint),
+            bearer_token: token.clone(),
+        };
+        let fake = self
+            .runtime
+            .block_on(fake::start(config))
+            .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
+        let port = fake.addr.port();
+        let url = match endpoint {
+            Endpoint::Trusted | Endpoint::UntrustedCa | Endpoint::WrongName => {
+                format!("https://localhost:{port}/mcp")
+            }
+            Endpoint::PlainLoopback => format!("http://127.0.0.1:{port}/mcp"),
+            Endpoint::InsecureRemote => format!("http://{INSECURE_HOST}:{port}/mcp"),
+        };
+        let ca = self.ca_file.to_string_lossy().into_owned();
+        let mut vars = vec![
+            ("MCP_HARNESS_SERVER_URL", url.clone()),
+            ("MCP_HARNESS_CA_FILE", ca.clone()),
+            ("SSL_CERT_FILE", ca.clone()),
+            ("NODE_EXTRA_CA_CERTS", ca),
+        ];
+        if let Some(token) = &token {
+            vars.push(("MCP_HARNESS_BEARER_TOKEN", token.clone()));
+        }
+        Ok(HttpTrial {
+            env: self,
+            fake,
+            vars,
+            url,
+            token,
+        })
+    }
+}
+
+impl HttpTrial<'_> {
+    /// Stops the fake: no connection or hanging request survives the trial.
+    pub fn stop(self) {
+        self.env.runtime.block_on(self.fake.stop());
+    }
+}
+
+/// A fresh, unguessable-enough token: 128 bits from the process's random hasher seeds.
+fn secret_token() -> String {
+    let word = || RandomState::new().build_hasher().finish();
+    format!("mcp-harness-secret-{:016x}{:016x}", word(), word())
+}
