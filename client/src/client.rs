@@ -36,7 +36,7 @@ impl Client {
         command: &StdioCommand,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let router = Arc::new(Router::new());
+        let router = Arc::new(router_for(&options.defects));
         let transport = StdioTransport::spawn(command, Arc::clone(&router), &options.defects)?;
         let session = Session::new(router, Transport::Stdio(transport), options);
         Self::establish(session).await
@@ -53,7 +53,7 @@ impl Client {
         http: HttpOptions,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let router = Arc::new(Router::new());
+        let router = Arc::new(router_for(&options.defects));
         let transport = HttpTransport::connect(url, &http, &options, Arc::clone(&router))?;
         let session = Session::new(router, Transport::Http(transport), options);
         Self::establish(session).await
@@ -164,7 +164,8 @@ impl Client {
         params: Value,
         cancel: impl Future<Output = ()>,
     ) -> Result<Value, Error> {
-        if self.session.transport().take_session_lost() {
+        let lost = self.session.transport().take_session_lost();
+        if lost && !self.session.options().defects.no_reinitialize {
             // The HTTP server ended our session (404): start a new one first.
             handshake(&self.session).await.map_err(|e| Error {
                 message: format!("starting a new session failed: {}", e.message),
@@ -194,7 +195,11 @@ async fn handshake(session: &Session) -> Result<Handshake, Error> {
     };
     let accepted = handshake::accept(outcome, &options.defects)?;
     let transport = session.transport();
-    transport.set_protocol_version(accepted.protocol_version());
+    let header_version = match options.defects.offered_version_header {
+        true => Some(offered),
+        false => accepted.protocol_version(),
+    };
+    transport.set_protocol_version(header_version);
     if !options.defects.skip_initialized && !options.defects.late_initialized {
         session.notify("notifications/initialized", None)?;
     }
@@ -208,5 +213,12 @@ impl Drop for Client {
             let session = Arc::clone(&self.session);
             runtime.spawn(async move { session.shutdown().await });
         }
+    }
+}
+
+fn router_for(defects: &crate::defects::Defects) -> Router {
+    match defects.ignore_server_requests {
+        true => Router::deaf(),
+        false => Router::new(),
     }
 }

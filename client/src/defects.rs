@@ -85,11 +85,26 @@ pub struct Defects {
     pub json_only: bool,
     /// HTTP: do not send the caller's bearer token (breaks: `Authorization: Bearer` is sent).
     pub no_bearer: bool,
+    /// HTTP: send `Accept: application/json` only (breaks: every POST accepts JSON and SSE).
+    pub accept_json_only: bool,
+    /// HTTP: label POST bodies `text/plain` (breaks: every POST body is application/json).
+    pub text_plain_body: bool,
+    /// Never answer the server's requests, `ping` included (breaks: a ping is answered).
+    pub ignore_server_requests: bool,
+    /// HTTP: send the offered version in `MCP-Protocol-Version` instead of the negotiated one
+    /// (breaks: the header carries the negotiated version).
+    pub offered_version_header: bool,
+    /// HTTP: after a 404 for the session, go on without a new handshake
+    /// (breaks: a new session is started with a fresh initialize).
+    pub no_reinitialize: bool,
+    /// HTTP: read any answer as JSON whatever its Content-Type (breaks: invalid_response for a
+    /// wrong content type).
+    pub lenient_content_type: bool,
 }
 
 impl Defects {
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 34] = [
+    pub const NAMES: [&'static str; 40] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -124,6 +139,12 @@ impl Defects {
         "allow-insecure-http",
         "json-only",
         "no-bearer",
+        "accept-json-only",
+        "text-plain-body",
+        "ignore-server-requests",
+        "offered-version-header",
+        "no-reinitialize",
+        "lenient-content-type",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -163,6 +184,12 @@ impl Defects {
             "allow-insecure-http" => &mut self.allow_insecure_http,
             "json-only" => &mut self.json_only,
             "no-bearer" => &mut self.no_bearer,
+            "accept-json-only" => &mut self.accept_json_only,
+            "text-plain-body" => &mut self.text_plain_body,
+            "ignore-server-requests" => &mut self.ignore_server_requests,
+            "offered-version-header" => &mut self.offered_version_header,
+            "no-reinitialize" => &mut self.no_reinitialize,
+            "lenient-content-type" => &mut self.lenient_content_type,
             _ => return false,
         };
         *flag = true;

@@ -21,12 +21,22 @@ type Pending = Option<HashMap<i64, oneshot::Sender<Outcome>>>;
 /// Pending requests by id, shared by the caller side and the transport's reader.
 pub(crate) struct Router {
     pending: Mutex<Pending>,
+    answer_requests: bool,
 }
 
 impl Router {
     pub(crate) fn new() -> Self {
         Router {
             pending: Mutex::new(Some(HashMap::new())),
+            answer_requests: true,
+        }
+    }
+
+    /// A router that never answers server requests (the `ignore-server-requests` defect).
+    pub(crate) fn deaf() -> Self {
+        Router {
+            answer_requests: false,
+            ..Router::new()
         }
     }
 
@@ -88,6 +98,7 @@ impl Router {
                 }
                 None
             }
+            Incoming::Request { .. } if !self.answer_requests => None,
             Incoming::Request { id, method } if method == "ping" => {
                 Some(jsonrpc::result_response(id, json!({})))
             }

@@ -40,7 +40,7 @@ fn list_names_every_trial_and_filters_select() {
     );
     assert_eq!(
         listed.lines().filter(|l| l.ends_with(": test")).count(),
-        support::cases().len()
+        support::trials().len()
     );
     let one = stdout_of(
         xtask()

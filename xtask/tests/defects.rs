@@ -8,10 +8,12 @@ mod support;
 
 use std::collections::{BTreeSet, HashSet};
 
+use mcp_harness_scenarios::Case;
+use mcp_harness_scenarios::model::Transport;
 use xtask::conformance::verdict::Grade;
 
 /// (client: a `--defect` name, or `sh:` and a command line where `{driver}` is the reference
-/// driver; case id; a substring of the check that must fail; the grade it must give)
+/// driver; the trial, `case-id` (stdio) or `case-id@https`; a substring of the check that must fail; the grade it must give)
 #[rustfmt::skip]
 const MATRIX: &[(&str, &str, &str, Grade)] = &[
     ("sh:{driver}; exit 3", "handshake/happy-path", "exited with status 0", Grade::Fail),
@@ -102,12 +104,96 @@ const MATRIX: &[(&str, &str, &str, Grade)] = &[
     ("sh:true", "cleanup/after-cancellation", "the call was sent", Grade::Fail),
     ("sh:true", "cleanup/after-cancellation", "step 2 (close) succeeds", Grade::Fail),
     ("sh:true", "cleanup/after-server-crash", "the call was sent", Grade::Fail),
+    // Streamable HTTP: the always-on rules, then each HTTP case.
+    ("accept-json-only", "calls/text-blocks@https", "accepts both application/json and text/event-stream", Grade::Fail),
+    ("text-plain-body", "calls/text-blocks@https", "body is sent as application/json", Grade::Fail),
+    ("sh:echo \"token: $MCP_HARNESS_BEARER_TOKEN\" >&2; {driver}", "http/bearer-token-sent@https", "never printed its bearer token", Grade::Fail),
+    ("no-bearer", "http/bearer-token-sent@https", "every request carries the right bearer token", Grade::Fail),
+    ("json-only", "http/sse-replies@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("json-only", "http/sse-replies@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "http/sse-replies@https", "step 0 (connect) succeeds", Grade::Fail),
+    ("sh:true", "http/sse-replies@https", "the call reached the server", Grade::Fail),
+    ("ignore-server-requests", "http/sse-interleaved-events@https", "ping is answered", Grade::Fail),
+    ("json-only", "http/sse-interleaved-events@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "http/sse-interleaved-events@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("no-session-id", "http/session-id-echoed@https", "only the initialize POST goes without a session id", Grade::Fail),
+    ("no-session-id", "http/session-id-echoed@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("no-session-id", "http/session-id-echoed@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "http/session-id-echoed@https", "the first POST is initialize", Grade::Fail),
+    ("no-protocol-version-header", "http/protocol-version-header@https", "MCP-Protocol-Version: 2025-03-26", Grade::Fail),
+    ("sh:true", "http/protocol-version-header@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("sh:true", "http/protocol-version-header@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("offered-version-header", "http/protocol-version-negotiated-down@https", "MCP-Protocol-Version: 2025-06-18", Grade::Fail),
+    ("sh:true", "http/protocol-version-negotiated-down@https", "initialize offers 2025-11-25", Grade::Fail),
+    ("sh:true", "http/protocol-version-negotiated-down@https", "step 0 (connect) succeeds", Grade::Fail),
+    ("sh:true", "http/protocol-version-negotiated-down@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("sh:true", "http/protocol-version-negotiated-down@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("no-delete", "http/delete-on-close@https", "DELETE carries the session id", Grade::NonStrict),
+    ("sh:true", "http/delete-on-close@https", "the handshake reached the server", Grade::Fail),
+    ("sh:true", "http/delete-on-close@https", "step 1 (close) succeeds", Grade::Fail),
+    ("sh:true", "http/delete-not-allowed@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("sh:true", "http/delete-not-allowed@https", "step 2 (close) succeeds", Grade::Fail),
+    ("sh:true", "http/delete-not-allowed@https", "tools/list reached the server", Grade::Fail),
+    ("no-reinitialize", "http/session-expired@https", "a second initialize follows the 404", Grade::Fail),
+    ("no-reinitialize", "http/session-expired@https", "two initialize requests in all", Grade::Fail),
+    ("no-reinitialize", "http/session-expired@https", "step 3 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "http/session-expired@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("sh:true", "http/session-expired@https", "step 2 (call_tool) fails with error kind http_status", Grade::Fail),
+    ("allow-insecure-http", "http/insecure-remote-refused@https", "step 0 (connect) fails with error kind insecure_url", Grade::Fail),
+    ("sh:MCP_HARNESS_SERVER_URL=$(echo \"$MCP_HARNESS_SERVER_URL\" | sed s/mcp-harness.invalid/127.0.0.1/) {driver}", "http/insecure-remote-refused@https", "no request reached any server", Grade::Fail),
+    ("sh:true", "http/insecure-remote-refused@https", "step 1 (list_tools) fails with error kind transport_closed", Grade::Fail),
+    ("sh:true", "http/plain-loopback-accepted@https", "the call reached the server", Grade::Fail),
+    ("sh:true", "http/plain-loopback-accepted@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("sh:true", "http/plain-loopback-accepted@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:python3 -c \"$ACCEPT_ANY_CERT\"", "http/untrusted-certificate-refused@https", "step 0 (connect) fails with error kind tls", Grade::Fail),
+    ("sh:python3 -c \"$ACCEPT_ANY_CERT\"", "http/untrusted-certificate-refused@https", "no request got through", Grade::Fail),
+    ("sh:true", "http/untrusted-certificate-refused@https", "step 1 (list_tools) fails", Grade::Fail),
+    ("sh:python3 -c \"$ACCEPT_ANY_CERT\"", "http/wrong-name-certificate-refused@https", "step 0 (connect) fails with error kind tls", Grade::Fail),
+    ("sh:python3 -c \"$ACCEPT_ANY_CERT\"", "http/wrong-name-certificate-refused@https", "no request got through", Grade::Fail),
+    ("sh:true", "http/wrong-name-certificate-refused@https", "step 1 (list_tools) fails", Grade::Fail),
+    ("sh:true", "http/bearer-token-sent@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("sh:true", "http/bearer-token-sent@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "http/http-error-status@https", "step 1 (call_tool) fails with error kind http_status", Grade::Fail),
+    ("sh:true", "http/http-error-status@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "http/http-error-status@https", "both calls reached the server", Grade::Fail),
+    ("lenient-content-type", "http/wrong-content-type@https", "step 1 (call_tool) fails with error kind invalid_response", Grade::Fail),
+    ("sh:true", "http/wrong-content-type@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "http/wrong-content-type@https", "both calls reached the server", Grade::Fail),
 ];
+
+/// A broken TLS client: it accepts any certificate and name, then performs the handshake by
+/// hand and reports success. No part of the harness or the reference client may do this.
+const ACCEPT_ANY_CERT: &str = r#"
+import json, os, ssl, http.client, urllib.parse
+url = urllib.parse.urlparse(os.environ["MCP_HARNESS_SERVER_URL"])
+conn = http.client.HTTPSConnection(url.hostname, url.port, context=ssl._create_unverified_context())
+body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "careless", "version": "0"}}}
+conn.request("POST", url.path, json.dumps(body), {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+result = json.loads(conn.getresponse().read())["result"]
+for i, step in enumerate(json.loads(os.environ["MCP_HARNESS_PLAN"])):
+    print(json.dumps({"step": i, "op": step["op"], "ok": {"protocolVersion": result["protocolVersion"]}}))
+"#;
 
 fn client_for(spec: &str) -> String {
     match spec.strip_prefix("sh:") {
-        Some(script) => script.replace("{driver}", &support::driver_cmd("")),
+        Some(script) => script
+            .replace("{driver}", &support::driver_cmd(""))
+            .replace(
+                "$ACCEPT_ANY_CERT",
+                &ACCEPT_ANY_CERT
+                    .replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+                    .replace('$', "\\$"),
+            ),
         None => support::driver_cmd(&format!("--defect {spec}")),
+    }
+}
+
+/// `case-id` runs over stdio, `case-id@https` over HTTPS.
+fn trial(spec: &str) -> (Case, Transport) {
+    match spec.split_once('@') {
+        Some((id, "https")) => (support::case(id), Transport::Https),
+        _ => (support::case(spec), Transport::Stdio),
     }
 }
 
@@ -116,10 +202,9 @@ fn client_for(spec: &str) -> String {
 /// among the checks some row made fail.
 #[test]
 fn every_check_is_seen_to_fail_against_a_broken_client() {
-    let rows: Vec<_> = MATRIX.to_vec();
-    let results = support::in_parallel(rows, |(client, id, check, grade)| {
-        let case = support::case(id);
-        let eval = support::evaluate(&case, &client_for(client));
+    let results = support::in_parallel(MATRIX.to_vec(), |(client, spec, check, grade)| {
+        let (case, transport) = trial(spec);
+        let eval = support::evaluate_on(&case, transport, &client_for(client));
         let failed: Vec<(bool, String)> = eval
             .checks
             .iter()
@@ -129,56 +214,46 @@ fn every_check_is_seen_to_fail_against_a_broken_client() {
         let hit = failed.iter().any(|(_, name)| name.contains(check));
         let problem = (!hit || eval.grade != grade).then(|| {
             format!(
-                "{client} on {id}: wanted check ~{check:?} failed and grade {}, got grade {} with failed checks {:?}",
+                "{client} on {spec}: wanted check ~{check:?} failed and grade {}, got grade {} with failed checks {:?}",
                 grade.as_str(),
                 eval.grade.as_str(),
                 failed.iter().map(|f| &f.1).collect::<Vec<_>>()
             )
         });
-        (id, failed, problem)
+        (case.id, failed, problem)
     });
     let problems: Vec<String> = results.iter().filter_map(|r| r.2.clone()).collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 
-    let mut seen_failing: HashSet<(String, String)> = HashSet::new();
-    for (id, failed, _) in &results {
-        for (always_on, name) in failed {
-            let scope = if *always_on {
-                String::new()
-            } else {
-                id.to_string()
-            };
-            seen_failing.insert((scope, name.clone()));
+    let scope = |always_on: bool, id: &str| {
+        if always_on {
+            "(every case)".to_owned()
+        } else {
+            id.to_owned()
         }
-    }
-    let cases = support::cases();
-    let references = support::in_parallel(cases.iter().collect(), |case| {
-        (
-            case.id.clone(),
-            support::evaluate(case, &support::driver_cmd("")),
-        )
+    };
+    let seen_failing: HashSet<(String, String)> = results
+        .iter()
+        .flat_map(|(id, failed, _)| {
+            failed
+                .iter()
+                .map(move |(always, name)| (scope(*always, id), name.clone()))
+        })
+        .collect();
+    let references = support::in_parallel(support::trials(), |(case, transport)| {
+        let eval = support::evaluate_on(&case, transport, &support::driver_cmd(""));
+        (case.id, eval.checks)
     });
-    let mut never_failed = BTreeSet::new();
-    for (id, eval) in references {
-        for check in &eval.checks {
-            let scope = if check.always_on {
-                String::new()
-            } else {
-                id.clone()
-            };
-            if !seen_failing.contains(&(scope.clone(), check.name.clone())) {
-                never_failed.insert(format!(
-                    "{} :: {}",
-                    if scope.is_empty() {
-                        "(every case)"
-                    } else {
-                        &scope
-                    },
-                    check.name
-                ));
-            }
-        }
-    }
+    let never_failed: BTreeSet<String> = references
+        .iter()
+        .flat_map(|(id, checks)| {
+            checks
+                .iter()
+                .map(move |c| (scope(c.always_on, id), c.name.clone()))
+        })
+        .filter(|key| !seen_failing.contains(key))
+        .map(|(scope, name)| format!("{scope} :: {name}"))
+        .collect();
     assert!(
         never_failed.is_empty(),
         "checks no broken client has been seen to fail (add a row with a defect that breaks each):\n{}",

@@ -9,12 +9,16 @@ use std::time::Duration;
 use xtask::conformance::verdict::Grade;
 
 fn assert_every_case_fails(client: &str) {
-    let cases = support::cases();
-    let passing: Vec<String> = support::in_parallel(cases.iter().collect(), |case| {
-        let eval = support::evaluate(case, client);
-        eval.grade
-            .is_acceptable()
-            .then(|| format!("{} graded {}", case.id, eval.grade.as_str()))
+    let passing: Vec<String> = support::in_parallel(support::trials(), |(case, transport)| {
+        let eval = support::evaluate_on(&case, transport, client);
+        eval.grade.is_acceptable().then(|| {
+            format!(
+                "{}@{} graded {}",
+                case.id,
+                transport.as_str(),
+                eval.grade.as_str()
+            )
+        })
     })
     .into_iter()
     .flatten()

@@ -48,6 +48,17 @@ pub fn cases() -> Vec<Case> {
     })
 }
 
+/// Every trial: each case on each of its transports.
+pub fn trials() -> Vec<(Case, Transport)> {
+    cases()
+        .into_iter()
+        .flat_map(|case| {
+            let transports = case.scenario.transports.clone();
+            transports.into_iter().map(move |t| (case.clone(), t))
+        })
+        .collect()
+}
+
 /// One case by id.
 pub fn case(id: &str) -> Case {
     cases()

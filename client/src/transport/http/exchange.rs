@@ -116,6 +116,16 @@ async fn exchange(
             "{what} was answered with an SSE stream (json-only defect)"
         ))),
         Body::EventStream => read_stream(shared, reply, id, &what).await,
+        Body::Other(_) if shared.defects.lenient_content_type => {
+            let bytes = reply
+                .bytes()
+                .await
+                .map_err(|e| security::send_error(&e, &what))?;
+            let message = jsonrpc::classify(&bytes)
+                .map_err(|why| Error::invalid(format!("the answer to {what} is {why}")))?;
+            shared.deliver(message);
+            Ok(())
+        }
         Body::Other(got) => Err(Error::invalid(format!(
             "{what} was answered with {got}; expected application/json or text/event-stream"
         ))),

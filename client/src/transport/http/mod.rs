@@ -133,8 +133,20 @@ impl Shared {
         let request = self
             .http
             .post(self.url.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header(
+                header::CONTENT_TYPE,
+                match self.defects.text_plain_body {
+                    true => "text/plain",
+                    false => "application/json",
+                },
+            )
+            .header(
+                header::ACCEPT,
+                match self.defects.accept_json_only {
+                    true => "application/json",
+                    false => "application/json, text/event-stream",
+                },
+            )
             .body(body);
         self.decorate(request, initialize)
     }
