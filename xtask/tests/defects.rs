@@ -159,6 +159,9 @@ const MATRIX: &[(&str, &str, &str, Grade)] = &[
     ("lenient-content-type", "http/wrong-content-type@https", "step 1 (call_tool) fails with error kind invalid_response", Grade::Fail),
     ("sh:true", "http/wrong-content-type@https", "step 2 (call_tool) succeeds", Grade::Fail),
     ("sh:true", "http/wrong-content-type@https", "both calls reached the server", Grade::Fail),
+    ("json-only", "http/sse-cut-mid-stream@https", "step 1 (call_tool) fails with error kind transport_closed", Grade::Fail),
+    ("sh:true", "http/sse-cut-mid-stream@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "http/sse-cut-mid-stream@https", "both calls reached the server", Grade::Fail),
 ];
 
 /// A broken TLS client: it accepts any certificate and name, then performs the handshake by

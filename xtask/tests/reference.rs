@@ -4,7 +4,8 @@
 mod support;
 
 use mcp_harness_scenarios::model::Transport;
-use xtask::conformance::verdict::Grade;
+use xtask::conformance::snapshot;
+use xtask::conformance::verdict::{self, Grade};
 
 #[test]
 fn the_reference_client_passes_every_trial() {
@@ -39,6 +40,37 @@ fn a_stubborn_stdio_server_is_gone_after_the_trial() {
     let eval = support::evaluate_on(&case, Transport::Stdio, &support::driver_cmd(""));
     assert_eq!(eval.run.servers.len(), 1);
     assert!(!eval.run.servers[0].outlived_client);
+}
+
+/// Tokens handed to clients all start with this; none may reach anything the harness writes.
+const TOKEN_PREFIX: &str = "mcp-harness-secret-";
+
+#[test]
+fn the_bearer_token_reaches_no_transcript_snapshot_or_report() {
+    let case = support::case("http/bearer-token-sent");
+    let leaky = format!(
+        "echo \"token: $MCP_HARNESS_BEARER_TOKEN\" >&2; echo \"$MCP_HARNESS_BEARER_TOKEN\"; {}",
+        support::driver_cmd("")
+    );
+    for client in [support::driver_cmd(""), leaky] {
+        let eval = support::evaluate_on(&case, Transport::Https, &client);
+        let transcript = format!("{:?}", eval.run.records);
+        let snapshot = snapshot::render(&eval.run);
+        let report = verdict::render_failure(eval.grade, &eval.checks, &eval.run, true);
+        let checks = format!("{:?}", eval.checks);
+        for (what, text) in [
+            ("transcript", &transcript),
+            ("snapshot", &snapshot),
+            ("report", &report),
+            ("checks", &checks),
+        ] {
+            assert!(
+                !text.contains(TOKEN_PREFIX),
+                "the token reached the {what} with client {client}:\n{text}"
+            );
+        }
+        assert!(transcript.contains("Bearer [valid]"), "{transcript}");
+    }
 }
 
 #[test]
