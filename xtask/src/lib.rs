@@ -3,4 +3,6 @@
 
 pub mod conformance;
 pub mod paths;
+pub mod report;
 pub mod schema;
+pub mod sdk;

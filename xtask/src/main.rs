@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use xtask::conformance::{self, Options};
-use xtask::{paths, schema};
+use xtask::{paths, schema, sdk};
 
 #[derive(Parser)]
 #[command(
@@ -22,6 +22,16 @@ struct Cli {
 enum Command {
     /// Run every scenario against a client (the reference client by default).
     Conformance(Box<ConformanceArgs>),
+    /// Install an official SDK (pinned, cached under target/sdk) and run the suite against its
+    /// adapter with its baseline; `all` adds the reference client and writes matrix.html.
+    Sdk {
+        /// Which SDK.
+        #[arg(value_enum)]
+        sdk: sdk::Sdk,
+        /// Where the reports go (default: target/sdk/reports).
+        #[arg(long, value_name = "DIR")]
+        report_dir: Option<PathBuf>,
+    },
     /// Regenerate scenarios/scenario.schema.json, or check that it is fresh.
     Schema {
         /// Fail if the committed schema is stale instead of writing it.
@@ -48,7 +58,17 @@ struct ConformanceArgs {
     /// Run the cases of this directory instead of the project's (no snapshots are compared).
     #[arg(long, value_name = "DIR")]
     scenarios: Option<PathBuf>,
-    /// Write results.json into this directory.
+    /// The client's name in reports (default: `reference`, or the command line).
+    #[arg(long, value_name = "NAME")]
+    client_name: Option<String>,
+    /// Trials run at once (the same as `--test-threads`).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Run one shard of the trials, `I/N` (1-based): every N-th trial from the I-th, so N CI
+    /// machines together run the whole suite.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<(usize, usize)>,
+    /// Write results.json, junit.xml and report.html into this directory.
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
     /// Use the already built fake and driver beside this executable (for tests).
@@ -68,6 +88,14 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Sdk { sdk, report_dir } => match sdk::run(sdk, report_dir) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(101),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Conformance(args) => {
             let args = *args;
             let bins = if args.no_build {
@@ -83,17 +111,36 @@ fn main() -> ExitCode {
                 }
             };
             conformance::snapshot::configure(&paths::workspace_root(), args.bless);
+            let mut libtest = args.libtest;
+            if let Some(jobs) = args.jobs {
+                libtest.test_threads = Some(jobs.max(1));
+            }
             conformance::run(Options {
                 client: args.client,
                 baseline: args.baseline,
                 spec_only: args.spec_only,
                 bless: args.bless,
                 report_dir: args.report_dir,
+                client_name: args.client_name,
+                shard: args.shard,
                 snapshots_dir: args.scenarios.is_none().then(paths::snapshots_dir),
                 scenarios_dir: args.scenarios.unwrap_or_else(paths::scenarios_dir),
                 bins,
-                libtest: args.libtest,
+                libtest,
             })
         }
+    }
+}
+
+/// Parses `I/N` with 1 <= I <= N.
+fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let parsed = text
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((i, n)) if (1..=n).contains(&i) => Ok((i, n)),
+        _ => Err(format!(
+            "expected I/N with 1 <= I <= N (for example 2/4), found {text:?}"
+        )),
     }
 }

@@ -21,18 +21,17 @@ pub mod snapshot;
 pub mod trial;
 pub mod verdict;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use libtest_mimic::{Failed, Trial};
-use serde::Serialize;
 
 use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::{Case, load_dir};
 
+use crate::report::{self, CheckRecord, RunResults, TrialResult};
 use baseline::Baseline;
 use checks::CheckResult;
 use trial::{Harness, TrialRun};
@@ -49,8 +48,12 @@ pub struct Options {
     pub spec_only: bool,
     /// Write snapshots instead of comparing them.
     pub bless: bool,
-    /// Where to write `results.json`.
+    /// Where to write `results.json`, `junit.xml` and `report.html`.
     pub report_dir: Option<PathBuf>,
+    /// The client's name in reports (default: `reference`, or the command line).
+    pub client_name: Option<String>,
+    /// Run only this shard of the trials: `(i, n)` takes every n-th trial from the i-th (1-based).
+    pub shard: Option<(usize, usize)>,
     /// The scenarios directory.
     pub scenarios_dir: PathBuf,
     /// The snapshots directory; `None` compares no snapshots (cases from elsewhere).
@@ -96,21 +99,6 @@ pub fn shell_quote(path: &std::path::Path) -> String {
     format!("'{}'", path.to_string_lossy().replace('\'', r"'\''"))
 }
 
-/// One trial's line in `results.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct TrialReport {
-    /// `<case-id>@<transport>`.
-    pub name: String,
-    /// The grade.
-    pub grade: Grade,
-    /// Whether the baseline lists it.
-    pub baselined: bool,
-    /// Wall time of the client, in ms.
-    pub elapsed_ms: u128,
-    /// The failed checks' names.
-    pub failed_checks: Vec<String>,
-}
-
 /// Runs the suite; the exit code is libtest's (101 on any failure), or 2 on bad input.
 pub fn run(opts: Options) -> ExitCode {
     let cases = match load_dir(&opts.scenarios_dir) {
@@ -131,6 +119,10 @@ pub fn run(opts: Options) -> ExitCode {
         })
         .collect();
     let names: Vec<String> = trials.iter().map(|(c, t)| trial_name(c, *t)).collect();
+    let trials: Vec<(Case, Transport)> = match opts.shard {
+        Some((i, n)) => trials.into_iter().skip(i - 1).step_by(n).collect(),
+        None => trials,
+    };
     let baseline = match &opts.baseline {
         Some(path) => match Baseline::load(path, &names) {
             Ok(b) => b,
@@ -148,7 +140,7 @@ pub fn run(opts: Options) -> ExitCode {
         .client
         .clone()
         .unwrap_or_else(|| shell_quote(&opts.bins.driver));
-    let reports: Arc<Mutex<Vec<TrialReport>>> = Arc::default();
+    let reports: Arc<Mutex<Vec<TrialResult>>> = Arc::default();
     let harness = Arc::new(Harness::new(opts.bins.clone()));
     let started = Instant::now();
     let libtest_trials = trials
@@ -162,27 +154,19 @@ pub fn run(opts: Options) -> ExitCode {
                 (snapshots_dir.clone(), opts.bless, !opts.spec_only);
             Trial::test(name.clone(), move || {
                 let eval = evaluate(&case, transport, &cmd, &harness, profile_on);
-                let failed_checks = eval
-                    .checks
-                    .iter()
-                    .filter(|c| !c.passed)
-                    .map(|c| c.name.clone())
-                    .collect();
-                if let Ok(mut r) = reports.lock() {
-                    r.push(TrialReport {
-                        name: name.clone(),
-                        grade: eval.grade,
-                        baselined: entry.is_some(),
-                        elapsed_ms: eval.run.elapsed.as_millis(),
-                        failed_checks,
-                    });
-                }
-                judge(&eval, entry, profile_on, || match &snapshots {
+                let transcript = snapshot::render(&eval.run);
+                let verdict = judge(&eval, entry.clone(), profile_on, || match &snapshots {
                     Some(dir) if eval.grade == Grade::Pass || bless => {
-                        snapshot::compare(dir, &name, &snapshot::render(&eval.run))
+                        snapshot::compare(dir, &name, &transcript)
                     }
                     _ => Ok(()),
-                })
+                });
+                let record =
+                    trial_result(&case, &name, &eval, &verdict, entry, transcript, profile_on);
+                if let Ok(mut r) = reports.lock() {
+                    r.push(record);
+                }
+                verdict
             })
             .with_kind(kind)
         })
@@ -196,8 +180,21 @@ pub fn run(opts: Options) -> ExitCode {
     if args.list {
         return ExitCode::SUCCESS;
     }
-    let reports = reports.lock().map(|r| r.clone()).unwrap_or_default();
-    print_summary(&reports, started.elapsed().as_secs_f64());
+    let mut reports = reports.lock().map(|r| r.clone()).unwrap_or_default();
+    reports.sort_by(|a, b| a.name.cmp(&b.name));
+    let results = RunResults {
+        client: opts
+            .client_name
+            .clone()
+            .unwrap_or_else(|| match &opts.client {
+                None => "reference".to_owned(),
+                Some(cmd) => cmd.clone(),
+            }),
+        profile: !opts.spec_only,
+        seconds: started.elapsed().as_secs_f64(),
+        trials: reports,
+    };
+    print_summary(&results);
     if !strays.is_empty() {
         eprintln!(
             "error: {} process(es) outlived their trials and were killed: {strays:?}",
@@ -205,9 +202,9 @@ pub fn run(opts: Options) -> ExitCode {
         );
     }
     if let Some(dir) = &opts.report_dir
-        && let Err(e) = write_report(dir, &reports)
+        && let Err(e) = report::write_all(dir, &results)
     {
-        eprintln!("error: cannot write the report to {}: {e}", dir.display());
+        eprintln!("error: {e}");
         return ExitCode::from(2);
     }
     if conclusion.has_failed() || !strays.is_empty() {
@@ -242,39 +239,65 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
 }
 
-fn print_summary(reports: &[TrialReport], seconds: f64) {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in reports {
-        *counts.entry(r.grade.as_str()).or_default() += 1;
-    }
-    let order = [
-        Grade::Pass,
-        Grade::NonStrict,
-        Grade::Unimplemented,
-        Grade::Fail,
-    ];
-    let shown: Vec<String> = order
+fn print_summary(results: &RunResults) {
+    let shown: Vec<String> = results
+        .counts()
         .iter()
-        .map(|g| {
-            format!(
-                "{} {}",
-                counts.get(g.as_str()).copied().unwrap_or(0),
-                g.as_str()
-            )
-        })
+        .map(|(g, n)| format!("{n} {}", g.as_str()))
         .collect();
-    let baselined = reports.iter().filter(|r| r.baselined).count();
+    let baselined = results
+        .trials
+        .iter()
+        .filter(|t| t.baseline_reason.is_some())
+        .count();
     println!(
-        "grades: {} ({} trials, {baselined} baselined) in {seconds:.2}s",
+        "grades: {} ({} trials, {baselined} baselined) in {:.2}s",
         shown.join(", "),
-        reports.len()
+        results.trials.len(),
+        results.seconds
     );
 }
 
-fn write_report(dir: &std::path::Path, reports: &[TrialReport]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let mut sorted = reports.to_vec();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    let json = serde_json::to_string_pretty(&serde_json::json!({ "trials": sorted }))?;
-    std::fs::write(dir.join("results.json"), json)
+/// The report record of one trial.
+fn trial_result(
+    case: &Case,
+    name: &str,
+    eval: &Evaluation,
+    verdict: &Result<(), Failed>,
+    entry: Option<(usize, String)>,
+    transcript: String,
+    profile_on: bool,
+) -> TrialResult {
+    let verdict = match (verdict.is_ok(), entry.is_some()) {
+        (true, false) => "passed",
+        (true, true) => "expected-failure",
+        (false, true) => "stale",
+        (false, false) => "failed",
+    };
+    TrialResult {
+        name: name.to_owned(),
+        description: case.scenario.description.clone(),
+        level: case.scenario.requirement.level,
+        grade: eval.grade,
+        verdict: verdict.to_owned(),
+        baseline_reason: entry.map(|(_, reason)| reason),
+        elapsed_ms: eval.run.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
+        checks: eval
+            .checks
+            .iter()
+            .map(|c| CheckRecord {
+                name: c.name.clone(),
+                level: c.level,
+                passed: c.passed,
+                source: c.source.clone(),
+                expected: c.expected.clone(),
+                actual: c.actual.clone(),
+            })
+            .collect(),
+        details: match eval.grade {
+            Grade::Pass => String::new(),
+            grade => verdict::render_failure(grade, &eval.checks, &eval.run, profile_on),
+        },
+        transcript,
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use mcp_harness_scenarios::model::Level;
 use mcp_harness_scenarios::transcript::Event;
@@ -14,7 +14,7 @@ use super::outcome::Outcomes;
 use super::trial::TrialRun;
 
 /// A trial's grade.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Grade {
     /// Every check held.

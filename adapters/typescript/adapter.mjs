@@ -1,0 +1,425 @@
+#!/usr/bin/env node
+// mcp-harness driver-contract adapter (contract version 1) for the official TypeScript MCP SDK,
+// @modelcontextprotocol/sdk pinned to 1.32.2 in package.json.
+//
+// The adapter drives the SDK the way a typical application would and reports what the SDK
+// does. It deliberately adds no guard the SDK lacks: no URL policy, no repeated-cursor or
+// duplicate-name detection, no timeout other than the SDK's own per-request timeout, no DELETE
+// on close. Outcome lines go to stdout, one per plan step; everything else goes to stderr.
+
+import process from 'node:process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+
+const SDK_NAME = '@modelcontextprotocol/sdk';
+const SDK_VERSION = '1.32.2';
+// The SDK has no "list every tool" helper; the adapter follows nextCursor itself, bounded so
+// that a server which never stops paginating cannot hang the trial.
+const PAGE_CAP = 100;
+
+// Node error codes (error.cause.code of a failed fetch) that mean the peer's certificate was
+// refused.
+const TLS_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+function log(...parts) {
+  process.stderr.write(`[ts-sdk-adapter] ${parts.join(' ')}\n`);
+}
+
+function emit(line) {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+class StepError extends Error {
+  constructor(kind, message, extra = {}) {
+    super(message);
+    this.kind = kind;
+    this.extra = extra;
+  }
+}
+
+function notConnected() {
+  return new StepError(
+    'transport_closed',
+    'there is no connection (not connected yet, the connect failed, or it was closed)',
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Environment
+
+function readConfig() {
+  const env = process.env;
+  const fail = (message) => {
+    log(message);
+    process.exit(2);
+  };
+  if (env.MCP_HARNESS_CONTRACT !== '1') {
+    fail(`MCP_HARNESS_CONTRACT is ${JSON.stringify(env.MCP_HARNESS_CONTRACT)}; this adapter implements contract "1"`);
+  }
+  const transport = env.MCP_HARNESS_TRANSPORT;
+  if (transport !== 'stdio' && transport !== 'http') {
+    fail(`MCP_HARNESS_TRANSPORT is ${JSON.stringify(transport)}; expected "stdio" or "http"`);
+  }
+  let plan;
+  try {
+    plan = JSON.parse(env.MCP_HARNESS_PLAN ?? '');
+  } catch {
+    plan = undefined;
+  }
+  if (!Array.isArray(plan)) fail('MCP_HARNESS_PLAN is not a JSON array of steps');
+
+  let argv;
+  let url;
+  if (transport === 'stdio') {
+    try {
+      argv = JSON.parse(env.MCP_HARNESS_SERVER_COMMAND ?? '');
+    } catch {
+      argv = undefined;
+    }
+    if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
+      fail('MCP_HARNESS_SERVER_COMMAND is not a non-empty JSON array of strings');
+    }
+  } else {
+    // The variable wins; the harness also passes the URL as the last argument.
+    url = env.MCP_HARNESS_SERVER_URL || (process.argv.length > 2 ? process.argv.at(-1) : undefined);
+    if (!url) fail('MCP_HARNESS_SERVER_URL is not set and no URL argument was given');
+  }
+
+  const timeoutMs = Number.parseInt(env.MCP_HARNESS_TIMEOUT_MS ?? '', 10);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    fail('MCP_HARNESS_TIMEOUT_MS is not a positive integer of milliseconds');
+  }
+  const token = env.MCP_HARNESS_BEARER_TOKEN || undefined;
+  return { transport, plan, argv, url, timeoutMs, token };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error mapping: SDK and Node errors → the contract's closed vocabulary
+
+/** Walks an error's `cause` chain looking for a Node/undici error code. */
+function causeCodes(error) {
+  const codes = [];
+  let current = error;
+  for (let depth = 0; current && depth < 6; depth += 1) {
+    if (typeof current.code === 'string') codes.push(current.code);
+    current = current.cause;
+  }
+  return codes;
+}
+
+function describe(error) {
+  if (!(error instanceof Error)) return String(error);
+  const parts = [error.message];
+  let cause = error.cause;
+  for (let depth = 0; cause && depth < 4; depth += 1) {
+    parts.push(cause.message ?? String(cause));
+    cause = cause.cause;
+  }
+  return parts.join(': ');
+}
+
+/**
+ * Maps whatever the SDK threw to a contract error.
+ * `phase` is 'initialize' for connect; `cancel` is the AbortController of a cancellable call.
+ */
+function classify(error, { phase, cancel } = {}) {
+  if (error instanceof StepError) return error;
+  const message = describe(error);
+
+  if (error instanceof McpError) {
+    const code = error.code;
+    // The SDK's own request timeout: McpError(RequestTimeout) carrying { timeout } as data.
+    if (code === ErrorCode.RequestTimeout && error.data && typeof error.data.timeout === 'number') {
+      return new StepError('timeout', message, { code });
+    }
+    // An AbortSignal the caller fired: the SDK rejects with McpError(RequestTimeout, reason).
+    if (code === ErrorCode.RequestTimeout && cancel?.signal.aborted) {
+      return new StepError('cancelled', message);
+    }
+    // The SDK's local "the transport closed while the request was pending".
+    if (code === ErrorCode.ConnectionClosed && /Connection closed/.test(error.message) && error.data === undefined) {
+      return new StepError('transport_closed', message);
+    }
+    // The SDK's own checks of a tool result against the tool's cached outputSchema.
+    if (/output schema|structured content/i.test(error.message)) {
+      return new StepError('invalid_response', message, { code });
+    }
+    return new StepError(phase === 'initialize' ? 'handshake_failed' : 'protocol_error', message, { code });
+  }
+
+  if (error instanceof StreamableHTTPError) {
+    if (typeof error.code === 'number' && error.code >= 100) {
+      return new StepError('http_status', message, { status: error.code });
+    }
+    // code -1: a reply whose Content-Type is neither JSON nor SSE.
+    return new StepError('invalid_response', message);
+  }
+
+  if (error instanceof Error && /^Server's protocol version is not supported/.test(error.message)) {
+    return new StepError('unsupported_version', message);
+  }
+
+  // Zod validation of a result (or of a JSON-RPC message read off the HTTP stream).
+  if (error && (error.name === 'ZodError' || Array.isArray(error.issues))) {
+    return new StepError('invalid_response', message);
+  }
+  if (error instanceof SyntaxError) {
+    return new StepError('invalid_response', message);
+  }
+
+  const codes = causeCodes(error);
+  if (codes.includes('ERR_INVALID_URL')) {
+    return new StepError('insecure_url', message);
+  }
+  if (codes.some((c) => TLS_CODES.has(c) || c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_'))) {
+    return new StepError('tls', message);
+  }
+  if (cancel?.signal.aborted && error?.name === 'AbortError') {
+    return new StepError('cancelled', message);
+  }
+  // Everything else is the connection failing: refused, reset, DNS, a child that could not be
+  // spawned, "Not connected", an aborted fetch because the transport was closed.
+  return new StepError('transport_closed', message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One connection
+
+class Connection {
+  constructor(config) {
+    this.config = config;
+    this.client = new Client(
+      { name: 'mcp-harness-ts-sdk-adapter', version: SDK_VERSION },
+      { capabilities: {} },
+    );
+    this.client.onerror = (error) => log('sdk error:', describe(error));
+    // Resolves once the SDK reports its transport closed, whoever closed it.
+    this.closed = new Promise((resolve) => {
+      this.client.onclose = () => resolve();
+    });
+    this.initializeResult = undefined;
+    this.transport = this.makeTransport();
+  }
+
+  makeTransport() {
+    const { config } = this;
+    let transport;
+    if (config.transport === 'stdio') {
+      const [command, ...args] = config.argv;
+      // stderr: 'inherit' (the SDK's default) sends the server's logs to our stderr.
+      transport = new StdioClientTransport({ command, args });
+    } else {
+      const headers = {};
+      if (config.token) headers.Authorization = `Bearer ${config.token}`;
+      // new URL() throws on a malformed URL; that is the SDK's only URL check.
+      transport = new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers },
+      });
+    }
+    // Observe (without changing) what arrives, to learn the negotiated version: the SDK's
+    // Client keeps the initialize result's serverInfo but not its protocolVersion. The SDK's
+    // Protocol.connect chains this handler before its own.
+    transport.onmessage = (message) => {
+      if (
+        this.initializeResult === undefined &&
+        message && typeof message === 'object' && 'id' in message &&
+        message.result && typeof message.result === 'object'
+      ) {
+        this.initializeResult = message.result;
+      }
+    };
+    return transport;
+  }
+
+  async connect() {
+    await this.client.connect(this.transport, { timeout: this.config.timeoutMs });
+    const result = this.initializeResult ?? {};
+    return {
+      protocolVersion: result.protocolVersion ?? null,
+      serverInfo: this.client.getServerVersion() ?? result.serverInfo ?? null,
+    };
+  }
+
+  async listTools() {
+    const tools = [];
+    let cursor;
+    for (let page = 0; page < PAGE_CAP; page += 1) {
+      const params = cursor === undefined ? undefined : { cursor };
+      const result = await this.client.listTools(params, { timeout: this.config.timeoutMs });
+      tools.push(...result.tools);
+      // Follow nextCursor until it is absent; no check for a cursor seen before.
+      if (result.nextCursor === undefined || result.nextCursor === null) return { tools };
+      cursor = result.nextCursor;
+    }
+    log(`list_tools: stopped after ${PAGE_CAP} pages; reporting what was gathered`);
+    return { tools };
+  }
+
+  async callTool(name, args, cancelAfterMs) {
+    const options = { timeout: this.config.timeoutMs };
+    let cancel;
+    let timer;
+    if (cancelAfterMs !== undefined) {
+      cancel = new AbortController();
+      options.signal = cancel.signal;
+      timer = setTimeout(() => cancel.abort(), cancelAfterMs);
+    }
+    try {
+      const result = await this.client.callTool({ name, arguments: args }, undefined, options);
+      if (result.isError === true) {
+        const texts = textsOf(result);
+        throw new StepError('tool_error', texts.length ? texts.join('\n') : 'the tool result had isError: true');
+      }
+      if (result.structuredContent !== undefined && result.structuredContent !== null) {
+        return { structured: result.structuredContent };
+      }
+      return { text: textsOf(result) };
+    } catch (error) {
+      throw classify(error, { cancel });
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+  }
+
+  async close() {
+    await this.client.close();
+  }
+}
+
+function textsOf(result) {
+  const content = Array.isArray(result.content) ? result.content : [];
+  return content.filter((b) => b && b.type === 'text').map((b) => b.text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan
+
+async function runPlan(config) {
+  let connection = null;
+  // Connections whose shutdown the SDK started on its own (a failed connect): wait for them
+  // before exiting so the SDK can finish shutting its stdio child down.
+  const shutdowns = [];
+
+  for (let index = 0; index < config.plan.length; index += 1) {
+    const step = config.plan[index];
+    const op = step && typeof step === 'object' && 'op' in step ? step.op : null;
+    const line = { step: index, op };
+    try {
+      switch (op) {
+        case 'connect': {
+          if (connection) {
+            await connection.close();
+            connection = null;
+          }
+          const attempt = new Connection(config);
+          try {
+            line.ok = await attempt.connect();
+            connection = attempt;
+          } catch (error) {
+            // Client.connect already called close() itself on failure.
+            shutdowns.push(attempt.closed);
+            throw classify(error, { phase: 'initialize' });
+          }
+          break;
+        }
+        case 'list_tools': {
+          if (!connection) throw notConnected();
+          try {
+            line.ok = await connection.listTools();
+          } catch (error) {
+            throw classify(error);
+          }
+          break;
+        }
+        case 'call_tool': {
+          if (typeof step.name !== 'string') {
+            throw new StepError('unsupported_op', `a call_tool step needs a string "name": ${JSON.stringify(step)}`);
+          }
+          let cancelAfterMs;
+          if (step.cancel_after_ms !== undefined && step.cancel_after_ms !== null) {
+            if (!Number.isInteger(step.cancel_after_ms) || step.cancel_after_ms < 0) {
+              throw new StepError('unsupported_op', `cancel_after_ms must be a non-negative integer: ${JSON.stringify(step)}`);
+            }
+            cancelAfterMs = step.cancel_after_ms;
+          }
+          if (!connection) throw notConnected();
+          line.ok = await connection.callTool(step.name, step.arguments ?? {}, cancelAfterMs);
+          break;
+        }
+        case 'close': {
+          if (!connection) throw notConnected();
+          const closing = connection;
+          connection = null;
+          await closing.close();
+          line.ok = {};
+          break;
+        }
+        default:
+          throw new StepError('unsupported_op', `this adapter does not know the step ${JSON.stringify(step)}`);
+      }
+    } catch (error) {
+      const mapped = classify(error);
+      line.error = { kind: mapped.kind, message: mapped.message, ...mapped.extra };
+      log(`step ${index} (${op}): ${mapped.kind}: ${mapped.message}`);
+    }
+    emit(line);
+  }
+
+  // An implicit close prints no line.
+  if (connection) {
+    try {
+      await connection.close();
+    } catch (error) {
+      log('implicit close failed:', describe(error));
+    }
+  }
+  // The SDK escalates a stdio shutdown over about 4 s (2 s after closing stdin, 2 s after
+  // SIGTERM); wait a little longer than that for it, then exit regardless.
+  if (shutdowns.length > 0) {
+    let timer;
+    const bound = new Promise((resolve) => {
+      timer = setTimeout(resolve, 6000);
+    });
+    await Promise.race([Promise.all(shutdowns), bound]);
+    clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function exitAfterFlush(code) {
+  // process.stdout may be a pipe (asynchronous); exit once everything written has drained.
+  process.stdout.write('', () => process.exit(code));
+}
+
+const config = readConfig();
+log(`${SDK_NAME} ${SDK_VERSION}, transport ${config.transport}`);
+process.on('unhandledRejection', (reason) => log('unhandled rejection:', describe(reason)));
+runPlan(config).then(
+  () => exitAfterFlush(0),
+  (error) => {
+    log('adapter crashed:', error?.stack ?? String(error));
+    exitAfterFlush(1);
+  },
+);

@@ -1,0 +1,54 @@
+//! JUnit XML for CI systems, via quick-junit: one test case per trial, grouped in one suite
+//! per area. A baselined failure is reported as skipped with its reason, so a CI dashboard
+//! shows known gaps without turning red; a stale entry is a failure.
+
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::RunResults;
+
+/// The JUnit document of one run.
+pub fn render(results: &RunResults) -> Result<String, String> {
+    let mut report = Report::new(format!("mcp-harness: {}", results.client));
+    report.set_time(Duration::from_secs_f64(results.seconds));
+    let mut areas: Vec<&str> = results.trials.iter().map(|t| area(&t.name)).collect();
+    areas.dedup();
+    for name in areas {
+        let mut suite = TestSuite::new(name);
+        for trial in results.trials.iter().filter(|t| area(&t.name) == name) {
+            let status = match trial.verdict.as_str() {
+                "passed" => TestCaseStatus::success(),
+                "expected-failure" => {
+                    let mut s = TestCaseStatus::skipped();
+                    s.set_message(format!(
+                        "expected failure ({}): {}",
+                        trial.grade.as_str(),
+                        trial.baseline_reason.as_deref().unwrap_or_default()
+                    ));
+                    s
+                }
+                _ => {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_message(format!("{}: {}", trial.verdict, trial.grade.as_str()));
+                    s.set_type(trial.grade.as_str());
+                    s.set_description(trial.details.clone());
+                    s
+                }
+            };
+            let mut case = TestCase::new(trial.name.clone(), status);
+            case.set_classname(name);
+            case.set_time(Duration::from_millis(trial.elapsed_ms));
+            suite.add_test_case(case);
+        }
+        report.add_test_suite(suite);
+    }
+    report
+        .to_string()
+        .map_err(|e| format!("cannot write JUnit XML: {e}"))
+}
+
+/// The area of a trial: the first part of its case id (`tools` of `tools/x@stdio`).
+fn area(trial: &str) -> &str {
+    trial.split('/').next().unwrap_or(trial)
+}

@@ -1,0 +1,111 @@
+//! Machine- and person-readable results of a run, written by `--report-dir DIR`:
+//! `results.json` (everything, and the input of the cross-client matrix), `junit.xml` (for
+//! CI systems) and `report.html` (a self-contained conformance matrix, Autobahn style).
+//!
+//! A bearer token never reaches these files: the runner redacts it from the client's output
+//! before anything is kept, and transcripts only say whether the right token came.
+
+pub mod html;
+pub mod junit;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use mcp_harness_scenarios::model::Level;
+
+use crate::conformance::verdict::Grade;
+
+/// One client's run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResults {
+    /// The client's label (`reference`, an SDK name, or the command line).
+    pub client: String,
+    /// Whether the seed 000 boundary profile was on.
+    pub profile: bool,
+    /// Wall time of the run, in seconds.
+    pub seconds: f64,
+    /// Every trial run, sorted by name.
+    pub trials: Vec<TrialResult>,
+}
+
+/// One trial's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialResult {
+    /// `<case-id>@<transport>`.
+    pub name: String,
+    /// The case's one-line description.
+    pub description: String,
+    /// The case's level.
+    pub level: Level,
+    /// The grade.
+    pub grade: Grade,
+    /// What the run made of it: `passed`, `failed`, `expected-failure` (baselined) or `stale`
+    /// (baselined but passing).
+    pub verdict: String,
+    /// The baseline's reason, when listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_reason: Option<String>,
+    /// The client's wall time, in ms.
+    pub elapsed_ms: u64,
+    /// Every check, in order.
+    pub checks: Vec<CheckRecord>,
+    /// The Expected/Actual report (empty when every check held).
+    pub details: String,
+    /// The normalized transcript.
+    pub transcript: String,
+}
+
+/// One check's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckRecord {
+    /// What is checked.
+    pub name: String,
+    /// Its level.
+    pub level: Level,
+    /// Whether it held.
+    pub passed: bool,
+    /// Where its requirement is written.
+    pub source: String,
+    /// What was required, on failure.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub expected: String,
+    /// What was seen, on failure.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub actual: String,
+}
+
+impl RunResults {
+    /// How many trials have each grade, in report order.
+    pub fn counts(&self) -> Vec<(Grade, usize)> {
+        [
+            Grade::Pass,
+            Grade::NonStrict,
+            Grade::Unimplemented,
+            Grade::Fail,
+        ]
+        .into_iter()
+        .map(|g| (g, self.trials.iter().filter(|t| t.grade == g).count()))
+        .collect()
+    }
+
+    /// Reads a `results.json`.
+    pub fn load(path: &Path) -> Result<RunResults, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Writes `results.json`, `junit.xml` and `report.html` into `dir`.
+pub fn write_all(dir: &Path, results: &RunResults) -> Result<(), String> {
+    let write = |name: &str, text: String| {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let json = serde_json::to_string_pretty(results).map_err(|e| e.to_string())?;
+    write("results.json", json)?;
+    write("junit.xml", junit::render(results)?)?;
+    write("report.html", html::render(std::slice::from_ref(results)))
+}

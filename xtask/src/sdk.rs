@@ -1,0 +1,179 @@
+//! `cargo xtask sdk <python|typescript|rmcp|all>`: installs an official SDK, pinned, into a
+//! cache under `target/sdk/`, and runs the suite against its adapter (`adapters/<sdk>/`) with
+//! that SDK's strict baseline. `all` also runs the reference client and writes one HTML
+//! matrix of every client × trial.
+//!
+//! Each suite run is a separate `cargo xtask conformance` process, exactly as a user would
+//! run it, so an SDK run cannot disturb another's state.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::conformance::shell_quote;
+use crate::paths;
+use crate::report::{RunResults, html};
+
+/// An SDK with an adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sdk {
+    /// PyPI `mcp`, pinned in `adapters/python/requirements.txt`.
+    Python,
+    /// npm `@modelcontextprotocol/sdk`, pinned in `adapters/typescript/package-lock.json`.
+    Typescript,
+    /// crates.io `rmcp`, pinned in `adapters/rmcp/Cargo.toml`.
+    Rmcp,
+    /// All three, then the reference client, and the matrix of them all.
+    All,
+}
+
+impl Sdk {
+    fn name(self) -> &'static str {
+        match self {
+            Sdk::Python => "python",
+            Sdk::Typescript => "typescript",
+            Sdk::Rmcp => "rmcp",
+            Sdk::All => "all",
+        }
+    }
+}
+
+/// Installs and runs; returns whether every run met its baseline.
+pub fn run(which: Sdk, report_dir: Option<PathBuf>) -> Result<bool, String> {
+    let root = paths::workspace_root();
+    let cache = root.join("target").join("sdk");
+    let reports = report_dir.unwrap_or_else(|| cache.join("reports"));
+    paths::build_bins()?;
+    let sdks = match which {
+        Sdk::All => vec![Sdk::Python, Sdk::Typescript, Sdk::Rmcp],
+        one => vec![one],
+    };
+    let mut all_met = true;
+    let mut runs = Vec::new();
+    for sdk in sdks {
+        let client = install(sdk, &root, &cache)?;
+        let baseline = root.join("adapters").join(sdk.name()).join("baseline.txt");
+        let dir = reports.join(sdk.name());
+        all_met &= conformance(sdk.name(), Some(&client), Some(&baseline), &dir)?;
+        runs.push(RunResults::load(&dir.join("results.json"))?);
+    }
+    if which == Sdk::All {
+        let dir = reports.join("reference");
+        all_met &= conformance("reference", None, None, &dir)?;
+        runs.insert(0, RunResults::load(&dir.join("results.json"))?);
+        let matrix = reports.join("matrix.html");
+        std::fs::write(&matrix, html::render(&runs))
+            .map_err(|e| format!("cannot write {}: {e}", matrix.display()))?;
+        println!("matrix: {}", matrix.display());
+    }
+    for run in &runs {
+        let counts: Vec<String> = run
+            .counts()
+            .iter()
+            .map(|(g, n)| format!("{n} {}", g.as_str()))
+            .collect();
+        println!("{:<12} {}", run.client, counts.join(", "));
+    }
+    Ok(all_met)
+}
+
+/// Installs one SDK into the cache and returns the adapter's command line.
+fn install(sdk: Sdk, root: &Path, cache: &Path) -> Result<String, String> {
+    let adapter = root.join("adapters").join(sdk.name());
+    let dir = cache.join(sdk.name());
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    match sdk {
+        Sdk::Python => {
+            let venv = dir.join("venv");
+            if !venv.join("bin").join("python").exists() {
+                step(
+                    Command::new("python3").args(["-m", "venv"]).arg(&venv),
+                    "create the Python venv",
+                )?;
+            }
+            let pip = venv.join("bin").join("pip");
+            step(
+                Command::new(&pip)
+                    .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+                    .arg(adapter.join("requirements.txt")),
+                "install the Python SDK",
+            )?;
+            Ok(format!(
+                "{} {}",
+                shell_quote(&venv.join("bin").join("python")),
+                shell_quote(&adapter.join("adapter.py"))
+            ))
+        }
+        Sdk::Typescript => {
+            for file in ["package.json", "package-lock.json", "adapter.mjs"] {
+                std::fs::copy(adapter.join(file), dir.join(file))
+                    .map_err(|e| format!("cannot copy {file} to {}: {e}", dir.display()))?;
+            }
+            step(
+                Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund", "--silent"])
+                    .current_dir(&dir),
+                "install the TypeScript SDK",
+            )?;
+            Ok(format!("node {}", shell_quote(&dir.join("adapter.mjs"))))
+        }
+        Sdk::Rmcp => {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            step(
+                Command::new(cargo)
+                    .args(["build", "--quiet", "--manifest-path"])
+                    .arg(adapter.join("Cargo.toml"))
+                    .arg("--target-dir")
+                    .arg(&dir),
+                "build the rmcp adapter",
+            )?;
+            Ok(shell_quote(
+                &dir.join("debug").join("mcp-harness-rmcp-adapter"),
+            ))
+        }
+        Sdk::All => Err("`all` is not one SDK".into()),
+    }
+}
+
+fn step(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let status = cmd.status().map_err(|e| format!("cannot {what}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("could not {what} ({status})"))
+    }
+}
+
+/// Runs `cargo xtask conformance` for one client; true when it met its baseline.
+fn conformance(
+    name: &str,
+    client: Option<&str>,
+    baseline: Option<&Path>,
+    dir: &Path,
+) -> Result<bool, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "conformance",
+        "--no-build",
+        "--quiet",
+        "--client-name",
+        name,
+        "--report-dir",
+    ])
+    .arg(dir);
+    if let Some(client) = client {
+        cmd.args(["--client", client]);
+    }
+    if let Some(baseline) = baseline {
+        cmd.arg("--baseline").arg(baseline);
+    }
+    println!("== {name}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run the suite for {name}: {e}"))?;
+    match status.code() {
+        Some(0) => Ok(true),
+        Some(101) => Ok(false),
+        _ => Err(format!("the suite for {name} could not run ({status})")),
+    }
+}
