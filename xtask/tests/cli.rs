@@ -132,14 +132,28 @@ fn a_malformed_case_is_named_with_its_place() {
 fn shards_split_the_trials_without_overlap() {
     support::bins();
     let names = |shard: &str| -> Vec<String> {
-        let out = stdout_of(xtask().args(["--list", "--shard", shard]).assert().success());
-        out.lines().filter(|l| l.ends_with(": test")).map(str::to_owned).collect()
+        let out = stdout_of(
+            xtask()
+                .args(["--list", "--shard", shard])
+                .assert()
+                .success(),
+        );
+        out.lines()
+            .filter(|l| l.ends_with(": test"))
+            .map(str::to_owned)
+            .collect()
     };
     let (one, two) = (names("1/2"), names("2/2"));
     assert!(!one.is_empty() && !two.is_empty());
     assert!(one.iter().all(|n| !two.contains(n)));
     assert_eq!(one.len() + two.len(), support::trials().len());
-    let err = xtask().args(["--shard", "3/2"]).assert().code(2).get_output().stderr.clone();
+    let err = xtask()
+        .args(["--shard", "3/2"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
     assert!(String::from_utf8_lossy(&err).contains("expected I/N"));
 }
 
@@ -148,18 +162,34 @@ fn a_report_dir_gets_json_junit_and_html() {
     let dir = tempfile::tempdir().unwrap();
     let broken = support::driver_cmd("--defect text-only");
     xtask()
-        .args(["--client", &broken, "--client-name", "broken", "--report-dir"])
+        .args([
+            "--client",
+            &broken,
+            "--client-name",
+            "broken",
+            "--report-dir",
+        ])
         .arg(dir.path())
         .args(["calls/"])
         .assert()
         .code(101);
     let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     assert_eq!(results.client, "broken");
-    let failed = results.trials.iter().find(|t| t.name == "calls/structured-content@stdio").unwrap();
+    let failed = results
+        .trials
+        .iter()
+        .find(|t| t.name == "calls/structured-content@stdio")
+        .unwrap();
     assert_eq!(failed.verdict, "failed");
     assert!(failed.details.contains("Expected:"), "{}", failed.details);
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    assert!(junit.contains("calls/structured-content@stdio") && junit.contains("<failure"), "{junit}");
+    assert!(
+        junit.contains("calls/structured-content@stdio") && junit.contains("<failure"),
+        "{junit}"
+    );
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-    assert!(html.contains("calls/structured-content@stdio") && html.contains("class=\"grade fail"), "html");
+    assert!(
+        html.contains("calls/structured-content@stdio") && html.contains("class=\"grade fail"),
+        "html"
+    );
 }

@@ -9,28 +9,12 @@ use xtask::conformance::verdict::{self, Grade};
 
 #[test]
 fn the_reference_client_passes_every_trial() {
-    let trials = support::trials();
-    assert!(trials.len() >= 60, "only {} trials", trials.len());
-    let failures: Vec<String> = support::in_parallel(trials, |(case, transport)| {
-        let eval = support::evaluate_on(&case, transport, &support::driver_cmd(""));
-        (eval.grade != Grade::Pass).then(|| {
-            let failed: Vec<String> = eval
-                .checks
-                .iter()
-                .filter(|c| !c.passed)
-                .map(|c| format!("{}: {}", c.name, c.actual))
-                .collect();
-            format!(
-                "{}@{} graded {}: {failed:?}",
-                case.id,
-                transport.as_str(),
-                eval.grade.as_str()
-            )
-        })
-    })
-    .into_iter()
-    .flatten()
-    .collect();
+    assert!(
+        support::trials().len() >= 60,
+        "only {} trials",
+        support::trials().len()
+    );
+    let failures = support::graded_where(&support::driver_cmd(""), |grade| grade != Grade::Pass);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

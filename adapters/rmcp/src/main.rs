@@ -1,1 +1,138 @@
-fn main() {}
+//! mcp-harness driver-contract adapter (version 1) for the Rust MCP SDK `rmcp`.
+//!
+//! Reads the contract's environment, carries out `MCP_HARNESS_PLAN` with rmcp's client and
+//! prints one JSON outcome line per step on stdout. Everything else goes to stderr.
+//!
+//! The adapter reports what rmcp does and adds no guard of its own: no repeated-cursor or
+//! duplicate-name checks, no URL policy, no version check, and no timeout beyond rmcp's own
+//! per-request option (`PeerRequestOptions::timeout`).
+
+mod failure;
+mod session;
+
+use std::io::Write;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use failure::{Failure, Kind};
+use session::Session;
+
+/// What the harness tells the adapter through the environment.
+pub(crate) struct Config {
+    pub transport: String,
+    pub server_command: Option<Vec<String>>,
+    pub url: Option<String>,
+    pub ca_file: Option<String>,
+    pub bearer_token: Option<String>,
+    pub timeout: Option<Duration>,
+    pub protocol_version: Option<String>,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
+impl Config {
+    fn from_env() -> Config {
+        let server_command = env("MCP_HARNESS_SERVER_COMMAND").and_then(|raw| {
+            serde_json::from_str::<Vec<String>>(&raw)
+                .map_err(|e| eprintln!("rmcp-adapter: MCP_HARNESS_SERVER_COMMAND is not a JSON array of strings: {e}"))
+                .ok()
+        });
+        let timeout = env("MCP_HARNESS_TIMEOUT_MS")
+            .and_then(|ms| ms.parse::<u64>().ok())
+            .map(Duration::from_millis);
+        Config {
+            transport: env("MCP_HARNESS_TRANSPORT").unwrap_or_else(|| "stdio".into()),
+            server_command,
+            url: env("MCP_HARNESS_SERVER_URL"),
+            ca_file: env("MCP_HARNESS_CA_FILE").or_else(|| env("SSL_CERT_FILE")),
+            bearer_token: env("MCP_HARNESS_BEARER_TOKEN"),
+            timeout,
+            protocol_version: env("MCP_HARNESS_PROTOCOL_VERSION"),
+        }
+    }
+}
+
+fn plan() -> Vec<Value> {
+    let raw = env("MCP_HARNESS_PLAN").unwrap_or_else(|| "[]".into());
+    match serde_json::from_str::<Value>(&raw) {
+        Ok(Value::Array(steps)) => steps,
+        other => {
+            eprintln!("rmcp-adapter: MCP_HARNESS_PLAN is not a JSON array: {other:?}");
+            Vec::new()
+        }
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let config = Config::from_env();
+    let steps = plan();
+    let mut session: Option<Session> = None;
+    let stdout = std::io::stdout();
+
+    for (index, step) in steps.iter().enumerate() {
+        let op = step.get("op").cloned().unwrap_or(Value::Null);
+        let outcome = match op.as_str() {
+            Some("connect") => {
+                if let Some(previous) = session.take() {
+                    let _ = previous.close().await;
+                }
+                match Session::connect(&config).await {
+                    Ok((connected, ok)) => {
+                        session = Some(connected);
+                        Ok(ok)
+                    }
+                    Err(failure) => Err(failure),
+                }
+            }
+            Some("list_tools") => match &session {
+                Some(connected) => connected.list_tools().await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("call_tool") => match &session {
+                Some(connected) => connected.call_tool(step, config.timeout).await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("close") => match session.take() {
+                Some(connected) => connected.close().await.map(|()| json!({})),
+                None => Err(Failure::not_connected()),
+            },
+            _ => Err(Failure::new(
+                Kind::UnsupportedOp,
+                format!("this adapter does not implement the step {step}"),
+            )),
+        };
+        let line = outcome_line(index, op, outcome, config.bearer_token.as_deref());
+        let mut out = stdout.lock();
+        // If stdout is gone there is nobody left to report to; keep carrying out the plan.
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    }
+
+    // The implicit close at the end prints no line.
+    if let Some(connected) = session.take() {
+        let _ = connected.close().await;
+    }
+}
+
+fn outcome_line(
+    index: usize,
+    op: Value,
+    outcome: Result<Value, Failure>,
+    secret: Option<&str>,
+) -> Value {
+    let mut line = Map::new();
+    line.insert("step".into(), json!(index));
+    line.insert("op".into(), op);
+    match outcome {
+        Ok(ok) => {
+            line.insert("ok".into(), ok);
+        }
+        Err(failure) => {
+            line.insert("error".into(), failure.to_json(secret));
+        }
+    }
+    Value::Object(line)
+}

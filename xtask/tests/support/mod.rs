@@ -10,6 +10,7 @@ use mcp_harness_scenarios::{Case, load_dir};
 use std::sync::OnceLock;
 
 use xtask::conformance::trial::{Bins, Harness};
+use xtask::conformance::verdict::Grade;
 use xtask::conformance::{self, Evaluation};
 
 /// The target directory holding xtask and, after `cargo test` of the workspace, the fake
@@ -86,6 +87,31 @@ pub fn evaluate(case: &Case, client: &str) -> Evaluation {
 /// Runs `case` over `transport` against `client`.
 pub fn evaluate_on(case: &Case, transport: Transport, client: &str) -> Evaluation {
     conformance::evaluate(case, transport, client, harness(), true)
+}
+
+/// The trials `client` gets a grade for which `keep` holds, each described in a line with
+/// the checks it failed.
+pub fn graded_where(client: &str, keep: impl Fn(Grade) -> bool + Sync) -> Vec<String> {
+    in_parallel(trials(), |(case, transport)| {
+        let eval = evaluate_on(&case, transport, client);
+        keep(eval.grade).then(|| {
+            let failed: Vec<String> = eval
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| format!("{}: {}", c.name, c.actual))
+                .collect();
+            format!(
+                "{}@{} graded {}: {failed:?}",
+                case.id,
+                transport.as_str(),
+                eval.grade.as_str()
+            )
+        })
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Runs `jobs` on a few threads at once; trials mostly wait on processes.

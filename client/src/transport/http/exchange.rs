@@ -95,7 +95,11 @@ async fn exchange(
         shared.keep_session_id(reply.headers());
     }
     shared.check_status(reply.status(), session.as_ref(), &what)?;
-    match body_kind(reply.headers()) {
+    let body = match body_kind(reply.headers()) {
+        Body::Other(_) if shared.defects.lenient_content_type => Body::Json,
+        body => body,
+    };
+    match body {
         Body::Json => {
             let bytes = reply
                 .bytes()
@@ -116,16 +120,6 @@ async fn exchange(
             "{what} was answered with an SSE stream (json-only defect)"
         ))),
         Body::EventStream => read_stream(shared, reply, id, &what).await,
-        Body::Other(_) if shared.defects.lenient_content_type => {
-            let bytes = reply
-                .bytes()
-                .await
-                .map_err(|e| security::send_error(&e, &what))?;
-            let message = jsonrpc::classify(&bytes)
-                .map_err(|why| Error::invalid(format!("the answer to {what} is {why}")))?;
-            shared.deliver(message);
-            Ok(())
-        }
         Body::Other(got) => Err(Error::invalid(format!(
             "{what} was answered with {got}; expected application/json or text/event-stream"
         ))),

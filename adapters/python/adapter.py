@@ -1,0 +1,571 @@
+"""mcp-harness driver-contract adapter (contract 1) for the official Python MCP SDK.
+
+The harness describes a trial in environment variables (see CLIENTS.md); this script performs
+the plan with the SDK's own `mcp.Client` and prints one JSON outcome line per step on stdout.
+Everything else (SDK logs, the server's stderr, diagnostics) goes to stderr.
+
+The adapter reports what the SDK does. It adds no policy of its own: no repeated-cursor or
+duplicate-name detection, no URL policy, no timeout other than the SDK's per-request
+`read_timeout_seconds`. What it does add is bookkeeping: following `nextCursor` (the SDK has no
+list-all helper), cancelling a call after `cancel_after_ms`, and translating SDK exceptions into
+the contract's closed vocabulary of error kinds.
+
+Structure: the SDK's transports and session run inside anyio task groups, and a transport
+failure over HTTP (a refused certificate, a refused connection) fails the transport's task group,
+which cancels the task that entered it. So one "owner" task per connection enters the `Client`
+and runs every SDK call for it; the plan loop hands it one step at a time and waits for the
+answer. When the transport fails, the owner gets the failure out of its `async with` and answers
+the step it was running with it; later steps are answered `transport_closed`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import ssl
+import sys
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx2
+import pydantic
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+CONTRACT_VERSION = "1"
+LIST_PAGE_CAP = 100  # the SDK has no list-all helper; the plan loop follows nextCursor this far
+
+# Text the SDK itself puts on the MCPErrors it makes up locally (jsonrpc_dispatcher.py and
+# client/streamable_http.py). The SDK reuses the JSON-RPC error type, with the codes -32001 and
+# -32000, for "the read timeout elapsed" and "the connection is gone"; a server may send those
+# codes too, so the SDK's wording is what tells the local cases apart.
+_SDK_TIMEOUT_TEXT = re.compile(r"^Request '.*' timed out$", re.DOTALL)
+_SDK_CLOSED_TEXT = re.compile(r"^(Connection closed|SSE stream (ended|failed))")
+
+
+class StepError(Exception):
+    """An outcome the adapter decided on itself (not an SDK exception)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class CallerCancelled(Exception):
+    """The plan's cancel_after_ms elapsed before the SDK answered the call."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment
+
+
+@dataclass
+class Config:
+    transport: str
+    plan: list[Any]
+    timeout_s: float
+    protocol_version: str
+    server_argv: list[str] | None = None
+    url: str | None = None
+    ca_file: str | None = None
+    bearer_token: str | None = field(default=None, repr=False)
+
+
+def read_config(argv: list[str], env: dict[str, str]) -> Config:
+    def required(name: str, expected: str) -> str:
+        value = env.get(name)
+        if value is None:
+            raise ValueError(f"{name} is not set; expected {expected}")
+        return value
+
+    contract = required("MCP_HARNESS_CONTRACT", '"1"')
+    if contract != CONTRACT_VERSION:
+        raise ValueError(f"MCP_HARNESS_CONTRACT is {contract!r}; this adapter implements contract 1")
+    transport = required("MCP_HARNESS_TRANSPORT", '"stdio" or "http"')
+    if transport not in ("stdio", "http"):
+        raise ValueError(f'MCP_HARNESS_TRANSPORT is {transport!r}; expected "stdio" or "http"')
+    try:
+        plan = json.loads(required("MCP_HARNESS_PLAN", "a JSON array of steps"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"MCP_HARNESS_PLAN is not JSON: {e}") from None
+    if not isinstance(plan, list):
+        raise ValueError("MCP_HARNESS_PLAN is not a JSON array of steps")
+    timeout_text = required("MCP_HARNESS_TIMEOUT_MS", "a positive integer of milliseconds")
+    try:
+        timeout_ms = int(timeout_text.strip())
+    except ValueError:
+        raise ValueError(f"MCP_HARNESS_TIMEOUT_MS is {timeout_text!r}; expected milliseconds") from None
+    if timeout_ms <= 0:
+        raise ValueError("MCP_HARNESS_TIMEOUT_MS must be a positive integer of milliseconds")
+    config = Config(
+        transport=transport,
+        plan=plan,
+        timeout_s=timeout_ms / 1000,
+        protocol_version=required("MCP_HARNESS_PROTOCOL_VERSION", "a protocol version"),
+        ca_file=env.get("MCP_HARNESS_CA_FILE") or None,
+        bearer_token=env.get("MCP_HARNESS_BEARER_TOKEN") or None,
+    )
+    if transport == "stdio":
+        text = required("MCP_HARNESS_SERVER_COMMAND", "a JSON array of strings")
+        try:
+            server_argv = json.loads(text)
+        except json.JSONDecodeError:
+            server_argv = None
+        if not (
+            isinstance(server_argv, list) and server_argv and all(isinstance(a, str) for a in server_argv)
+        ):
+            raise ValueError(f"MCP_HARNESS_SERVER_COMMAND is not a non-empty JSON array of strings: {text}")
+        config.server_argv = server_argv
+    else:
+        # The variable wins; the harness also passes the URL as the last argument.
+        config.url = env.get("MCP_HARNESS_SERVER_URL") or (argv[-1] if argv else None)
+        if not config.url:
+            raise ValueError("MCP_HARNESS_SERVER_URL is not set and no URL argument was given")
+    return config
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the SDK client
+
+
+def connect_mode(protocol_version: str) -> str:
+    """The SDK's `mode=` for the version the harness asks us to offer.
+
+    The SDK does not let the caller pick the version its `initialize` offers: it always offers
+    its newest handshake-era version (2025-11-25). What the caller does choose is the era: a
+    modern version string adopts that version directly, 'legacy' forces the initialize
+    handshake, and the default 'auto' first probes `server/discover`. A handshake-era version
+    asked for by the harness therefore means 'legacy'.
+    """
+    if protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return protocol_version
+    return "legacy"
+
+
+def make_http_client(config: Config) -> httpx2.AsyncClient:
+    """The httpx2 client the SDK's streamable HTTP transport will use.
+
+    The SDK's way of adding headers or TLS settings is to hand its transport a pre-configured
+    client; this one keeps the SDK's own default timeouts (create_mcp_http_client), adds the
+    bearer token as a default header, and trusts exactly the run's CA when one is given
+    (verification stays on). Without MCP_HARNESS_CA_FILE, httpx2's default honours SSL_CERT_FILE.
+    """
+    headers = {}
+    if config.bearer_token:
+        headers["Authorization"] = f"Bearer {config.bearer_token}"
+    verify: ssl.SSLContext | bool = True
+    if config.ca_file:
+        verify = ssl.create_default_context(cafile=config.ca_file)
+    return httpx2.AsyncClient(
+        headers=headers,
+        timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
+        verify=verify,
+    )
+
+
+def make_client(config: Config, stack_extras: list[Any]) -> Client:
+    common: dict[str, Any] = {
+        "read_timeout_seconds": config.timeout_s,
+        "mode": connect_mode(config.protocol_version),
+    }
+    if config.transport == "stdio":
+        assert config.server_argv is not None
+        params = StdioServerParameters(command=config.server_argv[0], args=config.server_argv[1:])
+        return Client(params, **common)
+    assert config.url is not None
+    http_client = make_http_client(config)
+    stack_extras.append(http_client)  # a supplied client is not closed by the transport
+    return Client(streamable_http_client(config.url, http_client=http_client), **common)
+
+
+# ---------------------------------------------------------------------------------------------
+# Error classification
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """Every exception in `exc`: the members of exception groups, and their causes/contexts."""
+    found: list[BaseException] = []
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, BaseExceptionGroup):
+            todo.extend(e.exceptions)
+            continue
+        found.append(e)
+        for linked in (e.__cause__, e.__context__):
+            if linked is not None:
+                todo.append(linked)
+    return found
+
+
+def classify(exc: BaseException, *, during_connect: bool) -> dict[str, Any]:
+    """Map what the SDK raised to the contract's error object."""
+    message = str(exc) or type(exc).__name__
+    leaves = _leaves(exc)
+    # The first leaf is the exception itself or the first member of a group; its
+    # causes come later, so the checks below go from most to least specific.
+    for e in leaves:
+        if isinstance(e, CallerCancelled):
+            return {"kind": "cancelled", "message": str(e)}
+        if isinstance(e, StepError):
+            return {"kind": e.kind, "message": str(e)}
+    for e in leaves:
+        if isinstance(e, ssl.SSLError):  # SSLCertVerificationError included
+            return {"kind": "tls", "message": str(e) or message}
+    for e in leaves:
+        if isinstance(e, httpx2.HTTPStatusError):
+            return {"kind": "http_status", "status": e.response.status_code, "message": str(e)}
+    for e in leaves:
+        if isinstance(e, MCPError):
+            if e.code == REQUEST_TIMEOUT and _SDK_TIMEOUT_TEXT.match(e.message):
+                return {"kind": "timeout", "message": e.message}
+            if e.code == CONNECTION_CLOSED and _SDK_CLOSED_TEXT.match(e.message):
+                return {"kind": "transport_closed", "message": e.message}
+            # Any other MCPError is a JSON-RPC error: sent by the server, or made up by the
+            # SDK's HTTP transport for an HTTP-level failure (it turns a 4xx/5xx status into
+            # -32603 or, for a 404 with a session, -32600 "Session terminated"; an unexpected
+            # Content-Type into -32600), which the caller cannot tell from a server's error.
+            kind = "handshake_failed" if during_connect else "protocol_error"
+            return {"kind": kind, "code": e.code, "message": e.message}
+    for e in leaves:
+        if isinstance(e, RuntimeError) and str(e).startswith("Unsupported protocol version"):
+            # ClientSession.initialize refuses a negotiated version outside its handshake list.
+            return {"kind": "unsupported_version", "message": str(e)}
+        if isinstance(e, RuntimeError) and str(e).startswith("No mutually supported modern protocol version"):
+            return {"kind": "unsupported_version", "message": str(e)}
+    for e in leaves:
+        if isinstance(e, httpx2.TimeoutException | TimeoutError):
+            # The HTTP library's own connect/read timeouts (the SDK configures 30 s / 300 s),
+            # or a transport's bounded write giving up: not the per-request timeout, but the
+            # closest kind.
+            return {"kind": "timeout", "message": str(e) or type(e).__name__}
+    for e in leaves:
+        if isinstance(
+            e,
+            httpx2.TransportError
+            | OSError
+            | anyio.BrokenResourceError
+            | anyio.ClosedResourceError
+            | anyio.EndOfStream,
+        ):
+            # Refused or dropped connections, unresolvable hosts, a server that could not be
+            # spawned: there is no usable connection.
+            return {"kind": "transport_closed", "message": f"{type(e).__name__}: {e}"}
+    for e in leaves:
+        if isinstance(e, pydantic.ValidationError):
+            return {"kind": "invalid_response", "message": str(e)}
+        if isinstance(e, RuntimeError):
+            # The SDK's other RuntimeErrors here are about the answer's shape: structured
+            # content not matching the tool's outputSchema, an unexpected input_required result.
+            return {"kind": "invalid_response", "message": str(e)}
+    # Not classifiable from the SDK's exception types; the closest kind for "the SDK could not
+    # make sense of the exchange" is invalid_response.
+    return {"kind": "invalid_response", "message": f"{type(exc).__name__}: {message}"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+def dump(model: pydantic.BaseModel) -> Any:
+    return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+def call_outcome(result: Any) -> dict[str, Any]:
+    texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+    if result.is_error:
+        raise StepError("tool_error", "\n".join(texts) or "the tool reported an error")
+    if result.structured_content is not None:
+        return {"structured": result.structured_content}
+    return {"text": texts}
+
+
+async def list_all_tools(client: Client) -> dict[str, Any]:
+    # The SDK lists one page per call; follow nextCursor naively, as the SDK's own
+    # re-list after HEADER_MISMATCH does (it also stops at 100 pages).
+    tools: list[Any] = []
+    cursor: str | None = None
+    for page_number in range(LIST_PAGE_CAP):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(dump(tool) for tool in page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    else:
+        print(f"adapter: stopped listing after {LIST_PAGE_CAP} pages", file=sys.stderr)
+    return {"tools": tools}
+
+
+async def call_tool(client: Client, name: str, arguments: Any, cancel_after_s: float | None) -> dict[str, Any]:
+    if cancel_after_s is None:
+        return call_outcome(await client.call_tool(name, arguments))
+    result = None
+    with anyio.move_on_after(cancel_after_s) as scope:
+        result = await client.call_tool(name, arguments)
+    if scope.cancelled_caught:
+        # Cancelling the awaiting task is how an SDK caller cancels; the SDK then sends
+        # notifications/cancelled for the request itself.
+        raise CallerCancelled(f"cancelled by the caller after {cancel_after_s * 1000:.0f} ms")
+    return call_outcome(result)
+
+
+# ---------------------------------------------------------------------------------------------
+# The connection owner
+
+
+Work = Callable[[Client], Awaitable[dict[str, Any]]]
+
+
+@dataclass
+class Job:
+    work: Work | None  # None: close
+    done: anyio.Event = field(default_factory=anyio.Event)
+    ok: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+    def finish(self, ok: dict[str, Any] | None = None, error: dict[str, Any] | None = None) -> None:
+        if self.done.is_set():
+            return
+        self.ok, self.error = ok, error
+        self.done.set()
+
+
+class Connection:
+    """One SDK client, entered and driven by its own task."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.send, self.receive = anyio.create_memory_object_stream[Job](1)
+        self.current: Job | None = None
+        self.finished = anyio.Event()  # the owner task has left the SDK client
+
+    async def run(self, connect_job: Job) -> None:
+        self.current = connect_job
+        during_connect = True
+        close_job: Job | None = None
+        try:
+            async with AsyncExitStack() as stack:
+                extras: list[Any] = []
+                client = make_client(self.config, extras)
+                for extra in extras:
+                    await stack.enter_async_context(extra)
+                await stack.enter_async_context(client)
+                during_connect = False
+                info = client.server_info
+                connect_job.finish(
+                    ok={
+                        "protocolVersion": client.protocol_version,
+                        "serverInfo": dump(info) if info is not None else None,
+                    }
+                )
+                self.current = None
+                async with self.receive:
+                    async for job in self.receive:
+                        self.current = job
+                        if job.work is None:
+                            close_job = job
+                            break
+                        try:
+                            job.finish(ok=await job.work(client))
+                        except Exception as e:  # an SDK error for this step only
+                            job.finish(error=classify(e, during_connect=False))
+                        self.current = None
+            # Leaving the stack closed the SDK client (stdio shutdown, or DELETE over HTTP).
+            if close_job is not None:
+                close_job.finish(ok={})
+        except Exception as e:  # the SDK client failed as a whole (its transport died)
+            if self.current is not None:
+                self.current.finish(error=classify(e, during_connect=during_connect))
+        except BaseException as e:
+            if self.current is not None:
+                self.current.finish(error=classify(e, during_connect=during_connect))
+            raise
+        finally:
+            if self.current is not None:
+                self.current.finish(error={"kind": "transport_closed", "message": "the connection ended"})
+            self.finished.set()
+            self.send.close()
+            # Anything queued after the owner stopped gets an answer too.
+            while True:
+                try:
+                    job = self.receive.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                job.finish(error={"kind": "transport_closed", "message": "the connection ended"})
+
+    async def submit(self, job: Job) -> Job:
+        if self.finished.is_set():
+            job.finish(error={"kind": "transport_closed", "message": "the connection has ended"})
+            return job
+        try:
+            await self.send.send(job)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            job.finish(error={"kind": "transport_closed", "message": "the connection has ended"})
+            return job
+        # Wait for the answer, or for the owner to stop without picking the job up.
+        async with anyio.create_task_group() as tg:
+
+            async def watch_owner() -> None:
+                await self.finished.wait()
+                job.finish(error={"kind": "transport_closed", "message": "the connection ended"})
+
+            tg.start_soon(watch_owner)
+            await job.done.wait()
+            tg.cancel_scope.cancel()
+        return job
+
+    async def close(self) -> dict[str, Any]:
+        if self.finished.is_set():
+            # The transport already died; there is nothing left to shut down.
+            return {}
+        job = await self.submit(Job(work=None))
+        await self.finished.wait()
+        if job.error is not None:
+            raise StepError(job.error["kind"], job.error.get("message", ""))
+        return job.ok or {}
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+
+
+class Output:
+    def __init__(self, stream: Any, secret: str | None) -> None:
+        self.stream = stream
+        self.secret = secret
+
+    def line(self, index: int, op: Any, ok: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+        record: dict[str, Any] = {"step": index, "op": op}
+        if error is not None:
+            error = dict(error)
+            error["message"] = redact(str(error.get("message", "")), self.secret)
+            record["error"] = error
+        else:
+            record["ok"] = ok
+        self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.stream.flush()
+
+
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "[redacted]") if secret else text
+
+
+def parse_call(step: dict[str, Any]) -> tuple[str, Any, float | None]:
+    name = step.get("name")
+    if not isinstance(name, str):
+        raise StepError("unsupported_op", f'a call_tool step needs a string "name": {json.dumps(step)}')
+    cancel = step.get("cancel_after_ms")
+    if cancel is not None and (isinstance(cancel, bool) or not isinstance(cancel, int) or cancel < 0):
+        raise StepError("unsupported_op", f"cancel_after_ms must be a non-negative integer: {json.dumps(step)}")
+    return name, step.get("arguments"), (cancel / 1000 if cancel is not None else None)
+
+
+async def run_plan(config: Config, out: Output) -> None:
+    not_connected = {
+        "kind": "transport_closed",
+        "message": "there is no connection (not connected yet, the connect failed, or it was closed)",
+    }
+    async with anyio.create_task_group() as tg:
+        connection: Connection | None = None
+        for index, step in enumerate(config.plan):
+            op = step.get("op") if isinstance(step, dict) else None
+            ok: dict[str, Any] | None = None
+            error: dict[str, Any] | None = None
+            try:
+                if op == "connect":
+                    if connection is not None:
+                        await connection.close()
+                        connection = None
+                    candidate = Connection(config)
+                    job = Job(work=None)
+                    tg.start_soon(candidate.run, job)
+                    await job.done.wait()
+                    if job.error is None:
+                        connection, ok = candidate, job.ok
+                    else:
+                        error = job.error
+                        await candidate.finished.wait()
+                elif op == "list_tools":
+                    if connection is None:
+                        raise StepError(**not_connected)
+                    job = await connection.submit(Job(work=list_all_tools))
+                    ok, error = job.ok, job.error
+                elif op == "call_tool":
+                    name, arguments, cancel_after = parse_call(step)
+                    if connection is None:
+                        raise StepError(**not_connected)
+
+                    async def work(client: Client, n=name, a=arguments, c=cancel_after) -> dict[str, Any]:
+                        return await call_tool(client, n, a, c)
+
+                    job = await connection.submit(Job(work=work))
+                    ok, error = job.ok, job.error
+                elif op == "close":
+                    if connection is None:
+                        raise StepError(**not_connected)
+                    current, connection = connection, None
+                    ok = await current.close()
+                else:
+                    raise StepError("unsupported_op", f"this adapter does not know the step {json.dumps(step)}")
+            except StepError as e:
+                error = {"kind": e.kind, "message": str(e)}
+            except Exception as e:  # an adapter fault; report it and go on with the plan
+                logging.getLogger("adapter").exception("step %d failed inside the adapter", index)
+                error = classify(e, during_connect=op == "connect")
+            out.line(index, op, ok, error)
+        if connection is not None:  # the implicit close prints no line
+            try:
+                await connection.close()
+            except StepError:
+                pass
+
+
+class _RedactingFilter(logging.Filter):
+    def __init__(self, secret: str | None) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secret:
+            text = record.getMessage()
+            if self.secret in text:
+                record.msg, record.args = redact(text, self.secret), None
+        return True
+
+
+def main() -> int:
+    # Only outcome lines may reach stdout: keep a private handle on it and point both
+    # sys.stdout and file descriptor 1 at stderr for everything else.
+    out_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    try:
+        config = read_config(sys.argv[1:], dict(os.environ))
+    except ValueError as e:
+        print(f"adapter: {e}", file=sys.stderr)
+        return 2
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_RedactingFilter(config.bearer_token))
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+
+    anyio.run(run_plan, config, Output(out_stream, config.bearer_token))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+//! The case's own expectations: what each step reports, what the fake received (messages or
+//! HTTP requests), and how the stdio server process ended.
+
+use serde_json::Value;
+
+use mcp_harness_scenarios::matcher::{self, Captures};
+use mcp_harness_scenarios::model::{
+    LifecycleEvent, LifecycleExpectation, OutcomeExpectation, WireExpectation,
+};
+use mcp_harness_scenarios::transcript::Event;
+
+use super::Checker;
+use crate::conformance::outcome::{self, Outcomes, Reported};
+use crate::conformance::trial::TrialRun;
+
+pub(super) fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcomes: &Outcomes) {
+    let op = c.case.scenario.plan[o.step].op();
+    let (name, expected) = match (&o.ok, &o.error) {
+        (Some(m), _) if m.as_object().is_some_and(|m| m.is_empty()) => {
+            (format!("step {} ({op}) succeeds", o.step), "ok".to_owned())
+        }
+        (Some(m), _) => (
+            format!("step {} ({op}) succeeds with {}", o.step, matcher::short(m)),
+            format!("ok {}", matcher::short(m)),
+        ),
+        (None, Some(e)) => {
+            let shown = outcome::describe_error(e.kind, e.code, e.status);
+            (format!("step {} ({op}) fails with {shown}", o.step), shown)
+        }
+        (None, None) => return,
+    };
+    let result = match (outcomes.by_step[o.step].as_ref(), &o.ok, &o.error) {
+        (None, _, _) => Err((expected, "no outcome line for this step".into())),
+        (Some(Reported::Ok(got)), Some(m), _) => matcher::matches(m, got, &mut Captures::new())
+            .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got)))),
+        (Some(Reported::Error { kind, code, status }), None, Some(e))
+            if *kind == e.kind
+                && (e.code.is_none() || e.code == *code)
+                && (e.status.is_none() || e.status == *status) =>
+        {
+            Ok(())
+        }
+        (Some(other), _, _) => Err((expected, other.describe())),
+    };
+    let level = o.level.unwrap_or(c.case.scenario.requirement.level);
+    c.own(&name, level, result);
+}
+
+pub(super) fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(), (String, String)> {
+    let mut caps = Captures::new();
+    if let Some(first) = &w.first {
+        for (i, m) in first.iter().enumerate() {
+            let Some(got) = received.get(i) else {
+                return Err((
+                    format!("message {} matching {}", i + 1, matcher::short(m)),
+                    format!("only {} messages", received.len()),
+                ));
+            };
+            matcher::matches(m, got, &mut caps).map_err(|miss| {
+                (
+                    format!("message {} matching {}", i + 1, matcher::short(m)),
+                    format!("{} ({miss})", matcher::short(got)),
+                )
+            })?;
+        }
+        return Ok(());
+    }
+    if let Some(sequence) = &w.sequence {
+        let mut from = 0;
+        for (i, m) in sequence.iter().enumerate() {
+            let found = received[from..]
+                .iter()
+                .position(|got| matcher::matches(m, got, &mut caps).is_ok());
+            match found {
+                Some(at) => from += at + 1,
+                None => {
+                    return Err((
+                        format!(
+                            "then (item {} of the sequence) a message matching {}",
+                            i + 1,
+                            matcher::short(m)
+                        ),
+                        summary(&received[from..]),
+                    ));
+                }
+            }
+        }
+        return Ok(());
+    }
+    if let Some(m) = &w.sent {
+        let n = received
+            .iter()
+            .filter(|got| matcher::matches(m, got, &mut Captures::new()).is_ok())
+            .count();
+        return match w.count {
+            Some(want) if n != want => Err((
+                format!("{want} messages matching {}", matcher::short(m)),
+                format!("{n}: {}", summary(received)),
+            )),
+            None if n == 0 => Err((
+                format!("a message matching {}", matcher::short(m)),
+                summary(received),
+            )),
+            _ => Ok(()),
+        };
+    }
+    if let Some(m) = &w.every {
+        let considered: Vec<&Value> = received
+            .iter()
+            .copied()
+            .filter(|got| {
+                w.filter
+                    .as_ref()
+                    .is_none_or(|f| matcher::matches(f, got, &mut Captures::new()).is_ok())
+            })
+            .collect();
+        if considered.is_empty() {
+            return Err((
+                format!(
+                    "at least one item to which `every {}` applies",
+                    matcher::short(m)
+                ),
+                summary(received),
+            ));
+        }
+        for got in considered {
+            if let Err(miss) = matcher::matches(m, got, &mut Captures::new()) {
+                return Err((
+                    format!("every item matching {}", matcher::short(m)),
+                    format!("{} ({miss})", matcher::short(got)),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    if let Some(m) = &w.not_sent {
+        if let Some(got) = received
+            .iter()
+            .find(|got| matcher::matches(m, got, &mut Captures::new()).is_ok())
+        {
+            return Err((
+                format!("no message matching {}", matcher::short(m)),
+                matcher::short(got),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A compact list of messages: method (or response) and id, for Actual lines.
+fn summary(messages: &[&Value]) -> String {
+    if messages.is_empty() {
+        return "no messages".into();
+    }
+    let items: Vec<String> = messages
+        .iter()
+        .map(|m| {
+            if let Some(path) = m.get("path").and_then(Value::as_str) {
+                let method = m.get("method").and_then(Value::as_str).unwrap_or("?");
+                return format!(
+                    "{method} {path} → {}",
+                    m.get("status").unwrap_or(&Value::Null)
+                );
+            }
+            let what = m
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("response");
+            match m.get("id") {
+                Some(id) => format!("{what}#{id}"),
+                None => what.to_owned(),
+            }
+        })
+        .collect();
+    format!("messages: {}", items.join(", "))
+}
+
+/// The first server process's lifecycle as events; "killed" is inferred when it is gone
+/// without having exited by itself.
+pub fn lifecycle_events(run: &TrialRun) -> Vec<LifecycleEvent> {
+    let Some(first) = run.servers.first() else {
+        return Vec::new();
+    };
+    let mut events: Vec<LifecycleEvent> = run
+        .records
+        .iter()
+        .flatten()
+        .filter(|r| r.pid == first.pid)
+        .filter_map(|r| match &r.event {
+            Event::StdinEof => Some(LifecycleEvent::StdinEof),
+            Event::Signal { name } if name == "SIGTERM" => Some(LifecycleEvent::Sigterm),
+            Event::Exited { .. } => Some(LifecycleEvent::Exited),
+            _ => None,
+        })
+        .collect();
+    if !first.outlived_client && !events.contains(&LifecycleEvent::Exited) {
+        events.push(LifecycleEvent::Killed);
+    }
+    events
+}
+
+pub(super) fn lifecycle_check(
+    l: &LifecycleExpectation,
+    run: &TrialRun,
+) -> Result<(), (String, String)> {
+    let names = |e: &[LifecycleEvent]| e.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(" → ");
+    if run.servers.is_empty() {
+        return Err((names(&l.events), "the server was never started".into()));
+    }
+    let got = lifecycle_events(run);
+    if got == l.events {
+        Ok(())
+    } else {
+        let mut actual = names(&got);
+        if run.servers[0].outlived_client {
+            actual.push_str(" (and still running when the client exited)");
+        }
+        Err((
+            names(&l.events),
+            if actual.is_empty() {
+                "nothing".into()
+            } else {
+                actual
+            },
+        ))
+    }
+}

@@ -1,0 +1,183 @@
+//! The checks of one trial. Three families:
+//! - the contract's own (deadline, exit status, well-formed outcome lines, no printed token)
+//!   and the stdio ownership rule, here, always on;
+//! - the JSON-RPC base rules and the HTTP POST rules ([`rules`]), always on;
+//! - the case's expectations: outcomes, wire messages, lifecycle events ([`expect`]).
+//!
+//! Each check carries its requirement sentence, its source and its level, so a failure can
+//! say what was required, where it is written, and how much it matters.
+
+use serde_json::Value;
+
+use mcp_harness_scenarios::Case;
+use mcp_harness_scenarios::model::{Level, Transport, WireStream};
+
+mod expect;
+mod rules;
+
+pub use expect::lifecycle_events;
+
+use super::outcome::{self, Outcomes};
+use super::trial::{ClientEnd, TrialRun};
+
+/// The result of one check.
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    /// What is checked, in a line.
+    pub name: String,
+    /// How binding it is.
+    pub level: Level,
+    /// The requirement sentence.
+    pub requirement: String,
+    /// Where the requirement is written.
+    pub source: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// What was required (on failure).
+    pub expected: String,
+    /// What was seen (on failure).
+    pub actual: String,
+    /// Whether every trial makes this check (contract and base rules), rather than the case.
+    pub always_on: bool,
+}
+
+pub(super) const CONTRACT: &str = "driver contract v1 (CLIENTS.md)";
+
+pub(super) struct Checker<'a> {
+    case: &'a Case,
+    results: Vec<CheckResult>,
+    /// Set while the always-on checks are made, cleared for the case's own.
+    always_on: bool,
+}
+
+impl Checker<'_> {
+    pub(super) fn own(&mut self, name: &str, level: Level, outcome: Result<(), (String, String)>) {
+        let r = &self.case.scenario.requirement;
+        self.push(name, level, &r.text.clone(), &r.source.clone(), outcome);
+    }
+
+    pub(super) fn push(
+        &mut self,
+        name: &str,
+        level: Level,
+        requirement: &str,
+        source: &str,
+        outcome: Result<(), (String, String)>,
+    ) {
+        let (passed, (expected, actual)) = match outcome {
+            Ok(()) => (true, Default::default()),
+            Err(detail) => (false, detail),
+        };
+        self.results.push(CheckResult {
+            name: name.to_owned(),
+            level,
+            requirement: requirement.to_owned(),
+            source: source.to_owned(),
+            passed,
+            expected,
+            actual,
+            always_on: self.always_on,
+        });
+    }
+}
+
+/// Runs every check of `case` on what `run` observed; also returns the parsed outcomes.
+pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<CheckResult>, Outcomes) {
+    let s = &case.scenario;
+    let mut c = Checker {
+        case,
+        results: Vec::new(),
+        always_on: true,
+    };
+    let outcomes = outcome::parse(&run.stdout_lines, &s.plan);
+
+    c.own(
+        "the client finished within the trial deadline",
+        s.requirement.level,
+        match &run.end {
+            ClientEnd::Deadline => Err((
+                format!("exit within {} ms", s.deadline_ms),
+                "still running at the deadline; its process group was killed".into(),
+            )),
+            _ => Ok(()),
+        },
+    );
+    c.push(
+        "the client exited with status 0 after carrying out the plan",
+        Level::Must,
+        "Exit status 0 means the plan was carried out; anything else is a crash.",
+        CONTRACT,
+        match &run.end {
+            ClientEnd::Exited(0) | ClientEnd::Deadline => Ok(()),
+            ClientEnd::Exited(code) => Err(("exit status 0".into(), format!("exit status {code}"))),
+            ClientEnd::Signaled(sig) => {
+                Err(("exit status 0".into(), format!("killed by signal {sig}")))
+            }
+            ClientEnd::SpawnFailed(msg) => Err(("a client that starts".into(), msg.clone())),
+        },
+    );
+    c.push(
+        "the client printed one outcome line per step, in order",
+        Level::Must,
+        "The client writes one JSON line per step to stdout, in order; other output goes to stderr.",
+        CONTRACT,
+        match (&outcomes.problem, run.stdout_overflow) {
+            (_, true) => Err(("bounded outcome output".into(), "more than 1 MiB on stdout".into())),
+            (Some(problem), _) => Err(problem.clone()),
+            (None, false) => Ok(()),
+        },
+    );
+    rules::base_rules(&mut c, run);
+    if transport == Transport::Https {
+        rules::http_rules(&mut c, &rules::http_requests(run));
+    }
+    if s.bearer_token {
+        c.push(
+            "the client never printed its bearer token",
+            Level::Must,
+            "Never log access tokens or secrets.",
+            "seed 001 (security: redact secrets from traces); seed 000 § Security and Scope",
+            match run.secret_leaked {
+                true => Err((
+                    "no trace of the token on stdout or stderr".into(),
+                    "the token was printed (redacted here)".into(),
+                )),
+                false => Ok(()),
+            },
+        );
+    }
+    if transport == Transport::Stdio {
+        c.push(
+            "the server process was not left running after the client exited",
+            Level::Must,
+            "The client owns the child process lifecycle and must close it on success, error, and cancellation.",
+            "seed 000 § Transports › stdio",
+            match run.servers.iter().find(|p| p.outlived_client) {
+                Some(p) if run.end != ClientEnd::Deadline => Err((
+                    "no server process alive once the client has exited".into(),
+                    format!("server pid {} still running (an orphan)", p.pid),
+                )),
+                _ => Ok(()),
+            },
+        );
+    }
+    c.always_on = false;
+    for o in &s.expect.outcomes {
+        expect::outcome_check(&mut c, o, &outcomes);
+    }
+    let received = run.received();
+    let http_requests = rules::http_requests(run);
+    for w in &s.expect.wire {
+        let items: Vec<&Value> = match w.on {
+            WireStream::Messages => received.clone(),
+            WireStream::HttpRequests => http_requests.iter().collect(),
+        };
+        let result = expect::wire_check(w, &items);
+        c.own(&w.check, w.level.unwrap_or(s.requirement.level), result);
+    }
+    for l in &s.expect.lifecycle {
+        let result = expect::lifecycle_check(l, run);
+        c.own(&l.check, l.level.unwrap_or(s.requirement.level), result);
+    }
+    (c.results, outcomes)
+}
