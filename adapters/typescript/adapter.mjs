@@ -8,6 +8,7 @@
 // on close. Outcome lines go to stdout, one per plan step; everything else goes to stderr.
 
 import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
@@ -325,6 +326,7 @@ async function runPlan(config) {
     const step = config.plan[index];
     const op = step && typeof step === 'object' && 'op' in step ? step.op : null;
     const line = { step: index, op };
+    const started = performance.now();
     try {
       switch (op) {
         case 'connect': {
@@ -383,6 +385,7 @@ async function runPlan(config) {
       line.error = { kind: mapped.kind, message: mapped.message, ...mapped.extra };
       log(`step ${index} (${op}): ${mapped.kind}: ${mapped.message}`);
     }
+    log(`step ${index} (${op}) took ${Math.round(performance.now() - started)} ms`);
     emit(line);
   }
 

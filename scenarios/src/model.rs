@@ -43,6 +43,12 @@ pub struct Scenario {
     /// right token came, never the token.
     #[serde(default)]
     pub bearer_token: bool,
+    /// The official conformance suite's scenario with the same meaning (e.g. `initialize`,
+    /// `tools_call`); clients get it as `MCP_CONFORMANCE_SCENARIO`, so the suite's existing
+    /// conformance clients run this case unmodified. When such a client prints no outcome
+    /// lines at all, the case is judged on the wire alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub official_scenario: Option<String>,
     /// The fake server's script.
     #[serde(default)]
     pub server: ServerScript,

@@ -6,6 +6,7 @@ mod support;
 
 use std::time::Duration;
 
+use mcp_harness_scenarios::model::Transport;
 use xtask::conformance::verdict::Grade;
 
 fn assert_every_case_fails(client: &str) {
@@ -68,4 +69,39 @@ fn a_hanging_client_is_killed_at_the_deadline_with_its_children() {
         "left running: {}",
         String::from_utf8_lossy(&survivors.stdout)
     );
+}
+
+/// The official suite's conformance clients print no outcome lines: they read
+/// `MCP_CONFORMANCE_SCENARIO` and the URL given last, and act. Played here by the reference
+/// driver with its stdout thrown away, run only when the official name arrives.
+#[test]
+fn an_official_suite_client_runs_the_matching_cases_unmodified() {
+    let silent = format!("{} >/dev/null", support::driver_cmd(""));
+    for (id, official) in [
+        ("official/initialize", "initialize"),
+        ("official/tools-call", "tools_call"),
+    ] {
+        let client = format!("test \"$MCP_CONFORMANCE_SCENARIO\" = {official} && {silent}");
+        let eval = support::evaluate_on(&support::case(id), Transport::Https, &client);
+        assert_eq!(
+            eval.grade,
+            Grade::Pass,
+            "{id}: {:?}",
+            eval.checks.iter().filter(|c| !c.passed).collect::<Vec<_>>()
+        );
+    }
+    // Judged on the wire alone does not mean judged on nothing.
+    let eval = support::evaluate_on(
+        &support::case("official/tools-call"),
+        Transport::Https,
+        "true",
+    );
+    assert_eq!(eval.grade, Grade::Fail);
+    // Other cases still require outcome lines.
+    let eval = support::evaluate_on(
+        &support::case("calls/text-blocks"),
+        Transport::Https,
+        &silent,
+    );
+    assert_eq!(eval.grade, Grade::Fail);
 }

@@ -134,7 +134,10 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             "MCP_HARNESS_SHUTDOWN_GRACE_MS",
             s.shutdown_grace_ms.to_string(),
         )
-        .env("MCP_CONFORMANCE_SCENARIO", &case.id)
+        .env(
+            "MCP_CONFORMANCE_SCENARIO",
+            s.official_scenario.as_deref().unwrap_or(&case.id),
+        )
         .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &s.protocol_version)
         .env_remove("MCP_HARNESS_BEARER_TOKEN");
     let http = match transport {
