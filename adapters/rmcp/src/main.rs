@@ -115,6 +115,10 @@ async fn main() {
     if let Some(connected) = session.take() {
         let _ = connected.close().await;
     }
+    // rmcp cleans up some things from detached tasks (a child process whose handshake failed
+    // is killed by a task spawned from the transport's Drop). An application's runtime would
+    // keep running; give those tasks a moment before this one stops.
+    tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
 fn outcome_line(
