@@ -37,7 +37,14 @@ import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_TIMEOUT,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 CONTRACT_VERSION = "1"
@@ -190,89 +197,115 @@ def make_client(config: Config, stack_extras: list[Any]) -> Client:
 # Error classification
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
-    """Every exception in `exc`: the members of exception groups, and their causes/contexts."""
+def _members(exc: BaseException) -> list[BaseException]:
+    """The exceptions an exception group carries (flattened), or `exc` itself."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for member in exc.exceptions for leaf in _members(member)]
+    return [exc]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it was raised from or while handling, nearest first."""
     found: list[BaseException] = []
-    seen: set[int] = set()
-    todo = [exc]
+    todo: list[BaseException] = [exc]
     while todo:
         e = todo.pop(0)
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, BaseExceptionGroup):
-            todo.extend(e.exceptions)
+        if any(e is seen for seen in found):
             continue
         found.append(e)
-        for linked in (e.__cause__, e.__context__):
-            if linked is not None:
-                todo.append(linked)
+        todo.extend(linked for linked in (e.__cause__, e.__context__) if linked is not None)
     return found
 
 
-def classify(exc: BaseException, *, during_connect: bool) -> dict[str, Any]:
+def _sdk_http_error(e: MCPError) -> dict[str, Any] | None:
+    """The contract's error for an MCPError the SDK's streamable HTTP transport made up itself.
+
+    That transport answers the waiting request with a JSON-RPC error of its own when the HTTP
+    exchange fails (client/streamable_http.py). Its fixed wording is the only way to tell these
+    from errors the server sent. The HTTP status itself is not kept: only a 404 can be named
+    (the SDK words it "Session terminated" or "Not Found"); any other 4xx/5xx without a JSON-RPC
+    body becomes -32603 "Server returned an error response", reported here as http_status
+    without a status, since the SDK gives its caller no way to learn it.
+    """
+    text = e.message
+    if (e.code, text) in ((INVALID_REQUEST, "Session terminated"), (METHOD_NOT_FOUND, "Not Found")):
+        return {"kind": "http_status", "status": 404, "message": f"{text} (the SDK's wording for HTTP 404)"}
+    if e.code == INTERNAL_ERROR and text == "Server returned an error response":
+        return {"kind": "http_status", "message": f"{text} (the SDK does not say which HTTP status)"}
+    if (e.code == INVALID_REQUEST and text.startswith("Unexpected content type:")) or (
+        e.code == PARSE_ERROR and text.startswith(("Failed to parse JSON response", "Failed to parse SSE message"))
+    ):
+        return {"kind": "invalid_response", "message": text}
+    if e.code == INVALID_REQUEST and text == "server answered a request with 202 Accepted":
+        return {"kind": "invalid_response", "message": text}
+    # Unfollowed redirects ("Redirect to ... not followed") stay protocol_error -32600: the
+    # SDK does not keep the 3xx status either, and no case exercises them.
+    return None
+
+
+def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict[str, Any] | None:
+    """The error object for one exception, judged by its own type first; None if unknown."""
+    text = str(e) or type(e).__name__
+    if isinstance(e, CallerCancelled):
+        return {"kind": "cancelled", "message": text}
+    if isinstance(e, StepError):
+        return {"kind": e.kind, "message": text}
+    # httpx2 wraps a refused certificate (ssl.SSLCertVerificationError) in ConnectError.
+    for linked in _chain(e):
+        if isinstance(linked, ssl.SSLError):
+            return {"kind": "tls", "message": str(linked) or text}
+    if isinstance(e, MCPError):
+        if e.code == REQUEST_TIMEOUT and _SDK_TIMEOUT_TEXT.match(e.message):
+            return {"kind": "timeout", "message": e.message}
+        if e.code == CONNECTION_CLOSED and _SDK_CLOSED_TEXT.match(e.message):
+            return {"kind": "transport_closed", "message": e.message}
+        if http and (made_up := _sdk_http_error(e)) is not None:
+            return made_up
+        # Any other MCPError is a JSON-RPC error the server sent.
+        kind = "handshake_failed" if during_connect else "protocol_error"
+        return {"kind": kind, "code": e.code, "message": e.message}
+    if isinstance(e, httpx2.HTTPStatusError):
+        return {"kind": "http_status", "status": e.response.status_code, "message": text}
+    if isinstance(e, RuntimeError) and text.startswith(
+        ("Unsupported protocol version", "No mutually supported modern protocol version")
+    ):
+        # ClientSession.initialize refuses a negotiated version outside its handshake list.
+        return {"kind": "unsupported_version", "message": text}
+    if isinstance(e, httpx2.UnsupportedProtocol | httpx2.InvalidURL):
+        # The SDK has no URL policy, but its HTTP library refuses a URL it cannot parse or
+        # whose scheme is not http/https before connecting: the contract's insecure_url.
+        return {"kind": "insecure_url", "message": f"{type(e).__name__}: {text}"}
+    if isinstance(e, httpx2.TimeoutException | TimeoutError):
+        # The HTTP library's own connect/read timeouts (the SDK configures 30 s / 300 s), or a
+        # transport's bounded write giving up: not the per-request timeout, but the closest kind.
+        return {"kind": "timeout", "message": f"{type(e).__name__}: {text}"}
+    if isinstance(
+        e,
+        httpx2.TransportError | OSError | anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream,
+    ):
+        # Refused or dropped connections, unresolvable hosts, a server that could not be
+        # spawned: there is no usable connection.
+        return {"kind": "transport_closed", "message": f"{type(e).__name__}: {text}"}
+    if isinstance(e, pydantic.ValidationError):
+        return {"kind": "invalid_response", "message": text}
+    if isinstance(e, RuntimeError):
+        # The SDK's other RuntimeErrors on these paths are about the answer's shape: structured
+        # content not matching the tool's outputSchema, an unexpected input_required result.
+        return {"kind": "invalid_response", "message": text}
+    return None
+
+
+def classify(exc: BaseException, *, during_connect: bool, http: bool) -> dict[str, Any]:
     """Map what the SDK raised to the contract's error object."""
-    message = str(exc) or type(exc).__name__
-    leaves = _leaves(exc)
-    # The first leaf is the exception itself or the first member of a group; its
-    # causes come later, so the checks below go from most to least specific.
-    for e in leaves:
-        if isinstance(e, CallerCancelled):
-            return {"kind": "cancelled", "message": str(e)}
-        if isinstance(e, StepError):
-            return {"kind": e.kind, "message": str(e)}
-    for e in leaves:
-        if isinstance(e, ssl.SSLError):  # SSLCertVerificationError included
-            return {"kind": "tls", "message": str(e) or message}
-    for e in leaves:
-        if isinstance(e, httpx2.HTTPStatusError):
-            return {"kind": "http_status", "status": e.response.status_code, "message": str(e)}
-    for e in leaves:
-        if isinstance(e, MCPError):
-            if e.code == REQUEST_TIMEOUT and _SDK_TIMEOUT_TEXT.match(e.message):
-                return {"kind": "timeout", "message": e.message}
-            if e.code == CONNECTION_CLOSED and _SDK_CLOSED_TEXT.match(e.message):
-                return {"kind": "transport_closed", "message": e.message}
-            # Any other MCPError is a JSON-RPC error: sent by the server, or made up by the
-            # SDK's HTTP transport for an HTTP-level failure (it turns a 4xx/5xx status into
-            # -32603 or, for a 404 with a session, -32600 "Session terminated"; an unexpected
-            # Content-Type into -32600), which the caller cannot tell from a server's error.
-            kind = "handshake_failed" if during_connect else "protocol_error"
-            return {"kind": kind, "code": e.code, "message": e.message}
-    for e in leaves:
-        if isinstance(e, RuntimeError) and str(e).startswith("Unsupported protocol version"):
-            # ClientSession.initialize refuses a negotiated version outside its handshake list.
-            return {"kind": "unsupported_version", "message": str(e)}
-        if isinstance(e, RuntimeError) and str(e).startswith("No mutually supported modern protocol version"):
-            return {"kind": "unsupported_version", "message": str(e)}
-    for e in leaves:
-        if isinstance(e, httpx2.TimeoutException | TimeoutError):
-            # The HTTP library's own connect/read timeouts (the SDK configures 30 s / 300 s),
-            # or a transport's bounded write giving up: not the per-request timeout, but the
-            # closest kind.
-            return {"kind": "timeout", "message": str(e) or type(e).__name__}
-    for e in leaves:
-        if isinstance(
-            e,
-            httpx2.TransportError
-            | OSError
-            | anyio.BrokenResourceError
-            | anyio.ClosedResourceError
-            | anyio.EndOfStream,
-        ):
-            # Refused or dropped connections, unresolvable hosts, a server that could not be
-            # spawned: there is no usable connection.
-            return {"kind": "transport_closed", "message": f"{type(e).__name__}: {e}"}
-    for e in leaves:
-        if isinstance(e, pydantic.ValidationError):
-            return {"kind": "invalid_response", "message": str(e)}
-        if isinstance(e, RuntimeError):
-            # The SDK's other RuntimeErrors here are about the answer's shape: structured
-            # content not matching the tool's outputSchema, an unexpected input_required result.
-            return {"kind": "invalid_response", "message": str(e)}
-    # Not classifiable from the SDK's exception types; the closest kind for "the SDK could not
+    members = _members(exc)
+    for member in members:
+        found = _classify_one(member, during_connect=during_connect, http=http)
+        if found is not None:
+            return found
+    # Not classifiable from the SDK's exception types. The closest kind for "the SDK could not
     # make sense of the exchange" is invalid_response.
-    return {"kind": "invalid_response", "message": f"{type(exc).__name__}: {message}"}
+    first = members[0] if members else exc
+    return {"kind": "invalid_response", "message": f"{type(first).__name__}: {first}"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,6 +380,7 @@ class Connection:
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        self.http = config.transport == "http"
         self.send, self.receive = anyio.create_memory_object_stream[Job](1)
         self.current: Job | None = None
         self.finished = anyio.Event()  # the owner task has left the SDK client
@@ -380,17 +414,17 @@ class Connection:
                         try:
                             job.finish(ok=await job.work(client))
                         except Exception as e:  # an SDK error for this step only
-                            job.finish(error=classify(e, during_connect=False))
+                            job.finish(error=classify(e, during_connect=False, http=self.http))
                         self.current = None
             # Leaving the stack closed the SDK client (stdio shutdown, or DELETE over HTTP).
             if close_job is not None:
                 close_job.finish(ok={})
         except Exception as e:  # the SDK client failed as a whole (its transport died)
             if self.current is not None:
-                self.current.finish(error=classify(e, during_connect=during_connect))
+                self.current.finish(error=classify(e, during_connect=during_connect, http=self.http))
         except BaseException as e:
             if self.current is not None:
-                self.current.finish(error=classify(e, during_connect=during_connect))
+                self.current.finish(error=classify(e, during_connect=during_connect, http=self.http))
             raise
         finally:
             if self.current is not None:
@@ -523,7 +557,7 @@ async def run_plan(config: Config, out: Output) -> None:
                 error = {"kind": e.kind, "message": str(e)}
             except Exception as e:  # an adapter fault; report it and go on with the plan
                 logging.getLogger("adapter").exception("step %d failed inside the adapter", index)
-                error = classify(e, during_connect=op == "connect")
+                error = classify(e, during_connect=op == "connect", http=config.transport == "http")
             out.line(index, op, ok, error)
         if connection is not None:  # the implicit close prints no line
             try:

@@ -134,7 +134,8 @@ function describe(error) {
   const parts = [error.message];
   let cause = error.cause;
   for (let depth = 0; cause && depth < 4; depth += 1) {
-    parts.push(cause.message ?? String(cause));
+    const code = typeof cause.code === 'string' ? ` [${cause.code}]` : '';
+    parts.push(`${cause.message ?? String(cause)}${code}`);
     cause = cause.cause;
   }
   return parts.join(': ');
@@ -151,8 +152,9 @@ function classify(error, { phase, cancel } = {}) {
   if (error instanceof McpError) {
     const code = error.code;
     // The SDK's own request timeout: McpError(RequestTimeout) carrying { timeout } as data.
+    // Its code (-32001) is the SDK's own, not a server's, so no `code` goes with it.
     if (code === ErrorCode.RequestTimeout && error.data && typeof error.data.timeout === 'number') {
-      return new StepError('timeout', message, { code });
+      return new StepError('timeout', message);
     }
     // An AbortSignal the caller fired: the SDK rejects with McpError(RequestTimeout, reason).
     if (code === ErrorCode.RequestTimeout && cancel?.signal.aborted) {
@@ -164,7 +166,7 @@ function classify(error, { phase, cancel } = {}) {
     }
     // The SDK's own checks of a tool result against the tool's cached outputSchema.
     if (/output schema|structured content/i.test(error.message)) {
-      return new StepError('invalid_response', message, { code });
+      return new StepError('invalid_response', message);
     }
     return new StepError(phase === 'initialize' ? 'handshake_failed' : 'protocol_error', message, { code });
   }
@@ -266,8 +268,9 @@ class Connection {
     const tools = [];
     let cursor;
     for (let page = 0; page < PAGE_CAP; page += 1) {
-      const params = cursor === undefined ? undefined : { cursor };
-      const result = await this.client.listTools(params, { timeout: this.config.timeoutMs });
+      // The usual paging loop: `{ cursor }` with cursor undefined on the first page, which
+      // the SDK serializes as `"params": {}`.
+      const result = await this.client.listTools({ cursor }, { timeout: this.config.timeoutMs });
       tools.push(...result.tools);
       // Follow nextCursor until it is absent; no check for a cursor seen before.
       if (result.nextCursor === undefined || result.nextCursor === null) return { tools };
@@ -412,17 +415,34 @@ async function runPlan(config) {
 // ---------------------------------------------------------------------------------------------
 
 function exitAfterFlush(code) {
+  log(`plan done ${Math.round(performance.now())} ms after launch; exiting with ${code}`);
   // process.stdout may be a pipe (asynchronous); exit once everything written has drained.
   process.stdout.write('', () => process.exit(code));
 }
 
+/**
+ * Node loads its fetch implementation (undici) lazily, on the first call; in a freshly started
+ * process that costs tens of milliseconds, which would otherwise be charged to the SDK's first
+ * request timeout (the harness starts one process per trial, some with 300 ms timeouts). A
+ * fetch of a data: URL loads it without touching the network, so nothing shows on the wire.
+ */
+async function warmUpFetch() {
+  try {
+    await (await fetch('data:,')).arrayBuffer();
+  } catch (error) {
+    log('fetch warm-up failed (ignored):', describe(error));
+  }
+}
+
 const config = readConfig();
-log(`${SDK_NAME} ${SDK_VERSION}, transport ${config.transport}`);
+log(`${SDK_NAME} ${SDK_VERSION}, transport ${config.transport}, loaded ${Math.round(performance.now())} ms after launch`);
 process.on('unhandledRejection', (reason) => log('unhandled rejection:', describe(reason)));
-runPlan(config).then(
-  () => exitAfterFlush(0),
-  (error) => {
-    log('adapter crashed:', error?.stack ?? String(error));
-    exitAfterFlush(1);
-  },
-);
+(config.transport === 'http' ? warmUpFetch() : Promise.resolve())
+  .then(() => runPlan(config))
+  .then(
+    () => exitAfterFlush(0),
+    (error) => {
+      log('adapter crashed:', error?.stack ?? String(error));
+      exitAfterFlush(1);
+    },
+  );

@@ -52,7 +52,12 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 
 impl Failure {
     pub fn new(kind: Kind, message: impl Into<String>) -> Failure {
-        Failure { kind, message: message.into(), code: None, status: None }
+        Failure {
+            kind,
+            message: message.into(),
+            code: None,
+            status: None,
+        }
     }
 
     pub fn not_connected() -> Failure {
@@ -124,7 +129,12 @@ impl Failure {
                     _ => None,
                 };
                 if let Some(status) = status {
-                    return Failure { kind: Kind::HttpStatus, message, code: None, status: Some(status) };
+                    return Failure {
+                        kind: Kind::HttpStatus,
+                        message,
+                        code: None,
+                        status: Some(status),
+                    };
                 }
                 match http {
                     HttpError::UnexpectedContentType(_)
@@ -183,7 +193,10 @@ impl Failure {
 fn status_in(text: &str) -> Option<u16> {
     let rest = text.strip_prefix("HTTP ")?;
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok().filter(|status| (100..=599).contains(status))
+    digits
+        .parse()
+        .ok()
+        .filter(|status| (100..=599).contains(status))
 }
 
 /// The error and its sources, joined, for the outcome line's message.

@@ -41,13 +41,19 @@ impl Session {
                     .stderr(Stdio::inherit())
                     .spawn()
                     .map_err(|e| {
-                        Failure::new(Kind::TransportClosed, format!("could not launch the server: {e}"))
+                        Failure::new(
+                            Kind::TransportClosed,
+                            format!("could not launch the server: {e}"),
+                        )
                     })?;
                 info.serve(transport).await
             }
             "http" => {
                 let Some(url) = config.url.as_deref() else {
-                    return Err(Failure::new(Kind::TransportClosed, "MCP_HARNESS_SERVER_URL is not set"));
+                    return Err(Failure::new(
+                        Kind::TransportClosed,
+                        "MCP_HARNESS_SERVER_URL is not set",
+                    ));
                 };
                 let client = http_client(config)?;
                 let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url);
@@ -55,7 +61,8 @@ impl Session {
                     // rmcp sends it as `Authorization: Bearer <token>` on its requests.
                     transport_config = transport_config.auth_header(token.clone());
                 }
-                let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+                let transport =
+                    StreamableHttpClientTransport::with_client(client, transport_config);
                 info.serve(transport).await
             }
             other => {
@@ -91,9 +98,16 @@ impl Session {
     /// `tools/call` through rmcp's cancellable request API, so the contract's per-request
     /// timeout maps onto `PeerRequestOptions::timeout` and `cancel_after_ms` onto
     /// `RequestHandle::cancel`; both make rmcp send `notifications/cancelled`.
-    pub async fn call_tool(&self, step: &Value, timeout: Option<Duration>) -> Result<Value, Failure> {
+    pub async fn call_tool(
+        &self,
+        step: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Failure> {
         let Some(name) = step.get("name").and_then(Value::as_str) else {
-            return Err(Failure::new(Kind::UnsupportedOp, format!("call_tool without a name: {step}")));
+            return Err(Failure::new(
+                Kind::UnsupportedOp,
+                format!("call_tool without a name: {step}"),
+            ));
         };
         let cancel_after = match step.get("cancel_after_ms") {
             None | Some(Value::Null) => None,
@@ -160,7 +174,9 @@ impl Session {
                     return Err(Failure::new(Kind::ToolError, texts.join("\n")));
                 }
                 Ok(match result.structured_content {
-                    Some(structured) if !structured.is_null() => json!({ "structured": structured }),
+                    Some(structured) if !structured.is_null() => {
+                        json!({ "structured": structured })
+                    }
                     _ => json!({ "text": texts(&result.content) }),
                 })
             }
@@ -179,7 +195,10 @@ impl Session {
                 eprintln!("rmcp-adapter: closed ({reason:?})");
                 Ok(())
             }
-            Err(e) => Err(Failure::new(Kind::TransportClosed, format!("close failed: {e}"))),
+            Err(e) => Err(Failure::new(
+                Kind::TransportClosed,
+                format!("close failed: {e}"),
+            )),
         }
     }
 }

@@ -22,9 +22,22 @@ pub fn become_subreaper() {
     }
 }
 
-/// Kills a whole process group; a group that is already gone is fine.
+/// Kills a whole process group; a group that is already gone is fine. Members that were
+/// re-parented to this process (the client's children, once the client died) are reaped, so
+/// they do not linger as zombies.
 pub fn kill_group(pgid: u32) {
     let _ = killpg(Pid::from_raw(pgid as i32), Signal::SIGKILL);
+    let until = Instant::now() + Duration::from_millis(500);
+    loop {
+        match waitpid(Pid::from_raw(-(pgid as i32)), Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Ok(WaitStatus::StillAlive) | Err(Errno::ECHILD) => return,
+            Err(Errno::EINTR) | Ok(_) => {}
+            Err(_) => return,
+        }
+    }
 }
 
 /// Whether `pid` is a live (not zombie) process whose command line mentions `marker`, which
@@ -82,17 +95,36 @@ pub fn reap(pid: u32, patience: Duration) {
 }
 
 /// Live children of this process other than the `known` ones: orphans that escaped their
-/// trial's bookkeeping. Meant for the end of a run, when no trial is running.
+/// trial's bookkeeping. Dead ones (zombies) are reaped on the way, since they outlived nothing.
+/// Meant for the end of a run, when no trial is running.
 pub fn stray_children(known: &[u32]) -> Vec<u32> {
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    entries
+    let children: Vec<u32> = entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| !known.contains(pid))
         .filter(|pid| parent_of(*pid) == Some(me))
+        .collect();
+    children
+        .into_iter()
+        .filter(|pid| {
+            let zombie = state_of(*pid).is_none_or(|s| s == 'Z' || s == 'X');
+            if zombie {
+                reap(*pid, Duration::ZERO);
+            }
+            !zombie
+        })
         .collect()
+}
+
+/// The process state letter (`R`, `S`, `Z`, ...); it follows the parenthesised command name,
+/// which may itself contain spaces.
+fn state_of(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.trim_start().chars().next()
 }
 
 fn parent_of(pid: u32) -> Option<u32> {

@@ -1,7 +1,7 @@
 //! The rules every trial is held to whatever its case: JSON-RPC base rules on everything the
 //! client sent, and over HTTP the POST header rules.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -34,17 +34,25 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
         },
     );
     let mut ids_problem = None;
-    let mut seen: HashSet<(u32, String)> = HashSet::new();
+    // A session is one server process (stdio) and, within it, what follows an `initialize`
+    // (over HTTP a 404 makes the client start a new session, which may count from 1 again).
+    let mut seen: HashSet<(u32, usize, String)> = HashSet::new();
+    let mut sessions: HashMap<u32, usize> = HashMap::new();
     for r in run.records.iter().flatten() {
         let Event::Received { message } = &r.event else {
             continue;
         };
-        let (Some(_), Some(id)) = (message.get("method"), message.get("id")) else {
+        let (Some(method), Some(id)) = (message.get("method"), message.get("id")) else {
             continue;
         };
+        let session = sessions.entry(r.pid).or_default();
+        if method == "initialize" {
+            *session += 1;
+        }
         let problem = match id {
             Value::String(_) | Value::Number(_) if id.is_string() || id.is_i64() || id.is_u64() => {
-                (!seen.insert((r.pid, id.to_string()))).then(|| format!("the id {id} used twice"))
+                (!seen.insert((r.pid, *session, id.to_string())))
+                    .then(|| format!("the id {id} used twice"))
             }
             other => Some(format!("the id {other}")),
         };
