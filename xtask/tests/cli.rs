@@ -193,3 +193,27 @@ fn a_report_dir_gets_json_junit_and_html() {
         "html"
     );
 }
+
+/// The runner is a subreaper: a client killed at its deadline leaves its children to the
+/// runner, which must reap them rather than report them as strays (or leave zombies).
+#[test]
+fn a_client_killed_at_the_deadline_leaves_nothing_to_sweep() {
+    support::bins();
+    let out = xtask()
+        .args([
+            "--client",
+            "sleep 30 & sleep 30",
+            "--exact",
+            "handshake/initialize-timeout@stdio",
+        ])
+        .assert()
+        .code(101)
+        .get_output()
+        .clone();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("trial deadline"), "{stdout}");
+    assert!(!stderr.contains("outlived their trials"), "{stderr}");
+}
