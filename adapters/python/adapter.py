@@ -8,7 +8,10 @@ The adapter reports what the SDK does. It adds no policy of its own: no repeated
 duplicate-name detection, no URL policy, no timeout other than the SDK's per-request
 `read_timeout_seconds`. What it does add is bookkeeping: following `nextCursor` (the SDK has no
 list-all helper), cancelling a call after `cancel_after_ms`, and translating SDK exceptions into
-the contract's closed vocabulary of error kinds.
+the contract's closed vocabulary of error kinds. MCP_HARNESS_SHUTDOWN_GRACE_MS is only a hint
+and is not applied: the SDK's stdio shutdown has fixed waits of its own (2 s after closing
+stdin, 2 s after SIGTERM). MCP_HARNESS_PROTOCOL_VERSION chooses the SDK's connect mode only
+(see connect_mode).
 
 Structure: the SDK's transports and session run inside anyio task groups, and a transport
 failure over HTTP (a refused certificate, a refused connection) fails the transport's task group,

@@ -184,10 +184,7 @@ impl Client {
 /// Also run again when an HTTP server ended the session; [`Client::handshake`] keeps the first.
 async fn handshake(session: &Session) -> Result<Handshake, Error> {
     let options = session.options();
-    let offered = match options.defects.offer_latest_version {
-        true => handshake::LATEST_PROTOCOL_VERSION,
-        false => &options.protocol_version,
-    };
+    let offered = options.protocol_version.as_str();
     let params = handshake::initialize_params(offered);
     let outcome = match session.start("initialize", params) {
         Ok(in_flight) => in_flight.wait(pending()).await,

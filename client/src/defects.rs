@@ -55,8 +55,6 @@ pub struct Defects {
     pub reuse_ids: bool,
     /// Put an `id` on notifications (breaks: notifications carry no id).
     pub id_on_notifications: bool,
-    /// Offer the latest version whatever the caller asked (breaks: the offered version is sent).
-    pub offer_latest_version: bool,
     /// Send `notifications/cancelled` for a timed-out `initialize` (breaks: initialize is never cancelled).
     pub cancel_initialize: bool,
     /// Write a line that is not JSON to the server before anything else
@@ -104,7 +102,7 @@ pub struct Defects {
 
 impl Defects {
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 40] = [
+    pub const NAMES: [&'static str; 39] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -126,7 +124,6 @@ impl Defects {
         "close-on-error",
         "reuse-ids",
         "id-on-notifications",
-        "offer-latest-version",
         "cancel-initialize",
         "garbage-to-server",
         "ignore-server-exit",
@@ -171,7 +168,6 @@ impl Defects {
             "close-on-error" => &mut self.close_on_error,
             "reuse-ids" => &mut self.reuse_ids,
             "id-on-notifications" => &mut self.id_on_notifications,
-            "offer-latest-version" => &mut self.offer_latest_version,
             "cancel-initialize" => &mut self.cancel_initialize,
             "garbage-to-server" => &mut self.garbage_to_server,
             "ignore-server-exit" => &mut self.ignore_server_exit,
