@@ -40,7 +40,6 @@ const INVALID_BODY_KEEP: usize = 1024;
 const INVALID_REQUEST: i64 = -32600;
 
 /// The state every request of one fake shares.
-#[derive(Debug)]
 pub struct Fake {
     /// The scenario whose script is played.
     pub scenario: Arc<Scenario>,
@@ -50,6 +49,15 @@ pub struct Fake {
     pub token: Option<String>,
     /// The sessions issued so far.
     pub sessions: Sessions,
+}
+
+/// Written by hand so the bearer token can never reach a log through `{:?}`.
+impl std::fmt::Debug for Fake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fake")
+            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
+            .finish_non_exhaustive()
+    }
 }
 
 /// The state of one connection's requests: the fake, and a way to drop the connection

@@ -51,7 +51,7 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(20);
 
 /// What a fake needs to start.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpFakeConfig {
     /// The scenario whose `server` script the fake plays.
     pub scenario: Arc<Scenario>,
@@ -61,6 +61,20 @@ pub struct HttpFakeConfig {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The bearer token every request must carry; `None` to require none.
     pub bearer_token: Option<String>,
+}
+
+/// Written by hand so the bearer token can never reach a log through `{:?}`.
+impl std::fmt::Debug for HttpFakeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpFakeConfig")
+            .field("transcript", &self.transcript)
+            .field("tls", &self.tls.is_some())
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "[redacted]"),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 /// A fake that is serving. Dropping it stops it too, but without waiting; prefer
