@@ -46,12 +46,42 @@ pub fn choose(script: &ServerScript, method: &str, params: Option<&Value>) -> An
             reply: h.reply.clone(),
             http: h.http.clone(),
         },
+        // Only for scripts that do not list tools themselves: there, an unmatched cursor is
+        // an error, not a fresh listing.
+        None if method == "tools/list" && !script.handlers.iter().any(|h| h.method == method) => {
+            Answer {
+                delay_ms: 0,
+                reply: Reply::Result(json!({ "tools": scripted_tools(script) })),
+                http: None,
+            }
+        }
         None => Answer {
             delay_ms: 0,
             reply: default_reply(method, actual),
             http: None,
         },
     }
+}
+
+/// The tools a script can call, for the built-in `tools/list` answer: every name that a
+/// `tools/call` handler matches, in order, once each. A client may list tools before calling
+/// one (to learn its output schema), and a fake that advertises tools must then know them.
+fn scripted_tools(script: &ServerScript) -> Vec<Value> {
+    let mut names: Vec<&str> = Vec::new();
+    for handler in script.handlers.iter().filter(|h| h.method == "tools/call") {
+        let name = handler
+            .params
+            .as_ref()
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str);
+        if let Some(name) = name.filter(|n| !names.contains(n)) {
+            names.push(name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+        .collect()
 }
 
 /// The built-in answer to a method no handler covers.
@@ -146,6 +176,26 @@ mod tests {
             choose(&script, "tools/call", None).reply,
             Reply::Hang
         ));
+    }
+
+    #[test]
+    fn tools_list_defaults_to_the_scripted_tools() {
+        let script = ServerScript {
+            handlers: vec![
+                handler("tools/call", Some(json!({"name": "echo"})), Reply::Hang),
+                handler("tools/call", Some(json!({"name": "slow"})), Reply::Hang),
+                handler("tools/call", Some(json!({"name": "echo"})), Reply::Hang),
+                handler("tools/call", None, Reply::Hang),
+            ],
+            ..ServerScript::default()
+        };
+        let names: Vec<Value> = result_of(&choose(&script, "tools/list", None))["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].clone())
+            .collect();
+        assert_eq!(names, vec![json!("echo"), json!("slow")]);
     }
 
     #[test]
