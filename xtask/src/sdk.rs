@@ -151,11 +151,18 @@ fn conformance(
     dir: &Path,
 ) -> Result<bool, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
+    // As many trials at once as cores: an SDK that takes a second to import must not see its
+    // start-up eat the deadline because twice as many trials start together.
+    let jobs = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .to_string();
     let mut cmd = Command::new(exe);
     cmd.args([
         "conformance",
         "--no-build",
         "--quiet",
+        "--jobs",
+        &jobs,
         "--client-name",
         name,
         "--report-dir",
