@@ -1,6 +1,7 @@
 //! The harness's entry points, as a library so that tests drive the same code the
 //! `cargo xtask` commands run. `main.rs` only parses the command line.
 
+pub mod bench;
 pub mod conformance;
 pub mod paths;
 pub mod report;

@@ -32,6 +32,9 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         report_dir: Option<PathBuf>,
     },
+    /// Benchmark the reference client (against rmcp), the suite and the fakes; writes
+    /// target/bench/bench.json.
+    Bench(xtask::bench::Args),
     /// Regenerate scenarios/scenario.schema.json, or check that it is fresh.
     Schema {
         /// Fail if the committed schema is stale instead of writing it.
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Bench(args) => xtask::bench::main(args),
         Command::Sdk { sdk, report_dir } => match sdk::run(sdk, report_dir) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(101),

@@ -7,9 +7,11 @@
 //!   messages go through a queue served by one dispatcher task. Notifications and our answers
 //!   to server requests are POSTed and their (202) reply awaited before the next message starts,
 //!   so `notifications/initialized` reaches the server before any later request. Requests run
-//!   as their own tasks, so several can be in flight and a slow one never holds up a
-//!   `notifications/cancelled`; each gets a head start (until its answer begins, at most
-//!   [`HEAD_START`]) so that with a prompt server POSTs arrive in the order they were sent.
+//!   as their own tasks, at once, so several can be in flight (each on a connection of its
+//!   own, in whatever order they reach the server) and a slow one never holds up a
+//!   `notifications/cancelled`. A message queued after requests waits until their answers
+//!   begin (at most [`HEAD_START`] each), so that with a prompt server a notification never
+//!   reaches it ahead of a request sent before it.
 //! - **Abort is a queue item too.** When a waiter gives up (timeout or cancel), the session asks
 //!   for an abort; because it travels through the same queue, it always finds the request's task
 //!   and drops it (closing that HTTP exchange) before the `notifications/cancelled` queued after
@@ -38,8 +40,10 @@ use std::time::Duration;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{RequestBuilder, StatusCode, Url};
 use serde_json::Value;
+use tokio::sync::oneshot::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
+use tokio::time::Instant;
 
 use crate::defects::Defects;
 use crate::error::Error;
@@ -49,7 +53,7 @@ use crate::router::Router;
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
-/// How long the dispatcher waits for a request's answer to begin before the next queued item.
+/// How long a message waits for an earlier request's answer to begin before it is POSTed.
 const HEAD_START: Duration = Duration::from_millis(100);
 
 /// Work for the dispatcher, in the order it must happen.
@@ -313,24 +317,57 @@ impl HttpTransport {
 async fn dispatch(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Item>) {
     let mut running = JoinSet::new();
     let mut by_id: Vec<(i64, AbortHandle)> = Vec::new();
+    let mut starting = HeadStarts::default();
     while let Some(item) = rx.recv().await {
         while running.try_join_next().is_some() {}
         by_id.retain(|(_, task)| !task.is_finished());
+        starting.forget_begun();
         match item {
             Item::Request { id, method, body } => {
                 let (begun, answer_begins) = oneshot::channel();
                 let task = exchange::request(Arc::clone(&shared), id, method, body, begun);
                 by_id.push((id, running.spawn(task)));
-                let _ = tokio::time::timeout(HEAD_START, answer_begins).await;
+                starting.push(answer_begins);
             }
-            Item::Message(body) => exchange::post_message(&shared, body).await,
+            Item::Message(body) => {
+                starting.wait().await;
+                exchange::post_message(&shared, body).await;
+            }
             Item::Abort(id) => by_id.retain(|(task_id, task)| {
                 if *task_id == id {
                     task.abort();
                 }
                 *task_id != id
             }),
-            Item::Listen => shared.restart_listener(),
+            Item::Listen => {
+                starting.wait().await;
+                shared.restart_listener();
+            }
+        }
+    }
+}
+
+/// Requests whose answers have not begun yet, each with the end of its head start. Requests
+/// do not wait for one another (several go out at once, on connections of their own); a
+/// message queued after them waits for their answers to begin, so it never overtakes them.
+#[derive(Default)]
+struct HeadStarts(Vec<(Instant, oneshot::Receiver<()>)>);
+
+impl HeadStarts {
+    fn push(&mut self, answer_begins: oneshot::Receiver<()>) {
+        self.0.push((Instant::now() + HEAD_START, answer_begins));
+    }
+
+    /// Drops the requests whose answers have begun (their task dropped the sender).
+    fn forget_begun(&mut self) {
+        self.0
+            .retain_mut(|(_, begun)| matches!(begun.try_recv(), Err(TryRecvError::Empty)));
+    }
+
+    /// Waits until every earlier request's answer has begun or its head start is over.
+    async fn wait(&mut self) {
+        for (until, begun) in self.0.drain(..) {
+            let _ = tokio::time::timeout_at(until, begun).await;
         }
     }
 }

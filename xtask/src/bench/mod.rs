@@ -1,0 +1,193 @@
+//! `cargo xtask bench`: how fast the reference client, the suite and the fakes are, measured
+//! side by side in one run and reported as ratios, because the machine is small and noisy and
+//! absolute figures from different runs do not compare.
+//!
+//! | module       | role                                                                |
+//! |--------------|---------------------------------------------------------------------|
+//! | `clients`    | the reference client's and rmcp's bench binaries, interleaved       |
+//! | `suite`      | `cargo xtask conformance` wall time and trial times                 |
+//! | `fakes`      | the stdio fake under pipelined load                                 |
+//! | `https_load` | the in-process HTTPS fake under a many-connection HTTP/1.1 load     |
+//! | `metrics`    | the compared client figures and which way each is better            |
+//! | `report`     | the table, the targets and `target/bench/bench.json`                |
+//!
+//! Everything measured is built in release. `cargo xtask` itself runs a debug build, and the
+//! HTTPS fake lives inside xtask, so a debug xtask would measure a debug fake: the debug
+//! process builds the release binaries and hands over to the release xtask, telling it where
+//! the debug xtask is so the suite is timed as users run it (`cargo xtask conformance`).
+
+mod clients;
+mod fakes;
+mod https_load;
+mod metrics;
+mod report;
+mod suite;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use mcp_harness_scenarios::load_case;
+
+use crate::conformance::http_env::HttpEnv;
+use crate::paths;
+
+/// The command line of `cargo xtask bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Rounds of interleaved client runs (reference, rmcp; then rmcp, reference; ...); every
+    /// figure keeps its best round.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Calls per batch (one sequential batch, one concurrent batch).
+    #[arg(long, default_value_t = 1000)]
+    pub calls: usize,
+    /// Calls in flight at once in the concurrent batch.
+    #[arg(long, default_value_t = 16)]
+    pub in_flight: usize,
+    /// Requests sent to each fake when measuring the fakes themselves.
+    #[arg(long, default_value_t = 20_000)]
+    pub fake_requests: usize,
+    /// Keep-alive connections the HTTPS load generator opens.
+    #[arg(long, default_value_t = 16)]
+    pub fake_connections: usize,
+    /// Where the JSON results go (default: target/bench/bench.json).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Use this rmcp bench binary instead of building the one in adapters/rmcp.
+    #[arg(long, value_name = "FILE")]
+    pub rmcp_bin: Option<PathBuf>,
+    /// Leave out the suite timings (two full conformance runs).
+    #[arg(long)]
+    pub skip_suite: bool,
+    /// The xtask executable whose `conformance` is timed (set by the debug xtask when it hands
+    /// over to the release one).
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub suite_xtask: Option<PathBuf>,
+}
+
+/// Runs the benchmarks; exit 0 once everything that could be measured was reported.
+pub fn main(args: Args) -> ExitCode {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(args: Args) -> Result<ExitCode, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
+    let dir = exe.parent().ok_or("xtask has no parent directory")?;
+    if !dir.ends_with("release") {
+        return hand_over_to_release(&args, &exe, dir);
+    }
+    if args.suite_xtask.is_none() {
+        build_release()?;
+    }
+    let root = paths::workspace_root();
+    let bench_dir = root.join("xtask").join("bench");
+    let scenario = bench_dir.join("echo-server.json");
+    let case = load_case(&bench_dir, &scenario).map_err(|e| e.to_string())?;
+    let work = tempfile::Builder::new()
+        .prefix("mcp-harness-bench-")
+        .tempdir()
+        .map_err(|e| format!("cannot make a work directory: {e}"))?;
+    let env = HttpEnv::new()?;
+    let setup = clients::Setup {
+        env: &env,
+        case: &case,
+        fake_stdio: dir.join("mcp-fake-stdio"),
+        scenario: scenario.clone(),
+        work: work.path().to_owned(),
+        calls: args.calls,
+        in_flight: args.in_flight,
+    };
+
+    let rmcp = match &args.rmcp_bin {
+        Some(bin) => Ok(bin.clone()),
+        None => {
+            eprintln!("bench: building the rmcp bench binary (release) ...");
+            clients::build_rmcp(&root)
+        }
+    };
+    if let Err(why) = &rmcp {
+        eprintln!("bench: rmcp: unavailable ({why})");
+    }
+    eprintln!("bench: the fakes ...");
+    let fake_stdio = fakes::stdio(&setup, args.fake_requests);
+    let fake_https = https_load::run(&setup, args.fake_requests, args.fake_connections);
+    eprintln!("bench: the clients ({} rounds) ...", args.rounds);
+    let clients = clients::compare(&setup, &dir.join("mcp-harness-bench"), &rmcp, args.rounds);
+    let suite = match args.skip_suite {
+        true => Vec::new(),
+        false => {
+            let xtask = args.suite_xtask.clone().unwrap_or_else(|| exe.clone());
+            eprintln!("bench: the suite ({}) ...", xtask.display());
+            [Some(1), None]
+                .into_iter()
+                .map(|jobs| suite::run(&xtask, work.path(), jobs))
+                .collect()
+        }
+    };
+    let report = report::Report::new(&args, clients, suite, fake_stdio, fake_https);
+    print!("{}", report.table());
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| root.join("target").join("bench").join("bench.json"));
+    report.write(&out)?;
+    println!("written: {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The workspace build every benchmark uses. xtask is built alongside so that the feature set
+/// (and so the build) is the same whichever of them asked for it.
+fn build_release() -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(paths::workspace_root())
+        .args(["build", "--release", "--quiet", "--bins"])
+        .args([
+            "-p",
+            "mcp-harness-client",
+            "-p",
+            "mcp-harness-fakes",
+            "-p",
+            "xtask",
+        ])
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(format!("the release build failed ({status})")),
+    }
+}
+
+/// Builds the debug binaries the timed suite uses and the release ones, then runs the release
+/// xtask with the same arguments.
+fn hand_over_to_release(args: &Args, exe: &Path, dir: &Path) -> Result<ExitCode, String> {
+    if !args.skip_suite {
+        paths::build_bins()?;
+    }
+    build_release()?;
+    let release = dir
+        .parent()
+        .ok_or("the target directory has no parent")?
+        .join("release")
+        .join("xtask");
+    let mut cmd = Command::new(&release);
+    cmd.args(std::env::args_os().skip(1));
+    if args.suite_xtask.is_none() {
+        cmd.arg("--suite-xtask").arg(exe);
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", release.display()))?;
+    Ok(ExitCode::from(
+        status
+            .code()
+            .and_then(|c| u8::try_from(c).ok())
+            .unwrap_or(2),
+    ))
+}

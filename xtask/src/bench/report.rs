@@ -1,0 +1,286 @@
+//! The bench's results: a table for people, `bench.json` for machines, and the targets judged
+//! against the figures (reported honestly, met or not).
+//!
+//! Client figures are compared as the ratio rmcp / reference; "ref ahead" reads the ratio the
+//! right way round for each figure (lower is better for times and memory, higher for rates).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::Args;
+use super::clients::{Figures, Outcome, Pair};
+use super::fakes::Throughput;
+use super::metrics::{METRICS, Metric, ahead};
+use super::suite::SuiteRun;
+
+/// Everything one bench run measured.
+pub struct Report {
+    settings: Value,
+    clients: Vec<Pair>,
+    suite: Vec<Result<SuiteRun, String>>,
+    fakes: Vec<(&'static str, Result<Throughput, String>)>,
+}
+
+impl Report {
+    /// Gathers the measurements.
+    pub fn new(
+        args: &Args,
+        clients: Vec<Pair>,
+        suite: Vec<Result<SuiteRun, String>>,
+        fake_stdio: Result<Throughput, String>,
+        fake_https: Result<Throughput, String>,
+    ) -> Report {
+        let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+        let settings = json!({
+            "rounds": args.rounds, "calls": args.calls, "in_flight": args.in_flight,
+            "fake_requests": args.fake_requests, "fake_connections": args.fake_connections,
+            "cpus": cpus, "reference_runtime": "current-thread",
+        });
+        let fakes = vec![("stdio", fake_stdio), ("https", fake_https)];
+        Report {
+            settings,
+            clients,
+            suite,
+            fakes,
+        }
+    }
+
+    /// The targets, each `(what, met, detail)`; `None` when it could not be judged.
+    fn targets(&self) -> Vec<(String, Option<bool>, String)> {
+        let mut out = Vec::new();
+        for pair in &self.clients {
+            let what = format!(
+                "reference ahead of rmcp on every figure ({})",
+                pair.transport
+            );
+            out.push(match (&pair.reference, &pair.rmcp) {
+                (Ok(ours), Ok(theirs)) => {
+                    let behind: Vec<&str> = METRICS
+                        .iter()
+                        .filter(|m| !ahead(m, (m.get)(ours), (m.get)(theirs)))
+                        .map(|m| m.key)
+                        .collect();
+                    let detail = match behind.is_empty() {
+                        true => "ahead on all".to_owned(),
+                        false => format!("behind on {}", behind.join(", ")),
+                    };
+                    (what, Some(behind.is_empty()), detail)
+                }
+                (Err(why), _) => (what, None, format!("reference: {why}")),
+                (_, Err(why)) => (what, None, format!("rmcp unavailable: {why}")),
+            });
+        }
+        if let Some(Ok(run)) = self
+            .suite
+            .iter()
+            .find(|r| matches!(r, Ok(s) if s.jobs.is_none()))
+        {
+            let detail = format!("{:.2} s", run.seconds);
+            out.push((
+                "whole suite under 10 s warm".into(),
+                Some(run.seconds < 10.0),
+                detail,
+            ));
+            let detail = format!("{:.1} ms", run.median_trial_ms);
+            out.push((
+                "median trial under 50 ms".into(),
+                Some(run.median_trial_ms < 50.0),
+                detail,
+            ));
+        }
+        for (transport, fake) in &self.fakes {
+            let fastest = self.fastest_client(transport);
+            let what = format!("the {transport} fake is not the bottleneck");
+            out.push(match (fake, fastest) {
+                (Ok(fake), Some(client)) => {
+                    let detail = format!(
+                        "fake {:.0} req/s vs fastest client {client:.0} calls/s ({:.1}x headroom)",
+                        fake.per_s,
+                        fake.per_s / client
+                    );
+                    (what, Some(fake.per_s > client), detail)
+                }
+                (Err(why), _) => (what, None, why.clone()),
+                (_, None) => (what, None, "no client figures".into()),
+            });
+        }
+        out
+    }
+
+    /// The best calls/s any client reached over `transport`.
+    fn fastest_client(&self, transport: &str) -> Option<f64> {
+        let pair = self.clients.iter().find(|p| p.transport == transport)?;
+        [&pair.reference, &pair.rmcp]
+            .into_iter()
+            .flatten()
+            .map(|f| f.sequential.rate().max(f.concurrent.rate()))
+            .reduce(f64::max)
+    }
+
+    /// The table printed at the end of a run.
+    pub fn table(&self) -> String {
+        let mut t = String::new();
+        let s = &self.settings;
+        let _ = writeln!(
+            t,
+            "\nclients: best of {} interleaved rounds; {} calls per batch; {} in flight",
+            s["rounds"], s["calls"], s["in_flight"]
+        );
+        let _ = writeln!(
+            t,
+            "{:<6} {:<26} {:>12} {:>12} {:>9}  ref ahead",
+            "", "figure", "reference", "rmcp", "rmcp/ref"
+        );
+        for pair in &self.clients {
+            let Ok(ours) = &pair.reference else {
+                let why = pair.reference.as_ref().err().map_or("", String::as_str);
+                let _ = writeln!(t, "{:<6} reference failed: {why}", pair.transport);
+                continue;
+            };
+            for m in &METRICS {
+                let (a, cells) = ((m.get)(ours), rmcp_cells(m, ours, &pair.rmcp));
+                let _ = writeln!(t, "{:<6} {:<26} {a:>12.1} {cells}", pair.transport, m.label);
+            }
+            if let Err(why) = &pair.rmcp {
+                let _ = writeln!(t, "{:<6} rmcp: unavailable ({why})", pair.transport);
+            }
+        }
+        let _ = writeln!(
+            t,
+            "\nsuite (reference client, `xtask conformance --no-build`)"
+        );
+        let _ = writeln!(
+            t,
+            "{:<8} {:>8} {:>7} {:>9} {:>11}  slowest trial",
+            "jobs", "wall s", "trials", "trials/s", "median ms"
+        );
+        for run in &self.suite {
+            match run {
+                Ok(r) => {
+                    let jobs = r.jobs.map_or("default".into(), |n| n.to_string());
+                    let _ = writeln!(
+                        t,
+                        "{jobs:<8} {:>8.2} {:>7} {:>9.1} {:>11.1}  {} ({} ms){}",
+                        r.seconds,
+                        r.trials,
+                        r.trials_per_s,
+                        r.median_trial_ms,
+                        r.slowest.0,
+                        r.slowest.1,
+                        match (r.exit_code, r.failed.is_empty()) {
+                            (0, _) => String::new(),
+                            (_, true) => "  [the run failed]".to_owned(),
+                            (_, false) => format!("  [failed: {}]", r.failed.join(", ")),
+                        }
+                    );
+                }
+                Err(why) => drop(writeln!(t, "suite run failed: {why}")),
+            }
+        }
+        let _ = writeln!(t, "\nfakes");
+        for (transport, fake) in &self.fakes {
+            match fake {
+                Ok(f) => drop(writeln!(
+                    t,
+                    "{transport:<6} {:>9.0} req/s ({} requests in {:.2} s; {})",
+                    f.per_s, f.requests, f.seconds, f.load
+                )),
+                Err(why) => drop(writeln!(t, "{transport:<6} failed: {why}")),
+            }
+        }
+        let _ = writeln!(t, "\ntargets");
+        for (what, met, detail) in self.targets() {
+            let verdict = match met {
+                Some(true) => "met",
+                Some(false) => "NOT met",
+                None => "not judged",
+            };
+            let _ = writeln!(t, "{verdict:<10} {what}: {detail}");
+        }
+        t
+    }
+
+    /// Writes `bench.json` (creating its directory).
+    pub fn write(&self, path: &Path) -> Result<(), String> {
+        let clients: serde_json::Map<String, Value> = self
+            .clients
+            .iter()
+            .map(|pair| (pair.transport.to_owned(), client_json(pair)))
+            .collect();
+        let fakes: serde_json::Map<String, Value> = self
+            .fakes
+            .iter()
+            .map(|(transport, fake)| ((*transport).to_owned(), outcome_json(fake)))
+            .collect();
+        let targets: Vec<Value> = self
+            .targets()
+            .into_iter()
+            .map(|(what, met, detail)| json!({"target": what, "met": met, "detail": detail}))
+            .collect();
+        let doc = json!({
+            "settings": self.settings,
+            "clients": clients,
+            "suite": self.suite.iter().map(outcome_json).collect::<Vec<_>>(),
+            "fakes": fakes,
+            "targets": targets,
+        });
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// The rmcp, ratio and verdict cells of one table row.
+fn rmcp_cells(m: &Metric, ours: &Figures, theirs: &Outcome) -> String {
+    match theirs {
+        Ok(theirs) => {
+            let (a, b) = ((m.get)(ours), (m.get)(theirs));
+            let yes = if ahead(m, a, b) { "yes" } else { "NO" };
+            format!("{b:>12.1} {:>9.2}  {yes}", b / a.max(1e-9))
+        }
+        Err(_) => format!("{:>12} {:>9}  -", "-", "-"),
+    }
+}
+
+fn outcome_json<T: serde::Serialize>(outcome: &Result<T, String>) -> Value {
+    match outcome {
+        Ok(value) => serde_json::to_value(value).unwrap_or(Value::Null),
+        Err(why) => json!({"unavailable": why}),
+    }
+}
+
+/// A transport's entry: both clients' figures and the ratio rmcp / reference per figure.
+fn client_json(pair: &Pair) -> Value {
+    let ratios: serde_json::Map<String, Value> = match (&pair.reference, &pair.rmcp) {
+        (Ok(ours), Ok(theirs)) => METRICS
+            .iter()
+            .map(|m| {
+                (
+                    m.key.to_owned(),
+                    json!((m.get)(theirs) / (m.get)(ours).max(1e-9)),
+                )
+            })
+            .collect(),
+        _ => serde_json::Map::new(),
+    };
+    let with_rates = |outcome: &Outcome| match outcome {
+        Ok(f) => {
+            let mut v = serde_json::to_value(f).unwrap_or(Value::Null);
+            v["sequential"]["calls_per_s"] = json!(f.sequential.rate());
+            v["concurrent"]["calls_per_s"] = json!(f.concurrent.rate());
+            v
+        }
+        Err(why) => json!({"unavailable": why}),
+    };
+    json!({
+        "reference": with_rates(&pair.reference),
+        "rmcp": with_rates(&pair.rmcp),
+        "ratio_rmcp_over_reference": ratios,
+    })
+}
