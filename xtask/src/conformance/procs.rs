@@ -22,22 +22,50 @@ pub fn become_subreaper() {
     }
 }
 
-/// Kills a whole process group; a group that is already gone is fine. Members that were
-/// re-parented to this process (the client's children, once the client died) are reaped, so
-/// they do not linger as zombies.
+/// Kills a whole process group; a group that is already gone is fine. Waits (up to 500 ms)
+/// until no member is left running, killing again what was forked meanwhile, and reaps the
+/// members that are or became this process's children (the client's children are
+/// re-parented here once the client dies), so none lingers as a zombie.
 pub fn kill_group(pgid: u32) {
-    let _ = killpg(Pid::from_raw(pgid as i32), Signal::SIGKILL);
     let until = Instant::now() + Duration::from_millis(500);
     loop {
-        match waitpid(Pid::from_raw(-(pgid as i32)), Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::StillAlive) if Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(2));
+        let _ = killpg(Pid::from_raw(pgid as i32), Signal::SIGKILL);
+        // Reap every member that is already a zombie child of this process.
+        while let Ok(status) = waitpid(Pid::from_raw(-(pgid as i32)), Some(WaitPidFlag::WNOHANG)) {
+            if matches!(status, WaitStatus::StillAlive) {
+                break;
             }
-            Ok(WaitStatus::StillAlive) | Err(Errno::ECHILD) => return,
-            Err(Errno::EINTR) | Ok(_) => {}
-            Err(_) => return,
         }
+        if !group_has_members(pgid) || Instant::now() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Whether group `pgid` still has a live member, or a dead one this process must reap.
+fn group_has_members(pgid: u32) -> bool {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| stat_fields(pid))
+        .any(|(state, parent, group)| {
+            group == pgid && (!matches!(state, 'Z' | 'X') || parent == me)
+        })
+}
+
+/// State letter, parent and process group of `pid`, from `/proc/<pid>/stat`.
+fn stat_fields(pid: u32) -> Option<(char, u32, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    Some((state, parent, group))
 }
 
 /// Whether `pid` is a live (not zombie) process whose command line mentions `marker`, which
@@ -122,15 +150,11 @@ pub fn stray_children(known: &[u32]) -> Vec<u32> {
 /// The process state letter (`R`, `S`, `Z`, ...); it follows the parenthesised command name,
 /// which may itself contain spaces.
 fn state_of(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.trim_start().chars().next()
+    stat_fields(pid).map(|(state, _, _)| state)
 }
 
 fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(1)?.parse().ok()
+    stat_fields(pid).map(|(_, parent, _)| parent)
 }
 
 /// Kills and reaps the given stray children.
@@ -210,9 +234,7 @@ fn write_only(fdinfo: &str) -> bool {
 
 /// The process group of `pid`.
 pub fn group_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(2)?.parse().ok()
+    stat_fields(pid).map(|(_, _, group)| group)
 }
 
 fn name_of(pid: u32) -> String {
@@ -228,7 +250,8 @@ fn name_of(pid: u32) -> String {
 pub fn sweep_trial(entry: &str, pipes: &[String], pgid: u32, known: &[u32]) -> Vec<Leftover> {
     let mut escaped: Vec<Leftover> = Vec::new();
     // A process may fork while it is being killed: look again until nothing is left.
-    for _ in 0..20 {
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
         let found: Vec<u32> = trial_processes(entry, pipes)
             .into_iter()
             .filter(|pid| !known.contains(pid))
