@@ -26,7 +26,7 @@ use xtask::conformance::{Evaluation, procs, trial::ClientEnd};
 /// What the harness promises beyond a trial's deadline: killing, reaping, reading back.
 const MARGIN: Duration = Duration::from_secs(2);
 /// The deadline these tests give each trial, shorter than the cases' own to keep them quick.
-const DEADLINE_MS: u64 = 3_000;
+const DEADLINE_MS: u64 = 5_000;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -45,9 +45,12 @@ def launch_or_connect():
         argv = json.loads(os.environ["MCP_HARNESS_SERVER_COMMAND"])
         return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     url = urllib.parse.urlparse(os.environ["MCP_HARNESS_SERVER_URL"])
-    conn = socket.create_connection((url.hostname, url.port))
-    conn.sendall(b"\x16\x03\x01")  # the start of a TLS hello, never finished
-    return conn
+    try:
+        conn = socket.create_connection((url.hostname, url.port))
+        conn.sendall(b"\x16\x03\x01")  # the start of a TLS hello, never finished
+        return conn
+    except OSError:  # the unresolvable host of the insecure-URL case
+        return None
 "#;
 
 /// (name, body after the prelude)
@@ -234,6 +237,7 @@ fn hostile_clients_end_in_time_are_reported_and_leave_nothing() {
                 .map(move |(id, transport)| (*name, cmd.clone(), *id, *transport))
         })
         .collect();
+    let peak = census::Peak::start(entry.clone());
     let results = support::in_parallel(jobs, |(name, cmd, id, transport)| {
         let case = with_deadline(id, DEADLINE_MS);
         let started = Instant::now();
@@ -271,12 +275,14 @@ fn hostile_clients_end_in_time_are_reported_and_leave_nothing() {
         .flat_map(|(line, problems)| problems.iter().map(move |p| format!("{line}: {p}")))
         .collect();
 
+    let (descendants_peak, marked_peak) = peak.finish();
     std::thread::sleep(Duration::from_millis(100));
     let (marked_after, descendants_after) = (census::marked(&entry), census::descendants());
     let machine_after = census::machine_total();
     eprintln!(
         "{} trials; processes on the machine: {machine_before} before, {machine_after} after; \
-         this test's descendants: {} before, {} after; marked: 0 before, {} after",
+         this test's descendants: {} before, at most {descendants_peak} during, {} after; \
+         marked: 0 before, at most {marked_peak} during, {} after",
         results.len(),
         descendants_before.len(),
         descendants_after.len(),
@@ -293,4 +299,143 @@ fn hostile_clients_end_in_time_are_reported_and_leave_nothing() {
         .copied()
         .collect();
     assert!(new.is_empty(), "left behind: {}", census::describe(&new));
+}
+
+/// A double that leaves a daemon no trial can find (new session, environment cleared, every
+/// descriptor closed, parent gone): the runner, a subreaper, sweeps it at the end of the run.
+const DAEMON: &str = "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        \
+    os.closerange(0, 1024)\n        os.execve('/bin/sleep', ['sleep', '3602'], {})\n    os._exit(0)\n\
+    os.wait()\nplausible_lines()\nsys.exit(0)\n";
+
+/// Which double plays a trial in the whole-suite run: a stable pick from its name.
+fn chaos_pick(case_id: &str, transport: &str) -> usize {
+    let sum: usize = format!("{case_id}{transport}").bytes().map(usize::from).sum();
+    sum % (DOUBLES.len() + 1)
+}
+
+/// The dispatcher: picks the double for the trial the same way as [`chaos_pick`].
+const CHAOS: &str = r#"
+import os, sys
+name = os.environ["MCP_HARNESS_SCENARIO"] + os.environ["MCP_HARNESS_TRANSPORT"].replace("http", "https")
+pick = sum(name.encode()) % (len(DOUBLES))
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), DOUBLES[pick] + ".py")
+os.execvp("python3", ["python3", path] + sys.argv[1:])
+"#;
+
+/// The expected failure of a trial of the whole-suite run: (check, actual) substrings.
+fn chaos_expectation(double: &str, transport: &str) -> Option<(&'static str, &'static str)> {
+    Some(match double {
+        "never-exits" => ("trial deadline", "still running at the deadline"),
+        "grandchild-holds-stdout" => ("outside its process group", "(sleep)"),
+        "floods-bytes" | "floods-lines" => ("exited with status 0", "more than 1 MiB"),
+        "prints-garbage" => ("one outcome line per step", "garbage on line 1 (not JSON)"),
+        "exits-before-connecting" => ("exited with status 0", "exit status 3"),
+        "crashes-mid-plan" => ("exited with status 0", "killed by signal 11"),
+        "never-launches" | "daemon" if transport == "stdio" => {
+            ("launched the stdio server", "never launched")
+        }
+        _ => return None,
+    })
+}
+
+/// The whole suite against a client that is hostile in a different way on each trial, run
+/// through `cargo xtask conformance`: every trial fails for its double's reason within its
+/// deadline, the daemon is swept at the end (and fails the run), and the processes carrying
+/// the run's marker, and this test's descendants, are the same before and after.
+#[test]
+fn the_whole_suite_against_hostile_clients_leaves_no_process() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    procs::become_subreaper();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = census::fresh_marker("hostile-suite");
+    let entry = format!("HOSTILE_MARK={marker}");
+    let mut names: Vec<&str> = DOUBLES.iter().map(|(name, _)| *name).collect();
+    for (name, body) in DOUBLES.iter().chain([("daemon", DAEMON)].iter()) {
+        client_command(dir.path(), name, body, &marker);
+    }
+    names.push("daemon");
+    let chaos = dir.path().join("chaos.py");
+    std::fs::write(&chaos, format!("DOUBLES = {names:?}\n{CHAOS}")).unwrap();
+    let reports = dir.path().join("reports");
+
+    let (machine_before, descendants_before) = (census::machine_total(), census::descendants());
+    let marked_before = census::marked(&entry);
+    let started = Instant::now();
+    let peak = census::Peak::start(entry.clone());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--no-build", "--jobs", "8", "--client"])
+        .arg(format!(
+            "exec python3 {}",
+            xtask::conformance::shell_quote(&chaos)
+        ))
+        .arg("--report-dir")
+        .arg(&reports)
+        .env("HOSTILE_MARK", &marker)
+        .output()
+        .unwrap();
+    let wall = started.elapsed();
+    let (descendants_peak, marked_peak) = peak.finish();
+    std::thread::sleep(Duration::from_millis(100));
+    let (marked_after, descendants_after) = (census::marked(&entry), census::descendants());
+    let machine_after = census::machine_total();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(101), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let results = xtask::report::RunResults::load(&reports.join("results.json")).unwrap();
+    let deadlines: std::collections::HashMap<String, u64> = support::cases()
+        .into_iter()
+        .map(|c| (c.id.clone(), c.scenario.deadline_ms))
+        .collect();
+    let mut problems = Vec::new();
+    let mut used = BTreeSet::new();
+    for t in &results.trials {
+        let (id, transport) = t.name.rsplit_once('@').unwrap();
+        let double = names[chaos_pick(id, transport)];
+        used.insert(double);
+        let deadline = deadlines[id];
+        if t.grade != Grade::Fail {
+            problems.push(format!("{} ({double}) graded {}", t.name, t.grade.as_str()));
+        }
+        if Duration::from_millis(t.elapsed_ms) > Duration::from_millis(deadline) + MARGIN {
+            problems.push(format!("{} ({double}) ran {} ms", t.name, t.elapsed_ms));
+        }
+        if let Some((check, actual)) = chaos_expectation(double, transport) {
+            let hit = t
+                .checks
+                .iter()
+                .any(|c| !c.passed && c.name.contains(check) && c.actual.contains(actual));
+            if !hit {
+                problems.push(format!("{} ({double}): wanted {check:?} with {actual:?}", t.name));
+            }
+        }
+    }
+    eprintln!(
+        "{} trials in {:.1}s, doubles used: {used:?}; processes on the machine: {machine_before} \
+         before, {machine_after} after; this test's descendants: {} before, at most \
+         {descendants_peak} during, {} after; marked: {} before, at most {marked_peak} during, {} after",
+        results.trials.len(),
+        wall.as_secs_f64(),
+        descendants_before.len(),
+        descendants_after.len(),
+        marked_before.len(),
+        marked_after.len()
+    );
+    assert_eq!(results.trials.len(), support::trials().len());
+    assert_eq!(used.len(), names.len(), "every double plays some trial");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        stderr.contains("outlived their trials and were killed"),
+        "the daemons are swept at the end: {stderr}"
+    );
+    assert!(marked_before.is_empty() && marked_after.is_empty());
+    assert_eq!(
+        descendants_after,
+        descendants_before,
+        "left behind: {}",
+        census::describe(&descendants_after)
+    );
 }

@@ -98,6 +98,7 @@ pub fn read_stdout(
         let mut reader = BufReader::new(source);
         let mut kept = 0usize;
         let mut buf = Vec::new();
+        let mut batch = Vec::new();
         loop {
             buf.clear();
             let room = (STDOUT_CAP - kept) as u64 + 1;
@@ -106,15 +107,22 @@ pub fn read_stdout(
                 Ok(n) => kept += n,
             }
             if kept > STDOUT_CAP {
-                state.update(|s| s.overflow = true);
+                state.update(|s| {
+                    s.lines.append(&mut batch);
+                    s.overflow = true;
+                });
                 on_flood();
                 let _ = std::io::copy(&mut reader, &mut std::io::sink());
                 break;
             }
             let line = String::from_utf8_lossy(&buf);
-            let line = printable(line.trim_end_matches(['\n', '\r']), false);
-            state.update(|s| s.lines.push(line));
+            batch.push(printable(line.trim_end_matches(['\n', '\r']), false));
+            // Publish before the next read could block, so what came is never held back.
+            if reader.buffer().is_empty() {
+                state.update(|s| s.lines.append(&mut batch));
+            }
         }
+        state.update(|s| s.lines.append(&mut batch));
         state.finish();
     });
     Reader { shared }
@@ -175,6 +183,10 @@ fn tail_text(tail: &[u8], cut: bool) -> String {
 /// Escapes control characters (keeping tabs, and newlines when `multiline`), so that what a
 /// client printed cannot move a terminal's cursor or break an XML report.
 pub fn printable(text: &str, multiline: bool) -> String {
+    let plain = |c: char| !c.is_control() || c == '\t' || (multiline && c == '\n');
+    if text.chars().all(plain) {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -83,3 +83,41 @@ pub fn fresh_marker(what: &str) -> String {
         .map_or(0, |d| d.as_nanos());
     format!("{what}-{}-{nanos}", std::process::id())
 }
+
+/// Samples, every 50 ms until dropped, the most processes seen at once among this process's
+/// descendants and among those carrying `entry`: proof that the counts after a run come down
+/// from something.
+pub struct Peak {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<(usize, usize)>>,
+}
+
+impl Peak {
+    /// Starts sampling.
+    pub fn start(entry: String) -> Peak {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let (mut descendants_max, mut marked_max) = (0, 0);
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                descendants_max = descendants_max.max(descendants().len());
+                marked_max = marked_max.max(marked(&entry).len());
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            (descendants_max, marked_max)
+        });
+        Peak {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops sampling: (most descendants, most marked) seen at once.
+    pub fn finish(mut self) -> (usize, usize) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}
