@@ -164,7 +164,10 @@ fn reported_right(
                 ))
         }
         "floods-bytes" | "floods-lines" => {
-            has("exited with status 0", "stopped by the runner after more than 1 MiB")?;
+            has(
+                "exited with status 0",
+                "stopped by the runner after more than 1 MiB",
+            )?;
             has("one outcome line per step", "a flood")?;
             (*end == ClientEnd::OutputCapped && ended_early)
                 .then_some(())
@@ -309,7 +312,10 @@ const DAEMON: &str = "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0
 
 /// Which double plays a trial in the whole-suite run: a stable pick from its name.
 fn chaos_pick(case_id: &str, transport: &str) -> usize {
-    let sum: usize = format!("{case_id}{transport}").bytes().map(usize::from).sum();
+    let sum: usize = format!("{case_id}{transport}")
+        .bytes()
+        .map(usize::from)
+        .sum();
     sum % (DOUBLES.len() + 1)
 }
 
@@ -409,7 +415,10 @@ fn the_whole_suite_against_hostile_clients_leaves_no_process() {
                 .iter()
                 .any(|c| !c.passed && c.name.contains(check) && c.actual.contains(actual));
             if !hit {
-                problems.push(format!("{} ({double}): wanted {check:?} with {actual:?}", t.name));
+                problems.push(format!(
+                    "{} ({double}): wanted {check:?} with {actual:?}",
+                    t.name
+                ));
             }
         }
     }

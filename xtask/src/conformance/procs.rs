@@ -51,7 +51,7 @@ fn group_has_members(pgid: u32) -> bool {
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| stat_fields(pid))
+        .filter_map(stat_fields)
         .any(|(state, parent, group)| {
             group == pgid && (!matches!(state, 'Z' | 'X') || parent == me)
         })

@@ -60,7 +60,12 @@ pub fn render(run: &TrialRun) -> String {
             .unwrap_or_else(|_| line.clone());
         let _ = writeln!(out, "  {shown}");
     }
-    if let Some(more) = run.stdout_lines.len().checked_sub(SHOWN_LINES).filter(|&n| n > 0) {
+    if let Some(more) = run
+        .stdout_lines
+        .len()
+        .checked_sub(SHOWN_LINES)
+        .filter(|&n| n > 0)
+    {
         let _ = writeln!(out, "  ... {more} more lines");
     }
     out.push_str("transcript:\n");

@@ -305,22 +305,20 @@ enum Waited {
 /// Waits for the client to exit, to flood its stdout, or for the deadline; in the last two
 /// cases kills its process group first.
 fn wait_for_end(rx: &mpsc::Receiver<Waited>, deadline: Instant, pgid: u32) -> ClientEnd {
-    let stopped = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(Waited::Exited(Ok(status))) => {
-                return match (status.code(), status.signal()) {
-                    (Some(code), _) => ClientEnd::Exited(code),
-                    (None, Some(sig)) => ClientEnd::Signaled(sig),
-                    (None, None) => ClientEnd::Exited(-1),
-                };
-            }
-            Ok(Waited::Exited(Err(e))) => {
-                return ClientEnd::SpawnFailed(format!("cannot wait for the client: {e}"));
-            }
-            Ok(Waited::Flooded) => break ClientEnd::OutputCapped,
-            Err(_) => break ClientEnd::Deadline,
+    let left = deadline.saturating_duration_since(Instant::now());
+    let stopped = match rx.recv_timeout(left) {
+        Ok(Waited::Exited(Ok(status))) => {
+            return match (status.code(), status.signal()) {
+                (Some(code), _) => ClientEnd::Exited(code),
+                (None, Some(sig)) => ClientEnd::Signaled(sig),
+                (None, None) => ClientEnd::Exited(-1),
+            };
         }
+        Ok(Waited::Exited(Err(e))) => {
+            return ClientEnd::SpawnFailed(format!("cannot wait for the client: {e}"));
+        }
+        Ok(Waited::Flooded) => ClientEnd::OutputCapped,
+        Err(_) => ClientEnd::Deadline,
     };
     procs::kill_group(pgid);
     let until = Instant::now() + Duration::from_secs(5);

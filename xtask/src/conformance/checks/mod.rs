@@ -10,8 +10,8 @@
 use serde_json::Value;
 
 use mcp_harness_scenarios::Case;
-use mcp_harness_scenarios::transcript::Event;
 use mcp_harness_scenarios::model::{Level, Transport, WireStream};
+use mcp_harness_scenarios::transcript::Event;
 
 mod expect;
 mod rules;
@@ -249,4 +249,3 @@ fn run_plan_connects(case: &Case) -> bool {
         .iter()
         .any(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect))
 }
-
