@@ -74,6 +74,11 @@ struct ConformanceArgs {
     /// Write results.json, junit.xml and report.html into this directory.
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
+    /// Give every HTTPS trial this bearer token (not only the cases that ask for a fresh one):
+    /// the fake then requires it on every request, and the client is failed wherever it prints
+    /// it. A made-up value for testing, never a real credential. Snapshots are not compared.
+    #[arg(long, value_name = "TOKEN")]
+    bearer_token: Option<String>,
     /// Use the already built fake and driver beside this executable (for tests).
     #[arg(long, hide = true)]
     no_build: bool,
@@ -130,6 +135,7 @@ fn main() -> ExitCode {
                 snapshots_dir: args.scenarios.is_none().then(paths::snapshots_dir),
                 scenarios_dir: args.scenarios.unwrap_or_else(paths::scenarios_dir),
                 bins,
+                bearer_token: args.bearer_token.map(conformance::RunToken),
                 libtest,
             })
         }

@@ -62,8 +62,21 @@ impl HttpEnv {
 
     /// Starts the fake for `case`, recording into `transcript`.
     pub fn start(&self, case: &Case, transcript: &Path) -> Result<HttpTrial<'_>, String> {
+        self.start_with_token(case, transcript, None)
+    }
+
+    /// Starts the fake for `case`; with `run_token`, the client gets that bearer token and the
+    /// fake requires it, whether or not the case asks for one.
+    pub fn start_with_token(
+        &self,
+        case: &Case,
+        transcript: &Path,
+        run_token: Option<&str>,
+    ) -> Result<HttpTrial<'_>, String> {
         let endpoint = case.scenario.server.http.endpoint;
-        let token = case.scenario.bearer_token.then(secret_token);
+        let token = run_token
+            .map(str::to_owned)
+            .or_else(|| case.scenario.bearer_token.then(secret_token));
         let config = HttpFakeConfig {
             scenario: Arc::new(case.scenario.clone()),
             transcript: transcript.to_owned(),

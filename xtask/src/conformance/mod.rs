@@ -5,6 +5,7 @@
 //! | module      | role                                                        |
 //! |-------------|-------------------------------------------------------------|
 //! | `trial`     | start the client, enforce the deadline, collect what it did |
+//! | `output`    | bounded, escaped reading of what the client prints          |
 //! | `procs`     | process groups, subreaper, orphan detection and reaping     |
 //! | `outcome`   | parse the client's outcome lines                            |
 //! | `checks`    | contract, base-rule and case checks                         |
@@ -16,6 +17,7 @@ pub mod baseline;
 pub mod checks;
 pub mod http_env;
 pub mod outcome;
+pub mod output;
 pub mod procs;
 pub mod snapshot;
 pub mod trial;
@@ -60,8 +62,21 @@ pub struct Options {
     pub snapshots_dir: Option<PathBuf>,
     /// The harness's binaries.
     pub bins: trial::Bins,
+    /// A bearer token for every HTTPS trial (see [`RunToken`]).
+    pub bearer_token: Option<RunToken>,
     /// libtest-mimic's own arguments (filter, `--list`, `--exact`, `--test-threads`, ...).
     pub libtest: libtest_mimic::Arguments,
+}
+
+/// A bearer token given to every HTTPS trial of a run, to check that a client sends it
+/// everywhere and prints it nowhere. `Debug` never shows it.
+#[derive(Clone)]
+pub struct RunToken(pub String);
+
+impl std::fmt::Debug for RunToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunToken([redacted])")
+    }
 }
 
 /// The full evaluation of one trial.
@@ -135,13 +150,20 @@ pub fn run(opts: Options) -> ExitCode {
     };
 
     procs::become_subreaper();
-    let snapshots_dir = opts.snapshots_dir.clone().filter(|_| opts.client.is_none());
+    // Snapshots pin the reference client's plain run; a run token changes every HTTPS transcript.
+    let snapshots_dir = opts
+        .snapshots_dir
+        .clone()
+        .filter(|_| opts.client.is_none() && opts.bearer_token.is_none());
     let client_cmd = opts
         .client
         .clone()
         .unwrap_or_else(|| shell_quote(&opts.bins.driver));
     let reports: Arc<Mutex<Vec<TrialResult>>> = Arc::default();
-    let harness = Arc::new(Harness::new(opts.bins.clone()));
+    let harness = Arc::new(
+        Harness::new(opts.bins.clone())
+            .with_bearer_token(opts.bearer_token.as_ref().map(|t| t.0.clone())),
+    );
     let started = Instant::now();
     let libtest_trials = trials
         .into_iter()

@@ -84,7 +84,11 @@ pub fn parse(lines: &[String], plan: &[Step]) -> Outcomes {
         match parse_line(line, i, step.op()) {
             Ok(reported) => out.by_step[i] = Some(reported),
             Err(expected) => {
-                out.problem = Some((expected, format!("line {}: {}", i + 1, cut(line))));
+                let actual = match serde_json::from_str::<Value>(line) {
+                    Ok(_) => format!("line {}: {}", i + 1, cut(line)),
+                    Err(_) => format!("garbage on line {} (not JSON): {}", i + 1, cut(line)),
+                };
+                out.problem = Some((expected, actual));
                 return out;
             }
         }
@@ -128,9 +132,14 @@ fn parse_line(line: &str, index: usize, op: &str) -> Result<Reported, String> {
     }
 }
 
+/// A short preview of a line (already escaped by the reader): its first 120 characters.
 fn cut(line: &str) -> String {
-    if line.chars().count() > 200 {
-        format!("{}...", line.chars().take(197).collect::<String>())
+    if line.chars().count() > 120 {
+        format!(
+            "{}... ({} bytes)",
+            line.chars().take(117).collect::<String>(),
+            line.len()
+        )
     } else {
         line.to_owned()
     }
@@ -171,7 +180,7 @@ mod tests {
                 .problem
                 .unwrap()
                 .1
-                .contains("line 1: hello")
+                .contains("garbage on line 1 (not JSON): hello")
         );
         let short = vec![r#"{"step":0,"op":"connect","ok":{}}"#.to_owned()];
         assert!(parse(&short, &plan()).problem.is_some());

@@ -22,22 +22,50 @@ pub fn become_subreaper() {
     }
 }
 
-/// Kills a whole process group; a group that is already gone is fine. Members that were
-/// re-parented to this process (the client's children, once the client died) are reaped, so
-/// they do not linger as zombies.
+/// Kills a whole process group; a group that is already gone is fine. Waits (up to 500 ms)
+/// until no member is left running, killing again what was forked meanwhile, and reaps the
+/// members that are or became this process's children (the client's children are
+/// re-parented here once the client dies), so none lingers as a zombie.
 pub fn kill_group(pgid: u32) {
-    let _ = killpg(Pid::from_raw(pgid as i32), Signal::SIGKILL);
     let until = Instant::now() + Duration::from_millis(500);
     loop {
-        match waitpid(Pid::from_raw(-(pgid as i32)), Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::StillAlive) if Instant::now() < until => {
-                std::thread::sleep(Duration::from_millis(2));
+        let _ = killpg(Pid::from_raw(pgid as i32), Signal::SIGKILL);
+        // Reap every member that is already a zombie child of this process.
+        while let Ok(status) = waitpid(Pid::from_raw(-(pgid as i32)), Some(WaitPidFlag::WNOHANG)) {
+            if matches!(status, WaitStatus::StillAlive) {
+                break;
             }
-            Ok(WaitStatus::StillAlive) | Err(Errno::ECHILD) => return,
-            Err(Errno::EINTR) | Ok(_) => {}
-            Err(_) => return,
         }
+        if !group_has_members(pgid) || Instant::now() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Whether group `pgid` still has a live member, or a dead one this process must reap.
+fn group_has_members(pgid: u32) -> bool {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(stat_fields)
+        .any(|(state, parent, group)| {
+            group == pgid && (!matches!(state, 'Z' | 'X') || parent == me)
+        })
+}
+
+/// State letter, parent and process group of `pid`, from `/proc/<pid>/stat`.
+fn stat_fields(pid: u32) -> Option<(char, u32, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    Some((state, parent, group))
 }
 
 /// Whether `pid` is a live (not zombie) process whose command line mentions `marker`, which
@@ -122,15 +150,11 @@ pub fn stray_children(known: &[u32]) -> Vec<u32> {
 /// The process state letter (`R`, `S`, `Z`, ...); it follows the parenthesised command name,
 /// which may itself contain spaces.
 fn state_of(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.trim_start().chars().next()
+    stat_fields(pid).map(|(state, _, _)| state)
 }
 
 fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(1)?.parse().ok()
+    stat_fields(pid).map(|(_, parent, _)| parent)
 }
 
 /// Kills and reaps the given stray children.
@@ -139,4 +163,115 @@ pub fn kill_strays(pids: &[u32]) {
         let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGKILL);
         reap(*pid, Duration::from_millis(500));
     }
+}
+
+/// A process of a trial that was still running after its client had gone, and was killed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leftover {
+    /// Its pid.
+    pub pid: u32,
+    /// Its command name (`/proc/<pid>/comm`).
+    pub name: String,
+}
+
+/// The `pipe:[inode]` name of a pipe this process holds, so other holders can be found.
+pub fn pipe_name(fd: &impl std::os::fd::AsRawFd) -> Option<String> {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let name = link.to_string_lossy().into_owned();
+    name.starts_with("pipe:").then_some(name)
+}
+
+/// Live processes other than this one that belong to a trial: their environment holds
+/// `entry` (`NAME=value`, inherited from the client), or they hold the write end of one of
+/// the trial's output `pipes` (found even if they cleared their environment). Only write
+/// ends count: a process this runner is just starting holds copies of the runner's read
+/// ends for a moment, and must not be mistaken for a trial's.
+pub fn trial_processes(entry: &str, pipes: &[String]) -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|&pid| state_of(pid).is_some_and(|s| s != 'Z' && s != 'X'))
+        .filter(|&pid| has_env_entry(pid, entry) || holds_write_end(pid, pipes))
+        .collect()
+}
+
+fn has_env_entry(pid: u32, entry: &str) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    environ.split(|&b| b == 0).any(|e| e == entry.as_bytes())
+}
+
+fn holds_write_end(pid: u32, pipes: &[String]) -> bool {
+    if pipes.is_empty() {
+        return false;
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.filter_map(Result::ok).any(|fd| {
+        let is_ours = std::fs::read_link(fd.path())
+            .is_ok_and(|l| pipes.iter().any(|p| l.as_os_str() == p.as_str()));
+        is_ours && {
+            let info = format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_string_lossy());
+            std::fs::read_to_string(info).is_ok_and(|text| write_only(&text))
+        }
+    })
+}
+
+/// Whether an fdinfo text says the descriptor was opened write-only.
+fn write_only(fdinfo: &str) -> bool {
+    fdinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        .is_some_and(|flags| flags & 0o3 == 0o1)
+}
+
+/// The process group of `pid`.
+pub fn group_of(pid: u32) -> Option<u32> {
+    stat_fields(pid).map(|(_, _, group)| group)
+}
+
+fn name_of(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|n| n.trim_end().to_owned())
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+/// Kills every process of a trial still running (see [`trial_processes`]), except the
+/// `known` ones, and reaps those that became this process's children. Returns the ones that
+/// had left the client's process group `pgid`: the group was killed as a whole, so those
+/// are the processes that tried to outlive the trial.
+pub fn sweep_trial(entry: &str, pipes: &[String], pgid: u32, known: &[u32]) -> Vec<Leftover> {
+    let mut escaped: Vec<Leftover> = Vec::new();
+    // A process may fork while it is being killed: look again until nothing is left.
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        let found: Vec<u32> = trial_processes(entry, pipes)
+            .into_iter()
+            .filter(|pid| !known.contains(pid))
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        for &pid in &found {
+            if group_of(pid) != Some(pgid) && !escaped.iter().any(|l| l.pid == pid) {
+                escaped.push(Leftover {
+                    pid,
+                    name: name_of(pid),
+                });
+            }
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        }
+        for &pid in &found {
+            reap(pid, Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    escaped
 }

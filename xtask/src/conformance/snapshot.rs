@@ -20,6 +20,9 @@ use super::checks::lifecycle_events;
 use super::trial::TrialRun;
 use super::verdict::describe_event;
 
+/// The most outcome lines a rendering shows (a flooding client may print thousands).
+const SHOWN_LINES: usize = 100;
+
 thread_local! {
     static QUIET: Cell<bool> = const { Cell::new(false) };
 }
@@ -45,7 +48,7 @@ pub fn configure(workspace_root: &Path, bless: bool) {
 /// The normalized text of a trial, as snapshotted.
 pub fn render(run: &TrialRun) -> String {
     let mut out = String::from("outcomes:\n");
-    for line in &run.stdout_lines {
+    for line in run.stdout_lines.iter().take(SHOWN_LINES) {
         let shown = serde_json::from_str::<Value>(line)
             .map(|mut v| {
                 if let Some(error) = v.get_mut("error").and_then(Value::as_object_mut) {
@@ -56,6 +59,14 @@ pub fn render(run: &TrialRun) -> String {
             })
             .unwrap_or_else(|_| line.clone());
         let _ = writeln!(out, "  {shown}");
+    }
+    if let Some(more) = run
+        .stdout_lines
+        .len()
+        .checked_sub(SHOWN_LINES)
+        .filter(|&n| n > 0)
+    {
+        let _ = writeln!(out, "  ... {more} more lines");
     }
     out.push_str("transcript:\n");
     let names: HashMap<u32, String> = run

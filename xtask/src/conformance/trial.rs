@@ -1,14 +1,16 @@
 //! Running one trial: the client under test, started through the driver contract with the
 //! fake's command line, watched until it exits or its deadline passes.
 //!
-//! Everything the client prints is bounded (a flood cannot exhaust memory), the deadline is
+//! Everything the client prints is bounded (a flood stops the client), the deadline is
 //! enforced by killing the client's process group, and what the fake recorded is read back
-//! afterwards together with whether each server process outlived the client.
+//! afterwards together with whether each server process outlived the client. Then every
+//! process of the trial still running is killed: the group, the servers, and any process
+//! that left the group, found by the trial's marker in its environment or by the client's
+//! output pipe it holds.
 
-use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{OnceLock, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -18,7 +20,8 @@ use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::transcript::{self, Event, Record};
 
 use super::http_env::HttpEnv;
-use super::procs;
+use super::output;
+use super::procs::{self, Leftover};
 
 /// Where the harness's own binaries are.
 #[derive(Debug, Clone)]
@@ -29,10 +32,11 @@ pub struct Bins {
     pub driver: PathBuf,
 }
 
-/// The most outcome output kept from a client; the rest is drained and dropped.
-const STDOUT_CAP: usize = 1 << 20;
-/// How much of the client's stderr is kept (its tail).
-const STDERR_TAIL: usize = 8 << 10;
+/// The variable that marks every process of one trial (the client passes it on to what it
+/// starts), so that one which left the client's process group can still be found.
+pub const TRIAL_MARKER: &str = "MCP_HARNESS_TRIAL";
+/// How long the client's pipes may stay open after the trial's processes are gone.
+const PIPE_PATIENCE: Duration = Duration::from_millis(500);
 /// How long a server may take to vanish after the client exits (a kill just sent).
 const VANISH_GRACE: Duration = Duration::from_millis(200);
 
@@ -45,6 +49,8 @@ pub enum ClientEnd {
     Signaled(i32),
     /// The deadline passed and the runner killed its process group.
     Deadline,
+    /// It printed more than the stdout cap, and the runner killed its process group.
+    OutputCapped,
     /// It could not be started at all.
     SpawnFailed(String),
 }
@@ -75,8 +81,13 @@ pub struct TrialRun {
     pub records: Result<Vec<Record>, String>,
     /// The server processes, in launch order (stdio only).
     pub servers: Vec<ServerProcess>,
+    /// Whether the client was handed a bearer token.
+    pub token_given: bool,
     /// Whether the client printed the bearer token it was given (already redacted above).
     pub secret_leaked: bool,
+    /// Processes that had left the client's process group and were still running when the
+    /// client ended (killed since); servers the transcript knows of are under `servers`.
+    pub escaped: Vec<Leftover>,
 }
 
 /// What a trial needs besides the case: the harness's binaries and, made on first use,
@@ -85,6 +96,7 @@ pub struct Harness {
     /// The harness's binaries.
     pub bins: Bins,
     http: OnceLock<Result<HttpEnv, String>>,
+    bearer_token: Option<String>,
 }
 
 impl Harness {
@@ -93,7 +105,15 @@ impl Harness {
         Harness {
             bins,
             http: OnceLock::new(),
+            bearer_token: None,
         }
+    }
+
+    /// Gives every HTTPS trial this bearer token (the fake requires it), not only the cases
+    /// that ask for a fresh one.
+    pub fn with_bearer_token(mut self, token: Option<String>) -> Harness {
+        self.bearer_token = token.filter(|t| !t.is_empty());
+        self
     }
 
     fn http(&self) -> Result<&HttpEnv, String> {
@@ -139,7 +159,9 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             s.official_scenario.as_deref().unwrap_or(&case.id),
         )
         .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &s.protocol_version)
+        .env(TRIAL_MARKER, dir.path())
         .env_remove("MCP_HARNESS_BEARER_TOKEN");
+    let marker = format!("{TRIAL_MARKER}={}", dir.path().display());
     let http = match transport {
         Transport::Stdio => {
             let server_argv = [
@@ -156,9 +178,10 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             None
         }
         Transport::Https => {
+            let token = harness.bearer_token.as_deref();
             let started = harness
                 .http()
-                .and_then(|env| env.start(case, &transcript_path));
+                .and_then(|env| env.start_with_token(case, &transcript_path, token));
             match started {
                 Ok(trial) => {
                     cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
@@ -177,27 +200,27 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         Err(e) => return TrialRun::failed_to_start(format!("cannot start `{client_cmd}`: {e}")),
     };
     let pgid = child.id();
-    let stdout = child.stdout.take().map(|out| spawn_reader(out, read_lines));
-    let stderr = child.stderr.take().map(|err| spawn_reader(err, read_tail));
-
-    let (done_tx, done_rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = done_tx.send(child.wait());
+    let pipes: Vec<String> = [
+        child.stdout.as_ref().and_then(procs::pipe_name),
+        child.stderr.as_ref().and_then(procs::pipe_name),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().map(|out| {
+        let tx = tx.clone();
+        output::read_stdout(out, move || {
+            let _ = tx.send(Waited::Flooded);
+        })
     });
-    let deadline = Duration::from_millis(s.deadline_ms);
-    let end = match done_rx.recv_timeout(deadline) {
-        Ok(Ok(status)) => match (status.code(), status.signal()) {
-            (Some(code), _) => ClientEnd::Exited(code),
-            (None, Some(sig)) => ClientEnd::Signaled(sig),
-            (None, None) => ClientEnd::Exited(-1),
-        },
-        Ok(Err(e)) => ClientEnd::SpawnFailed(format!("cannot wait for the client: {e}")),
-        Err(_) => {
-            procs::kill_group(pgid);
-            let _ = done_rx.recv_timeout(Duration::from_secs(5));
-            ClientEnd::Deadline
-        }
-    };
+    let stderr = child.stderr.take().map(output::read_stderr);
+    let waiter = tx.clone();
+    thread::spawn(move || {
+        let _ = waiter.send(Waited::Exited(child.wait()));
+    });
+    let end = wait_for_end(&rx, start + Duration::from_millis(s.deadline_ms), pgid);
+    drop(tx);
     let elapsed = start.elapsed();
     if let Some(http) = http {
         http.stop();
@@ -209,7 +232,16 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             _ => Err(e),
         })
         .map_err(|e| format!("cannot read the transcript: {e}"))
-        .and_then(|text| transcript::parse(&text));
+        .and_then(|mut text| {
+            // A client may put its token in a message; the transcript keeps no copy of it.
+            if let Some(secret) = &secret {
+                output::redact(&mut text, secret);
+                if let Ok(quoted) = serde_json::to_string(secret) {
+                    output::redact(&mut text, quoted.trim_matches('"'));
+                }
+            }
+            transcript::parse(&text)
+        });
     // Over HTTP the fake lives in this process: there is no server process to track.
     let pids = match (transport, &records) {
         (Transport::Stdio, Ok(records)) => started_pids(records),
@@ -223,13 +255,21 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         })
         .collect();
 
-    // Nothing of this trial may outlive it: the client's group, then any server that left it.
+    // Nothing of this trial may outlive it: the client's group, any server that left it,
+    // then whatever else still carries the trial's marker or holds the client's pipes.
     procs::kill_group(pgid);
     for &pid in &pids {
         procs::kill_and_reap(pid, &transcript_path);
     }
-    let (mut stdout_lines, stdout_overflow) = join_reader(stdout).unwrap_or_default();
-    let mut stderr_tail = join_reader(stderr).unwrap_or_default();
+    let escaped = procs::sweep_trial(&marker, &pipes, pgid, &pids);
+    let (mut stdout_lines, stdout_overflow, mut stderr_tail) = match (&stdout, &stderr) {
+        (Some(out), Some(err)) => {
+            output::settle(out, err, PIPE_PATIENCE);
+            let lines = out.take();
+            (lines.lines, lines.overflow, err.take().text())
+        }
+        _ => Default::default(),
+    };
     // A client that prints its credential is caught here, and the credential goes no further.
     let mut secret_leaked = false;
     if let Some(secret) = &secret {
@@ -237,10 +277,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             .iter_mut()
             .chain(std::iter::once(&mut stderr_tail))
         {
-            if text.contains(secret.as_str()) {
-                secret_leaked = true;
-                *text = text.replace(secret.as_str(), "[redacted]");
-            }
+            secret_leaked |= output::redact(text, secret);
         }
     }
     TrialRun {
@@ -251,8 +288,46 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         elapsed,
         records,
         servers,
+        token_given: secret.is_some(),
         secret_leaked,
+        escaped,
     }
+}
+
+/// What the runner waits for while the client runs.
+enum Waited {
+    /// The client (the shell running it) exited.
+    Exited(std::io::Result<ExitStatus>),
+    /// Its stdout went past the cap.
+    Flooded,
+}
+
+/// Waits for the client to exit, to flood its stdout, or for the deadline; in the last two
+/// cases kills its process group first.
+fn wait_for_end(rx: &mpsc::Receiver<Waited>, deadline: Instant, pgid: u32) -> ClientEnd {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let stopped = match rx.recv_timeout(left) {
+        Ok(Waited::Exited(Ok(status))) => {
+            return match (status.code(), status.signal()) {
+                (Some(code), _) => ClientEnd::Exited(code),
+                (None, Some(sig)) => ClientEnd::Signaled(sig),
+                (None, None) => ClientEnd::Exited(-1),
+            };
+        }
+        Ok(Waited::Exited(Err(e))) => {
+            return ClientEnd::SpawnFailed(format!("cannot wait for the client: {e}"));
+        }
+        Ok(Waited::Flooded) => ClientEnd::OutputCapped,
+        Err(_) => ClientEnd::Deadline,
+    };
+    procs::kill_group(pgid);
+    let until = Instant::now() + Duration::from_secs(5);
+    while let Ok(waited) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+        if let Waited::Exited(_) = waited {
+            break;
+        }
+    }
+    stopped
 }
 
 impl TrialRun {
@@ -265,7 +340,9 @@ impl TrialRun {
             elapsed: Duration::ZERO,
             records: Ok(Vec::new()),
             servers: Vec::new(),
+            token_given: false,
             secret_leaked: false,
+            escaped: Vec::new(),
         }
     }
 
@@ -288,60 +365,4 @@ fn started_pids(records: &[Record]) -> Vec<u32> {
         .filter(|r| r.event == Event::Started)
         .map(|r| r.pid)
         .collect()
-}
-
-fn spawn_reader<R, T, F>(source: R, read: F) -> mpsc::Receiver<T>
-where
-    R: Read + Send + 'static,
-    T: Send + 'static,
-    F: FnOnce(R) -> T + Send + 'static,
-{
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(read(source));
-    });
-    rx
-}
-
-/// A reader still blocked (a grandchild that escaped the group holds the pipe) is left
-/// behind after a short wait; the trial goes on with nothing from it.
-fn join_reader<T>(rx: Option<mpsc::Receiver<T>>) -> Option<T> {
-    rx?.recv_timeout(Duration::from_millis(500)).ok()
-}
-
-fn read_lines(source: impl Read) -> (Vec<String>, bool) {
-    let mut reader = BufReader::new(source);
-    let (mut lines, mut kept) = (Vec::new(), 0usize);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let room = (STDOUT_CAP - kept) as u64 + 1;
-        match reader.by_ref().take(room).read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => return (lines, false),
-            Ok(n) => kept += n,
-        }
-        if kept > STDOUT_CAP {
-            // Keep draining so the client never blocks on a full pipe.
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
-            return (lines, true);
-        }
-        let line = String::from_utf8_lossy(&buf);
-        lines.push(line.trim_end_matches(['\n', '\r']).to_owned());
-    }
-}
-
-fn read_tail(mut source: impl Read) -> String {
-    let mut tail = Vec::new();
-    let mut chunk = [0u8; 8192];
-    while let Ok(n) = source.read(&mut chunk) {
-        if n == 0 {
-            break;
-        }
-        tail.extend_from_slice(&chunk[..n]);
-        if tail.len() > 2 * STDERR_TAIL {
-            tail.drain(..tail.len() - STDERR_TAIL);
-        }
-    }
-    let start = tail.len().saturating_sub(STDERR_TAIL);
-    String::from_utf8_lossy(&tail[start..]).into_owned()
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod census;
+
 use std::path::{Path, PathBuf};
 
 use mcp_harness_scenarios::model::Transport;

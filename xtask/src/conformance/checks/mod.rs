@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::{Level, Transport, WireStream};
+use mcp_harness_scenarios::transcript::Event;
 
 mod expect;
 mod rules;
@@ -18,6 +19,7 @@ mod rules;
 pub use expect::lifecycle_events;
 
 use super::outcome::{self, Outcomes};
+use super::output;
 use super::trial::{ClientEnd, TrialRun};
 
 /// The result of one check.
@@ -111,6 +113,13 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         CONTRACT,
         match &run.end {
             ClientEnd::Exited(0) | ClientEnd::Deadline => Ok(()),
+            ClientEnd::OutputCapped => Err((
+                "exit status 0".into(),
+                format!(
+                    "stopped by the runner after more than {} MiB on stdout",
+                    output::STDOUT_CAP >> 20
+                ),
+            )),
             ClientEnd::Exited(code) => Err(("exit status 0".into(), format!("exit status {code}"))),
             ClientEnd::Signaled(sig) => {
                 Err(("exit status 0".into(), format!("killed by signal {sig}")))
@@ -125,7 +134,10 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         "The client writes one JSON line per step to stdout, in order; other output goes to stderr.",
         CONTRACT,
         match (&outcomes.problem, run.stdout_overflow) {
-            (_, true) => Err(("bounded outcome output".into(), "more than 1 MiB on stdout".into())),
+            (_, true) => Err((
+                "bounded outcome output".into(),
+                format!("more than {} MiB on stdout (a flood; the client was stopped)", output::STDOUT_CAP >> 20),
+            )),
             (Some(problem), _) => Err(problem.clone()),
             (None, false) => Ok(()),
         },
@@ -135,7 +147,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     if transport == Transport::Https {
         rules::http_rules(&mut c, &rules::http_requests(run));
     }
-    if s.bearer_token {
+    if run.token_given {
         c.push(
             "the client never printed its bearer token",
             Level::Must,
@@ -157,7 +169,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
             "The client owns the child process lifecycle and must close it on success, error, and cancellation.",
             "seed 000 § Transports › stdio",
             match run.servers.iter().find(|p| p.outlived_client) {
-                Some(p) if run.end != ClientEnd::Deadline => Err((
+                Some(p) if !matches!(run.end, ClientEnd::Deadline | ClientEnd::OutputCapped) => Err((
                     "no server process alive once the client has exited".into(),
                     format!("server pid {} still running (an orphan)", p.pid),
                 )),
@@ -165,6 +177,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
             },
         );
     }
+    hostile_checks(&mut c, transport, run);
     c.always_on = false;
     for o in s.expect.outcomes.iter().filter(|_| !wire_only) {
         expect::outcome_check(&mut c, o, &outcomes);
@@ -184,4 +197,55 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         c.own(&l.check, l.level.unwrap_or(s.requirement.level), result);
     }
     (c.results, outcomes)
+}
+
+/// Checks made only when they fail, to name the cause of a failure that the case's own
+/// checks would show only as its consequences: a process left running outside the client's
+/// process group, and (stdio) a server never launched.
+fn hostile_checks(c: &mut Checker<'_>, transport: Transport, run: &TrialRun) {
+    if !run.escaped.is_empty() {
+        let shown: Vec<String> = run
+            .escaped
+            .iter()
+            .map(|p| format!("pid {} ({})", p.pid, p.name))
+            .collect();
+        c.push(
+            "the client left no process running outside its process group",
+            Level::Must,
+            "When the client's command ends, nothing it started is left running; every process left in its group is killed, and one that left the group fails the trial.",
+            CONTRACT,
+            Err((
+                "no process of the trial running outside the client's process group once the client had ended".into(),
+                format!(
+                    "{} still running outside the group (killed by the runner)",
+                    shown.join(", ")
+                ),
+            )),
+        );
+    }
+    let connects = run_plan_connects(c.case);
+    let launched = run
+        .records
+        .as_ref()
+        .map(|records| records.iter().any(|r| r.event == Event::Started));
+    let started = !matches!(run.end, ClientEnd::SpawnFailed(_));
+    if transport == Transport::Stdio && connects && started && launched == Ok(false) {
+        c.push(
+            "the client launched the stdio server it was given",
+            Level::Must,
+            "stdio: MCP_HARNESS_SERVER_COMMAND is the argv of the fake server the client must launch as its own child.",
+            CONTRACT,
+            Err((
+                "the server of MCP_HARNESS_SERVER_COMMAND started (the plan has a connect step)".into(),
+                "the server was never launched".into(),
+            )),
+        );
+    }
+}
+
+fn run_plan_connects(case: &Case) -> bool {
+    case.scenario
+        .plan
+        .iter()
+        .any(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect))
 }
