@@ -321,6 +321,27 @@ mod tests {
     }
 
     #[test]
+    fn the_id_of_an_unusable_response_is_found_leniently() {
+        for (text, id) in [
+            (&b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"t\":\"\xff\"}}"[..], Some(7)),
+            (br#" { "result" : {"a":[1,{"b":"}"}]}, "id" : -3 , "x""#, Some(-3)),
+            (br#"{"jsonrpc":"2.0","error":{"code":1},"id":12}"#, Some(12)),
+            (br#"{"jsonrpc":"2.0","id":4,"result":{"content":"#, Some(4)),
+            (br#"{"id":"4","result":{}}"#, None),
+            (br#"{"id":4.5,"result":{}}"#, None),
+            (br#"{"id":4,"method":"ping","result":{}}"#, None),
+            (br#"{"method":"ping","id":4,"result":{}}"#, None),
+            (br#"{"id":4}"#, None),
+            (br#"{"x":""id":1","result":1}"#, None),
+            (b"[1]", None),
+            (b"", None),
+            (br#"{"id":99999999999999999999,"result":1}"#, None),
+        ] {
+            assert_eq!(response_id(text), id, "{}", String::from_utf8_lossy(text));
+        }
+    }
+
+    #[test]
     fn notifications_have_no_id_unless_asked() {
         let n = notification("notifications/initialized", None, None);
         assert_eq!(
