@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_variable() {
-        let cases: [(&str, Option<&str>); 11] = [
+        let cases: [(&str, Option<&str>); 13] = [
             ("MCP_HARNESS_CONTRACT", None),
             ("MCP_HARNESS_CONTRACT", Some("2")),
             ("MCP_HARNESS_TRANSPORT", Some("carrier-pigeon")),
@@ -292,11 +292,22 @@ mod tests {
             ("MCP_HARNESS_TIMEOUT_MS", Some("0")),
             ("MCP_HARNESS_PROTOCOL_VERSION", None),
             ("MCP_HARNESS_SHUTDOWN_GRACE_MS", Some("-1")),
+            ("MCP_HARNESS_MAX_MESSAGE_BYTES", Some("0")),
+            ("MCP_HARNESS_MAX_MESSAGE_BYTES", Some("64MiB")),
         ];
         for (name, value) in cases {
             let err = parse_with(&[], &env_with(&[(name, value)])).unwrap_err();
             assert!(err.contains(name), "{name}={value:?}: {err}");
         }
+    }
+
+    #[test]
+    fn the_message_size_cap_is_an_optional_extension() {
+        let c = parse_with(&[], &env_with(&[])).unwrap();
+        assert_eq!(c.options.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        let env = env_with(&[("MCP_HARNESS_MAX_MESSAGE_BYTES", Some(" 1048576 "))]);
+        let c = parse_with(&[], &env).unwrap();
+        assert_eq!(c.options.max_message_bytes, 1 << 20);
     }
 
     #[test]
