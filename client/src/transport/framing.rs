@@ -135,10 +135,10 @@ impl fmt::Display for EventError {
 /// The output is the event's field lines, each as valid UTF-8 ending in `\n`, followed by the
 /// blank line that ends the event, or one [`EventError`] in place of an event that cannot be
 /// decoded. Comment lines are dropped (eventsource-stream ignores them anyway) and not counted
-/// toward the cap, so a long-lived stream may send keep-alive comments forever. A leading byte-order mark is stripped here:
-/// eventsource-stream 0.2.3 panics on one (it slices it as if it were one byte long), so
-/// [`sse_events`] also starts its input with an empty comment, after which eventsource-stream
-/// never looks for a mark again.
+/// toward the cap, so a long-lived stream may send keep-alive comments forever. A leading
+/// byte-order mark is stripped here: eventsource-stream 0.2.3 panics on one (it slices it as
+/// if it were one byte long), so [`sse_events`] also starts its input with an empty comment,
+/// after which eventsource-stream never looks for a mark again.
 #[derive(Debug)]
 pub struct SseFramer {
     max: usize,
@@ -182,6 +182,9 @@ impl SseFramer {
     pub fn push(&mut self, chunk: &[u8]) -> Vec<Result<Vec<u8>, EventError>> {
         let mut out = Vec::new();
         let mut rest = chunk;
+        if rest.is_empty() {
+            return out;
+        }
         if self.after_cr && rest.first() == Some(&b'\n') {
             rest = &rest[1..];
         }
