@@ -323,8 +323,14 @@ mod tests {
     #[test]
     fn the_id_of_an_unusable_response_is_found_leniently() {
         for (text, id) in [
-            (&b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"t\":\"\xff\"}}"[..], Some(7)),
-            (br#" { "result" : {"a":[1,{"b":"}"}]}, "id" : -3 , "x""#, Some(-3)),
+            (
+                &b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"t\":\"\xff\"}}"[..],
+                Some(7),
+            ),
+            (
+                br#" { "result" : {"a":[1,{"b":"}"}]}, "id" : -3 , "x""#,
+                Some(-3),
+            ),
             (br#"{"jsonrpc":"2.0","error":{"code":1},"id":12}"#, Some(12)),
             (br#"{"jsonrpc":"2.0","id":4,"result":{"content":"#, Some(4)),
             (br#"{"id":"4","result":{}}"#, None),

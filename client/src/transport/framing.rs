@@ -490,6 +490,19 @@ mod tests {
         );
     }
 
+    /// Regression (fuzz/regressions/sse_decoding/bom-panics-eventsource-stream): fed as it
+    /// comes, a leading byte-order mark made eventsource-stream 0.2.3 panic.
+    #[test]
+    fn a_leading_byte_order_mark_is_no_panic() {
+        assert_eq!(events(100, &[b"\xef\xbb\xbfdata: {}\n\n"]), [ok("", "{}")]);
+        let twice = events(100, &[b"\xef\xbb\xbf\xef\xbb\xbfdata: x\n\ndata: y\n\n"]);
+        assert_eq!(
+            twice,
+            [ok("", "y")],
+            "a second mark is part of a field name"
+        );
+    }
+
     #[test]
     fn an_unfinished_event_at_the_end_is_dropped() {
         assert_eq!(events(100, &[b"data: a\n\ndata: b\n"]), [ok("", "a")]);
