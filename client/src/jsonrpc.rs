@@ -198,14 +198,21 @@ impl<'a> Scan<'a> {
         Some(raw)
     }
 
-    /// An integer followed by a delimiter (a fraction or exponent makes it no id of ours).
+    /// A JSON integer (`-?(0|[1-9][0-9]*)`) followed by a delimiter; a fraction, an exponent
+    /// or leading zeros (not JSON) make it no id of ours.
     fn integer(&mut self) -> Option<i64> {
         let start = self.at;
         if self.peek() == Some(b'-') {
             self.at += 1;
         }
-        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-            self.at += 1;
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => {
+                while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    self.at += 1;
+                }
+            }
+            _ => return None,
         }
         let text = std::str::from_utf8(&self.bytes[start..self.at]).ok()?;
         let rest = self.at;
@@ -342,6 +349,12 @@ mod tests {
             (b"[1]", None),
             (b"", None),
             (br#"{"id":99999999999999999999,"result":1}"#, None),
+            (br#"{"id":-0,"result":1}"#, Some(0)),
+            (br#"{"id":0,"result":1}"#, Some(0)),
+            // Regression (fuzz/regressions/jsonrpc_classify/id-with-leading-zeros): leading
+            // zeros are not JSON, so such an id names no request.
+            (br#"{"id":007,"result":1}"#, None),
+            (br#"{"id":-0001428581654,"error":{}}"#, None),
         ] {
             assert_eq!(response_id(text), id, "{}", String::from_utf8_lossy(text));
         }

@@ -100,10 +100,22 @@ fn sse_decoding_regressions() {
 
 #[test]
 fn jsonrpc_classify_regressions() {
-    for (_, data) in inputs("jsonrpc_classify") {
+    let found = inputs("jsonrpc_classify");
+    assert!(
+        !found.is_empty(),
+        "fuzz/regressions/jsonrpc_classify holds the known cases"
+    );
+    for (name, data) in found {
         let _ = classify(&data);
         for cut in 0..=data.len() {
-            let _ = response_id(&data[..cut]);
+            // An id is only ever read from its own canonical digits.
+            if let Some(id) = response_id(&data[..cut]) {
+                let text = id.to_string();
+                let seen = data[..cut]
+                    .windows(text.len())
+                    .any(|w| w == text.as_bytes());
+                assert!(seen, "{name}: id {id} read from {cut} bytes");
+            }
         }
     }
 }
