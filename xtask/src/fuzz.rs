@@ -227,14 +227,34 @@ fn run_target(
     let log_file =
         fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let regressions = root.join("fuzz").join("regressions").join(target);
+    let fuzz = |verb: &str| {
+        let mut cmd = Command::new(cargo());
+        cmd.current_dir(root.join("fuzz"))
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args(["fuzz", verb, target, "--target-dir"])
+            .arg(work);
+        cmd
+    };
+    // Built first, so that the time reported is fuzzing time.
+    println!("building {target}");
+    let build_log = log_file
+        .try_clone()
+        .map_err(|e| format!("cannot write {}: {e}", log.display()))?;
+    let built = fuzz("build")
+        .stdout(Stdio::null())
+        .stderr(build_log)
+        .status()
+        .map_err(|e| format!("cannot run cargo fuzz: {e}"))?;
+    if !built.success() {
+        return Err(format!(
+            "cargo fuzz build {target} failed; see {}",
+            log.display()
+        ));
+    }
     println!("fuzzing {target} for {seconds} s (log: {})", log.display());
     let started = Instant::now();
-    let mut cmd = Command::new(cargo());
-    cmd.current_dir(root.join("fuzz"))
-        .env("RUSTC_BOOTSTRAP", "1")
-        .args(["fuzz", "run", target, "--target-dir"])
-        .arg(work)
-        .arg(corpus);
+    let mut cmd = fuzz("run");
+    cmd.arg(corpus);
     if regressions.is_dir() {
         cmd.arg(&regressions);
     }
