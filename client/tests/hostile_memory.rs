@@ -22,7 +22,7 @@ fn peak_rss() -> usize {
 }
 
 #[tokio::test]
-async fn a_512_mib_line_is_discarded_without_being_buffered() {
+async fn a_256_mib_line_is_discarded_without_being_buffered() {
     let options = ClientOptions {
         protocol_version: "2025-06-18".into(),
         request_timeout: Duration::from_secs(60),
@@ -34,7 +34,7 @@ async fn a_512_mib_line_is_discarded_without_being_buffered() {
     let before = peak_rss();
     let started = Instant::now();
     let err = client
-        .call_tool("endless", json!({"mib": 512}))
+        .call_tool("endless", json!({"mib": 256}))
         .await
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidResponse, "{err}");
@@ -44,7 +44,7 @@ async fn a_512_mib_line_is_discarded_without_being_buffered() {
     assert_eq!(out, ToolOutput::Text(vec!["echo".into()]));
     let grown = peak_rss().saturating_sub(before);
     eprintln!(
-        "failed after {failed:?}; 512 MiB discarded in {:?}; peak memory grew by {} KiB",
+        "failed after {failed:?}; 256 MiB discarded in {:?}; peak memory grew by {} KiB",
         started.elapsed(),
         grown / 1024
     );
