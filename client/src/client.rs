@@ -37,7 +37,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, Error> {
         let router = Arc::new(router_for(&options.defects));
-        let transport = StdioTransport::spawn(command, Arc::clone(&router), &options.defects)?;
+        let transport = StdioTransport::spawn(command, Arc::clone(&router), &options)?;
         let session = Session::new(router, Transport::Stdio(transport), options);
         Self::establish(session).await
     }

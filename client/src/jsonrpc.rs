@@ -2,6 +2,9 @@
 //!
 //! Pure functions with no I/O, so every transport shares one reading of the wire format and
 //! the rules (what counts as a response, a request, a notification) are unit-tested here.
+//! [`response_id`] reads just enough of a message that cannot be used (not JSON, not UTF-8, or
+//! cut at the size cap) to tell which of our requests it answers, so that request fails at once
+//! with `invalid_response` instead of waiting for its timeout.
 
 use serde_json::{Map, Value, json};
 
@@ -41,22 +44,32 @@ pub(crate) fn error_response(id: Value, code: i64, message: &str) -> Value {
 
 /// One message received from the server, sorted by what it asks of us.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Incoming {
+pub enum Incoming {
     /// An answer to one of our requests: the result, or the JSON-RPC error mapped to an
     /// [`Error`] of kind `protocol_error` carrying the code.
     Response {
+        /// The request id it answers (a string or a number).
         id: Value,
+        /// The `result`, or why there is none.
         outcome: Result<Value, Error>,
     },
     /// A request from the server, which must be answered.
-    Request { id: Value, method: String },
+    Request {
+        /// Its id (a string or a number).
+        id: Value,
+        /// Its method.
+        method: String,
+    },
     /// A notification from the server.
-    Notification { method: String },
+    Notification {
+        /// Its method.
+        method: String,
+    },
 }
 
-/// Sorts one received line; `Err` says why it is not a JSON-RPC message (to be reported and
+/// Sorts one received message; `Err` says why it is not a JSON-RPC message (to be reported and
 /// skipped by the caller).
-pub(crate) fn classify(line: &[u8]) -> Result<Incoming, String> {
+pub fn classify(line: &[u8]) -> Result<Incoming, String> {
     let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON ({e})"))?;
     let Value::Object(obj) = value else {
         return Err("not a JSON object".into());
@@ -115,6 +128,124 @@ fn rpc_error(error: &Value) -> Error {
         (None, _) => Error::invalid(format!(
             "response carries a malformed JSON-RPC error object: {error}"
         )),
+    }
+}
+
+/// The integer id of the response a message appears to be, read leniently from its first
+/// bytes: the message may be cut short, not valid JSON or not UTF-8. Only a top-level object
+/// with an integer `"id"` and a `"result"` or `"error"` member, and no `"method"`, counts (in
+/// the part that is there). Never fails: `None` when in doubt.
+pub fn response_id(bytes: &[u8]) -> Option<i64> {
+    let mut s = Scan { bytes, at: 0 };
+    s.ws();
+    s.eat(b'{')?;
+    let (mut id, mut answer) = (None, false);
+    loop {
+        s.ws();
+        let key = s.string()?;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
+        match key {
+            b"id" => id = s.integer(),
+            b"result" | b"error" => answer = true,
+            b"method" => return None,
+            _ => {}
+        }
+        if id.is_some() && answer {
+            return id;
+        }
+        s.skip_value()?;
+        s.ws();
+        s.eat(b',')?;
+    }
+}
+
+/// A cursor over the bytes [`response_id`] reads; every step returns `None` at the end.
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.at += 1)
+    }
+
+    /// A string's raw bytes (escapes left as they are), the cursor after its closing quote.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.at;
+        loop {
+            match self.peek()? {
+                b'"' => break,
+                b'\\' => self.at += 2,
+                _ => self.at += 1,
+            }
+        }
+        let raw = &self.bytes[start..self.at];
+        self.at += 1;
+        Some(raw)
+    }
+
+    /// A JSON integer (`-?(0|[1-9][0-9]*)`) followed by a delimiter; a fraction, an exponent
+    /// or leading zeros (not JSON) make it no id of ours.
+    fn integer(&mut self) -> Option<i64> {
+        let start = self.at;
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => {
+                while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    self.at += 1;
+                }
+            }
+            _ => return None,
+        }
+        let text = std::str::from_utf8(&self.bytes[start..self.at]).ok()?;
+        let rest = self.at;
+        self.ws();
+        let delimited = matches!(self.peek(), Some(b',' | b'}'));
+        self.at = rest;
+        if delimited { text.parse().ok() } else { None }
+    }
+
+    /// Skips one value of any kind (nested values by counting brackets outside strings).
+    fn skip_value(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.at += 1;
+                }
+                b'}' | b']' if depth > 0 => {
+                    depth -= 1;
+                    self.at += 1;
+                }
+                b',' if depth > 0 => self.at += 1,
+                b',' | b'}' | b']' => return Some(()),
+                _ => self.at += 1,
+            }
+            if depth == 0 && matches!(self.peek(), Some(b',' | b'}')) {
+                return Some(());
+            }
+        }
     }
 }
 
@@ -193,6 +324,39 @@ mod tests {
                 panic!("not a response")
             };
             assert_eq!(outcome.unwrap_err().kind, ErrorKind::InvalidResponse);
+        }
+    }
+
+    #[test]
+    fn the_id_of_an_unusable_response_is_found_leniently() {
+        for (text, id) in [
+            (
+                &b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"t\":\"\xff\"}}"[..],
+                Some(7),
+            ),
+            (
+                br#" { "result" : {"a":[1,{"b":"}"}]}, "id" : -3 , "x""#,
+                Some(-3),
+            ),
+            (br#"{"jsonrpc":"2.0","error":{"code":1},"id":12}"#, Some(12)),
+            (br#"{"jsonrpc":"2.0","id":4,"result":{"content":"#, Some(4)),
+            (br#"{"id":"4","result":{}}"#, None),
+            (br#"{"id":4.5,"result":{}}"#, None),
+            (br#"{"id":4,"method":"ping","result":{}}"#, None),
+            (br#"{"method":"ping","id":4,"result":{}}"#, None),
+            (br#"{"id":4}"#, None),
+            (br#"{"x":""id":1","result":1}"#, None),
+            (b"[1]", None),
+            (b"", None),
+            (br#"{"id":99999999999999999999,"result":1}"#, None),
+            (br#"{"id":-0,"result":1}"#, Some(0)),
+            (br#"{"id":0,"result":1}"#, Some(0)),
+            // Regression (fuzz/regressions/jsonrpc_classify/id-with-leading-zeros): leading
+            // zeros are not JSON, so such an id names no request.
+            (br#"{"id":007,"result":1}"#, None),
+            (br#"{"id":-0001428581654,"error":{}}"#, None),
+        ] {
+            assert_eq!(response_id(text), id, "{}", String::from_utf8_lossy(text));
         }
     }
 

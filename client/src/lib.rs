@@ -63,5 +63,15 @@ pub use client::Client;
 pub use defects::Defects;
 pub use error::{Error, ErrorKind};
 pub use handshake::{Handshake, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
-pub use options::{BearerToken, ClientOptions, HttpOptions, StdioCommand};
+pub use options::{
+    BearerToken, ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, StdioCommand,
+};
+
+/// How received bytes become messages, exposed for the fuzz targets in `fuzz/` (which must
+/// exercise the real code); not a stable interface.
+#[doc(hidden)]
+pub mod decode {
+    pub use crate::jsonrpc::{Incoming, classify, response_id};
+    pub use crate::transport::framing::*;
+}
 pub use tools::ToolOutput;

@@ -11,6 +11,10 @@ use std::time::Duration;
 use crate::defects::Defects;
 use crate::handshake::LATEST_PROTOCOL_VERSION;
 
+/// The default of [`ClientOptions::max_message_bytes`]: 64 MiB, well above the largest
+/// messages real servers send (the harness checks 16 MiB).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
 /// The command line of a stdio server: the program and its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StdioCommand {
@@ -41,6 +45,12 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// How long shutdown waits before each escalation step (stdin closed → SIGTERM → SIGKILL).
     pub shutdown_grace: Duration,
+    /// The largest message accepted from the server, in bytes: a stdio line, an SSE event, a
+    /// JSON body. A larger one is never buffered whole; it is skipped and reported, and the
+    /// request it answers fails with `invalid_response` when that can be told (always over
+    /// HTTP; over stdio when its first bytes name the id), else that request times out.
+    /// Default [`DEFAULT_MAX_MESSAGE_BYTES`].
+    pub max_message_bytes: usize,
     /// Deliberate misbehaviour for the harness's self-tests; all off by default.
     #[doc(hidden)]
     pub defects: Defects,
@@ -52,6 +62,7 @@ impl Default for ClientOptions {
             protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
             request_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(2),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             defects: Defects::default(),
         }
     }

@@ -92,9 +92,19 @@ pub fn load_case(root: &Path, path: &Path) -> Result<Case, LoadError> {
         location,
         message,
     };
-    let id = case_id(root, path).map_err(|m| error("file name".into(), m))?;
     let text = std::fs::read_to_string(path).map_err(|e| error("file".into(), e.to_string()))?;
-    let mut de = serde_json::Deserializer::from_str(&text);
+    parse_case(root, path, &text)
+}
+
+/// Loads one case from its text, as if read from `path` (the fuzz target's entry).
+pub fn parse_case(root: &Path, path: &Path, text: &str) -> Result<Case, LoadError> {
+    let error = |location: String, message: String| LoadError {
+        path: path.to_owned(),
+        location,
+        message,
+    };
+    let id = case_id(root, path).map_err(|m| error("file name".into(), m))?;
+    let mut de = serde_json::Deserializer::from_str(text);
     let scenario: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let inner = e.inner();
         let at = match e.path().to_string().as_str() {

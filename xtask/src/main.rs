@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand};
 use xtask::conformance::{self, Options};
 use xtask::{paths, schema, sdk};
 
+mod fuzz;
+
 #[derive(Parser)]
 #[command(
     name = "cargo xtask",
@@ -35,6 +37,8 @@ enum Command {
     /// Benchmark the reference client (against rmcp), the suite and the fakes; writes
     /// target/bench/bench.json.
     Bench(xtask::bench::Args),
+    /// Run the cargo-fuzz targets of fuzz/ for a bounded time each (installs cargo-fuzz).
+    Fuzz(fuzz::Args),
     /// Regenerate scenarios/scenario.schema.json, or check that it is fresh.
     Schema {
         /// Fail if the committed schema is stale instead of writing it.
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Bench(args) => xtask::bench::main(args),
+        Command::Fuzz(args) => fuzz::main(args),
         Command::Sdk { sdk, report_dir } => match sdk::run(sdk, report_dir) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(101),

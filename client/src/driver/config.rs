@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::defects::Defects;
-use crate::options::{BearerToken, ClientOptions, HttpOptions, StdioCommand};
+use crate::options::{
+    BearerToken, ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, StdioCommand,
+};
 
 /// The contract version this driver implements.
 pub(crate) const CONTRACT_VERSION: &str = "1";
@@ -122,6 +124,18 @@ pub(crate) fn parse(
         Some(text) => millis("MCP_HARNESS_SHUTDOWN_GRACE_MS", &text)?,
         None => 2000,
     };
+    // A reference-driver extension (not part of the contract): the message size cap.
+    let max_message_bytes = match env("MCP_HARNESS_MAX_MESSAGE_BYTES") {
+        Some(text) => match text.trim().parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return Err(format!(
+                    "MCP_HARNESS_MAX_MESSAGE_BYTES is {text:?}; expected a positive integer of bytes"
+                ));
+            }
+        },
+        None => DEFAULT_MAX_MESSAGE_BYTES,
+    };
     Ok(Config {
         transport,
         server,
@@ -132,6 +146,7 @@ pub(crate) fn parse(
             protocol_version,
             request_timeout: Duration::from_millis(timeout_ms),
             shutdown_grace: Duration::from_millis(grace_ms),
+            max_message_bytes,
             defects,
         },
     })
@@ -265,7 +280,7 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_variable() {
-        let cases: [(&str, Option<&str>); 11] = [
+        let cases: [(&str, Option<&str>); 13] = [
             ("MCP_HARNESS_CONTRACT", None),
             ("MCP_HARNESS_CONTRACT", Some("2")),
             ("MCP_HARNESS_TRANSPORT", Some("carrier-pigeon")),
@@ -277,11 +292,22 @@ mod tests {
             ("MCP_HARNESS_TIMEOUT_MS", Some("0")),
             ("MCP_HARNESS_PROTOCOL_VERSION", None),
             ("MCP_HARNESS_SHUTDOWN_GRACE_MS", Some("-1")),
+            ("MCP_HARNESS_MAX_MESSAGE_BYTES", Some("0")),
+            ("MCP_HARNESS_MAX_MESSAGE_BYTES", Some("64MiB")),
         ];
         for (name, value) in cases {
             let err = parse_with(&[], &env_with(&[(name, value)])).unwrap_err();
             assert!(err.contains(name), "{name}={value:?}: {err}");
         }
+    }
+
+    #[test]
+    fn the_message_size_cap_is_an_optional_extension() {
+        let c = parse_with(&[], &env_with(&[])).unwrap();
+        assert_eq!(c.options.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        let env = env_with(&[("MCP_HARNESS_MAX_MESSAGE_BYTES", Some(" 1048576 "))]);
+        let c = parse_with(&[], &env).unwrap();
+        assert_eq!(c.options.max_message_bytes, 1 << 20);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! (aborting one request, the negotiated version header, the server stream, a lost session) are
 //! no-ops for stdio, so the session and client layers never ask which transport they drive.
 
+pub mod framing;
 pub(crate) mod http;
 pub(crate) mod stdio;
 

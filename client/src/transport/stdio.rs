@@ -6,6 +6,12 @@
 //! write, so many requests in flight cost one system call rather than one each. Shutdown
 //! closes stdin, then escalates to SIGTERM and SIGKILL after a grace period each, and always
 //! reaps the child.
+//!
+//! The reader cuts stdout with the size-capped [`LineFramer`]. A line that cannot be used (too
+//! long, not JSON, not UTF-8, not JSON-RPC) is reported on stderr and skipped, and reading goes
+//! on; when its first bytes show it answers one of our requests, that request fails at once
+//! with `invalid_response` (otherwise it runs into its timeout). Bytes after the last newline
+//! at end of file are not a message and are dropped with a report.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,7 +19,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -22,12 +28,19 @@ use tokio::time::{Instant, timeout_at};
 use crate::defects::Defects;
 use crate::error::Error;
 use crate::jsonrpc;
-use crate::options::StdioCommand;
+use crate::options::{ClientOptions, StdioCommand};
 use crate::router::Router;
+use crate::transport::framing::{Frame, LineFramer};
 
 /// How many bytes of queued messages the writer gathers into one write, at most (a single
 /// longer message is still written whole).
 const WRITE_BATCH: usize = 64 * 1024;
+
+/// How many bytes the readers ask for per read of the server's stdout or stderr.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The longest line of the server's stderr forwarded whole (the rest of a longer one is cut).
+const STDERR_LINE: usize = 16 * 1024;
 
 /// The sending end of the writer task's queue; `None` once stdin is being closed.
 struct Outbound(Mutex<Option<mpsc::UnboundedSender<String>>>);
@@ -69,8 +82,9 @@ impl StdioTransport {
     pub(crate) fn spawn(
         command: &StdioCommand,
         router: Arc<Router>,
-        defects: &Defects,
+        options: &ClientOptions,
     ) -> Result<Self, Error> {
+        let defects = &options.defects;
         let mut child = Command::new(&command.program)
             .args(&command.args)
             .stdin(std::process::Stdio::piped())
@@ -101,6 +115,7 @@ impl StdioTransport {
             router,
             Arc::clone(&outbound),
             report_exit,
+            options.max_message_bytes,
         ));
         tokio::spawn(drain_stderr(stderr));
         Ok(StdioTransport {
@@ -222,54 +237,89 @@ async fn write_lines(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Stri
 }
 
 async fn read_messages(
-    stdout: ChildStdout,
+    mut stdout: ChildStdout,
     router: Arc<Router>,
     outbound: Arc<Outbound>,
     report_exit: bool,
+    max: usize,
 ) {
-    let mut lines = BufReader::new(stdout);
-    let mut buf = Vec::new();
+    let mut framer = LineFramer::new(max);
+    let mut chunk = vec![0; READ_CHUNK];
     loop {
-        buf.clear();
-        match lines.read_until(b'\n', &mut buf).await {
+        let n = match stdout.read(&mut chunk).await {
             Ok(0) => break,
-            Ok(_) => {}
+            Ok(n) => n,
             Err(e) => {
                 eprintln!("mcp-harness-client: reading the server's stdout failed: {e}");
                 break;
             }
-        }
-        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        match jsonrpc::classify(line) {
-            Ok(message) => {
-                if let Some(reply) = router.dispatch(message) {
-                    let _ = outbound.send(&reply);
-                }
+        };
+        for frame in framer.push(&chunk[..n]) {
+            match frame {
+                Frame::Line(line) => deliver(&line, &router, &outbound),
+                Frame::TooLong { head } => refuse(
+                    &head,
+                    &router,
+                    &format!("longer than the {max}-byte message size cap"),
+                ),
             }
-            Err(why) => eprintln!(
-                "mcp-harness-client: skipping a line from the server, {why}: {}",
-                preview(line)
-            ),
         }
+    }
+    if let Some(len) = framer.finish() {
+        eprintln!(
+            "mcp-harness-client: the server's stdout ended inside a line \
+             ({len} bytes without a newline); dropped"
+        );
     }
     if report_exit {
         router.close("the server closed its stdout");
     }
 }
 
-/// Forwards the server's stderr line by line, so a chatty server never blocks on a full pipe.
-async fn drain_stderr(stderr: impl AsyncRead + Unpin) {
-    let mut lines = BufReader::new(stderr);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match lines.read_until(b'\n', &mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                let text = String::from_utf8_lossy(&buf);
-                eprintln!("[server] {}", text.trim_end_matches(['\n', '\r']));
+/// Hands one line to the router (sending back its reply), or refuses it.
+fn deliver(line: &[u8], router: &Router, outbound: &Outbound) {
+    match jsonrpc::classify(line) {
+        Ok(message) => {
+            if let Some(reply) = router.dispatch(message) {
+                let _ = outbound.send(&reply);
             }
+        }
+        Err(why) => refuse(line, router, &why),
+    }
+}
+
+/// Reports a line that cannot be used, and fails the request it answers, if that shows.
+fn refuse(line: &[u8], router: &Router, why: &str) {
+    eprintln!(
+        "mcp-harness-client: skipping a line from the server, {why}: {}",
+        preview(line)
+    );
+    if let Some(id) = jsonrpc::response_id(line) {
+        router.fail(
+            id,
+            Error::invalid(format!("the server's response to request {id} is {why}")),
+        );
+    }
+}
+
+/// Forwards the server's stderr line by line, so a chatty server never blocks on a full pipe.
+/// Lines are cut at [`STDERR_LINE`] bytes, so a server cannot make us buffer without bound.
+async fn drain_stderr(mut stderr: impl AsyncRead + Unpin) {
+    let mut framer = LineFramer::new(STDERR_LINE);
+    let mut chunk = vec![0; READ_CHUNK];
+    loop {
+        let n = match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        for frame in framer.push(&chunk[..n]) {
+            let (Frame::Line(line) | Frame::TooLong { head: line }) = &frame;
+            let cut = if matches!(frame, Frame::TooLong { .. }) {
+                "…"
+            } else {
+                ""
+            };
+            eprintln!("[server] {}{cut}", String::from_utf8_lossy(line));
         }
     }
 }

@@ -5,11 +5,16 @@
 //! stdio; server requests get the router's answer POSTed back through the queue. A request task
 //! ends as soon as its own response has been delivered, and fails its waiter with the reason
 //! whenever it ends without one.
+//!
+//! Bodies and events are capped at the client's maximum message size and decoded through
+//! [`framing`]: a JSON body over the cap, or an undecodable event on a request's own stream,
+//! fails that request with `invalid_response` (the stream is the request's, so the fault is
+//! attributable). On the standalone stream an undecodable event is reported and skipped, and
+//! reading goes on.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode};
@@ -18,6 +23,7 @@ use tokio::sync::oneshot;
 use super::{Item, Shared, security};
 use crate::error::Error;
 use crate::jsonrpc::{self, Incoming};
+use crate::transport::framing::{self, SseError};
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
@@ -101,10 +107,7 @@ async fn exchange(
     };
     match body {
         Body::Json => {
-            let bytes = reply
-                .bytes()
-                .await
-                .map_err(|e| security::send_error(&e, &what))?;
+            let bytes = read_body(reply, shared.max_message_bytes, &what).await?;
             let message = jsonrpc::classify(&bytes)
                 .map_err(|why| Error::invalid(format!("the JSON answer to {what} is {why}")))?;
             let ours = answers(&message, id);
@@ -126,9 +129,32 @@ async fn exchange(
     }
 }
 
+/// Reads a JSON body, refusing it as soon as it outgrows `max` bytes.
+async fn read_body(reply: Response, max: usize, what: &str) -> Result<Vec<u8>, Error> {
+    let too_large = || {
+        Error::invalid(format!(
+            "the JSON answer to {what} is larger than the {max}-byte message size cap"
+        ))
+    };
+    if reply.content_length().is_some_and(|len| len > max as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    let mut chunks = reply.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| security::send_error(&e, what))?;
+        if chunk.len() > max - body.len() {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// Reads a POST's SSE stream until the response to `id` has been delivered.
 async fn read_stream(shared: &Shared, reply: Response, id: i64, what: &str) -> Result<(), Error> {
-    let mut events = reply.bytes_stream().eventsource();
+    let events = framing::sse_events(reply.bytes_stream(), shared.max_message_bytes);
+    let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
         let event = event.map_err(|e| stream_error(e, what))?;
         let message = jsonrpc::classify(event.data.as_bytes()).map_err(|why| {
@@ -145,10 +171,10 @@ async fn read_stream(shared: &Shared, reply: Response, id: i64, what: &str) -> R
     )))
 }
 
-fn stream_error(e: EventStreamError<reqwest::Error>, what: &str) -> Error {
+fn stream_error(e: SseError<reqwest::Error>, what: &str) -> Error {
     match e {
-        EventStreamError::Transport(e) => security::send_error(&e, what),
-        other => Error::invalid(format!("the SSE answer to {what} is malformed: {other}")),
+        SseError::Transport(e) => security::send_error(&e, what),
+        SseError::Event(why) => Error::invalid(format!("the SSE answer to {what} carries {why}")),
     }
 }
 
@@ -247,10 +273,15 @@ async fn listen_once(
         return Ended::Refused;
     }
     let mut delivered = 0;
-    let mut events = reply.bytes_stream().eventsource();
+    let events = framing::sse_events(reply.bytes_stream(), shared.max_message_bytes);
+    let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
         let event = match event {
             Ok(event) => event,
+            Err(SseError::Event(why)) => {
+                eprintln!("mcp-harness-client: skipping {why} on {what}");
+                continue;
+            }
             Err(e) => {
                 eprintln!("mcp-harness-client: {}", stream_error(e, what));
                 break;

@@ -80,6 +80,8 @@ struct Shared {
     authorization: Option<HeaderValue>,
     defects: Defects,
     request_timeout: Duration,
+    /// The cap on a JSON body or an SSE event, in bytes.
+    max_message_bytes: usize,
     router: Arc<Router>,
     session_id: Mutex<Option<HeaderValue>>,
     protocol_version: Mutex<Option<HeaderValue>>,
@@ -237,6 +239,7 @@ impl HttpTransport {
             authorization,
             defects,
             request_timeout: options.request_timeout,
+            max_message_bytes: options.max_message_bytes,
             router,
             session_id: Mutex::new(None),
             protocol_version: Mutex::new(None),
