@@ -58,6 +58,23 @@ pub fn emitted(emit: &Emit) -> Option<(Vec<u8>, Event)> {
     Some((bytes, event))
 }
 
+/// `text` as bytes, with each U+FFFD turned into a lone 0xFF byte when `invalid_utf8` (a
+/// response that is not UTF-8); the recorded message keeps the U+FFFD.
+pub fn encode(text: String, invalid_utf8: bool) -> Vec<u8> {
+    if !invalid_utf8 {
+        return text.into_bytes();
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut buf = [0u8; 4];
+    for c in text.chars() {
+        match c {
+            '\u{fffd}' => out.push(0xff),
+            c => out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
+        }
+    }
+    out
+}
+
 /// The first half of `bytes` (at least one byte when there is any): what a reply cut off in
 /// the middle gets out.
 pub fn first_half(bytes: &[u8]) -> &[u8] {
@@ -113,5 +130,7 @@ mod tests {
             }
         );
         assert_eq!(first_half(b"abc"), b"ab");
+        assert_eq!(encode("a\u{fffd}b".into(), true), b"a\xffb");
+        assert_eq!(encode("a\u{fffd}".into(), false), "a\u{fffd}".as_bytes());
     }
 }

@@ -16,7 +16,7 @@ use axum::http::header::{
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use mcp_harness_scenarios::model::{
-    Emit, HttpReply, Redirect, Reply, ReplyFormat, RpcError, Truncate,
+    Emit, Faults, HttpReply, Redirect, Reply, ReplyFormat, RpcError, Truncate,
 };
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
@@ -202,10 +202,9 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
             body.extend_from_slice(&emitted_events(fake, emit));
         }
     }
-    let padding = faults.padding_bytes;
     let payload = match answer.reply {
-        Reply::Result(result) => Some(sent_padded(fake, jsonrpc::result(&id, result), padding)),
-        Reply::Error(error) => Some(sent_padded(fake, jsonrpc::error(&id, &error), padding)),
+        Reply::Result(result) => Some(sent_padded(fake, jsonrpc::result(&id, result), &faults)),
+        Reply::Error(error) => Some(sent_padded(fake, jsonrpc::error(&id, &error), &faults)),
         Reply::RawLine(line) => {
             fake.recorder.record(Event::SentRaw { line: line.clone() });
             Some(line.into_bytes())
@@ -272,11 +271,11 @@ fn redirected(fake: &Fake, redirect: &Redirect) -> Response {
 }
 
 /// Records a response as sent (its padding, if any, noted rather than kept) and returns its
-/// bytes with the padding.
-fn sent_padded(fake: &Fake, response: Value, padding: u64) -> Vec<u8> {
-    let (message, recorded) = faults::pad(response, padding);
+/// bytes with the padding (and invalid UTF-8, when the faults ask for it).
+fn sent_padded(fake: &Fake, response: Value, faults: &Faults) -> Vec<u8> {
+    let (message, recorded) = faults::pad(response, faults.padding_bytes);
     fake.recorder.record(Event::Sent { message: recorded });
-    message.to_string().into_bytes()
+    faults::encode(message.to_string(), faults.invalid_utf8)
 }
 
 /// The events of one item ahead of a response, `repeat` times; records the first copy and a

@@ -9,9 +9,9 @@ use std::time::Duration;
 use mcp_harness_scenarios::model::{Emit, Faults, Reply, Then, Truncate};
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWriteExt, Stdout};
 
-use super::{Fake, INVALID_LINE_KEEP, keep_start, log, write_line};
+use super::{Fake, INVALID_LINE_KEEP, keep_start, log};
 use crate::faults::{self, emitted, first_half, repeat_note};
 use crate::jsonrpc;
 
@@ -32,11 +32,11 @@ impl Fake {
             Reply::RawLine(line) => return self.send_raw(line).await,
         };
         let (message, recorded) = faults::pad(response, faults.padding_bytes);
-        let text = message.to_string();
+        let text = faults::encode(message.to_string(), faults.invalid_utf8);
         drop(message);
         let drip = faults.drip_ms.map(Duration::from_millis);
         if let Some(truncate) = faults.truncate {
-            let half = first_half(text.as_bytes());
+            let half = first_half(&text);
             {
                 let mut out = self.stdout.lock().await;
                 let line = keep_start(&String::from_utf8_lossy(half), INVALID_LINE_KEEP);
@@ -48,24 +48,27 @@ impl Fake {
                 Truncate::Stall => return,
             }
         }
-        let line = format!("{text}\n");
-        drop(text);
-        {
-            let mut out = self.stdout.lock().await;
-            self.recorder.record(Event::Sent {
-                message: recorded.clone(),
-            });
-            write_bytes(&mut out, line.as_bytes(), drip).await;
-        }
+        let mut line = text;
+        line.push(b'\n');
+        let mut out = self.stdout.lock().await;
+        self.recorder.record(Event::Sent {
+            message: recorded.clone(),
+        });
+        write_bytes(&mut out, &line, drip).await;
         if let Some(ms) = faults.duplicate_after_ms {
+            drop(out);
             tokio::time::sleep(Duration::from_millis(ms)).await;
-            let mut out = self.stdout.lock().await;
+            out = self.stdout.lock().await;
             self.recorder.record(Event::Sent { message: recorded });
-            write_line(&mut out, &line).await;
+            write_bytes(&mut out, &line, None).await;
         }
+        // Still holding stdout, so no other answer slips out after the reply.
         match faults.then {
-            Some(Then::Exit) => match self.exit(0).await {},
-            Some(Then::CloseStdout) => self.close_stdout().await,
+            Some(Then::Exit) => {
+                self.recorder.record(Event::Exited { code: 0 });
+                std::process::exit(0)
+            }
+            Some(Then::CloseStdout) => self.close_stdout(&mut out).await,
             None => {}
         }
     }
@@ -90,8 +93,7 @@ impl Fake {
     }
 
     /// Points stdout at `/dev/null`, which closes the pipe the client reads, and keeps running.
-    async fn close_stdout(&self) {
-        let mut out = self.stdout.lock().await;
+    async fn close_stdout(&self, out: &mut Stdout) {
         let _ = out.flush().await;
         let null = std::fs::OpenOptions::new().write(true).open("/dev/null");
         match null.map(|null| nix::unistd::dup2_stdout(&null)) {
@@ -106,7 +108,7 @@ impl Fake {
 
 /// Writes `bytes`, all at once or one byte at a time with `drip` between bytes, flushing as
 /// it goes. Write errors (client gone) end the write quietly.
-async fn write_bytes(out: &mut tokio::io::Stdout, bytes: &[u8], drip: Option<Duration>) {
+async fn write_bytes(out: &mut Stdout, bytes: &[u8], drip: Option<Duration>) {
     let Some(gap) = drip else {
         if out.write_all(bytes).await.is_ok() {
             let _ = out.flush().await;

@@ -23,6 +23,10 @@ pub struct Faults {
     /// message. Transcripts record the block's data as `<N bytes of filler>`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub padding_bytes: u64,
+    /// Write the reply with each U+FFFD (the replacement character, `\ufffd` in the case
+    /// file) turned into a lone 0xFF byte: a response that is not valid UTF-8.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub invalid_utf8: bool,
     /// Write the reply one byte at a time with this many milliseconds between bytes (the
     /// stdio line, or the HTTP body).
     #[serde(default, skip_serializing_if = "Option::is_none")]
