@@ -95,6 +95,9 @@ impl Fake {
 
     /// Records one line from the client and starts whatever answer it needs.
     fn on_line(self: &Arc<Self>, raw: &[u8]) {
+        if faults::stopped_listening() {
+            return;
+        }
         let content = raw.strip_suffix(b"\n").unwrap_or(raw);
         if content.iter().all(u8::is_ascii_whitespace) {
             // Not a message; answering it would punish a harmless slip with a stray error.

@@ -4,6 +4,7 @@
 //! an exit or silence), a duplicate of the reply later, and an exit or a closed stdout after it.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcp_harness_scenarios::model::{Emit, Faults, Reply, Then, Truncate};
@@ -14,6 +15,17 @@ use tokio::io::{AsyncWriteExt, Stdout};
 use super::{Fake, INVALID_LINE_KEEP, keep_start, log};
 use crate::faults::{self, emitted, first_half, repeat_note};
 use crate::jsonrpc;
+
+/// Set once the server has decided to exit or to close its stdout after a reply: from then on
+/// it reads no more messages (neither records nor answers them), so whether the client's next
+/// request got in before it noticed is not a race in the transcript. One fake per process,
+/// so a process-wide flag.
+static STOPPED_LISTENING: AtomicBool = AtomicBool::new(false);
+
+/// Whether lines from the client are to be ignored (see [`STOPPED_LISTENING`]).
+pub(super) fn stopped_listening() -> bool {
+    STOPPED_LISTENING.load(Ordering::SeqCst)
+}
 
 impl Fake {
     /// Carries out `reply` to the request `id` (null for a notification) with `faults`.
@@ -51,6 +63,10 @@ impl Fake {
         let mut line = text;
         line.push(b'\n');
         let mut out = self.stdout.lock().await;
+        if faults.then.is_some() && faults.duplicate_after_ms.is_none() {
+            // Before the reply can reach the client, so its next request is never read.
+            STOPPED_LISTENING.store(true, Ordering::SeqCst);
+        }
         self.recorder.record(Event::Sent {
             message: recorded.clone(),
         });
@@ -63,6 +79,7 @@ impl Fake {
             write_bytes(&mut out, &line, None).await;
         }
         // Still holding stdout, so no other answer slips out after the reply.
+        STOPPED_LISTENING.store(faults.then.is_some(), Ordering::SeqCst);
         match faults.then {
             Some(Then::Exit) => {
                 self.recorder.record(Event::Exited { code: 0 });

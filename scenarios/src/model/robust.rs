@@ -42,7 +42,9 @@ pub struct Faults {
     /// reply's own task, so a client that does not drain stderr never gets the reply.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stderr_bytes: u64,
-    /// stdio only: what the server process does right after the reply.
+    /// stdio only: what the server process does right after the reply. From the moment the
+    /// reply is written it reads no more messages (what the client sends next is neither
+    /// recorded nor answered), so the transcript does not depend on how fast the client notices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub then: Option<Then>,
 }
