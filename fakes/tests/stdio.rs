@@ -481,7 +481,6 @@ fn a_closed_stdout_a_stderr_flood_and_an_answered_notification() {
         Err(RecvTimeoutError::Disconnected)
     ));
     send(request(json!(3), "ping", json!({})));
-    drop(send);
     std::thread::sleep(Duration::from_millis(100));
     assert!(
         child.try_wait().expect("try_wait").is_none(),
