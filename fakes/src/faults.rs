@@ -14,21 +14,33 @@ pub fn repeat_note(more: u32) -> Event {
     }
 }
 
+/// Stands for the filler while a padded response is serialized; the filler is spliced in
+/// as bytes afterwards, since escaping megabytes character by character is slow.
+const FILLER_MARK: &str = "mcp-harness-filler-3c9e71";
+
 /// A response with `padding` bytes of base64 filler added to its result, as an `image`
-/// content block appended to `content`; and the same response as the transcript records it,
-/// with the filler replaced by a short note. Without padding, or for a response that has no
-/// object `result`, both are the response unchanged.
-pub fn pad(response: Value, padding: u64) -> (Value, Value) {
+/// content block appended to `content`: its text, and the response as the transcript records
+/// it, with the filler replaced by a short note. Without padding, or for a response that has
+/// no object `result`, both are the response unchanged.
+pub fn pad(response: Value, padding: u64) -> (Vec<u8>, Value) {
     let has_object_result = response.get("result").is_some_and(Value::is_object);
     if padding == 0 || !has_object_result {
-        return (response.clone(), response);
+        return (response.to_string().into_bytes(), response);
     }
-    let mut sent = response.clone();
-    let mut recorded = response;
     let length = usize::try_from(padding.div_ceil(4) * 4).unwrap_or(usize::MAX / 2);
-    append_block(&mut sent, "A".repeat(length));
+    let mut marked = response.clone();
+    let mut recorded = response;
+    append_block(&mut marked, FILLER_MARK.to_owned());
     append_block(&mut recorded, format!("<{length} bytes of filler>"));
-    (sent, recorded)
+    let text = marked.to_string();
+    let Some(at) = text.find(FILLER_MARK) else {
+        return (text.into_bytes(), recorded);
+    };
+    let mut bytes = Vec::with_capacity(text.len() + length);
+    bytes.extend_from_slice(&text.as_bytes()[..at]);
+    bytes.resize(at + length, b'A');
+    bytes.extend_from_slice(&text.as_bytes()[at + FILLER_MARK.len()..]);
+    (bytes, recorded)
 }
 
 fn append_block(response: &mut Value, data: String) {
@@ -58,20 +70,21 @@ pub fn emitted(emit: &Emit) -> Option<(Vec<u8>, Event)> {
     Some((bytes, event))
 }
 
-/// `text` as bytes, with each U+FFFD turned into a lone 0xFF byte when `invalid_utf8` (a
-/// response that is not UTF-8); the recorded message keeps the U+FFFD.
-pub fn encode(text: String, invalid_utf8: bool) -> Vec<u8> {
+/// `bytes` with each U+FFFD (bytes EF BF BD) turned into a lone 0xFF byte when
+/// `invalid_utf8` (a response that is not UTF-8); the recorded message keeps the U+FFFD.
+pub fn encode(bytes: Vec<u8>, invalid_utf8: bool) -> Vec<u8> {
+    const REPLACEMENT: &[u8] = "\u{fffd}".as_bytes();
     if !invalid_utf8 {
-        return text.into_bytes();
+        return bytes;
     }
-    let mut out = Vec::with_capacity(text.len());
-    let mut buf = [0u8; 4];
-    for c in text.chars() {
-        match c {
-            '\u{fffd}' => out.push(0xff),
-            c => out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
-        }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = &bytes[..];
+    while let Some(at) = rest.windows(REPLACEMENT.len()).position(|w| w == REPLACEMENT) {
+        out.extend_from_slice(&rest[..at]);
+        out.push(0xff);
+        rest = &rest[at + REPLACEMENT.len()..];
     }
+    out.extend_from_slice(rest);
     out
 }
 
@@ -89,6 +102,7 @@ mod tests {
     fn padding_goes_into_an_image_block_and_is_noted_in_the_record() {
         let response = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}]}});
         let (sent, recorded) = pad(response.clone(), 10);
+        let sent: Value = serde_json::from_slice(&sent).unwrap();
         let blocks = sent["result"]["content"].as_array().unwrap();
         assert_eq!(blocks.len(), 2);
         assert_eq!(blocks[1]["data"].as_str().unwrap().len(), 12);
@@ -97,10 +111,13 @@ mod tests {
             "<12 bytes of filler>"
         );
         let (plain, _) = pad(response.clone(), 0);
-        assert_eq!(plain, response);
+        assert_eq!(plain, response.to_string().into_bytes());
         let (created, _) = pad(json!({"id": 1, "result": {}}), 4);
+        let created: Value = serde_json::from_slice(&created).unwrap();
         assert_eq!(created["result"]["content"][0]["type"], "image");
+        assert_eq!(created["result"]["content"][0]["data"], "AAAA");
         let (error, _) = pad(json!({"id": 1, "error": {"code": 1}}), 4);
+        let error: Value = serde_json::from_slice(&error).unwrap();
         assert!(error.get("result").is_none());
     }
 
@@ -130,7 +147,7 @@ mod tests {
             }
         );
         assert_eq!(first_half(b"abc"), b"ab");
-        assert_eq!(encode("a\u{fffd}b".into(), true), b"a\xffb");
+        assert_eq!(encode("a\u{fffd}b\u{fffd}".into(), true), b"a\xffb\xff");
         assert_eq!(encode("a\u{fffd}".into(), false), "a\u{fffd}".as_bytes());
     }
 }

@@ -273,9 +273,9 @@ fn redirected(fake: &Fake, redirect: &Redirect) -> Response {
 /// Records a response as sent (its padding, if any, noted rather than kept) and returns its
 /// bytes with the padding (and invalid UTF-8, when the faults ask for it).
 fn sent_padded(fake: &Fake, response: Value, faults: &Faults) -> Vec<u8> {
-    let (message, recorded) = faults::pad(response, faults.padding_bytes);
+    let (text, recorded) = faults::pad(response, faults.padding_bytes);
     fake.recorder.record(Event::Sent { message: recorded });
-    faults::encode(message.to_string(), faults.invalid_utf8)
+    faults::encode(text, faults.invalid_utf8)
 }
 
 /// The events of one item ahead of a response, `repeat` times; records the first copy and a

@@ -43,9 +43,8 @@ impl Fake {
             Reply::Exit(code) => match self.exit(code).await {},
             Reply::RawLine(line) => return self.send_raw(line).await,
         };
-        let (message, recorded) = faults::pad(response, faults.padding_bytes);
-        let text = faults::encode(message.to_string(), faults.invalid_utf8);
-        drop(message);
+        let (text, recorded) = faults::pad(response, faults.padding_bytes);
+        let text = faults::encode(text, faults.invalid_utf8);
         let drip = faults.drip_ms.map(Duration::from_millis);
         if let Some(truncate) = faults.truncate {
             let half = first_half(&text);
