@@ -79,7 +79,10 @@ pub fn encode(bytes: Vec<u8>, invalid_utf8: bool) -> Vec<u8> {
     }
     let mut out = Vec::with_capacity(bytes.len());
     let mut rest = &bytes[..];
-    while let Some(at) = rest.windows(REPLACEMENT.len()).position(|w| w == REPLACEMENT) {
+    while let Some(at) = rest
+        .windows(REPLACEMENT.len())
+        .position(|w| w == REPLACEMENT)
+    {
         out.extend_from_slice(&rest[..at]);
         out.push(0xff);
         rest = &rest[at + REPLACEMENT.len()..];
