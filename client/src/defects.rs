@@ -98,11 +98,14 @@ pub struct Defects {
     /// HTTP: read any answer as JSON whatever its Content-Type (breaks: invalid_response for a
     /// wrong content type).
     pub lenient_content_type: bool,
+    /// HTTP: follow every redirect, to any host and scheme, as reqwest does by default
+    /// (breaks: a redirect to another host or to plain http:// is refused).
+    pub follow_redirects: bool,
 }
 
 impl Defects {
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 39] = [
+    pub const NAMES: [&'static str; 40] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -142,6 +145,7 @@ impl Defects {
         "offered-version-header",
         "no-reinitialize",
         "lenient-content-type",
+        "follow-redirects",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -186,6 +190,7 @@ impl Defects {
             "offered-version-header" => &mut self.offered_version_header,
             "no-reinitialize" => &mut self.no_reinitialize,
             "lenient-content-type" => &mut self.lenient_content_type,
+            "follow-redirects" => &mut self.follow_redirects,
             _ => return false,
         };
         *flag = true;

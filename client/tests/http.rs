@@ -1,7 +1,7 @@
 //! The client library over Streamable HTTP, against the tiny recording server of
 //! `http_server`: both answer shapes, sessions and headers, close, the URL policy, the bearer
 //! token, timeouts and cancellation, session expiry, bad answers, the server stream, TLS versus
-//! refused connections, the HTTP defects, and the driver binary.
+//! refused connections, the redirect policy, the HTTP defects, and the driver binary.
 
 mod http_server;
 
@@ -265,6 +265,74 @@ async fn bad_answers_fail_one_request_each() {
         assert_eq!(err.kind, kind, "{tool}: {err}");
     }
     assert!(client.list_tools().await.is_ok(), "still usable");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn only_same_origin_307_and_308_redirects_are_followed() {
+    let server = start(|req, h| {
+        let calls = h.iter().filter(|s| s.rpc() == "tools/call").count();
+        let url = req.header("host").map(|host| format!("http://{host}/mcp"));
+        let to = |target: &str| target.replace("{same}", &url.clone().unwrap_or_default());
+        match (req.body["params"]["name"].as_str(), calls % 2) {
+            // A same-origin 307/308 once, then the answer.
+            (Some("moved-307"), 1) => Reply::Redirect(307, to("{same}")),
+            (Some("moved-308"), 1) => Reply::Redirect(308, to("{same}?again")),
+            (Some("moved-301"), _) => Reply::Redirect(301, to("{same}")),
+            (Some("loop"), _) => Reply::Redirect(307, to("{same}")),
+            (Some("downgrade"), _) => Reply::Redirect(307, "http://mcp-harness.invalid/mcp".into()),
+            (Some("elsewhere"), _) => {
+                Reply::Redirect(308, "https://mcp-harness.invalid/mcp".into())
+            }
+            (Some("other-scheme"), _) => {
+                Reply::Redirect(307, to("{same}").replace("http:", "https:"))
+            }
+            _ => mcp(req, h),
+        }
+    })
+    .await;
+    let client = connect(&server).await;
+    let calls_of = |tool: &str| -> Vec<Seen> {
+        let posts = server.posts().into_iter();
+        posts.filter(|s| s.body["params"]["name"] == tool).collect()
+    };
+    for tool in ["moved-307", "moved-308"] {
+        let out = client.call_tool(tool, json!({"n": 1})).await;
+        assert!(out.is_ok(), "{tool}: {out:?}");
+        let posts = calls_of(tool);
+        assert_eq!(posts.len(), 2, "{tool}: followed once");
+        assert_eq!(posts[0].body, posts[1].body, "{tool}: same body");
+        assert!(posts[1].header("mcp-session-id").is_some());
+    }
+    for (tool, kind, status, posts) in [
+        ("moved-301", ErrorKind::HttpStatus, Some(301), 1),
+        ("loop", ErrorKind::HttpStatus, Some(307), 4),
+        ("downgrade", ErrorKind::InsecureUrl, None, 1),
+        ("elsewhere", ErrorKind::InsecureUrl, None, 1),
+        ("other-scheme", ErrorKind::InsecureUrl, None, 1),
+    ] {
+        let err = client.call_tool(tool, json!({})).await.unwrap_err();
+        assert_eq!((err.kind, err.status), (kind, status), "{tool}: {err}");
+        assert_eq!(calls_of(tool).len(), posts, "{tool}");
+        if kind == ErrorKind::InsecureUrl {
+            assert!(err.message.contains("mcp-harness.invalid") || tool == "other-scheme");
+        }
+    }
+    assert!(client.list_tools().await.is_ok(), "still usable");
+    client.close().await;
+
+    let lax = ClientOptions {
+        defects: Defects {
+            follow_redirects: true,
+            ..Defects::default()
+        },
+        ..options()
+    };
+    let client = Client::connect_http(&server.url, HttpOptions::default(), lax)
+        .await
+        .unwrap();
+    let err = client.call_tool("downgrade", json!({})).await.unwrap_err();
+    assert_ne!(err.kind, ErrorKind::InsecureUrl, "{err}");
     client.close().await;
 }
 

@@ -48,6 +48,15 @@ pub fn classify(message: &Value) -> Incoming<'_> {
     }
 }
 
+/// The method of a notification (a string `method` and no `id`), if `message` is one.
+pub fn notification_method(message: &Value) -> Option<&str> {
+    let object = message.as_object()?;
+    match object.contains_key("id") {
+        true => None,
+        false => object.get("method").and_then(Value::as_str),
+    }
+}
+
 /// A success response carrying `result`.
 pub fn result(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})

@@ -16,6 +16,7 @@
 //! | [`tls`] | the run's CAs and certificates, and the rustls configs made from them |
 
 pub mod cli;
+pub mod faults;
 pub mod http;
 pub mod jsonrpc;
 pub mod recorder;

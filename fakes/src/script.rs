@@ -3,7 +3,7 @@
 //! the same script the same way.
 
 use mcp_harness_scenarios::matcher::{self, Captures};
-use mcp_harness_scenarios::model::{HttpReply, Reply, RpcError, ServerScript};
+use mcp_harness_scenarios::model::{Faults, HttpReply, Reply, RpcError, ServerScript};
 use serde_json::{Value, json};
 
 use crate::jsonrpc::METHOD_NOT_FOUND;
@@ -26,6 +26,8 @@ pub struct Answer {
     pub reply: Reply,
     /// The handler's HTTP shape and faults, if it gave any (ignored over stdio).
     pub http: Option<HttpReply>,
+    /// The handler's hostile-server faults, if it gave any.
+    pub faults: Option<Faults>,
 }
 
 /// Picks the answer to a request: the first handler whose `method` is equal and whose
@@ -45,6 +47,7 @@ pub fn choose(script: &ServerScript, method: &str, params: Option<&Value>) -> An
             delay_ms: h.delay_ms,
             reply: h.reply.clone(),
             http: h.http.clone(),
+            faults: h.faults.clone(),
         },
         // Only for scripts that do not list tools themselves: there, an unmatched cursor is
         // an error, not a fresh listing.
@@ -53,14 +56,31 @@ pub fn choose(script: &ServerScript, method: &str, params: Option<&Value>) -> An
                 delay_ms: 0,
                 reply: Reply::Result(json!({ "tools": scripted_tools(script) })),
                 http: None,
+                faults: None,
             }
         }
         None => Answer {
             delay_ms: 0,
             reply: default_reply(method, actual),
             http: None,
+            faults: None,
         },
     }
+}
+
+/// The answer to a notification: only a handler naming its method gives one (a faulty
+/// server answering what must not be answered); otherwise `None`, as notifications are
+/// never answered.
+pub fn choose_for_notification(
+    script: &ServerScript,
+    method: &str,
+    params: Option<&Value>,
+) -> Option<Answer> {
+    script
+        .handlers
+        .iter()
+        .any(|h| h.method == method)
+        .then(|| choose(script, method, params))
 }
 
 /// The tools a script can call, for the built-in `tools/list` answer: every name that a
@@ -119,6 +139,7 @@ mod tests {
             delay_ms: 0,
             reply,
             http: None,
+            faults: None,
         }
     }
 

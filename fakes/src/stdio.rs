@@ -4,7 +4,8 @@
 //! Each request is answered from its own task, so a delayed or hanging answer never holds up
 //! later ones. All writes to stdout go through one lock, each message a whole flushed line,
 //! and each is recorded just before it is written, so the transcript can never show a
-//! client's reaction ahead of what caused it. The process always ends through
+//! client's reaction ahead of what caused it. A handler's hostile-server `faults` are
+//! carried out in the `faults` submodule. The process always ends through
 //! [`std::process::exit`]: dropping a runtime with a pending stdin read would hang.
 
 use std::convert::Infallible;
@@ -22,6 +23,8 @@ use tokio::sync::Mutex;
 use crate::jsonrpc::{self, Incoming};
 use crate::recorder::Recorder;
 use crate::script;
+
+mod faults;
 
 /// How much of an invalid line goes into the transcript.
 const INVALID_LINE_KEEP: usize = 1024;
@@ -92,6 +95,9 @@ impl Fake {
 
     /// Records one line from the client and starts whatever answer it needs.
     fn on_line(self: &Arc<Self>, raw: &[u8]) {
+        if faults::stopped_listening() {
+            return;
+        }
         let content = raw.strip_suffix(b"\n").unwrap_or(raw);
         if content.iter().all(u8::is_ascii_whitespace) {
             // Not a message; answering it would punish a harmless slip with a stray error.
@@ -114,7 +120,13 @@ impl Fake {
             Incoming::Request { id, method, params } => {
                 Some((id.clone(), script::choose(&self.script, method, params)))
             }
-            Incoming::Notification | Incoming::Other => None,
+            // Only a script that answers notifications on purpose (with a null id).
+            Incoming::Notification => jsonrpc::notification_method(&message)
+                .and_then(|m| {
+                    script::choose_for_notification(&self.script, m, message.get("params"))
+                })
+                .map(|answer| (Value::Null, answer)),
+            Incoming::Other => None,
         };
         self.recorder.record(Event::Received { message });
         if let Some((id, answer)) = request {
@@ -129,9 +141,12 @@ impl Fake {
     }
 
     /// Carries out one scripted answer to the request `id`.
-    async fn answer(&self, id: Value, answer: script::Answer) {
+    async fn answer(&self, id: Value, mut answer: script::Answer) {
         if answer.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(answer.delay_ms)).await;
+        }
+        if let Some(faults) = answer.faults.take() {
+            return self.answer_with_faults(id, answer.reply, faults).await;
         }
         match answer.reply {
             Reply::Result(result) => self.send(jsonrpc::result(&id, result)).await,

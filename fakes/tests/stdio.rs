@@ -337,3 +337,163 @@ fn bad_usage_and_bad_scenarios_exit_2_naming_the_problem() {
         "{stderr}"
     );
 }
+
+/// Reads the fake's stdout as byte lines (they need not be UTF-8) in a thread; a last line
+/// without its newline comes through at end of file.
+fn byte_lines(stdout: std::process::ChildStdout) -> Receiver<Vec<u8>> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut line = Vec::new();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) if tx.send(line).is_err() => return,
+                Ok(_) => {}
+            }
+        }
+    });
+    rx
+}
+
+fn next_line(lines: &Receiver<Vec<u8>>) -> Vec<u8> {
+    lines.recv_timeout(WAIT).expect("a line in time")
+}
+
+#[test]
+fn hostile_faults_are_played_on_the_pipes() {
+    let case = Case::new(
+        "hostile",
+        json!({"handlers": [
+            {"method": "tools/call", "params": {"name": "junk"}, "reply": {"result": {}},
+             "faults": {"before": [{"raw": "{oops"}, {"message": {"jsonrpc": "2.0", "method": "n"}, "repeat": 3},
+                                   {"bytes": [255, 254]}],
+                        "padding_bytes": 100, "duplicate_after_ms": 50}},
+            {"method": "tools/call", "params": {"name": "bad"}, "reply": {"result": {"t": "a\u{fffd}"}},
+             "faults": {"invalid_utf8": true, "drip_ms": 1}},
+            {"method": "tools/call", "params": {"name": "half"}, "reply": {"result": {"t": "x"}},
+             "faults": {"truncate": "exit"}},
+        ]}),
+    );
+    let mut child = case
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the fake");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let lines = byte_lines(child.stdout.take().expect("stdout"));
+    let mut send = |line: String| {
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+
+    send(request(json!(1), "tools/call", json!({"name": "junk"})));
+    assert_eq!(next_line(&lines), b"{oops\n");
+    for _ in 0..3 {
+        assert_eq!(
+            next_line(&lines),
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n"
+        );
+    }
+    assert_eq!(next_line(&lines), b"\xff\xfe\n");
+    let answer: Value = serde_json::from_slice(&next_line(&lines)).unwrap();
+    let image = &answer["result"]["content"][0];
+    assert_eq!(
+        (image["type"].as_str(), image["data"].as_str().map(str::len)),
+        (Some("image"), Some(100))
+    );
+    let again: Value = serde_json::from_slice(&next_line(&lines)).unwrap();
+    assert_eq!(again, answer, "the duplicate");
+
+    send(request(json!(2), "tools/call", json!({"name": "bad"})));
+    let bad = next_line(&lines);
+    assert!(std::str::from_utf8(&bad).is_err());
+    let mended = String::from_utf8_lossy(&bad).into_owned();
+    let mended: Value = serde_json::from_str(&mended).unwrap();
+    assert_eq!(mended["result"]["t"], "a\u{fffd}");
+
+    send(request(json!(3), "tools/call", json!({"name": "half"})));
+    let half = next_line(&lines);
+    assert!(
+        !half.ends_with(b"\n") && half.starts_with(b"{\"jsonrpc\""),
+        "{half:?}"
+    );
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(1));
+
+    let events: Vec<Event> = case.events().into_iter().map(|(_, e)| e).collect();
+    let noted = events
+        .iter()
+        .any(|e| matches!(e, Event::SentRaw { line } if line.contains("2 more times")));
+    assert!(noted, "{events:?}");
+    let recorded_padding = events.iter().any(|e| {
+        matches!(e, Event::Sent { message } if message["result"]["content"][0]["data"] == "<100 bytes of filler>")
+    });
+    assert!(recorded_padding, "{events:?}");
+    assert_eq!(events.last(), Some(&Event::Exited { code: 1 }));
+}
+
+#[test]
+fn a_closed_stdout_a_stderr_flood_and_an_answered_notification() {
+    let case = Case::new(
+        "closing",
+        json!({"handlers": [
+            {"method": "notifications/initialized", "reply": {"result": {}}},
+            {"method": "tools/call", "params": {"name": "chatty"}, "reply": {"result": {}},
+             "faults": {"stderr_bytes": 1_000_000}},
+            {"method": "tools/call", "params": {"name": "last"}, "reply": {"result": {}},
+             "faults": {"then": "close_stdout"}},
+        ]}),
+    );
+    let mut child = case
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the fake");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let lines = byte_lines(child.stdout.take().expect("stdout"));
+    let mut send = |line: String| {
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    };
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    let answer: Value = serde_json::from_slice(&next_line(&lines)).unwrap();
+    assert_eq!(answer, json!({"jsonrpc": "2.0", "id": null, "result": {}}));
+
+    // The flood fills the unread stderr pipe, so the answer waits until someone reads it.
+    send(request(json!(1), "tools/call", json!({"name": "chatty"})));
+    assert!(lines.recv_timeout(Duration::from_millis(300)).is_err());
+    let mut stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let answer: Value = serde_json::from_slice(&next_line(&lines)).unwrap();
+    assert_eq!(answer["id"], 1);
+
+    send(request(json!(2), "tools/call", json!({"name": "last"})));
+    let answer: Value = serde_json::from_slice(&next_line(&lines)).unwrap();
+    assert_eq!(answer["id"], 2);
+    // End of file on stdout while the process lives on; it is deaf from now on.
+    assert!(matches!(
+        lines.recv_timeout(WAIT),
+        Err(RecvTimeoutError::Disconnected)
+    ));
+    send(request(json!(3), "ping", json!({})));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "still running"
+    );
+    drop(stdin);
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+    let events: Vec<Event> = case.events().into_iter().map(|(_, e)| e).collect();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::Received { message } if message["id"] == 3))
+    );
+    assert_eq!(events.last(), Some(&Event::Exited { code: 0 }));
+}

@@ -171,6 +171,23 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
         if let Some(params) = &h.params {
             matcher::validate(params).map_err(|m| (format!("server.handlers[{i}].params"), m))?;
         }
+        if let Some(faults) = &h.faults {
+            for (j, emit) in faults.before.iter().enumerate() {
+                if emit.payload().is_none() {
+                    return Err((
+                        format!("server.handlers[{i}].faults.before[{j}]"),
+                        "expected exactly one of `message`, `raw` and `bytes`".into(),
+                    ));
+                }
+            }
+        }
+        let redirect = h.http.as_ref().and_then(|r| r.redirect.as_ref());
+        if let Some(r) = redirect.filter(|r| !(300..400).contains(&r.status)) {
+            return Err((
+                format!("server.handlers[{i}].http.redirect.status"),
+                format!("expected a 3xx status, got {}", r.status),
+            ));
+        }
     }
     for (i, o) in s.expect.outcomes.iter().enumerate() {
         let at = format!("expect.outcomes[{i}]");
@@ -322,5 +339,30 @@ mod tests {
         assert_eq!(err.location, "expect.outcomes[0].step");
         let err = load_case(&dir, &write(&dir, "Not_Kebab.json", MINIMAL)).unwrap_err();
         assert_eq!(err.location, "file name");
+    }
+
+    #[test]
+    fn faults_and_redirects_are_checked() {
+        let dir = temp_dir("faults");
+        let with_server = |server: &str| {
+            MINIMAL.replace(
+                r#""plan":"#,
+                &format!(r#""server": {{"handlers": [{server}]}}, "plan":"#),
+            )
+        };
+        let two_forms = with_server(
+            r#"{"method": "ping", "reply": {"hang": null}, "faults": {"before": [{"raw": "x", "bytes": [255]}]}}"#,
+        );
+        let err = load_case(&dir, &write(&dir, "two-forms.json", &two_forms)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0].faults.before[0]");
+        let not_3xx = with_server(
+            r#"{"method": "ping", "reply": {"hang": null}, "http": {"redirect": {"status": 200, "to": "other_host"}}}"#,
+        );
+        let err = load_case(&dir, &write(&dir, "not-3xx.json", &not_3xx)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0].http.redirect.status");
+        let fine = with_server(
+            r#"{"method": "ping", "reply": {"result": {}}, "faults": {"before": [{"bytes": [255, 10], "repeat": 3}], "padding_bytes": 10, "truncate": "stall", "then": "close_stdout"}}"#,
+        );
+        load_case(&dir, &write(&dir, "fine.json", &fine)).unwrap();
     }
 }

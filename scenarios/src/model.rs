@@ -3,12 +3,16 @@
 //! and complete case files, so write these docs for case authors.
 
 pub mod http;
+pub mod robust;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use http::{DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, ReplyFormat};
+pub use http::{
+    DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, Redirect, RedirectTarget, ReplyFormat,
+};
+pub use robust::{Emit, Faults, Then, Truncate};
 
 /// One conformance case: the fake server's script, the client's plan, and what must be observed.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -148,7 +152,9 @@ pub struct ServerScript {
     /// Answers to requests, tried in order; the first rule whose `method` and `params` match
     /// answers. Without a matching rule, `initialize` gets a built-in success (the offered
     /// version if the fake knows it, else `2025-11-25`; capabilities `{"tools":{}}`), `ping`
-    /// gets `{}`, and anything else gets JSON-RPC error -32601. Notifications are never answered.
+    /// gets `{}`, and anything else gets JSON-RPC error -32601. Notifications are answered only by a rule
+    /// naming their method (a faulty server's response to a notification, with a null id;
+    /// over HTTP a 200 with that body instead of 202).
     #[serde(default)]
     pub handlers: Vec<Handler>,
     /// What the fake does when its stdin reaches end of file.
@@ -185,6 +191,10 @@ pub struct Handler {
     /// HTTP shape and faults of the answer (ignored over stdio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpReply>,
+    /// A hostile server's faults around the reply (junk before it, a cut, a drip, padding,
+    /// a duplicate, a stderr flood, an exit after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<Faults>,
 }
 
 /// What the fake does with a matched request.
@@ -318,6 +328,10 @@ pub struct ErrorExpectation {
     /// With `http_status`: the HTTP status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// Other kinds that are equally right, where the requirement leaves the choice open
+    /// (a refused redirect may be `insecure_url` or the unfollowed `http_status`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub or_kinds: Vec<ErrorKind>,
 }
 
 /// The driver contract's closed vocabulary of error kinds.

@@ -168,7 +168,125 @@ const MATRIX: &[(&str, &str, &str, Grade)] = &[
     ("json-only", "http/sse-cut-mid-stream@https", "step 1 (call_tool) fails with error kind transport_closed", Grade::Fail),
     ("sh:true", "http/sse-cut-mid-stream@https", "step 2 (call_tool) succeeds", Grade::Fail),
     ("sh:true", "http/sse-cut-mid-stream@https", "both calls reached the server", Grade::Fail),
+    // Hostile servers (robust/): a client that does nothing fails every check of a case; then
+    // the defects that break one behaviour each.
+    ("sh:true", "robust/exit-mid-response", "step 1 (call_tool) fails with error kind transport_closed", Grade::Fail),
+    ("sh:true", "robust/exit-after-answer", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "robust/stdout-closed-server-alive", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "robust/partial-line-then-silence", "step 1 (call_tool) fails with error kind timeout", Grade::Fail),
+    ("sh:true", "robust/malformed-json-line-skipped", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/not-jsonrpc-line-skipped", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/invalid-utf8-line-skipped", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/malformed-json-instead-of-response", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/not-jsonrpc-instead-of-response", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/invalid-utf8-response", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/unknown-id-response-ignored", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/duplicate-response-ignored", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "robust/response-to-notification-ignored", "step 0 (connect) succeeds", Grade::Fail),
+    ("sh:true", "robust/very-large-response", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/stderr-flood-while-answering", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "robust/notification-storm-during-call", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/response-dripped-byte-by-byte", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/connection-dropped-mid-response@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/sse-cut-mid-event@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/http-502-bad-gateway@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/http-503-service-unavailable@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/redirect-301-to-plain-http@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/redirect-301-to-other-host@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/redirect-302-to-plain-http@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/redirect-302-to-other-host@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/redirect-307-to-plain-http@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/redirect-307-to-other-host@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/redirect-308-to-plain-http@https", "step 1 (call_tool)", Grade::Fail),
+    ("sh:true", "robust/redirect-308-to-other-host@https", "step 1 (call_tool)", Grade::Fail),
+    ("ignore-server-exit", "robust/exit-mid-response", "step 1 (call_tool) fails with error kind transport_closed", Grade::Fail),
+    ("ignore-server-exit", "robust/exit-after-answer", "step 2 (call_tool) fails with error kind transport_closed", Grade::Fail),
+    ("ignore-server-exit", "robust/stdout-closed-server-alive", "step 2 (call_tool) fails with error kind transport_closed", Grade::Fail),
+    ("kill-first", "robust/stdout-closed-server-alive", "the client closed the server's stdin and the server exited", Grade::Fail),
+    ("no-timeout", "robust/partial-line-then-silence", "step 1 (call_tool) fails with error kind timeout", Grade::Fail),
+    ("no-timeout", "robust/partial-line-then-silence@https", "step 1 (call_tool) fails with error kind timeout", Grade::Fail),
+    ("no-cancel-notification", "robust/partial-line-then-silence", "names the timed-out request", Grade::NonStrict),
+    ("close-on-error", "robust/malformed-json-instead-of-response", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("close-on-error", "robust/malformed-json-instead-of-response@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("no-timeout", "robust/malformed-json-instead-of-response", "step 1 (call_tool) fails with error kind invalid_response or timeout", Grade::Fail),
+    ("close-on-error", "robust/not-jsonrpc-instead-of-response", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("close-on-error", "robust/not-jsonrpc-instead-of-response@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("no-timeout", "robust/not-jsonrpc-instead-of-response", "step 1 (call_tool) fails with error kind invalid_response or timeout", Grade::Fail),
+    ("close-on-error", "robust/invalid-utf8-response", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("close-on-error", "robust/invalid-utf8-response@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("no-timeout", "robust/invalid-utf8-response", "step 1 (call_tool) fails with error kind invalid_response or timeout", Grade::Fail),
+    ("reuse-ids", "robust/duplicate-response-ignored", "step 2 (call_tool) succeeds with", Grade::Fail),
+    ("skip-initialized", "robust/response-to-notification-ignored", "the handshake completed and both calls followed", Grade::Fail),
+    ("sh:python3 -c \"$NO_STDERR_DRAIN\"", "robust/stderr-flood-while-answering", "step 1 (call_tool) succeeds", Grade::NonStrict),
+    ("kill-first", "robust/stderr-flood-while-answering", "the client closed the server's stdin", Grade::NonStrict),
+    ("close-on-error", "robust/connection-dropped-mid-response@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "robust/response-dripped-past-timeout@https", "step 1 (call_tool)", Grade::Fail),
+    ("no-timeout", "robust/response-dripped-past-timeout@https", "step 1 (call_tool) fails with error kind timeout", Grade::Fail),
+    ("close-on-error", "robust/response-dripped-past-timeout@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("json-only", "robust/sse-cut-mid-event@https", "step 1 (call_tool) fails with error kind transport_closed", Grade::Fail),
+    ("close-on-error", "robust/sse-cut-mid-event@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("close-on-error", "robust/http-502-bad-gateway@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("close-on-error", "robust/http-503-service-unavailable@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("follow-redirects", "robust/redirect-301-to-plain-http@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
+    ("close-on-error", "robust/redirect-301-to-plain-http@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("follow-redirects", "robust/redirect-301-to-other-host@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
+    ("close-on-error", "robust/redirect-301-to-other-host@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("follow-redirects", "robust/redirect-302-to-plain-http@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
+    ("close-on-error", "robust/redirect-302-to-plain-http@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("follow-redirects", "robust/redirect-302-to-other-host@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
+    ("close-on-error", "robust/redirect-302-to-other-host@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("follow-redirects", "robust/redirect-307-to-plain-http@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
+    ("close-on-error", "robust/redirect-307-to-plain-http@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("follow-redirects", "robust/redirect-307-to-other-host@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
+    ("close-on-error", "robust/redirect-307-to-other-host@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("follow-redirects", "robust/redirect-308-to-plain-http@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
+    ("close-on-error", "robust/redirect-308-to-plain-http@https", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("follow-redirects", "robust/redirect-308-to-other-host@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
+    ("close-on-error", "robust/redirect-308-to-other-host@https", "step 2 (call_tool) succeeds", Grade::Fail),
 ];
+
+/// A client that never reads its server's stderr: it launches the server with stderr piped
+/// and left full, performs the plan by hand over stdio, and reports a call as a timeout when
+/// no answer comes in time.
+const NO_STDERR_DRAIN: &str = r#"
+import json, os, select, subprocess
+argv = json.loads(os.environ["MCP_HARNESS_SERVER_COMMAND"])
+wait = int(os.environ["MCP_HARNESS_TIMEOUT_MS"]) / 1000
+server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+ids = [0]
+def send(message):
+    server.stdin.write((json.dumps(message) + "\n").encode())
+    server.stdin.flush()
+def ask(method, params):
+    ids[0] += 1
+    send({"jsonrpc": "2.0", "id": ids[0], "method": method, "params": params})
+    while select.select([server.stdout], [], [], wait)[0]:
+        line = server.stdout.readline()
+        if not line:
+            return None
+        message = json.loads(line)
+        if message.get("id") == ids[0]:
+            return message
+    return None
+for i, step in enumerate(json.loads(os.environ["MCP_HARNESS_PLAN"])):
+    out = {"step": i, "op": step["op"]}
+    if step["op"] == "connect":
+        answer = ask("initialize", {"protocolVersion": os.environ["MCP_HARNESS_PROTOCOL_VERSION"], "capabilities": {}, "clientInfo": {"name": "no-stderr-drain", "version": "0"}})
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        out["ok"] = {"protocolVersion": answer["result"]["protocolVersion"]}
+    elif step["op"] == "call_tool":
+        answer = ask("tools/call", {"name": step["name"], "arguments": step.get("arguments", {})})
+        if answer is None:
+            out["error"] = {"kind": "timeout", "message": "no answer"}
+        else:
+            out["ok"] = {"text": [b["text"] for b in answer["result"]["content"] if b["type"] == "text"]}
+    elif step["op"] == "close":
+        server.stdin.close()
+        server.kill()
+        server.wait()
+        out["ok"] = {}
+    print(json.dumps(out), flush=True)
+"#;
 
 /// A broken TLS client: it accepts any certificate and name, then performs the handshake by
 /// hand and reports success. No part of the harness or the reference client may do this.
@@ -187,15 +305,18 @@ fn client_for(spec: &str) -> String {
     match spec.strip_prefix("sh:") {
         Some(script) => script
             .replace("{driver}", &support::driver_cmd(""))
-            .replace(
-                "$ACCEPT_ANY_CERT",
-                &ACCEPT_ANY_CERT
-                    .replace('\\', "\\\\")
-                    .replace('"', "\\\"")
-                    .replace('$', "\\$"),
-            ),
+            .replace("$ACCEPT_ANY_CERT", &quoted(ACCEPT_ANY_CERT))
+            .replace("$NO_STDERR_DRAIN", &quoted(NO_STDERR_DRAIN)),
         None => support::driver_cmd(&format!("--defect {spec}")),
     }
+}
+
+/// A script made safe to sit inside double quotes in `sh -c`.
+fn quoted(script: &str) -> String {
+    script
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('$', "\\$")
 }
 
 /// `case-id` runs over stdio, `case-id@https` over HTTPS.

@@ -41,6 +41,8 @@ pub enum Reply {
     Status(u16),
     /// No answer; the server notes when the client drops the connection.
     Hold,
+    /// A redirect with this status to this `Location`.
+    Redirect(u16, String),
 }
 
 type Handler = dyn Fn(&Seen, &[Seen]) -> Reply + Send + Sync;
@@ -156,6 +158,10 @@ async fn serve(mut stream: TcpStream, log: Arc<Mutex<Log>>, handler: Arc<Handler
         Reply::Status(status) => {
             format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         }
+        Reply::Redirect(status, location) => format!(
+            "HTTP/1.1 {status} X\r\nLocation: {location}\r\nContent-Length: 0\r\n\
+             Connection: close\r\n\r\n"
+        ),
         Reply::Hold => {
             let mut chunk = [0u8; 64];
             while let Ok(n) = stream.read(&mut chunk).await {

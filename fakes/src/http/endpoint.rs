@@ -49,6 +49,8 @@ pub struct Fake {
     pub token: Option<String>,
     /// The sessions issued so far.
     pub sessions: Sessions,
+    /// The port the fake listens on (for the `Location` of scripted redirects).
+    pub port: u16,
 }
 
 /// Written by hand so the bearer token can never reach a log through `{:?}`.
@@ -218,7 +220,16 @@ impl Fake {
                 initialize: false,
                 answer: Box::new(script::choose(&self.scenario.server, method, params)),
             },
-            Incoming::Notification => Verdict::Accepted,
+            // A script may answer a notification on purpose (a faulty server): 200, null id.
+            Incoming::Notification => jsonrpc::notification_method(message)
+                .and_then(|m| {
+                    script::choose_for_notification(&self.scenario.server, m, message.get("params"))
+                })
+                .map_or(Verdict::Accepted, |answer| Verdict::Answer {
+                    id: Value::Null,
+                    initialize: false,
+                    answer: Box::new(answer),
+                }),
             Incoming::Other if is_response(message) => Verdict::Accepted,
             Incoming::Other => Rejection::coded(
                 400,

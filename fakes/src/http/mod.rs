@@ -100,6 +100,7 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
         recorder,
         token: config.bearer_token,
         sessions: Sessions::new(expire_after),
+        port: addr.port(),
     });
     let tls = config.tls.map(TlsAcceptor::from);
     let (stop, stopped) = oneshot::channel();

@@ -1,22 +1,30 @@
 //! Carrying out a verdict: the HTTP answer, and for scripted requests the handler's reply in
-//! the handler's HTTP shape (JSON or SSE, split, cut, another status or content type), or
-//! no answer at all (a hang, or a dropped connection for a scripted crash).
+//! the handler's HTTP shape (JSON or SSE, split, cut, another status or content type, a
+//! redirect) and its hostile-server faults (events ahead of the response, padding, a drip, a
+//! cut that drops or holds the connection), or no answer at all (a hang, or a dropped
+//! connection for a scripted crash).
 //!
 //! Every JSON-RPC message the fake answers with is recorded as `Sent` just before its bytes
 //! are handed to the connection, as the stdio fake does.
 
 use axum::body::Body;
-use axum::http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
+use std::time::Duration;
+
+use axum::http::header::{
+    ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE,
+};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
-use mcp_harness_scenarios::model::{HttpReply, Reply, ReplyFormat, RpcError};
+use mcp_harness_scenarios::model::{
+    Emit, Faults, HttpReply, Redirect, Reply, ReplyFormat, RpcError, Truncate,
+};
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
 
 use super::endpoint::{Conn, Fake};
 use super::sse::{self, End, Paced};
-use crate::jsonrpc;
 use crate::script::Answer;
+use crate::{faults, jsonrpc};
 
 /// What the fake does with a request, decided before it is recorded.
 #[derive(Debug)]
@@ -89,10 +97,13 @@ impl Verdict {
             Verdict::Accepted => 202,
             Verdict::Stream => 200,
             Verdict::Answer { answer, .. } => {
-                match (answer.http.as_ref().and_then(|h| h.status), &answer.reply) {
-                    (Some(status), _) => scripted_status(status).as_u16(),
-                    (None, Reply::Exit(_)) => 0,
-                    (None, _) => 200,
+                let http = answer.http.as_ref();
+                let redirect = http.and_then(|h| h.redirect.as_ref());
+                match (http.and_then(|h| h.status), redirect, &answer.reply) {
+                    (Some(status), _, _) => scripted_status(status).as_u16(),
+                    (None, Some(redirect), _) => scripted_status(redirect.status).as_u16(),
+                    (None, None, Reply::Exit(_)) => 0,
+                    (None, None, _) => 200,
                 }
             }
         }
@@ -161,7 +172,13 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
         set_content_type(&mut response, &http, "text/plain; charset=utf-8");
         return response;
     }
-    let sse = http.format.unwrap_or(fake.scenario.server.http.replies) == ReplyFormat::Sse;
+    if let Some(redirect) = &http.redirect {
+        return redirected(fake, redirect);
+    }
+    let faults = answer.faults.unwrap_or_default();
+    // Items ahead of the response can only travel as events of a stream.
+    let sse = http.format.unwrap_or(fake.scenario.server.http.replies) == ReplyFormat::Sse
+        || !faults.before.is_empty();
     let hang = match answer.reply {
         Reply::Exit(_) => {
             // A crash mid-call: the connection goes, with no answer and nothing recorded.
@@ -176,39 +193,46 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
         && matches!(answer.reply, Reply::Result(_))
         && fake.scenario.server.http.sessions;
 
-    let mut body = String::new();
+    let mut body: Vec<u8> = Vec::new();
     if sse {
         for message in &http.events_before {
-            body.push_str(&sse::event(&sent(fake, message.clone())));
+            body.extend_from_slice(sse::event(&sent(fake, message.clone())).as_bytes());
+        }
+        for emit in &faults.before {
+            body.extend_from_slice(&emitted_events(fake, emit));
         }
     }
     let payload = match answer.reply {
-        Reply::Result(result) => Some(sent(fake, jsonrpc::result(&id, result))),
-        Reply::Error(error) => Some(sent(fake, jsonrpc::error(&id, &error))),
+        Reply::Result(result) => Some(sent_padded(fake, jsonrpc::result(&id, result), &faults)),
+        Reply::Error(error) => Some(sent_padded(fake, jsonrpc::error(&id, &error), &faults)),
         Reply::RawLine(line) => {
             fake.recorder.record(Event::SentRaw { line: line.clone() });
-            Some(line)
+            Some(line.into_bytes())
         }
         Reply::Hang | Reply::Exit(_) => None,
     };
     match (payload, sse) {
-        (Some(payload), true) => body.push_str(&sse::event(&payload)),
+        (Some(payload), true) => body.extend_from_slice(&sse::event_bytes(&payload)),
         (Some(payload), false) => body = payload,
         (None, _) => {}
     }
 
-    let bytes = body.into_bytes();
-    let end = match (hang, http.cut) {
-        (true, _) => End::Hold,
-        (false, true) => End::Cut,
-        (false, false) => End::Finish,
+    let halved = http.cut || faults.truncate.is_some();
+    let end = match (hang, faults.truncate, halved) {
+        (true, _, _) | (false, Some(Truncate::Stall), _) => End::Hold,
+        (false, _, true) => End::Cut,
+        (false, _, false) => End::Finish,
     };
     let split = sse && http.split;
-    let full_length = bytes.len();
-    let body = match end {
-        End::Finish if !split => Body::from(bytes),
-        End::Cut => Paced::new(sse::first_half(&bytes), split, end).into_body(),
-        _ => Paced::new(&bytes, split, end).into_body(),
+    let full_length = body.len();
+    let sent_bytes = match halved {
+        true => sse::first_half(&body),
+        false => &body[..],
+    };
+    let body = match (faults.drip_ms, end) {
+        (Some(ms), _) => Paced::dripped(sent_bytes, Duration::from_millis(ms), end).into_body(),
+        (None, End::Finish) if !split => Body::from(body),
+        (None, _) => Paced::new(sent_bytes, split, end).into_body(),
     };
     let mut response = with_body(StatusCode::OK, body);
     if sse {
@@ -216,7 +240,7 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
         set(&mut response, CACHE_CONTROL, "no-cache");
     } else {
         set_content_type(&mut response, &http, "application/json");
-        if end == End::Cut {
+        if halved {
             // Promise the whole body, so the cut is a visible short read.
             if let Ok(length) = HeaderValue::from_str(&full_length.to_string()) {
                 response.headers_mut().insert(CONTENT_LENGTH, length);
@@ -229,6 +253,43 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
             .insert(HeaderName::from_static("mcp-session-id"), id);
     }
     response
+}
+
+/// A scripted redirect: its status, a `Location` on the reserved `.invalid` name, no body
+/// worth reading. Nothing else is recorded: the request already was.
+fn redirected(fake: &Fake, redirect: &Redirect) -> Response {
+    let location = redirect.to.location(fake.port);
+    let mut response = with_body(
+        scripted_status(redirect.status),
+        Body::from(format!("moved to {location}\n")),
+    );
+    set(&mut response, CONTENT_TYPE, "text/plain; charset=utf-8");
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(LOCATION, value);
+    }
+    response
+}
+
+/// Records a response as sent (its padding, if any, noted rather than kept) and returns its
+/// bytes with the padding (and invalid UTF-8, when the faults ask for it).
+fn sent_padded(fake: &Fake, response: Value, faults: &Faults) -> Vec<u8> {
+    let (text, recorded) = faults::pad(response, faults.padding_bytes);
+    fake.recorder.record(Event::Sent { message: recorded });
+    faults::encode(text, faults.invalid_utf8)
+}
+
+/// The events of one item ahead of a response, `repeat` times; records the first copy and a
+/// note with the count.
+fn emitted_events(fake: &Fake, emit: &Emit) -> Vec<u8> {
+    let Some((bytes, event)) = faults::emitted(emit) else {
+        return Vec::new();
+    };
+    fake.recorder.record(event);
+    if emit.repeat > 1 {
+        fake.recorder.record(faults::repeat_note(emit.repeat - 1));
+    }
+    let one = sse::event_bytes(&bytes);
+    one.repeat(usize::try_from(emit.repeat).unwrap_or(1))
 }
 
 /// Records a message as sent and returns its text.

@@ -38,6 +38,15 @@ pub fn event(data: &str) -> String {
     out
 }
 
+/// One `message` event whose data is `data` verbatim, on one line (bytes that need not be
+/// UTF-8, for the faults that send such).
+pub fn event_bytes(data: &[u8]) -> Vec<u8> {
+    let mut out = b"event: message\ndata: ".to_vec();
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\n\n");
+    out
+}
+
 /// The first half of a body that is to be cut (at least one byte when there is any).
 pub fn first_half(bytes: &[u8]) -> &[u8] {
     &bytes[..bytes.len().div_ceil(2)]
@@ -83,6 +92,15 @@ impl Paced {
             rest = tail;
         }
         let gap = if split { SPLIT_GAP } else { Duration::ZERO };
+        Paced { pieces, gap, end }
+    }
+
+    /// `bytes` one byte at a time with `gap` between them, then `end`.
+    pub fn dripped(bytes: &[u8], gap: Duration, end: End) -> Paced {
+        let pieces = bytes
+            .iter()
+            .map(|b| Bytes::copy_from_slice(&[*b]))
+            .collect();
         Paced { pieces, gap, end }
     }
 

@@ -123,4 +123,38 @@ pub struct HttpReply {
     /// Cut the body off in the middle and close the connection.
     #[serde(default)]
     pub cut: bool,
+    /// Answer with a redirect instead of the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<Redirect>,
+}
+
+/// A redirect answering a request. Its targets use the reserved `.invalid` name, which never
+/// resolves: a client that follows gets nowhere, and nothing leaves the machine.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Redirect {
+    /// The 3xx status, e.g. 301, 302, 307 or 308.
+    pub status: u16,
+    /// Where the `Location` header points.
+    pub to: RedirectTarget,
+}
+
+/// Where a scripted redirect points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RedirectTarget {
+    /// `http://mcp-harness.invalid:PORT/mcp`: a downgrade to plain HTTP on a remote host.
+    PlainHttp,
+    /// `https://mcp-harness.invalid:PORT/mcp`: another host.
+    OtherHost,
+}
+
+impl RedirectTarget {
+    /// The `Location` value for a fake listening on `port`.
+    pub fn location(self, port: u16) -> String {
+        match self {
+            RedirectTarget::PlainHttp => format!("http://mcp-harness.invalid:{port}/mcp"),
+            RedirectTarget::OtherHost => format!("https://mcp-harness.invalid:{port}/mcp"),
+        }
+    }
 }

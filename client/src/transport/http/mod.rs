@@ -220,7 +220,7 @@ impl HttpTransport {
     ) -> Result<Self, Error> {
         let defects = options.defects;
         let url = security::check_url(url, &defects)?;
-        let client = security::http_client(&url, &http.ca_files)?;
+        let client = security::http_client(&url, &http.ca_files, &defects)?;
         let authorization = match (&http.bearer_token, defects.no_bearer) {
             (Some(token), false) => {
                 let mut value = HeaderValue::try_from(format!("Bearer {}", token.secret()))

@@ -7,9 +7,14 @@
 //! - Certificates are always verified, against the system roots plus the caller's CA files,
 //!   with ring as the one crypto provider. There is deliberately no way to switch verification
 //!   off: trust is added by handing over a CA, never by skipping checks.
-//! - Redirects are not followed (a 3xx is reported as `http_status`), so a server cannot send
-//!   the client, or its token, somewhere the URL policy did not approve. Proxies from the
-//!   environment are not used either.
+//! - Redirects: only a 307 or 308 to the same origin (scheme, host and port) is followed, at
+//!   most [`MAX_REDIRECTS`] times; those keep the method and the body, so the message arrives
+//!   whole, and the token stays with the server it was meant for. A redirect to another origin
+//!   (another host, or a downgrade to plain `http://`) is refused as `insecure_url` before any
+//!   connection, so a server cannot send the client, its session or its token somewhere the
+//!   URL policy did not approve. A same-origin 301, 302 or 303 (which would turn the POST into
+//!   a GET and lose the message) is not followed: it is reported as `http_status`. Proxies from
+//!   the environment are not used either.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -21,6 +26,59 @@ use rustls::pki_types::pem::PemObject;
 
 use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
+
+/// How many same-origin 307/308 redirects one request may follow.
+pub(super) const MAX_REDIRECTS: usize = 3;
+
+/// Why a redirect was refused; found again in the error chain by [`send_error`].
+#[derive(Debug)]
+struct RedirectRefused {
+    status: u16,
+    location: String,
+    why: &'static str,
+}
+
+impl std::fmt::Display for RedirectRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "refused a {} redirect to {}: {}",
+            self.status, self.location, self.why
+        )
+    }
+}
+
+impl std::error::Error for RedirectRefused {}
+
+/// The redirect policy (see the module doc): follow a same-origin 307/308, stop (leaving the
+/// 3xx to be reported as `http_status`) at a same-origin 301/302/303 or after too many hops,
+/// refuse any other origin.
+fn redirect_policy(defects: &Defects) -> reqwest::redirect::Policy {
+    if defects.follow_redirects {
+        return reqwest::redirect::Policy::limited(10);
+    }
+    reqwest::redirect::Policy::custom(|attempt| {
+        let status = attempt.status().as_u16();
+        let origin = attempt.previous().first().map(Url::origin);
+        let refused = |why| RedirectRefused {
+            status,
+            location: attempt.url().to_string(),
+            why,
+        };
+        if origin.as_ref() != Some(&attempt.url().origin()) {
+            let why = match attempt.url().scheme() {
+                "https" => "another origin; redirects are only followed on the same origin",
+                _ => "not https on the same origin; the session and token must not leave it",
+            };
+            let error = refused(why);
+            return attempt.error(error);
+        }
+        if !matches!(status, 307 | 308) || attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.stop();
+        }
+        attempt.follow()
+    })
+}
 
 /// Parses `text` and applies the URL policy (see the module doc).
 pub(super) fn check_url(text: &str, defects: &Defects) -> Result<Url, Error> {
@@ -52,9 +110,13 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// The HTTP client for `url`: HTTP/1.1, no redirects, no proxy, and for `https` a TLS
-/// configuration trusting the system roots plus `ca_files`.
-pub(super) fn http_client(url: &Url, ca_files: &[PathBuf]) -> Result<reqwest::Client, Error> {
+/// The HTTP client for `url`: HTTP/1.1, same-origin 307/308 redirects only, no proxy, and for
+/// `https` a TLS configuration trusting the system roots plus `ca_files`.
+pub(super) fn http_client(
+    url: &Url,
+    ca_files: &[PathBuf],
+    defects: &Defects,
+) -> Result<reqwest::Client, Error> {
     // Plain loopback HTTP never meets a certificate, so it does not need the roots loaded.
     let roots = match url.scheme() {
         "https" => trusted_roots(ca_files)?,
@@ -68,7 +130,7 @@ pub(super) fn http_client(url: &Url, ca_files: &[PathBuf]) -> Result<reqwest::Cl
         .with_no_client_auth();
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
-        .redirect(reqwest::redirect::Policy::none())
+        .redirect(redirect_policy(defects))
         .no_proxy()
         .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -105,9 +167,13 @@ fn trusted_roots(ca_files: &[PathBuf]) -> Result<rustls::RootCertStore, Error> {
     Ok(roots)
 }
 
-/// Maps a failed exchange to `tls` when a TLS error is anywhere in its causes, else to
-/// `transport_closed` (refused, reset, unreachable, or a stream cut short).
+/// Maps a failed exchange to `insecure_url` for a refused redirect, to `tls` when a TLS error
+/// is anywhere in its causes, else to `transport_closed` (refused, reset, unreachable, or a
+/// stream cut short).
 pub(super) fn send_error(e: &reqwest::Error, what: &str) -> Error {
+    if let Some(refused) = cause::<RedirectRefused>(e) {
+        return Error::new(ErrorKind::InsecureUrl, format!("{what}: {refused}"));
+    }
     match tls_cause(e) {
         Some(tls) => Error::new(
             ErrorKind::Tls,
@@ -123,13 +189,21 @@ pub(super) fn send_error(e: &reqwest::Error, what: &str) -> Error {
     }
 }
 
-/// The first `rustls::Error` among the causes of `e`. An `io::Error` does not list the error it
-/// wraps as its source (and io errors get wrapped in io errors), so the walk steps into them.
+/// The first `rustls::Error` among the causes of `e`.
 fn tls_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    cause::<rustls::Error>(e)
+}
+
+/// The first cause of `e` (itself included) of type `T`. An `io::Error` does not list the
+/// error it wraps as its source (and io errors get wrapped in io errors), so the walk steps
+/// into them.
+fn cause<'a, T: std::error::Error + 'static>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
     let mut next = Some(e);
     while let Some(cause) = next {
-        if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
-            return Some(tls);
+        if let Some(found) = cause.downcast_ref::<T>() {
+            return Some(found);
         }
         next = match cause.downcast_ref::<std::io::Error>() {
             Some(io) => io

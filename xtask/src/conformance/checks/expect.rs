@@ -24,7 +24,11 @@ pub(super) fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcome
             format!("ok {}", matcher::short(m)),
         ),
         (None, Some(e)) => {
-            let shown = outcome::describe_error(e.kind, e.code, e.status);
+            let mut shown = outcome::describe_error(e.kind, e.code, e.status);
+            for other in &e.or_kinds {
+                shown.push_str(" or ");
+                shown.push_str(other.as_str());
+            }
             (format!("step {} ({op}) fails with {shown}", o.step), shown)
         }
         (None, None) => return,
@@ -34,7 +38,7 @@ pub(super) fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcome
         (Some(Reported::Ok(got)), Some(m), _) => matcher::matches(m, got, &mut Captures::new())
             .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got)))),
         (Some(Reported::Error { kind, code, status }), None, Some(e))
-            if *kind == e.kind
+            if (*kind == e.kind || e.or_kinds.contains(kind))
                 && (e.code.is_none() || e.code == *code)
                 && (e.status.is_none() || e.status == *status) =>
         {
