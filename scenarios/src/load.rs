@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::matcher;
+use crate::model::era::{self, REVISIONS};
 use crate::model::{Endpoint, Scenario, Step, Transport, WireStream};
 
 /// A loaded case: its id (the path below the scenarios root, without `.json`) and its content.
@@ -18,6 +19,44 @@ pub struct Case {
     pub path: PathBuf,
     /// The parsed scenario.
     pub scenario: Scenario,
+    /// The protocol revision this copy of the case runs at, for a case with `revisions`
+    /// (see [`trials`]); `None` for a case without.
+    pub revision: Option<String>,
+}
+
+impl Case {
+    /// The trial name on `transport`: `<case-id>@<transport>`, plus `@<revision>` for a case
+    /// that runs at several revisions.
+    pub fn trial_name(&self, transport: Transport) -> String {
+        match &self.revision {
+            Some(rev) => format!("{}@{}@{rev}", self.id, transport.as_str()),
+            None => format!("{}@{}", self.id, transport.as_str()),
+        }
+    }
+
+    /// The contract's protocol versions for this case's trials.
+    pub fn versions(&self) -> era::ContractVersions {
+        era::contract_versions(&self.scenario, self.revision.as_deref())
+    }
+}
+
+/// Every trial of `cases`: each case on each of its transports, and at each of its
+/// revisions when it lists some (transport-major, so a case's trials stay together).
+pub fn trials(cases: &[Case]) -> Vec<(Case, Transport)> {
+    let mut out = Vec::new();
+    for case in cases {
+        for &transport in &case.scenario.transports {
+            if case.scenario.revisions.is_empty() {
+                out.push((case.clone(), transport));
+            }
+            for rev in &case.scenario.revisions {
+                let mut at = case.clone();
+                at.revision = Some(rev.clone());
+                out.push((at, transport));
+            }
+        }
+    }
+    out
 }
 
 /// Why a case file could not be used.
@@ -111,6 +150,7 @@ pub fn load_case(root: &Path, path: &Path) -> Result<Case, LoadError> {
         id,
         path: path.to_owned(),
         scenario,
+        revision: None,
     })
 }
 
@@ -157,6 +197,7 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
             "expected a positive number of milliseconds".into(),
         ));
     }
+    check_revisions(s)?;
     for (i, h) in s.server.handlers.iter().enumerate() {
         if let Some(params) = &h.params {
             matcher::validate(params).map_err(|m| (format!("server.handlers[{i}].params"), m))?;
@@ -231,7 +272,11 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
         s.server.http.endpoint,
         Endpoint::InsecureRemote | Endpoint::UntrustedCa | Endpoint::WrongName
     );
-    let observes_traffic = s.expect.wire.iter().any(|w| w.not_sent.is_none())
+    let observes_traffic = s
+        .expect
+        .wire
+        .iter()
+        .any(|w| w.not_sent.is_none() && w.revisions.is_empty())
         || !s.expect.lifecycle.is_empty()
         || (refuses_before_sending && !s.expect.outcomes.is_empty());
     if !observes_traffic {
@@ -247,6 +292,31 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
             "plan[0]".into(),
             "expected the plan to start with `connect`".into(),
         ));
+    }
+    Ok(())
+}
+
+/// The revision dimension: known revisions, each once; wire checks restricted to revisions
+/// the case runs at.
+fn check_revisions(s: &Scenario) -> Result<(), (String, String)> {
+    for (i, rev) in s.revisions.iter().enumerate() {
+        if !REVISIONS.contains(&rev.as_str()) {
+            return Err((
+                format!("revisions[{i}]"),
+                format!("expected one of {REVISIONS:?}, found {rev:?}"),
+            ));
+        }
+        if s.revisions[..i].contains(rev) {
+            return Err((format!("revisions[{i}]"), format!("{rev:?} is listed twice")));
+        }
+    }
+    for (i, w) in s.expect.wire.iter().enumerate() {
+        if let Some(rev) = w.revisions.iter().find(|r| !s.revisions.contains(r)) {
+            return Err((
+                format!("expect.wire[{i}].revisions"),
+                format!("{rev:?} is not among the case's `revisions` {:?}", s.revisions),
+            ));
+        }
     }
     Ok(())
 }

@@ -47,6 +47,17 @@ pub enum Verdict {
     },
     /// A standalone SSE stream, held open.
     Stream,
+    /// An error status whose JSON body is a JSON-RPC error answering the request `id` (a
+    /// modern server's refusal: 400 for bad `_meta`, versions or headers, 404 for an
+    /// unknown method).
+    Refuse {
+        /// The request's id.
+        id: Value,
+        /// The HTTP status.
+        status: u16,
+        /// The JSON-RPC error.
+        error: RpcError,
+    },
 }
 
 /// An error status whose body is a JSON-RPC error with a null id.
@@ -88,6 +99,7 @@ impl Verdict {
             Verdict::Reject(r) => r.status,
             Verdict::Accepted => 202,
             Verdict::Stream => 200,
+            Verdict::Refuse { status, .. } => scripted_status(*status).as_u16(),
             Verdict::Answer { answer, .. } => {
                 match (answer.http.as_ref().and_then(|h| h.status), &answer.reply) {
                     (Some(status), _) => scripted_status(status).as_u16(),
@@ -133,6 +145,12 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             response
         }
         Verdict::Accepted => with_body(StatusCode::ACCEPTED, Body::empty()),
+        Verdict::Refuse { id, status, error } => {
+            let text = sent(&conn.fake, jsonrpc::error(&id, &error));
+            let mut response = with_body(scripted_status(status), Body::from(text));
+            set(&mut response, CONTENT_TYPE, "application/json");
+            response
+        }
         Verdict::Stream => {
             let keep_alive = Paced::new(sse::KEEP_ALIVE.as_bytes(), false, End::KeepAlive);
             let mut response = with_body(StatusCode::OK, keep_alive.into_body());

@@ -58,6 +58,7 @@ impl Trial {
             transcript: transcript.clone(),
             tls: tls.clone(),
             bearer_token: token.map(str::to_owned),
+            revision: None,
         })
         .await
         .expect("start the fake");
