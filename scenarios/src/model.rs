@@ -37,7 +37,8 @@ pub struct Scenario {
     /// revision, as trials named `<case-id>@<transport>@<revision>`, with the revision as
     /// `MCP_HARNESS_PROTOCOL_VERSION` (for a dual-era client, a legacy revision is the
     /// fallback version `MCP_HARNESS_LEGACY_PROTOCOL_VERSION` instead) and the fake playing
-    /// that revision. Matchers can name the trial's revision as `{"$same": "revision"}`.
+    /// that revision. Matchers can name the offered version as `{"$same": "revision"}` (and a
+    /// dual-era client's fallback version as `{"$same": "legacy_revision"}`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revisions: Vec<String>,
     /// Dual-era clients only: the version of the fallback `initialize`

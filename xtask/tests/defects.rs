@@ -198,12 +198,27 @@ fn client_for(spec: &str) -> String {
     }
 }
 
-/// `case-id` runs over stdio, `case-id@https` over HTTPS.
+/// `case-id` runs over stdio, `case-id@https` over HTTPS; a case with revisions needs its
+/// revision too: `case-id@stdio@2025-06-18`.
 fn trial(spec: &str) -> (Case, Transport) {
-    match spec.split_once('@') {
-        Some((id, "https")) => (support::case(id), Transport::Https),
-        _ => (support::case(spec), Transport::Stdio),
-    }
+    let mut parts = spec.split('@');
+    let case = support::case(parts.next().unwrap_or_default());
+    let transport = match parts.next() {
+        Some("https") => Transport::Https,
+        _ => Transport::Stdio,
+    };
+    let revision = parts.next().map(str::to_owned);
+    assert_eq!(
+        revision.is_some(),
+        !case.scenario.revisions.is_empty(),
+        "{spec}: name the revision exactly for a case with revisions"
+    );
+    let case = mcp_harness_scenarios::trials(&[case])
+        .into_iter()
+        .map(|(c, _)| c)
+        .find(|c| c.revision == revision)
+        .unwrap_or_else(|| panic!("{spec}: no such revision"));
+    (case, transport)
 }
 
 /// Runs the matrix, requires each row's failure, and requires every check the reference
