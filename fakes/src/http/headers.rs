@@ -104,7 +104,8 @@ pub fn is_json_body(headers: &HeaderMap) -> bool {
 /// harness checks its presence from the transcript instead.
 /// A fake playing `revision` knows only the versions up to it.
 pub fn version_acceptable_at(headers: &HeaderMap, revision: Option<&str>) -> bool {
-    if headers.get(PROTOCOL_VERSION).is_none() {
+    // Before 2025-06-18 the header did not exist: a server of that revision never looks.
+    if headers.get(PROTOCOL_VERSION).is_none() || revision.is_some_and(|r| r < "2025-06-18") {
         return true;
     }
     let known = crate::script::known_versions(revision);
@@ -176,7 +177,8 @@ mod tests {
         assert!(version_acceptable_at(&HeaderMap::new(), None));
         let v = |value: &'static str| map(&[(PROTOCOL_VERSION, value)]);
         assert!(version_acceptable_at(&v("2025-06-18"), None));
-        assert!(!version_acceptable_at(&v("2025-06-18"), Some("2025-03-26")));
+        assert!(!version_acceptable_at(&v("2025-11-25"), Some("2025-06-18")));
+        assert!(version_acceptable_at(&v("2026-07-28"), Some("2025-03-26")));
         assert!(!version_acceptable_at(&v("2099-01-01"), None));
     }
 }
