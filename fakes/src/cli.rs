@@ -9,8 +9,7 @@ use mcp_harness_scenarios::matcher;
 use mcp_harness_scenarios::model::Scenario;
 
 /// Usage line shown with every command-line error.
-pub const USAGE: &str =
-    "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>]";
+pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>]";
 
 /// The parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +104,20 @@ mod tests {
             parse(&["--transcript=t.jsonl", "--scenario=s.json"]),
             Ok(want)
         );
+    }
+
+    #[test]
+    fn takes_an_optional_revision() {
+        let args = parse(&[
+            "--scenario",
+            "s",
+            "--transcript",
+            "t",
+            "--revision",
+            "2025-06-18",
+        ]);
+        assert_eq!(args.map(|a| a.revision), Ok(Some("2025-06-18".to_owned())));
+        assert!(parse(&["--scenario", "s", "--transcript", "t", "--revision"]).is_err());
     }
 
     #[test]

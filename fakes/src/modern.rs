@@ -142,7 +142,9 @@ fn admit(
         ));
     }
     match header {
-        Some(header) if script.modern.check_headers => check_headers(header, method, params, version),
+        Some(header) if script.modern.check_headers => {
+            check_headers(header, method, params, version)
+        }
         _ => Ok(()),
     }
 }
@@ -242,7 +244,13 @@ mod tests {
         assert_eq!((init.status, init.error.code), (404, METHOD_NOT_FOUND));
         let bare = refusal(decide(&script, None, "tools/list", None, None));
         assert_eq!((bare.status, bare.error.code), (400, INVALID_PARAMS));
-        let old = refusal(decide(&script, None, "tools/list", Some(&meta("2025-11-25")), None));
+        let old = refusal(decide(
+            &script,
+            None,
+            "tools/list",
+            Some(&meta("2025-11-25")),
+            None,
+        ));
         assert_eq!(old.error.code, UNSUPPORTED_VERSION);
         assert_eq!(old.error.data.unwrap()["supported"], json!(["2026-07-28"]));
     }
@@ -250,12 +258,30 @@ mod tests {
     #[test]
     fn built_in_answers_carry_result_type_and_cache_hints() {
         let script = modern(Vec::new());
-        let found = result(decide(&script, None, "server/discover", Some(&meta("2026-07-28")), None));
+        let found = result(decide(
+            &script,
+            None,
+            "server/discover",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
         assert_eq!(found["resultType"], "complete");
         assert_eq!(found["supportedVersions"], json!(["2026-07-28"]));
-        let listed = result(decide(&script, None, "tools/list", Some(&meta("2026-07-28")), None));
+        let listed = result(decide(
+            &script,
+            None,
+            "tools/list",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
         assert_eq!(listed["ttlMs"], 0);
-        let unknown = refusal(decide(&script, None, "nope", Some(&meta("2026-07-28")), None));
+        let unknown = refusal(decide(
+            &script,
+            None,
+            "nope",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
         assert_eq!(unknown.status, 404);
     }
 
@@ -281,9 +307,21 @@ mod tests {
             era: ServerEra::Dual,
             ..ServerScript::default()
         };
-        let init = result(decide(&script, None, "initialize", Some(&json!({"protocolVersion": "2025-06-18"})), None));
+        let init = result(decide(
+            &script,
+            None,
+            "initialize",
+            Some(&json!({"protocolVersion": "2025-06-18"})),
+            None,
+        ));
         assert_eq!(init["protocolVersion"], "2025-06-18");
-        let found = result(decide(&script, None, "server/discover", Some(&meta("2026-07-28")), None));
+        let found = result(decide(
+            &script,
+            None,
+            "server/discover",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
         assert_eq!(found["resultType"], "complete");
     }
 }

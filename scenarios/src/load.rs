@@ -307,14 +307,20 @@ fn check_revisions(s: &Scenario) -> Result<(), (String, String)> {
             ));
         }
         if s.revisions[..i].contains(rev) {
-            return Err((format!("revisions[{i}]"), format!("{rev:?} is listed twice")));
+            return Err((
+                format!("revisions[{i}]"),
+                format!("{rev:?} is listed twice"),
+            ));
         }
     }
     for (i, w) in s.expect.wire.iter().enumerate() {
         if let Some(rev) = w.revisions.iter().find(|r| !s.revisions.contains(r)) {
             return Err((
                 format!("expect.wire[{i}].revisions"),
-                format!("{rev:?} is not among the case's `revisions` {:?}", s.revisions),
+                format!(
+                    "{rev:?} is not among the case's `revisions` {:?}",
+                    s.revisions
+                ),
             ));
         }
     }

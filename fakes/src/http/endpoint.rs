@@ -261,8 +261,12 @@ impl Fake {
             Incoming::Other if is_response(message) => return Some(Verdict::Accepted),
             Incoming::Other => {
                 return Some(
-                    Rejection::coded(400, INVALID_REQUEST, "Invalid Request: not a JSON-RPC request or notification")
-                        .into(),
+                    Rejection::coded(
+                        400,
+                        INVALID_REQUEST,
+                        "Invalid Request: not a JSON-RPC request or notification",
+                    )
+                    .into(),
                 );
             }
         };
@@ -271,18 +275,20 @@ impl Fake {
         }
         let header = |name: &str| headers::single(headers, name).map(str::to_owned);
         let revision = self.revision.as_deref();
-        Some(match modern::decide(script, revision, method, params, Some(&header)) {
-            Decision::Answer(answer) => Verdict::Answer {
-                id: id.clone(),
-                initialize: false,
-                answer: Box::new(answer),
+        Some(
+            match modern::decide(script, revision, method, params, Some(&header)) {
+                Decision::Answer(answer) => Verdict::Answer {
+                    id: id.clone(),
+                    initialize: false,
+                    answer: Box::new(answer),
+                },
+                Decision::Refuse(refusal) => Verdict::Refuse {
+                    id: id.clone(),
+                    status: refusal.status,
+                    error: refusal.error,
+                },
             },
-            Decision::Refuse(refusal) => Verdict::Refuse {
-                id: id.clone(),
-                status: refusal.status,
-                error: refusal.error,
-            },
-        })
+        )
     }
 
     fn judge_get(&self, headers: &HeaderMap) -> Verdict {

@@ -173,7 +173,11 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     let received = run.received();
     let http_requests = rules::http_requests(run);
     let at_this_revision = |w: &&mcp_harness_scenarios::model::WireExpectation| {
-        w.revisions.is_empty() || case.revision.as_ref().is_some_and(|r| w.revisions.contains(r))
+        w.revisions.is_empty()
+            || case
+                .revision
+                .as_ref()
+                .is_some_and(|r| w.revisions.contains(r))
     };
     for w in s.expect.wire.iter().filter(at_this_revision) {
         let items: Vec<&Value> = match w.on {
