@@ -49,6 +49,7 @@ mod client;
 #[doc(hidden)]
 pub mod defects;
 pub mod driver;
+pub mod era;
 mod error;
 mod handshake;
 mod jsonrpc;
@@ -61,6 +62,7 @@ mod transport;
 pub use client::Client;
 #[doc(hidden)]
 pub use defects::Defects;
+pub use era::{Connected, Discovery, Era, EraCache, InputHandler};
 pub use error::{Error, ErrorKind};
 pub use handshake::{Handshake, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
 pub use options::{BearerToken, ClientOptions, HttpOptions, StdioCommand};
