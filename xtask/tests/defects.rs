@@ -198,6 +198,8 @@ const MATRIX: &[(&str, &str, &str, Grade)] = &[
     ("retry-any-version", "era/modern/no-common-version@https", "no second server/discover", Grade::Fail),
     ("retry-any-version", "era/modern/no-common-version", "step 1 (list_tools) fails with error kind transport_closed", Grade::Fail),
     ("fallback-on-any-error", "era/modern/no-common-version", "no initialize after -32022", Grade::Fail),
+    ("no-meta", "era/modern/no-common-version", "server/discover was sent once, with the offered version", Grade::Fail),
+    ("sh:true", "era/modern/no-common-version", "step 0 (connect) fails with error kind unsupported_version", Grade::Fail),
     ("fallback-on-any-error", "era/modern/no-common-version@https", "no initialize after -32022", Grade::Fail),
     ("ignore-result-type", "era/modern/unknown-result-type", "step 1 (call_tool) fails with error kind invalid_response", Grade::Fail),
     ("ignore-result-type", "era/modern/unknown-result-type@https", "step 1 (call_tool) fails with error kind invalid_response", Grade::Fail),
