@@ -389,4 +389,51 @@ mod tests {
         let err = load_case(&dir, &write(&dir, "Not_Kebab.json", MINIMAL)).unwrap_err();
         assert_eq!(err.location, "file name");
     }
+
+    #[test]
+    fn revisions_multiply_trials_and_are_checked() {
+        let dir = temp_dir("revisions");
+        let text = MINIMAL.replace(
+            r#""plan""#,
+            r#""transports": ["stdio", "https"], "revisions": ["2025-03-26", "2025-06-18"], "plan""#,
+        );
+        let case = load_case(&dir, &write(&dir, "per-revision.json", &text)).unwrap();
+        let names: Vec<String> = trials(&[case])
+            .iter()
+            .map(|(c, t)| c.trial_name(*t))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "per-revision@stdio@2025-03-26",
+                "per-revision@stdio@2025-06-18",
+                "per-revision@https@2025-03-26",
+                "per-revision@https@2025-06-18"
+            ]
+        );
+        let unknown = MINIMAL.replace(r#""plan""#, r#""revisions": ["2025-13-01"], "plan""#);
+        let err = load_case(&dir, &write(&dir, "unknown-rev.json", &unknown)).unwrap_err();
+        assert_eq!(err.location, "revisions[0]");
+        let stray = MINIMAL.replace(
+            r#""sent": {"method": "initialize"}}"#,
+            r#""sent": {"method": "initialize"}, "revisions": ["2025-06-18"]}"#,
+        );
+        let err = load_case(&dir, &write(&dir, "stray-rev.json", &stray)).unwrap_err();
+        assert_eq!(err.location, "expect.wire[0].revisions");
+    }
+
+    #[test]
+    fn a_dual_client_gets_the_legacy_revision_as_its_fallback_version() {
+        let dir = temp_dir("dual");
+        let text = MINIMAL.replace(
+            r#""plan""#,
+            r#""protocol_version": "2026-07-28", "client_era": "dual", "revisions": ["2025-06-18"], "plan""#,
+        );
+        let case = load_case(&dir, &write(&dir, "dual.json", &text)).unwrap();
+        assert_eq!(case.versions().legacy.as_deref(), Some("2025-11-25"));
+        let (at, _) = trials(&[case]).remove(0);
+        let versions = at.versions();
+        assert_eq!(versions.protocol, "2026-07-28");
+        assert_eq!(versions.legacy.as_deref(), Some("2025-06-18"));
+    }
 }
