@@ -27,6 +27,9 @@ const NAMED: [(&str, &str); 3] = [
     ("resources/read", "uri"),
 ];
 
+/// Reads an HTTP request header by its lower-case name.
+pub type HeaderReader<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 /// A request the fake refuses before any handler sees it.
 #[derive(Debug, Clone)]
 pub struct Refusal {
@@ -62,7 +65,7 @@ pub fn decide(
     revision: Option<&str>,
     method: &str,
     params: Option<&Value>,
-    header: Option<&dyn Fn(&str) -> Option<String>>,
+    header: Option<HeaderReader<'_>>,
 ) -> Decision {
     if !is_modern(script, method, params) {
         return Decision::Answer(script::choose_at(script, revision, method, params));
@@ -106,7 +109,7 @@ fn admit(
     script: &ServerScript,
     method: &str,
     params: Option<&Value>,
-    header: Option<&dyn Fn(&str) -> Option<String>>,
+    header: Option<HeaderReader<'_>>,
 ) -> Result<(), Refusal> {
     if method == "initialize" {
         // No handshake in this era: `initialize` is just a method the server does not have.
@@ -151,7 +154,7 @@ fn admit(
 
 /// The request metadata headers must be there and say what the body says.
 fn check_headers(
-    header: &dyn Fn(&str) -> Option<String>,
+    header: HeaderReader<'_>,
     method: &str,
     params: Option<&Value>,
     version: &str,
