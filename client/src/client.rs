@@ -75,6 +75,9 @@ impl Client {
             Era::Legacy => handshake(&session).await.map(Connected::Legacy),
             Era::Modern | Era::Dual => era::discover::detect(&session, origin.as_deref()).await,
         };
+        if let (Ok(Connected::Modern(_)), true) = (&outcome, defects.get_stream_in_modern) {
+            session.transport().listen();
+        }
         match outcome {
             Ok(connected) => Ok(Client {
                 modern: match &connected {

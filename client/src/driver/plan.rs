@@ -256,6 +256,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn sleep_needs_no_connection_and_discover_does() {
+        let plan = json!([
+            {"op":"sleep","ms":1},
+            {"op":"sleep"},
+            {"op":"discover"},
+            {"op":"call_tool","name":"x","input":[]}
+        ]);
+        let got = lines(&config(TransportKind::Stdio, plan)).await;
+        assert_eq!(got[0]["ok"], json!({}));
+        assert_eq!(got[1]["error"]["kind"], "unsupported_op");
+        assert_eq!(got[2]["error"]["kind"], "transport_closed");
+        assert_eq!(got[3]["error"]["kind"], "unsupported_op");
+    }
+
+    #[tokio::test]
     async fn an_insecure_http_url_fails_connect_then_steps_are_closed() {
         let plan = json!([{"op":"connect"},{"op":"list_tools"}]);
         let mut config = config(TransportKind::Http, plan);
