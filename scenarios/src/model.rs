@@ -430,7 +430,9 @@ pub struct WireExpectation {
     pub level: Option<Level>,
     /// What is checked: the JSON-RPC messages (default), or the HTTP requests, each seen as
     /// `{"method", "path", "headers": {lower-case name: value}, "status"}` where `status` is the
-    /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`.
+    /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`; with a
+    /// modern or dual fake, a response stream closed before its answer shows among them, in
+    /// order, as `{"stream_closed": <request id>}`.
     #[serde(default)]
     pub on: WireStream,
     /// Only items matching this are considered (all, if omitted).

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
-use mcp_harness_scenarios::model::{HttpReply, Reply, ReplyFormat, RpcError};
+use mcp_harness_scenarios::model::{HttpReply, Reply, ReplyFormat, RpcError, ServerEra};
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
 
@@ -186,7 +186,10 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
             conn.kill.notify_one();
             return std::future::pending().await;
         }
-        Reply::Hang if !sse => return std::future::pending().await,
+        Reply::Hang if !sse => {
+            let _guard = close_guard(conn, &id);
+            return std::future::pending().await;
+        }
         Reply::Hang => true,
         Reply::Result(_) | Reply::Error(_) | Reply::RawLine(_) => false,
     };
@@ -226,7 +229,13 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
     let body = match end {
         End::Finish if !split => Body::from(bytes),
         End::Cut => Paced::new(sse::first_half(&bytes), split, end).into_body(),
-        _ => Paced::new(&bytes, split, end).into_body(),
+        _ => {
+            let paced = Paced::new(&bytes, split, end);
+            match close_guard(conn, &id).filter(|_| end == End::Hold) {
+                Some(guard) => paced.with_guard(guard).into_body(),
+                None => paced.into_body(),
+            }
+        }
     };
     let mut response = with_body(StatusCode::OK, body);
     if sse {
@@ -247,6 +256,30 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
             .insert(HeaderName::from_static("mcp-session-id"), id);
     }
     response
+}
+
+/// Records `StreamClosed` for a request left unanswered when it is dropped: the client
+/// closed the response stream (or the trial ended with the request still open).
+#[derive(Debug)]
+struct CloseGuard {
+    fake: std::sync::Arc<Fake>,
+    id: Value,
+}
+
+impl Drop for CloseGuard {
+    fn drop(&mut self) {
+        let id = self.id.clone();
+        self.fake.recorder.record(Event::StreamClosed { id });
+    }
+}
+
+/// A guard for a request the fake never answers, in the modern and dual eras only (legacy
+/// transcripts stay as they were).
+fn close_guard(conn: &Conn, id: &Value) -> Option<CloseGuard> {
+    (conn.fake.scenario.server.era != ServerEra::Legacy).then(|| CloseGuard {
+        fake: std::sync::Arc::clone(&conn.fake),
+        id: id.clone(),
+    })
 }
 
 /// Records a message as sent and returns its text.

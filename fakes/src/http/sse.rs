@@ -62,6 +62,8 @@ pub struct Paced {
     pieces: VecDeque<Bytes>,
     gap: Duration,
     end: End,
+    /// Dropped with the body (see `reply::CloseGuard`).
+    guard: Option<Box<dyn std::fmt::Debug + Send + Sync>>,
 }
 
 impl Paced {
@@ -83,7 +85,18 @@ impl Paced {
             rest = tail;
         }
         let gap = if split { SPLIT_GAP } else { Duration::ZERO };
-        Paced { pieces, gap, end }
+        Paced {
+            pieces,
+            gap,
+            end,
+            guard: None,
+        }
+    }
+
+    /// Keeps `guard` alive as long as the body: it is dropped when the body ends or goes away.
+    pub fn with_guard(mut self, guard: impl std::fmt::Debug + Send + Sync + 'static) -> Paced {
+        self.guard = Some(Box::new(guard));
+        self
     }
 
     /// Turns the plan into a response body.

@@ -99,7 +99,8 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     );
 }
 
-/// The HTTP requests the fake saw, as the values `http_requests` wire checks match.
+/// The HTTP requests the fake saw, as the values `http_requests` wire checks match, and where
+/// a modern or dual fake saw a response stream closed before its answer, `{"stream_closed": id}`.
 pub(super) fn http_requests(run: &TrialRun) -> Vec<Value> {
     run.records
         .iter()
@@ -113,6 +114,7 @@ pub(super) fn http_requests(run: &TrialRun) -> Vec<Value> {
             } => Some(serde_json::json!({
                 "method": method, "path": path, "headers": headers, "status": status,
             })),
+            Event::StreamClosed { id } => Some(serde_json::json!({"stream_closed": id})),
             _ => None,
         })
         .collect()
