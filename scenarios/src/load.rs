@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::matcher;
 use crate::model::era::{self, REVISIONS};
-use crate::model::{Endpoint, Scenario, Step, Transport, WireStream};
+use crate::model::{ClientEra, Endpoint, Scenario, Step, Transport, WireStream};
 
 /// A loaded case: its id (the path below the scenarios root, without `.json`) and its content.
 #[derive(Debug, Clone)]
@@ -313,6 +313,27 @@ fn check_revisions(s: &Scenario) -> Result<(), (String, String)> {
             ));
         }
     }
+    let modern_client = matches!(s.client_era, Some(ClientEra::Modern | ClientEra::Dual));
+    if s.legacy_protocol_version.is_some() && s.client_era != Some(ClientEra::Dual) {
+        return Err((
+            "legacy_protocol_version".into(),
+            "only a dual-era client has a fallback version: expected `client_era: \"dual\"`".into(),
+        ));
+    }
+    for (i, step) in s.plan.iter().enumerate() {
+        let modern_only = match step {
+            Step::Discover => true,
+            Step::CallTool { input, .. } => input.is_some(),
+            _ => false,
+        };
+        if modern_only && !modern_client {
+            return Err((
+                format!("plan[{i}]"),
+                "`discover` and `input` are modern-era features: expected `client_era` \"modern\" or \"dual\""
+                    .into(),
+            ));
+        }
+    }
     for (i, w) in s.expect.wire.iter().enumerate() {
         if let Some(rev) = w.revisions.iter().find(|r| !s.revisions.contains(r)) {
             return Err((
@@ -420,6 +441,12 @@ mod tests {
         );
         let err = load_case(&dir, &write(&dir, "stray-rev.json", &stray)).unwrap_err();
         assert_eq!(err.location, "expect.wire[0].revisions");
+        let legacy_discover = MINIMAL.replace(
+            r#""plan": [{"op": "connect"}]"#,
+            r#""plan": [{"op": "connect"}, {"op": "discover"}]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "discover.json", &legacy_discover)).unwrap_err();
+        assert_eq!(err.location, "plan[1]");
     }
 
     #[test]
