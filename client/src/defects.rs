@@ -148,11 +148,14 @@ pub struct Defects {
     pub omit_declined: bool,
     /// Modern era: retry with only the name plus the input fields, without the original arguments (breaks: the retry repeats the original params).
     pub bare_retry: bool,
+    /// Modern HTTP: report a cancelled or timed-out request but leave its response stream open
+    /// until close (breaks: closing the response stream is the cancellation).
+    pub keep_stream_on_cancel: bool,
 }
 
 impl Defects {
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 64] = [
+    pub const NAMES: [&'static str; 65] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -217,6 +220,7 @@ impl Defects {
         "no-input-responses",
         "omit-declined",
         "bare-retry",
+        "keep-stream-on-cancel",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -286,6 +290,7 @@ impl Defects {
             "no-input-responses" => &mut self.no_input_responses,
             "omit-declined" => &mut self.omit_declined,
             "bare-retry" => &mut self.bare_retry,
+            "keep-stream-on-cancel" => &mut self.keep_stream_on_cancel,
             _ => return false,
         };
         *flag = true;

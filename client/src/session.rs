@@ -168,7 +168,10 @@ impl InFlight<'_> {
         let session = self.session;
         session.router.forget(self.id);
         // Over HTTP this drops the request's exchange; it is queued before the notification.
-        session.transport.abort(self.id);
+        let keep = session.options.defects.keep_stream_on_cancel;
+        if !(keep && session.transport.cancels_by_closing()) {
+            session.transport.abort(self.id);
+        }
         let (kind, reason) = match why {
             GaveUp::Timeout => (
                 ErrorKind::Timeout,
