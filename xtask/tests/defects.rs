@@ -216,7 +216,7 @@ const MATRIX: &[(&str, &str, &str, Grade)] = &[
     ("cancel-with-notification-over-http", "era/modern/cancel-closes-stream@https", "no notifications/cancelled is posted", Grade::Fail),
     ("ignore-cancel", "era/modern/cancel-closes-stream@https", "fails with error kind cancelled", Grade::Fail),
     ("sh:true", "era/modern/cancel-closes-stream@https", "the slow call and the next call", Grade::Fail),
-    ("sh:true", "era/modern/cancel-closes-stream@https", "closed the cancelled call's response stream", Grade::Fail),
+    ("keep-stream-on-cancel", "era/modern/cancel-closes-stream@https", "closed the cancelled call's response stream", Grade::Fail),
     ("no-cancel-notification", "era/modern/cancel-over-stdio", "notifications/cancelled names the cancelled call", Grade::Fail),
     ("ignore-cancel", "era/modern/cancel-over-stdio", "fails with error kind cancelled", Grade::Fail),
     ("sh:true", "era/modern/cancel-over-stdio", "step 2 (call_tool) succeeds", Grade::Fail),
