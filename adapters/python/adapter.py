@@ -66,6 +66,12 @@ _SDK_TIMEOUT_TEXT = re.compile(r"^Request '.*' timed out$", re.DOTALL)
 _SDK_CLOSED_TEXT = re.compile(r"^(Connection closed|SSE stream (ended|failed))")
 
 
+# The era asked for (MCP_HARNESS_ERA), for error classification; set once in main().
+ERA = ["legacy"]
+# HeaderMismatch, MissingRequiredClientCapability, UnsupportedProtocolVersion (2026-07-28).
+MODERN_ERROR_CODES = (-32020, -32021, -32022)
+
+
 class StepError(Exception):
     """An outcome the adapter decided on itself (not an SDK exception)."""
 
@@ -336,6 +342,10 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
             return made_up
         # Any other MCPError is a JSON-RPC error the server sent.
         kind = "handshake_failed" if during_connect else "protocol_error"
+        if during_connect and ERA[0] != "legacy" and e.code in MODERN_ERROR_CODES:
+            # It answered server/discover, not initialize: a modern error (-32022 with no
+            # version in common is the contract's unsupported_version).
+            kind = "unsupported_version" if e.code == -32022 else "protocol_error"
         return {"kind": kind, "code": e.code, "message": e.message}
     if isinstance(e, httpx2.HTTPStatusError):
         return {"kind": "http_status", "status": e.response.status_code, "message": text}
@@ -700,6 +710,7 @@ def main() -> int:
         print(f"adapter: {e}", file=sys.stderr)
         return 2
 
+    ERA[0] = config.era
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_RedactingFilter(config.bearer_token))
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
