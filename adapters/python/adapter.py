@@ -10,8 +10,8 @@ duplicate-name detection, no URL policy, no timeout other than the SDK's per-req
 list-all helper), cancelling a call after `cancel_after_ms`, and translating SDK exceptions into
 the contract's closed vocabulary of error kinds. MCP_HARNESS_SHUTDOWN_GRACE_MS is only a hint
 and is not applied: the SDK's stdio shutdown has fixed waits of its own (2 s after closing
-stdin, 2 s after SIGTERM). MCP_HARNESS_PROTOCOL_VERSION chooses the SDK's connect mode only
-(see connect_mode).
+stdin, 2 s after SIGTERM). MCP_HARNESS_PROTOCOL_VERSION and MCP_HARNESS_ERA choose the SDK's
+connect mode only (see connect_mode): the SDK offers the versions it knows, not a caller's choice.
 
 Structure: the SDK's transports and session run inside anyio task groups, and a transport
 failure over HTTP (a refused certificate, a refused connection) fails the transport's task group,
@@ -40,6 +40,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types
 import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -65,6 +66,12 @@ _SDK_TIMEOUT_TEXT = re.compile(r"^Request '.*' timed out$", re.DOTALL)
 _SDK_CLOSED_TEXT = re.compile(r"^(Connection closed|SSE stream (ended|failed))")
 
 
+# The era asked for (MCP_HARNESS_ERA), for error classification; set once in main().
+ERA = ["legacy"]
+# HeaderMismatch, MissingRequiredClientCapability, UnsupportedProtocolVersion (2026-07-28).
+MODERN_ERROR_CODES = (-32020, -32021, -32022)
+
+
 class StepError(Exception):
     """An outcome the adapter decided on itself (not an SDK exception)."""
 
@@ -87,6 +94,7 @@ class Config:
     plan: list[Any]
     timeout_s: float
     protocol_version: str
+    era: str = "legacy"
     server_argv: list[str] | None = None
     url: str | None = None
     ca_file: str | None = None
@@ -119,7 +127,11 @@ def read_config(argv: list[str], env: dict[str, str]) -> Config:
         raise ValueError(f"MCP_HARNESS_TIMEOUT_MS is {timeout_text!r}; expected milliseconds") from None
     if timeout_ms <= 0:
         raise ValueError("MCP_HARNESS_TIMEOUT_MS must be a positive integer of milliseconds")
+    era = env.get("MCP_HARNESS_ERA") or "legacy"
+    if era not in ("legacy", "modern", "dual"):
+        raise ValueError(f'MCP_HARNESS_ERA is {era!r}; expected "legacy", "modern" or "dual"')
     config = Config(
+        era=era,
         transport=transport,
         plan=plan,
         timeout_s=timeout_ms / 1000,
@@ -150,8 +162,24 @@ def read_config(argv: list[str], env: dict[str, str]) -> Config:
 # Building the SDK client
 
 
-def connect_mode(protocol_version: str) -> str:
-    """The SDK's `mode=` for the version the harness asks us to offer.
+def connect_mode(config: Config) -> str:
+    """The SDK's `mode=` for the era and version the harness asks for.
+
+    MCP_HARNESS_ERA=dual is the SDK's default 'auto': it probes `server/discover` (always at its
+    newest modern version, retrying once on -32022 at a mutual one) and falls back to
+    `initialize` (always offering 2025-11-25; the SDK has no setting for
+    MCP_HARNESS_LEGACY_PROTOCOL_VERSION). MCP_HARNESS_ERA=modern is 'auto' too: it is the SDK's
+    only mode that probes `server/discover` (a modern version pin adopts that version without
+    sending anything), so against a legacy server this SDK falls back where a modern-only
+    client would fail. Unset or 'legacy': as before.
+    """
+    if config.era in ("dual", "modern"):
+        return "auto"
+    return legacy_mode(config.protocol_version)
+
+
+def legacy_mode(protocol_version: str) -> str:
+    """The SDK's `mode=` for the version the harness asks us to offer (no era asked for).
 
     The SDK does not let the caller pick the version its `initialize` offers: it always offers
     its newest handshake-era version (2025-11-25). What the caller does choose is the era: a
@@ -185,11 +213,55 @@ def make_http_client(config: Config) -> httpx2.AsyncClient:
     )
 
 
+# The input answers of the call in progress, by input-request method (the plan's "input").
+# The SDK takes its input callbacks when the client is built; calls run one at a time on the
+# connection's owner task, so the callbacks read the current call's answers from here.
+CURRENT_INPUT: dict[str, Any] = {}
+
+
+def planned_input_methods(plan: list[Any]) -> set[str]:
+    methods: set[str] = set()
+    for step in plan:
+        if isinstance(step, dict) and isinstance(step.get("input"), dict):
+            methods.update(step["input"].keys())
+    return methods
+
+
+async def answer_elicitation(context: Any, params: Any) -> Any:
+    answer = CURRENT_INPUT.get("elicitation/create")
+    if answer is None:  # the user declines what the caller supplied no answer for
+        return mcp_types.ElicitResult(action="decline")
+    return mcp_types.ElicitResult.model_validate(answer)
+
+
+async def answer_sampling(context: Any, params: Any) -> Any:
+    answer = CURRENT_INPUT.get("sampling/createMessage")
+    if answer is None:
+        return mcp_types.ErrorData(code=INVALID_REQUEST, message="no sampling answer for this call")
+    return mcp_types.CreateMessageResult.model_validate(answer)
+
+
+async def answer_roots(context: Any) -> Any:
+    answer = CURRENT_INPUT.get("roots/list")
+    if answer is None:
+        return mcp_types.ErrorData(code=INVALID_REQUEST, message="no roots answer for this call")
+    return mcp_types.ListRootsResult.model_validate(answer)
+
+
 def make_client(config: Config, stack_extras: list[Any]) -> Client:
     common: dict[str, Any] = {
         "read_timeout_seconds": config.timeout_s,
-        "mode": connect_mode(config.protocol_version),
+        "mode": connect_mode(config),
     }
+    # Input callbacks (which the SDK declares as capabilities) only for the methods the plan
+    # answers somewhere, so the capabilities say what this client can really do.
+    methods = planned_input_methods(config.plan)
+    if "elicitation/create" in methods:
+        common["elicitation_callback"] = answer_elicitation
+    if "sampling/createMessage" in methods:
+        common["sampling_callback"] = answer_sampling
+    if "roots/list" in methods:
+        common["list_roots_callback"] = answer_roots
     if config.transport == "stdio":
         assert config.server_argv is not None
         params = StdioServerParameters(command=config.server_argv[0], args=config.server_argv[1:])
@@ -270,6 +342,10 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
             return made_up
         # Any other MCPError is a JSON-RPC error the server sent.
         kind = "handshake_failed" if during_connect else "protocol_error"
+        if during_connect and ERA[0] != "legacy" and e.code in MODERN_ERROR_CODES:
+            # It answered server/discover, not initialize: a modern error (-32022 with no
+            # version in common is the contract's unsupported_version).
+            kind = "unsupported_version" if e.code == -32022 else "protocol_error"
         return {"kind": kind, "code": e.code, "message": e.message}
     if isinstance(e, httpx2.HTTPStatusError):
         return {"kind": "http_status", "status": e.response.status_code, "message": text}
@@ -348,7 +424,11 @@ async def list_all_tools(client: Client) -> dict[str, Any]:
     return {"tools": tools}
 
 
-async def call_tool(client: Client, name: str, arguments: Any, cancel_after_s: float | None) -> dict[str, Any]:
+async def call_tool(
+    client: Client, name: str, arguments: Any, cancel_after_s: float | None, answers: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    CURRENT_INPUT.clear()
+    CURRENT_INPUT.update(answers or {})
     if cancel_after_s is None:
         return call_outcome(await client.call_tool(name, arguments))
     result = None
@@ -405,12 +485,14 @@ class Connection:
                 await stack.enter_async_context(client)
                 during_connect = False
                 info = client.server_info
-                connect_job.finish(
-                    ok={
-                        "protocolVersion": client.protocol_version,
-                        "serverInfo": dump(info) if info is not None else None,
-                    }
-                )
+                ok = {
+                    "protocolVersion": client.protocol_version,
+                    "serverInfo": dump(info) if info is not None else None,
+                }
+                if self.config.era != "legacy":
+                    # Which era the SDK settled on: a DiscoverResult adopted, or initialize.
+                    ok["era"] = "modern" if client.session.discover_result is not None else "legacy"
+                connect_job.finish(ok=ok)
                 self.current = None
                 async with self.receive:
                     async for job in self.receive:
@@ -509,6 +591,14 @@ def redact(text: str, secret: str | None) -> str:
     return text.replace(secret, "[redacted]") if secret else text
 
 
+async def discover(client: Client) -> dict[str, Any]:
+    # server/discover as a request of its own (the SDK's public send_discover), at the version
+    # the connection uses; a legacy-era connection cannot send it.
+    if client.session.discover_result is None:
+        raise StepError("unsupported_op", "server/discover is a 2026-07-28 request; this connection is legacy")
+    return await client.session.send_discover(client.protocol_version)
+
+
 def parse_call(step: dict[str, Any]) -> tuple[str, Any, float | None]:
     name = step.get("name")
     if not isinstance(name, str):
@@ -554,11 +644,26 @@ async def run_plan(config: Config, out: Output) -> None:
                     if connection is None:
                         raise StepError(**not_connected)
 
-                    async def work(client: Client, n=name, a=arguments, c=cancel_after) -> dict[str, Any]:
-                        return await call_tool(client, n, a, c)
+                    answers = step.get("input") if isinstance(step.get("input"), dict) else None
+
+                    async def work(
+                        client: Client, n=name, a=arguments, c=cancel_after, i=answers
+                    ) -> dict[str, Any]:
+                        return await call_tool(client, n, a, c, i)
 
                     job = await connection.submit(Job(work=work))
                     ok, error = job.ok, job.error
+                elif op == "discover":
+                    if connection is None:
+                        raise StepError(**not_connected)
+                    job = await connection.submit(Job(work=discover))
+                    ok, error = job.ok, job.error
+                elif op == "sleep":
+                    ms = step.get("ms")
+                    if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+                        raise StepError("unsupported_op", f'a sleep step needs a non-negative integer "ms": {json.dumps(step)}')
+                    await anyio.sleep(ms / 1000)
+                    ok = {}
                 elif op == "close":
                     if connection is None:
                         raise StepError(**not_connected)
@@ -605,6 +710,7 @@ def main() -> int:
         print(f"adapter: {e}", file=sys.stderr)
         return 2
 
+    ERA[0] = config.era
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_RedactingFilter(config.bearer_token))
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))

@@ -112,7 +112,15 @@ function readConfig() {
     fail('MCP_HARNESS_TIMEOUT_MS is not a positive integer of milliseconds');
   }
   const token = env.MCP_HARNESS_BEARER_TOKEN || undefined;
-  return { transport, plan, argv, url, timeoutMs, token };
+  // The protocol era the harness asks for. SDK 1.32.2 speaks only the handshake era
+  // (its SUPPORTED_PROTOCOL_VERSIONS end at 2025-11-25; there is no server/discover, no _meta
+  // request metadata, no resultType or multi round-trip), so 'modern' and 'dual' are answered
+  // unsupported_op at connect instead of being quietly run as legacy.
+  const era = env.MCP_HARNESS_ERA || 'legacy';
+  if (!['legacy', 'modern', 'dual'].includes(era)) {
+    fail(`MCP_HARNESS_ERA is ${JSON.stringify(era)}; expected "legacy", "modern" or "dual"`);
+  }
+  return { transport, plan, argv, url, timeoutMs, token, era };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -337,6 +345,13 @@ async function runPlan(config) {
             await connection.close();
             connection = null;
           }
+          if (config.era !== 'legacy') {
+            throw new StepError(
+              'unsupported_op',
+              `${SDK_NAME} speaks only the initialize-handshake era; it has no ${config.era}-era client ` +
+                '(no server/discover probe, no per-request _meta)',
+            );
+          }
           const attempt = new Connection(config);
           try {
             line.ok = await attempt.connect();
@@ -370,6 +385,17 @@ async function runPlan(config) {
           }
           if (!connection) throw notConnected();
           line.ok = await connection.callTool(step.name, step.arguments ?? {}, cancelAfterMs);
+          break;
+        }
+        case 'discover':
+          // server/discover is a 2026-07-28 request; this SDK has no way to send it.
+          throw new StepError('unsupported_op', `${SDK_NAME} has no server/discover (2026-07-28 era)`);
+        case 'sleep': {
+          if (!Number.isInteger(step.ms) || step.ms < 0) {
+            throw new StepError('unsupported_op', `a sleep step needs a non-negative integer "ms": ${JSON.stringify(step)}`);
+          }
+          await new Promise((resolve) => setTimeout(resolve, step.ms));
+          line.ok = {};
           break;
         }
         case 'close': {

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 
+use crate::era::ops::Modern;
+use crate::era::{self, Connected, Era, InputHandler};
 use crate::error::{Error, ErrorKind};
 use crate::handshake::{self, Handshake};
 use crate::options::{ClientOptions, HttpOptions, StdioCommand};
@@ -22,8 +24,12 @@ use crate::transport::{HttpTransport, StdioTransport, Transport};
 /// Dropping a client that was not closed starts a best-effort shutdown on the current Tokio
 /// runtime; the child is also killed on drop as a last resort. Prefer [`Client::close`].
 pub struct Client {
-    session: Arc<Session>,
-    handshake: Handshake,
+    pub(crate) session: Arc<Session>,
+    connected: Connected,
+    /// The modern era's per-connection state; `None` when speaking the legacy era.
+    pub(crate) modern: Option<Modern>,
+    /// A dual-era client that fell back but still sends `_meta` (`meta-after-fallback` defect).
+    meta_after_fallback: bool,
     /// Set while `notifications/initialized` is held back (`late-initialized` defect).
     initialized_owed: AtomicBool,
 }
@@ -39,7 +45,7 @@ impl Client {
         let router = Arc::new(router_for(&options.defects));
         let transport = StdioTransport::spawn(command, Arc::clone(&router), &options)?;
         let session = Session::new(router, Transport::Stdio(transport), options);
-        Self::establish(session).await
+        Self::establish(session, None).await
     }
 
     /// Connects to the Streamable HTTP endpoint `url` and performs the handshake.
@@ -56,17 +62,31 @@ impl Client {
         let router = Arc::new(router_for(&options.defects));
         let transport = HttpTransport::connect(url, &http, &options, Arc::clone(&router))?;
         let session = Session::new(router, Transport::Http(transport), options);
-        Self::establish(session).await
+        Self::establish(session, era::origin(url)).await
     }
 
-    /// The handshake over a fresh session; on failure the transport is shut down.
-    async fn establish(session: Session) -> Result<Self, Error> {
+    /// The handshake (legacy era) or the era detection (modern and dual eras) over a fresh
+    /// session; on failure the transport is shut down.
+    async fn establish(session: Session, origin: Option<String>) -> Result<Self, Error> {
         let session = Arc::new(session);
         let defects = session.options().defects;
-        match handshake(&session).await {
-            Ok(handshake) => Ok(Client {
+        let era = session.options().era;
+        let outcome = match era {
+            Era::Legacy => handshake(&session).await.map(Connected::Legacy),
+            Era::Modern | Era::Dual => era::discover::detect(&session, origin.as_deref()).await,
+        };
+        if let (Ok(Connected::Modern(_)), true) = (&outcome, defects.get_stream_in_modern) {
+            session.transport().listen();
+        }
+        match outcome {
+            Ok(connected) => Ok(Client {
+                modern: match &connected {
+                    Connected::Modern(found) => Some(Modern::new(found)),
+                    Connected::Legacy(_) => None,
+                },
+                meta_after_fallback: era != Era::Legacy && defects.meta_after_fallback,
                 session,
-                handshake,
+                connected,
                 initialized_owed: AtomicBool::new(defects.late_initialized),
             }),
             Err(e) => {
@@ -80,9 +100,17 @@ impl Client {
         }
     }
 
-    /// What the server answered to `initialize`.
-    pub fn handshake(&self) -> &Handshake {
-        &self.handshake
+    /// What the server answered to `initialize`; `None` for a modern-era connection.
+    pub fn handshake(&self) -> Option<&Handshake> {
+        match &self.connected {
+            Connected::Legacy(handshake) => Some(handshake),
+            Connected::Modern(_) => None,
+        }
+    }
+
+    /// What `connect` found: the legacy handshake, or a modern server.
+    pub fn connected(&self) -> &Connected {
+        &self.connected
     }
 
     /// Lists every tool, following `nextCursor` page by page; tools are returned as received.
@@ -97,7 +125,10 @@ impl Client {
                 Some(c) if defects.mangle_cursor => json!({"cursor": format!("{c}x")}),
                 Some(c) => json!({"cursor": c}),
             };
-            let page = self.request("tools/list", params, pending()).await?;
+            let page = match &self.modern {
+                None => self.request("tools/list", params, pending()).await?,
+                Some(modern) => self.modern_tools_page(modern, params).await?,
+            };
             pages += 1;
             let Some(next) = listing.add_page(page)? else {
                 break;
@@ -130,6 +161,20 @@ impl Client {
         arguments: Value,
         cancel: impl Future<Output = ()>,
     ) -> Result<ToolOutput, Error> {
+        self.call_tool_with_input(name, arguments, &InputHandler::new(), cancel)
+            .await
+    }
+
+    /// Calls the tool `name`, answering the server's input requests (modern era, multi
+    /// round-trip) with `input`; cancelled as [`Client::call_tool_cancellable`]. In the
+    /// legacy era `input` is not used.
+    pub async fn call_tool_with_input(
+        &self,
+        name: &str,
+        arguments: Value,
+        input: &InputHandler,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<ToolOutput, Error> {
         let defects = self.session.options().defects;
         let arguments = if defects.drop_arguments {
             json!({})
@@ -137,12 +182,18 @@ impl Client {
             arguments
         };
         let params = json!({"name": name, "arguments": arguments});
-        let result = match self.request("tools/call", params, cancel).await {
-            Ok(result) => tools::call_output(result, &defects),
+        let outcome = match &self.modern {
+            None => self
+                .request("tools/call", params, cancel)
+                .await
+                .and_then(|result| tools::call_output(result, &defects)),
+            Some(modern) => self.modern_call(modern, params, input, cancel).await,
+        };
+        let result = match outcome {
             Err(e) if e.kind == ErrorKind::ProtocolError && defects.rpc_error_as_empty => {
                 Ok(ToolOutput::Text(Vec::new()))
             }
-            Err(e) => Err(e),
+            other => other,
         };
         if result.is_err() && defects.close_on_error {
             self.close().await;
@@ -172,6 +223,14 @@ impl Client {
                 ..e
             })?;
         }
+        let params = match self.meta_after_fallback {
+            true => {
+                let options = self.session.options();
+                let version = &options.protocol_version;
+                era::meta::with_meta(params, version, &json!({}), &options.defects)
+            }
+            false => params,
+        };
         let in_flight = self.session.start(method, params)?;
         if self.initialized_owed.swap(false, Ordering::Relaxed) {
             self.session.notify("notifications/initialized", None)?;
@@ -182,9 +241,13 @@ impl Client {
 
 /// `initialize`, its checks, then `notifications/initialized` (unless a defect holds it back).
 /// Also run again when an HTTP server ended the session; [`Client::handshake`] keeps the first.
-async fn handshake(session: &Session) -> Result<Handshake, Error> {
+/// A dual-era client's fallback offers its legacy version.
+pub(crate) async fn handshake(session: &Session) -> Result<Handshake, Error> {
     let options = session.options();
-    let offered = options.protocol_version.as_str();
+    let offered = match options.era {
+        Era::Legacy => options.protocol_version.as_str(),
+        Era::Modern | Era::Dual => options.legacy_protocol_version.as_str(),
+    };
     let params = handshake::initialize_params(offered);
     let outcome = match session.start("initialize", params) {
         Ok(in_flight) => in_flight.wait(pending()).await,

@@ -101,11 +101,64 @@ pub struct Defects {
     /// HTTP: follow every redirect, to any host and scheme, as reqwest does by default
     /// (breaks: a redirect to another host or to plain http:// is refused).
     pub follow_redirects: bool,
+    /// Modern era: send requests without `_meta` (breaks: every request carries the protocol version and client capabilities in `_meta`).
+    pub no_meta: bool,
+    /// Modern era: leave `clientInfo` out of `_meta` (breaks: every request carries clientInfo).
+    pub no_client_info: bool,
+    /// Modern era: send a multi round-trip retry with the id of the request it retries (breaks: a retry has a new id).
+    pub reuse_id_on_retry: bool,
+    /// Modern era: append an `x` to the `requestState` echoed on a retry (breaks: requestState echoed exactly).
+    pub alter_request_state: bool,
+    /// Modern era: put the last `requestState` seen on later calls that should carry none, fresh calls and retries of a result without one (breaks: requestState never reused or added).
+    pub state_on_fresh_request: bool,
+    /// Modern era: treat every result as complete whatever its `resultType` (breaks: unknown resultType is invalid, input_required is handled).
+    pub ignore_result_type: bool,
+    /// Modern/dual era: connect without `server/discover`; dual goes straight to `initialize` (breaks: the era is probed with server/discover first).
+    pub no_discover_probe: bool,
+    /// Dual era: never fall back to `initialize`; a non-modern answer fails connect (breaks: fallback to the legacy handshake).
+    pub no_fallback: bool,
+    /// Dual era: fall back to `initialize` on modern errors too, -32022 included (breaks: a recognised modern error keeps the client modern).
+    pub fallback_on_any_error: bool,
+    /// Dual era: fall back only when the probe is answered with -32601 (breaks: the fallback is not keyed to one error code).
+    pub fallback_on_one_code: bool,
+    /// Modern era: on -32022 report unsupported_version at once (breaks: retry with a mutually supported version).
+    pub no_version_retry: bool,
+    /// Modern era: on -32022 retry with the first listed version, supported or not (breaks: the retry uses a mutually supported version).
+    pub retry_any_version: bool,
+    /// Modern era: keep every cacheable result forever, whatever its `ttlMs` (breaks: ttlMs 0/absent/negative is stale, entries expire).
+    pub ignore_ttl: bool,
+    /// Modern era: never cache (breaks: a fresh result is reused without traffic).
+    pub no_cache: bool,
+    /// Modern era: keep the result of a multi round-trip retry and answer the same call from it (breaks: retry results are never cached).
+    pub cache_mrtr_retry: bool,
+    /// Modern HTTP: no `Mcp-Method` header (breaks: Mcp-Method on every POST).
+    pub no_mcp_method_header: bool,
+    /// Modern HTTP: no `Mcp-Name` header (breaks: Mcp-Name on tools/call).
+    pub no_mcp_name_header: bool,
+    /// Modern HTTP: also POST `notifications/cancelled` when giving up on a request (breaks: closing the stream is the cancellation).
+    pub cancel_with_notification_over_http: bool,
+    /// Modern/dual era: after a successful discover also send `initialize` and `notifications/initialized` (breaks: no initialize towards a modern server).
+    pub initialize_after_discover: bool,
+    /// Modern HTTP: open the legacy standalone GET stream (breaks: no GET in the modern era).
+    pub get_stream_in_modern: bool,
+    /// Modern/dual HTTP: probe the era again on every connect (breaks: the era is cached per origin).
+    pub no_era_cache: bool,
+    /// Dual era: keep sending the modern `_meta` after falling back to legacy (breaks: the two eras' semantics are kept apart).
+    pub meta_after_fallback: bool,
+    /// Modern era: retry without `inputResponses` (breaks: every input request is answered on the retry).
+    pub no_input_responses: bool,
+    /// Modern era: leave a declined elicitation out of `inputResponses` (breaks: every key of inputRequests is answered).
+    pub omit_declined: bool,
+    /// Modern era: retry with only the name plus the input fields, without the original arguments (breaks: the retry repeats the original params).
+    pub bare_retry: bool,
+    /// Modern HTTP: report a cancelled or timed-out request but leave its response stream open
+    /// until close (breaks: closing the response stream is the cancellation).
+    pub keep_stream_on_cancel: bool,
 }
 
 impl Defects {
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 40] = [
+    pub const NAMES: [&'static str; 66] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -146,6 +199,32 @@ impl Defects {
         "no-reinitialize",
         "lenient-content-type",
         "follow-redirects",
+        "no-meta",
+        "no-client-info",
+        "reuse-id-on-retry",
+        "alter-request-state",
+        "state-on-fresh-request",
+        "ignore-result-type",
+        "no-discover-probe",
+        "no-fallback",
+        "fallback-on-any-error",
+        "fallback-on-one-code",
+        "no-version-retry",
+        "retry-any-version",
+        "ignore-ttl",
+        "no-cache",
+        "cache-mrtr-retry",
+        "no-mcp-method-header",
+        "no-mcp-name-header",
+        "cancel-with-notification-over-http",
+        "initialize-after-discover",
+        "get-stream-in-modern",
+        "no-era-cache",
+        "meta-after-fallback",
+        "no-input-responses",
+        "omit-declined",
+        "bare-retry",
+        "keep-stream-on-cancel",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -191,6 +270,32 @@ impl Defects {
             "no-reinitialize" => &mut self.no_reinitialize,
             "lenient-content-type" => &mut self.lenient_content_type,
             "follow-redirects" => &mut self.follow_redirects,
+            "no-meta" => &mut self.no_meta,
+            "no-client-info" => &mut self.no_client_info,
+            "reuse-id-on-retry" => &mut self.reuse_id_on_retry,
+            "alter-request-state" => &mut self.alter_request_state,
+            "state-on-fresh-request" => &mut self.state_on_fresh_request,
+            "ignore-result-type" => &mut self.ignore_result_type,
+            "no-discover-probe" => &mut self.no_discover_probe,
+            "no-fallback" => &mut self.no_fallback,
+            "fallback-on-any-error" => &mut self.fallback_on_any_error,
+            "fallback-on-one-code" => &mut self.fallback_on_one_code,
+            "no-version-retry" => &mut self.no_version_retry,
+            "retry-any-version" => &mut self.retry_any_version,
+            "ignore-ttl" => &mut self.ignore_ttl,
+            "no-cache" => &mut self.no_cache,
+            "cache-mrtr-retry" => &mut self.cache_mrtr_retry,
+            "no-mcp-method-header" => &mut self.no_mcp_method_header,
+            "no-mcp-name-header" => &mut self.no_mcp_name_header,
+            "cancel-with-notification-over-http" => &mut self.cancel_with_notification_over_http,
+            "initialize-after-discover" => &mut self.initialize_after_discover,
+            "get-stream-in-modern" => &mut self.get_stream_in_modern,
+            "no-era-cache" => &mut self.no_era_cache,
+            "meta-after-fallback" => &mut self.meta_after_fallback,
+            "no-input-responses" => &mut self.no_input_responses,
+            "omit-declined" => &mut self.omit_declined,
+            "bare-retry" => &mut self.bare_retry,
+            "keep-stream-on-cancel" => &mut self.keep_stream_on_cancel,
             _ => return false,
         };
         *flag = true;

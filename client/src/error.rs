@@ -36,11 +36,14 @@ pub enum ErrorKind {
     HttpStatus,
     /// The operation or transport is not supported by this client.
     UnsupportedOp,
+    /// The server asked for input (multi round-trip) that the caller's input handler cannot
+    /// give, so the request was not retried.
+    InputUnsupported,
 }
 
 impl ErrorKind {
     /// Every kind, in the order the driver contract lists them.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::UnsupportedVersion,
         ErrorKind::HandshakeFailed,
         ErrorKind::ProtocolError,
@@ -55,6 +58,7 @@ impl ErrorKind {
         ErrorKind::Tls,
         ErrorKind::HttpStatus,
         ErrorKind::UnsupportedOp,
+        ErrorKind::InputUnsupported,
     ];
 
     /// The snake_case name the driver contract uses for this kind.
@@ -74,6 +78,7 @@ impl ErrorKind {
             ErrorKind::Tls => "tls",
             ErrorKind::HttpStatus => "http_status",
             ErrorKind::UnsupportedOp => "unsupported_op",
+            ErrorKind::InputUnsupported => "input_unsupported",
         }
     }
 }
@@ -96,6 +101,9 @@ pub struct Error {
     pub code: Option<i64>,
     /// The HTTP status of the answer that caused this failure (kind `http_status`), if one did.
     pub status: Option<u16>,
+    /// The JSON-RPC `error.data` of the response that caused this failure, if it had one
+    /// (e.g. the `supported` versions of an `UnsupportedProtocolVersionError`).
+    pub data: Option<serde_json::Value>,
 }
 
 impl Error {
@@ -106,6 +114,7 @@ impl Error {
             message: message.into(),
             code: None,
             status: None,
+            data: None,
         }
     }
 
@@ -171,6 +180,7 @@ mod tests {
                 "tls",
                 "http_status",
                 "unsupported_op",
+                "input_unsupported",
             ]
         );
     }

@@ -95,6 +95,7 @@ mod tests {
             message: "nope".into(),
             code: Some(-32602),
             status: None,
+            data: None,
         }
     }
 

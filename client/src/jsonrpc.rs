@@ -124,6 +124,7 @@ fn rpc_error(error: &Value) -> Error {
             ),
             code: Some(code),
             status: None,
+            data: error.get("data").cloned(),
         },
         (None, _) => Error::invalid(format!(
             "response carries a malformed JSON-RPC error object: {error}"

@@ -11,7 +11,8 @@
 //! |---|---|---|
 //! | stdio (newline-delimited JSON-RPC to a child process) | implemented | `transport::stdio` |
 //! | Streamable HTTP 2025-03-26+ (POST + JSON or SSE, sessions, GET stream, TLS, bearer) | implemented | `transport::http` |
-//! | HTTP+SSE (2024-11-05) and the 2026-07-28 HTTP revision | not implemented | — |
+//! | 2026-07-28 era on both transports (`_meta`, `server/discover`, dual-era fallback, MRTR, `ttlMs` cache, `Mcp-Method`/`Mcp-Name`) | implemented, chosen by [`ClientOptions::era`] | `era`, `transport::http::modern` |
+//! | HTTP+SSE (2024-11-05) | not implemented | — |
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_harness_client::Error> {
@@ -49,6 +50,7 @@ mod client;
 #[doc(hidden)]
 pub mod defects;
 pub mod driver;
+pub mod era;
 mod error;
 mod handshake;
 mod jsonrpc;
@@ -61,6 +63,7 @@ mod transport;
 pub use client::Client;
 #[doc(hidden)]
 pub use defects::Defects;
+pub use era::{Connected, Discovery, Era, EraCache, InputHandler};
 pub use error::{Error, ErrorKind};
 pub use handshake::{Handshake, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
 pub use options::{

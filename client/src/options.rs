@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::defects::Defects;
+use crate::era::{DEFAULT_LEGACY_FALLBACK_VERSION, Era, EraCache};
 use crate::handshake::LATEST_PROTOCOL_VERSION;
 
 /// The default of [`ClientOptions::max_message_bytes`]: 64 MiB, well above the largest
@@ -39,8 +40,15 @@ impl StdioCommand {
 /// Settings of one client connection.
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
-    /// The protocol version offered in `initialize`.
+    /// The protocol version offered in `initialize` (legacy era), or put in every request's
+    /// `_meta` (modern and dual eras: the modern version, normally `2026-07-28`).
     pub protocol_version: String,
+    /// Which era to speak; [`Era::Legacy`] (the handshake) by default.
+    pub era: Era,
+    /// Dual era: the version offered in the fallback `initialize`.
+    pub legacy_protocol_version: String,
+    /// The era found per HTTP origin; clones of these options share it.
+    pub era_cache: EraCache,
     /// The bound on every single request (`initialize`, each `tools/list` page, `tools/call`).
     pub request_timeout: Duration,
     /// How long shutdown waits before each escalation step (stdin closed → SIGTERM → SIGKILL).
@@ -60,6 +68,9 @@ impl Default for ClientOptions {
     fn default() -> Self {
         ClientOptions {
             protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+            era: Era::Legacy,
+            legacy_protocol_version: DEFAULT_LEGACY_FALLBACK_VERSION.to_owned(),
+            era_cache: EraCache::default(),
             request_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(2),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,

@@ -53,6 +53,16 @@ impl Session {
         } else {
             self.fresh_id()
         };
+        self.start_as(id, method, params)
+    }
+
+    /// Writes a request with the given `id` (a fresh one unless a defect wants an id reused).
+    pub(crate) fn start_as(
+        &self,
+        id: i64,
+        method: &str,
+        params: Value,
+    ) -> Result<InFlight<'_>, Error> {
         let rx = self.router.register(id)?;
         // Built before sending, so a failed send still removes the waiter (see Drop).
         let in_flight = InFlight {
@@ -61,6 +71,7 @@ impl Session {
             method: method.to_owned(),
             rx,
             settled: false,
+            quiet: false,
         };
         self.transport.send(&jsonrpc::request(id, method, params))?;
         Ok(in_flight)
@@ -99,6 +110,8 @@ pub(crate) struct InFlight<'a> {
     method: String,
     rx: oneshot::Receiver<Outcome>,
     settled: bool,
+    /// Never announce giving up on this request (the modern era's `server/discover` probe).
+    quiet: bool,
 }
 
 /// Why we stopped waiting.
@@ -108,6 +121,18 @@ enum GaveUp {
 }
 
 impl InFlight<'_> {
+    /// The request's id.
+    pub(crate) fn id(&self) -> i64 {
+        self.id
+    }
+
+    /// Marks the request as one that is never cancelled on the wire: giving up on it sends
+    /// no `notifications/cancelled` (like `initialize`).
+    pub(crate) fn quietly(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
     /// Waits for the answer, the per-request timeout, or `cancel`, whichever comes first.
     pub(crate) async fn wait(mut self, cancel: impl Future<Output = ()>) -> Result<Value, Error> {
         let defects = self.session.options.defects;
@@ -143,7 +168,10 @@ impl InFlight<'_> {
         let session = self.session;
         session.router.forget(self.id);
         // Over HTTP this drops the request's exchange; it is queued before the notification.
-        session.transport.abort(self.id);
+        let keep = session.options.defects.keep_stream_on_cancel;
+        if !(keep && session.transport.cancels_by_closing()) {
+            session.transport.abort(self.id);
+        }
         let (kind, reason) = match why {
             GaveUp::Timeout => (
                 ErrorKind::Timeout,
@@ -154,8 +182,15 @@ impl InFlight<'_> {
             ),
             GaveUp::Cancelled => (ErrorKind::Cancelled, "cancelled by the caller".to_owned()),
         };
-        let told = if self.method == "initialize" && !session.options.defects.cancel_initialize {
+        let defects = &session.options.defects;
+        let told = if self.method == "initialize" && !defects.cancel_initialize {
             "initialize is never cancelled; the handshake is abandoned"
+        } else if self.quiet {
+            "the probe is not cancelled on the wire"
+        } else if session.transport.cancels_by_closing()
+            && !defects.cancel_with_notification_over_http
+        {
+            "its HTTP response stream was closed, which is the cancellation"
         } else if session.options.defects.no_cancel_notification {
             "no notifications/cancelled was sent"
         } else {

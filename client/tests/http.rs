@@ -34,7 +34,10 @@ async fn connect(server: &Server) -> Client {
 async fn json_and_sse_answers_with_session_and_version_headers() {
     let server = start(mcp).await;
     let client = connect(&server).await;
-    assert_eq!(client.handshake().protocol_version(), Some("2025-06-18"));
+    assert_eq!(
+        client.handshake().unwrap().protocol_version(),
+        Some("2025-06-18")
+    );
     assert_eq!(
         client.list_tools().await.unwrap(),
         [json!({"name": "echo"})]

@@ -30,9 +30,12 @@ async fn connect_list_call_close() {
     let client = Client::connect_stdio(&server("normal"), options())
         .await
         .unwrap();
-    assert_eq!(client.handshake().protocol_version(), Some("2025-06-18"));
     assert_eq!(
-        client.handshake().server_info().unwrap()["name"],
+        client.handshake().unwrap().protocol_version(),
+        Some("2025-06-18")
+    );
+    assert_eq!(
+        client.handshake().unwrap().server_info().unwrap()["name"],
         "py-normal"
     );
 
@@ -197,7 +200,7 @@ async fn stubborn_server_is_killed_and_reaped() {
     let client = Client::connect_stdio(&server("stubborn"), options())
         .await
         .unwrap();
-    let pid = client.handshake().server_info().unwrap()["pid"]
+    let pid = client.handshake().unwrap().server_info().unwrap()["pid"]
         .as_i64()
         .unwrap() as i32;
     let started = Instant::now();

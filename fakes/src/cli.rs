@@ -9,7 +9,7 @@ use mcp_harness_scenarios::matcher;
 use mcp_harness_scenarios::model::Scenario;
 
 /// Usage line shown with every command-line error.
-pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl>";
+pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>]";
 
 /// The parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +18,8 @@ pub struct Args {
     pub scenario: PathBuf,
     /// The transcript file the fake appends its records to.
     pub transcript: PathBuf,
+    /// The protocol revision to play, for a case run at several revisions.
+    pub revision: Option<String>,
 }
 
 impl Args {
@@ -26,6 +28,7 @@ impl Args {
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
         let mut scenario = None;
         let mut transcript = None;
+        let mut revision = None;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let text = arg
@@ -40,12 +43,13 @@ impl Args {
             let slot = match flag {
                 "--scenario" => &mut scenario,
                 "--transcript" => &mut transcript,
+                "--revision" => &mut revision,
                 _ => return Err(format!("unexpected argument {text:?}")),
             };
             let value = inline
                 .or_else(|| args.next())
                 .filter(|v| !v.is_empty())
-                .ok_or_else(|| format!("{flag} needs a path"))?;
+                .ok_or_else(|| format!("{flag} needs a value"))?;
             if slot.replace(PathBuf::from(value)).is_some() {
                 return Err(format!("{flag} given twice"));
             }
@@ -53,6 +57,7 @@ impl Args {
         Ok(Args {
             scenario: scenario.ok_or("--scenario is required")?,
             transcript: transcript.ok_or("--transcript is required")?,
+            revision: revision.map(|r: PathBuf| r.to_string_lossy().into_owned()),
         })
     }
 }
@@ -89,6 +94,7 @@ mod tests {
         let want = Args {
             scenario: "s.json".into(),
             transcript: "t.jsonl".into(),
+            revision: None,
         };
         assert_eq!(
             parse(&["--scenario", "s.json", "--transcript", "t.jsonl"]),
@@ -98,6 +104,20 @@ mod tests {
             parse(&["--transcript=t.jsonl", "--scenario=s.json"]),
             Ok(want)
         );
+    }
+
+    #[test]
+    fn takes_an_optional_revision() {
+        let args = parse(&[
+            "--scenario",
+            "s",
+            "--transcript",
+            "t",
+            "--revision",
+            "2025-06-18",
+        ]);
+        assert_eq!(args.map(|a| a.revision), Ok(Some("2025-06-18".to_owned())));
+        assert!(parse(&["--scenario", "s", "--transcript", "t", "--revision"]).is_err());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! | [`cli`] | the stdio fake's argv and scenario loading |
 //! | [`script`] | choosing the answer to a request (pure, shared by every transport) |
 //! | [`jsonrpc`] | classifying incoming messages, building answers |
+//! | [`modern`] | the 2026-07-28 era: `_meta` and header checks, built-in modern answers |
 //! | [`recorder`] | the append-only, capped transcript writer |
 //! | [`stdio`] | the newline-delimited JSON-RPC server loop on stdin/stdout |
 //! | [`http`] | the Streamable HTTP fake on `127.0.0.1`, run inside the runner's process |
@@ -19,6 +20,7 @@ pub mod cli;
 pub mod faults;
 pub mod http;
 pub mod jsonrpc;
+pub mod modern;
 pub mod recorder;
 pub mod script;
 pub mod stdio;

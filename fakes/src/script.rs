@@ -34,6 +34,17 @@ pub struct Answer {
 /// `params` matcher (if any) accepts the request's params (missing params count as `{}`),
 /// else the built-in default for the method.
 pub fn choose(script: &ServerScript, method: &str, params: Option<&Value>) -> Answer {
+    choose_at(script, None, method, params)
+}
+
+/// [`choose`] for a fake playing protocol `revision` (a case's revision dimension): the
+/// built-in `initialize` answer then knows only the versions up to that revision.
+pub fn choose_at(
+    script: &ServerScript,
+    revision: Option<&str>,
+    method: &str,
+    params: Option<&Value>,
+) -> Answer {
     let empty = json!({});
     let actual = params.unwrap_or(&empty);
     let handler = script.handlers.iter().find(|h| {
@@ -61,7 +72,7 @@ pub fn choose(script: &ServerScript, method: &str, params: Option<&Value>) -> An
         }
         None => Answer {
             delay_ms: 0,
-            reply: default_reply(method, actual),
+            reply: default_reply_at(revision, method, actual),
             http: None,
             faults: None,
         },
@@ -106,12 +117,29 @@ fn scripted_tools(script: &ServerScript) -> Vec<Value> {
 
 /// The built-in answer to a method no handler covers.
 pub fn default_reply(method: &str, params: &Value) -> Reply {
+    default_reply_at(None, method, params)
+}
+
+/// The legacy versions a fake playing `revision` knows: those up to it (all without one).
+pub fn known_versions(revision: Option<&str>) -> Vec<&'static str> {
+    KNOWN_VERSIONS
+        .into_iter()
+        .filter(|v| revision.is_none_or(|r| *v <= r))
+        .collect()
+}
+
+/// [`default_reply`] for a fake playing `revision`: an offered version newer than the
+/// revision is answered with the revision itself.
+pub fn default_reply_at(revision: Option<&str>, method: &str, params: &Value) -> Reply {
     match method {
         "initialize" => {
+            let known = known_versions(revision);
+            let fallback = match revision {
+                Some(rev) if KNOWN_VERSIONS.contains(&rev) => rev,
+                _ => FALLBACK_VERSION,
+            };
             let offered = params.get("protocolVersion").and_then(Value::as_str);
-            let version = offered
-                .filter(|v| KNOWN_VERSIONS.contains(v))
-                .unwrap_or(FALLBACK_VERSION);
+            let version = offered.filter(|v| known.contains(v)).unwrap_or(fallback);
             Reply::Result(json!({
                 "protocolVersion": version,
                 "capabilities": {"tools": {}},

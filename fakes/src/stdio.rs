@@ -21,6 +21,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::Mutex;
 
 use crate::jsonrpc::{self, Incoming};
+use crate::modern::{self, Decision};
 use crate::recorder::Recorder;
 use crate::script;
 
@@ -35,6 +36,15 @@ const EXIT_WRITE_GRACE: Duration = Duration::from_millis(50);
 /// Plays `script` on stdin/stdout until stdin ends, a signal or a scripted exit ends the
 /// process. Must run inside a tokio runtime with IO and time enabled; never returns.
 pub async fn serve(script: ServerScript, recorder: Recorder) -> Infallible {
+    serve_at(script, None, recorder).await
+}
+
+/// [`serve`] for a fake playing protocol `revision` (a case's revision dimension).
+pub async fn serve_at(
+    script: ServerScript,
+    revision: Option<String>,
+    recorder: Recorder,
+) -> Infallible {
     // First, so that a SIGTERM arriving right after start-up is already ours to record.
     let sigterm = signal(SignalKind::terminate());
     recorder.record(Event::Started);
@@ -43,6 +53,7 @@ pub async fn serve(script: ServerScript, recorder: Recorder) -> Infallible {
     start_stderr_writer(script.stderr_noise_bytes);
     let fake = Arc::new(Fake {
         script,
+        revision,
         recorder,
         stdout: Mutex::new(tokio::io::stdout()),
     });
@@ -64,6 +75,7 @@ pub async fn serve(script: ServerScript, recorder: Recorder) -> Infallible {
 /// State shared by the loop and the request tasks.
 struct Fake {
     script: ServerScript,
+    revision: Option<String>,
     recorder: Recorder,
     stdout: Mutex<Stdout>,
 }
@@ -118,7 +130,17 @@ impl Fake {
         };
         let request = match jsonrpc::classify(&message) {
             Incoming::Request { id, method, params } => {
-                Some((id.clone(), script::choose(&self.script, method, params)))
+                let revision = self.revision.as_deref();
+                let answer = match modern::decide(&self.script, revision, method, params, None) {
+                    Decision::Answer(answer) => answer,
+                    Decision::Refuse(refusal) => script::Answer {
+                        delay_ms: 0,
+                        reply: Reply::Error(refusal.error),
+                        http: None,
+                        faults: None,
+                    },
+                };
+                Some((id.clone(), answer))
             }
             // Only a script that answers notifications on purpose (with a null id).
             Incoming::Notification => jsonrpc::notification_method(&message)

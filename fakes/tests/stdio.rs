@@ -497,3 +497,28 @@ fn a_closed_stdout_a_stderr_flood_and_an_answered_notification() {
     );
     assert_eq!(events.last(), Some(&Event::Exited { code: 0 }));
 }
+
+#[test]
+fn a_modern_fake_wants_meta_and_has_no_initialize() {
+    let case = Case::new("modern", json!({"era": "modern"}));
+    let mut fake = case.start();
+    let meta = json!({"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }});
+    fake.write(&request(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25"}),
+    ));
+    assert_eq!(fake.next_answer()["error"]["code"], -32601);
+    fake.write(&request(json!(2), "server/discover", meta.clone()));
+    let found = fake.next_answer();
+    assert_eq!(found["id"], 2);
+    assert_eq!(found["result"]["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(found["result"]["resultType"], "complete");
+    fake.write(&request(json!(3), "tools/list", json!({})));
+    assert_eq!(fake.next_answer()["error"]["code"], -32602);
+    fake.close_stdin();
+    assert!(fake.wait().success());
+}

@@ -13,5 +13,5 @@ pub mod matcher;
 pub mod model;
 pub mod transcript;
 
-pub use load::{Case, LoadError, load_case, load_dir};
+pub use load::{Case, LoadError, load_case, load_dir, trials};
 pub use model::Scenario;

@@ -7,7 +7,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::matcher;
-use crate::model::{Endpoint, Scenario, Step, Transport, WireStream};
+use crate::model::era::{self, REVISIONS};
+use crate::model::{ClientEra, Endpoint, Scenario, Step, Transport, WireStream};
 
 /// A loaded case: its id (the path below the scenarios root, without `.json`) and its content.
 #[derive(Debug, Clone)]
@@ -18,6 +19,44 @@ pub struct Case {
     pub path: PathBuf,
     /// The parsed scenario.
     pub scenario: Scenario,
+    /// The protocol revision this copy of the case runs at, for a case with `revisions`
+    /// (see [`trials`]); `None` for a case without.
+    pub revision: Option<String>,
+}
+
+impl Case {
+    /// The trial name on `transport`: `<case-id>@<transport>`, plus `@<revision>` for a case
+    /// that runs at several revisions.
+    pub fn trial_name(&self, transport: Transport) -> String {
+        match &self.revision {
+            Some(rev) => format!("{}@{}@{rev}", self.id, transport.as_str()),
+            None => format!("{}@{}", self.id, transport.as_str()),
+        }
+    }
+
+    /// The contract's protocol versions for this case's trials.
+    pub fn versions(&self) -> era::ContractVersions {
+        era::contract_versions(&self.scenario, self.revision.as_deref())
+    }
+}
+
+/// Every trial of `cases`: each case on each of its transports, and at each of its
+/// revisions when it lists some (transport-major, so a case's trials stay together).
+pub fn trials(cases: &[Case]) -> Vec<(Case, Transport)> {
+    let mut out = Vec::new();
+    for case in cases {
+        for &transport in &case.scenario.transports {
+            if case.scenario.revisions.is_empty() {
+                out.push((case.clone(), transport));
+            }
+            for rev in &case.scenario.revisions {
+                let mut at = case.clone();
+                at.revision = Some(rev.clone());
+                out.push((at, transport));
+            }
+        }
+    }
+    out
 }
 
 /// Why a case file could not be used.
@@ -121,6 +160,7 @@ pub fn parse_case(root: &Path, path: &Path, text: &str) -> Result<Case, LoadErro
         id,
         path: path.to_owned(),
         scenario,
+        revision: None,
     })
 }
 
@@ -167,6 +207,7 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
             "expected a positive number of milliseconds".into(),
         ));
     }
+    check_revisions(s)?;
     for (i, h) in s.server.handlers.iter().enumerate() {
         if let Some(params) = &h.params {
             matcher::validate(params).map_err(|m| (format!("server.handlers[{i}].params"), m))?;
@@ -258,7 +299,11 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
         s.server.http.endpoint,
         Endpoint::InsecureRemote | Endpoint::UntrustedCa | Endpoint::WrongName
     );
-    let observes_traffic = s.expect.wire.iter().any(|w| w.not_sent.is_none())
+    let observes_traffic = s
+        .expect
+        .wire
+        .iter()
+        .any(|w| w.not_sent.is_none() && w.revisions.is_empty())
         || !s.expect.lifecycle.is_empty()
         || (refuses_before_sending && !s.expect.outcomes.is_empty());
     if !observes_traffic {
@@ -274,6 +319,58 @@ fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
             "plan[0]".into(),
             "expected the plan to start with `connect`".into(),
         ));
+    }
+    Ok(())
+}
+
+/// The revision dimension: known revisions, each once; wire checks restricted to revisions
+/// the case runs at.
+fn check_revisions(s: &Scenario) -> Result<(), (String, String)> {
+    for (i, rev) in s.revisions.iter().enumerate() {
+        if !REVISIONS.contains(&rev.as_str()) {
+            return Err((
+                format!("revisions[{i}]"),
+                format!("expected one of {REVISIONS:?}, found {rev:?}"),
+            ));
+        }
+        if s.revisions[..i].contains(rev) {
+            return Err((
+                format!("revisions[{i}]"),
+                format!("{rev:?} is listed twice"),
+            ));
+        }
+    }
+    let modern_client = matches!(s.client_era, Some(ClientEra::Modern | ClientEra::Dual));
+    if s.legacy_protocol_version.is_some() && s.client_era != Some(ClientEra::Dual) {
+        return Err((
+            "legacy_protocol_version".into(),
+            "only a dual-era client has a fallback version: expected `client_era: \"dual\"`".into(),
+        ));
+    }
+    for (i, step) in s.plan.iter().enumerate() {
+        let modern_only = match step {
+            Step::Discover => true,
+            Step::CallTool { input, .. } => input.is_some(),
+            _ => false,
+        };
+        if modern_only && !modern_client {
+            return Err((
+                format!("plan[{i}]"),
+                "`discover` and `input` are modern-era features: expected `client_era` \"modern\" or \"dual\""
+                    .into(),
+            ));
+        }
+    }
+    for (i, w) in s.expect.wire.iter().enumerate() {
+        if let Some(rev) = w.revisions.iter().find(|r| !s.revisions.contains(r)) {
+            return Err((
+                format!("expect.wire[{i}].revisions"),
+                format!(
+                    "{rev:?} is not among the case's `revisions` {:?}",
+                    s.revisions
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -364,5 +461,58 @@ mod tests {
             r#"{"method": "ping", "reply": {"result": {}}, "faults": {"before": [{"bytes": [255, 10], "repeat": 3}], "padding_bytes": 10, "truncate": "stall", "then": "close_stdout"}}"#,
         );
         load_case(&dir, &write(&dir, "fine.json", &fine)).unwrap();
+    }
+
+    #[test]
+    fn revisions_multiply_trials_and_are_checked() {
+        let dir = temp_dir("revisions");
+        let text = MINIMAL.replace(
+            r#""plan""#,
+            r#""transports": ["stdio", "https"], "revisions": ["2025-03-26", "2025-06-18"], "plan""#,
+        );
+        let case = load_case(&dir, &write(&dir, "per-revision.json", &text)).unwrap();
+        let names: Vec<String> = trials(&[case])
+            .iter()
+            .map(|(c, t)| c.trial_name(*t))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "per-revision@stdio@2025-03-26",
+                "per-revision@stdio@2025-06-18",
+                "per-revision@https@2025-03-26",
+                "per-revision@https@2025-06-18"
+            ]
+        );
+        let unknown = MINIMAL.replace(r#""plan""#, r#""revisions": ["2025-13-01"], "plan""#);
+        let err = load_case(&dir, &write(&dir, "unknown-rev.json", &unknown)).unwrap_err();
+        assert_eq!(err.location, "revisions[0]");
+        let stray = MINIMAL.replace(
+            r#""sent": {"method": "initialize"}}"#,
+            r#""sent": {"method": "initialize"}, "revisions": ["2025-06-18"]}"#,
+        );
+        let err = load_case(&dir, &write(&dir, "stray-rev.json", &stray)).unwrap_err();
+        assert_eq!(err.location, "expect.wire[0].revisions");
+        let legacy_discover = MINIMAL.replace(
+            r#""plan": [{"op": "connect"}]"#,
+            r#""plan": [{"op": "connect"}, {"op": "discover"}]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "discover.json", &legacy_discover)).unwrap_err();
+        assert_eq!(err.location, "plan[1]");
+    }
+
+    #[test]
+    fn a_dual_client_gets_the_legacy_revision_as_its_fallback_version() {
+        let dir = temp_dir("dual");
+        let text = MINIMAL.replace(
+            r#""plan""#,
+            r#""protocol_version": "2026-07-28", "client_era": "dual", "revisions": ["2025-06-18"], "plan""#,
+        );
+        let case = load_case(&dir, &write(&dir, "dual.json", &text)).unwrap();
+        assert_eq!(case.versions().legacy.as_deref(), Some("2025-11-25"));
+        let (at, _) = trials(&[case]).remove(0);
+        let versions = at.versions();
+        assert_eq!(versions.protocol, "2026-07-28");
+        assert_eq!(versions.legacy.as_deref(), Some("2025-06-18"));
     }
 }

@@ -2,6 +2,7 @@
 //! generated JSON Schema (`scenarios/scenario.schema.json`), which editors use to validate
 //! and complete case files, so write these docs for case authors.
 
+pub mod era;
 pub mod http;
 pub mod robust;
 
@@ -9,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use era::{ClientEra, ModernScript, ServerEra};
 pub use http::{
     DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, Redirect, RedirectTarget, ReplyFormat,
 };
@@ -31,6 +33,22 @@ pub struct Scenario {
     /// Protocol version the client is asked to offer (`MCP_HARNESS_PROTOCOL_VERSION`).
     #[serde(default = "default_protocol_version")]
     pub protocol_version: String,
+    /// The era the client is asked to speak (`MCP_HARNESS_ERA`); omitted, the variable is
+    /// not set and the client speaks the legacy era (the `initialize` handshake).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_era: Option<ClientEra>,
+    /// Protocol revisions the case applies to. Given, the case runs once per transport per
+    /// revision, as trials named `<case-id>@<transport>@<revision>`, with the revision as
+    /// `MCP_HARNESS_PROTOCOL_VERSION` (for a dual-era client, a legacy revision is the
+    /// fallback version `MCP_HARNESS_LEGACY_PROTOCOL_VERSION` instead) and the fake playing
+    /// that revision. Matchers can name the offered version as `{"$same": "revision"}` (and a
+    /// dual-era client's fallback version as `{"$same": "legacy_revision"}`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
+    /// Dual-era clients only: the version of the fallback `initialize`
+    /// (`MCP_HARNESS_LEGACY_PROTOCOL_VERSION`; default `2025-11-25`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legacy_protocol_version: Option<String>,
     /// Per-request timeout the client is asked to apply, in milliseconds (`MCP_HARNESS_TIMEOUT_MS`).
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
@@ -170,6 +188,12 @@ pub struct ServerScript {
     /// Streamable HTTP behaviour (ignored over stdio).
     #[serde(default)]
     pub http: HttpScript,
+    /// The protocol era the fake speaks.
+    #[serde(default)]
+    pub era: ServerEra,
+    /// Settings of a modern or dual-era fake (ignored by a legacy one).
+    #[serde(default)]
+    pub modern: ModernScript,
 }
 
 /// One scripted answer.
@@ -266,9 +290,21 @@ pub enum Step {
         /// Cancel the call after this many milliseconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cancel_after_ms: Option<u64>,
+        /// Modern era: the caller's input handler, mapping an input request's `method`
+        /// (`elicitation/create`, `sampling/createMessage`, `roots/list`) to the response
+        /// the client sends back for it when the server answers `input_required`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<Map<String, Value>>,
     },
     /// Close the connection and shut the server down.
     Close,
+    /// Modern era: send `server/discover` and report its result.
+    Discover,
+    /// Wait, then report `{}` (lets a cache entry expire).
+    Sleep {
+        /// How long to wait, in milliseconds.
+        ms: u64,
+    },
 }
 
 impl Step {
@@ -279,6 +315,8 @@ impl Step {
             Step::ListTools => "list_tools",
             Step::CallTool { .. } => "call_tool",
             Step::Close => "close",
+            Step::Discover => "discover",
+            Step::Sleep { .. } => "sleep",
         }
     }
 }
@@ -366,6 +404,8 @@ pub enum ErrorKind {
     HttpStatus,
     /// The client does not implement this op.
     UnsupportedOp,
+    /// The server asked for an input the caller has no handler for.
+    InputUnsupported,
 }
 
 impl ErrorKind {
@@ -386,6 +426,7 @@ impl ErrorKind {
             ErrorKind::Tls => "tls",
             ErrorKind::HttpStatus => "http_status",
             ErrorKind::UnsupportedOp => "unsupported_op",
+            ErrorKind::InputUnsupported => "input_unsupported",
         }
     }
 }
@@ -403,7 +444,9 @@ pub struct WireExpectation {
     pub level: Option<Level>,
     /// What is checked: the JSON-RPC messages (default), or the HTTP requests, each seen as
     /// `{"method", "path", "headers": {lower-case name: value}, "status"}` where `status` is the
-    /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`.
+    /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`; with a
+    /// modern or dual fake, a response stream closed before its answer shows among them, in
+    /// order, as `{"stream_closed": <request id>}`.
     #[serde(default)]
     pub on: WireStream,
     /// Only items matching this are considered (all, if omitted).
@@ -427,6 +470,9 @@ pub struct WireExpectation {
     /// No message matching this was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_sent: Option<Value>,
+    /// Check only in trials of these revisions (of the case's `revisions`); all if omitted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
 }
 
 /// What a wire check looks at.

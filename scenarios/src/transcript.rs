@@ -68,6 +68,12 @@ pub enum Event {
     },
     /// The fake stopped recording messages because the transcript reached its cap.
     Truncated,
+    /// Streamable HTTP, modern or dual fake: the response stream of the request `id` went
+    /// away before the fake answered it (in 2026-07-28 closing it is how a client cancels).
+    StreamClosed {
+        /// The id of the request whose stream closed.
+        id: Value,
+    },
     /// The fake is exiting by itself with this status.
     Exited {
         /// The exit status.

@@ -243,6 +243,131 @@ const MATRIX: &[(&str, &str, &str, Grade)] = &[
     ("close-on-error", "robust/redirect-308-to-plain-http@https", "step 2 (call_tool) succeeds", Grade::Fail),
     ("follow-redirects", "robust/redirect-308-to-other-host@https", "step 1 (call_tool) fails with error kind insecure_url or http_status", Grade::Fail),
     ("close-on-error", "robust/redirect-308-to-other-host@https", "step 2 (call_tool) succeeds", Grade::Fail),
+
+    // Protocol eras (issue 7). Legacy revisions: the case runs once per revision.
+    ("sh:true", "era/legacy/handshake-per-revision@stdio@2025-06-18", "initialize offers the trial's revision", Grade::Fail),
+    ("sh:MCP_HARNESS_PROTOCOL_VERSION=2025-11-25 {driver}", "era/legacy/handshake-per-revision@stdio@2025-03-26", "initialize offers the trial's revision", Grade::Fail),
+    ("sh:MCP_HARNESS_PROTOCOL_VERSION=2025-11-25 {driver}", "era/legacy/handshake-per-revision@https@2025-06-18", "initialize offers the trial's revision", Grade::Fail),
+    ("skip-initialized", "era/legacy/handshake-per-revision@https@2025-11-25", "notifications/initialized comes before tools/list", Grade::Fail),
+    ("sh:MCP_HARNESS_ERA=dual {driver}", "era/legacy/handshake-per-revision@stdio@2025-11-25", "no request carries modern _meta", Grade::Fail),
+    ("no-protocol-version-header", "era/legacy/protocol-version-header-per-revision@https@2025-06-18", "MCP-Protocol-Version: <revision>", Grade::Fail),
+    ("sh:true", "era/legacy/protocol-version-header-per-revision@https@2025-03-26", "the call reached the server", Grade::Fail),
+    // Modern era.
+    ("no-meta", "era/modern/discover-and-call", "every request carries _meta", Grade::Fail),
+    ("no-meta", "era/modern/discover-and-call@https", "step 0 (connect) succeeds", Grade::Fail),
+    ("drop-arguments", "era/modern/discover-and-call", "the call reached the server with its name and arguments", Grade::Fail),
+    ("initialize-after-discover", "era/modern/discover-and-call", "no initialize and no notifications/initialized", Grade::Fail),
+    ("initialize-after-discover", "era/modern/discover-and-call@https", "no notifications/initialized is sent", Grade::Fail),
+    ("sh:true", "era/modern/discover-and-call", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("no-client-info", "era/modern/client-info", "clientInfo {name, version}", Grade::NonStrict),
+    ("no-client-info", "era/modern/client-info@https", "clientInfo {name, version}", Grade::NonStrict),
+    ("sh:true", "era/modern/client-info", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("no-discover-probe", "era/modern/discover-first", "step 0 (connect) succeeds", Grade::NonStrict),
+    ("no-discover-probe", "era/modern/discover-first@https", "the discover op sends server/discover again", Grade::NonStrict),
+    ("sh:true", "era/modern/discover-first", "step 1 (discover) succeeds", Grade::Fail),
+    ("no-version-retry", "era/modern/unsupported-version-retry", "server/discover is sent again with the listed version and a new id", Grade::NonStrict),
+    ("no-version-retry", "era/modern/unsupported-version-retry@https", "later requests use the agreed version", Grade::NonStrict),
+    ("sh:MCP_HARNESS_ERA=dual {driver} --defect fallback-on-any-error", "era/modern/unsupported-version-retry", "no fallback to initialize after a modern error", Grade::Fail),
+    ("sh:true", "era/modern/unsupported-version-retry", "step 0 (connect) succeeds", Grade::Fail),
+    ("retry-any-version", "era/modern/no-common-version", "fails with error kind unsupported_version", Grade::Fail),
+    ("retry-any-version", "era/modern/no-common-version@https", "no second server/discover", Grade::Fail),
+    ("retry-any-version", "era/modern/no-common-version", "step 1 (list_tools) fails with error kind transport_closed", Grade::Fail),
+    ("fallback-on-any-error", "era/modern/no-common-version", "no initialize after -32022", Grade::Fail),
+    ("no-meta", "era/modern/no-common-version", "server/discover was sent once, with the offered version", Grade::Fail),
+    ("sh:true", "era/modern/no-common-version", "step 0 (connect) fails with error kind unsupported_version", Grade::Fail),
+    ("fallback-on-any-error", "era/modern/no-common-version@https", "no initialize after -32022", Grade::Fail),
+    ("sh:MCP_HARNESS_ERA=dual {driver}", "era/modern/legacy-server-refused", "no initialize from a modern-only client", Grade::Fail),
+    ("no-discover-probe", "era/modern/legacy-server-refused", "nothing but the probe reached the legacy server", Grade::Fail),
+    ("sh:true", "era/modern/legacy-server-refused", "server/discover was sent", Grade::Fail),
+    ("ignore-result-type", "era/modern/unknown-result-type", "step 1 (call_tool) fails with error kind invalid_response", Grade::Fail),
+    ("ignore-result-type", "era/modern/unknown-result-type@https", "step 1 (call_tool) fails with error kind invalid_response", Grade::Fail),
+    ("sh:true", "era/modern/unknown-result-type", "both calls reached the server", Grade::Fail),
+    ("sh:true", "era/modern/absent-result-type", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("no-mcp-method-header", "era/modern/http-headers@https", "carry Mcp-Method", Grade::Fail),
+    ("no-mcp-method-header", "era/modern/http-headers@https", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("no-mcp-name-header", "era/modern/http-headers@https", "carries Mcp-Name: echo", Grade::Fail),
+    ("no-protocol-version-header", "era/modern/http-headers@https", "MCP-Protocol-Version: 2026-07-28 and no session id", Grade::Fail),
+    ("get-stream-in-modern", "era/modern/http-headers@https", "no GET stream and no DELETE", Grade::Fail),
+    ("cancel-with-notification-over-http", "era/modern/cancel-closes-stream@https", "no notifications/cancelled is posted", Grade::Fail),
+    ("ignore-cancel", "era/modern/cancel-closes-stream@https", "fails with error kind cancelled", Grade::Fail),
+    ("sh:true", "era/modern/cancel-closes-stream@https", "the slow call and the next call", Grade::Fail),
+    ("keep-stream-on-cancel", "era/modern/cancel-closes-stream@https", "closed the cancelled call's response stream", Grade::Fail),
+    ("no-cancel-notification", "era/modern/cancel-over-stdio", "notifications/cancelled names the cancelled call", Grade::Fail),
+    ("ignore-cancel", "era/modern/cancel-over-stdio", "fails with error kind cancelled", Grade::Fail),
+    ("sh:true", "era/modern/cancel-over-stdio", "step 2 (call_tool) succeeds", Grade::Fail),
+    // Dual era: a modern server, then legacy servers of every kind.
+    ("no-discover-probe", "era/dual/modern-server", "the first request is server/discover", Grade::Fail),
+    ("no-discover-probe", "era/dual/modern-server@https", "no initialize to a modern server", Grade::Fail),
+    ("initialize-after-discover", "era/dual/modern-server", "no initialize to a modern server", Grade::Fail),
+    ("sh:true", "era/dual/modern-server", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("no-fallback", "era/dual/legacy-method-not-found@stdio@2025-03-26", "then initialize offering the legacy revision", Grade::Fail),
+    ("no-fallback", "era/dual/legacy-method-not-found@stdio@2025-11-25", "step 0 (connect) succeeds", Grade::Fail),
+    ("meta-after-fallback", "era/dual/legacy-method-not-found@stdio@2025-06-18", "no modern _meta", Grade::NonStrict),
+    ("sh:MCP_HARNESS_LEGACY_PROTOCOL_VERSION=2025-03-26 {driver}", "era/dual/legacy-method-not-found@stdio@2025-11-25", "then initialize offering the legacy revision", Grade::Fail),
+    ("sh:true", "era/dual/legacy-method-not-found@stdio@2025-06-18", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("fallback-on-one-code", "era/dual/legacy-invalid-params@stdio@2025-11-25", "then initialize offering the legacy revision", Grade::Fail),
+    ("meta-after-fallback", "era/dual/legacy-invalid-params@stdio@2025-11-25", "no modern _meta", Grade::NonStrict),
+    ("sh:true", "era/dual/legacy-invalid-params@stdio@2025-11-25", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("fallback-on-one-code", "era/dual/legacy-silent@stdio@2025-06-18", "step 0 (connect) succeeds", Grade::Fail),
+    ("meta-after-fallback", "era/dual/legacy-silent@stdio@2025-06-18", "no modern _meta", Grade::NonStrict),
+    ("sh:true", "era/dual/legacy-silent@stdio@2025-06-18", "then initialize offering the legacy revision", Grade::Fail),
+    ("fallback-on-one-code", "era/dual/legacy-invalid-request@stdio@2025-03-26", "then initialize offering the legacy revision", Grade::Fail),
+    ("meta-after-fallback", "era/dual/legacy-invalid-request@stdio@2025-03-26", "no modern _meta", Grade::NonStrict),
+    ("sh:true", "era/dual/legacy-invalid-request@stdio@2025-03-26", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("no-fallback", "era/dual/legacy-http-session-required@https@2025-06-18", "the discover POST got 400, the initialize POST 200", Grade::Fail),
+    ("fallback-on-one-code", "era/dual/legacy-http-session-required@https@2025-11-25", "then initialize offering the legacy revision", Grade::Fail),
+    ("meta-after-fallback", "era/dual/legacy-http-session-required@https@2025-03-26", "no modern _meta", Grade::NonStrict),
+    ("sh:true", "era/dual/legacy-http-session-required@https@2025-03-26", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("no-fallback", "era/dual/legacy-http-method-not-found@https@2025-03-26", "step 0 (connect) succeeds", Grade::Fail),
+    ("fallback-on-one-code", "era/dual/legacy-http-method-not-found@https@2025-06-18", "then initialize offering the legacy revision", Grade::Fail),
+    ("meta-after-fallback", "era/dual/legacy-http-method-not-found@https@2025-11-25", "no modern _meta", Grade::NonStrict),
+    ("sh:true", "era/dual/legacy-http-method-not-found@https@2025-03-26", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("fallback-on-one-code", "era/dual/legacy-http-not-found@https@2025-03-26", "then initialize offering the legacy revision", Grade::Fail),
+    ("meta-after-fallback", "era/dual/legacy-http-not-found@https@2025-03-26", "no modern _meta", Grade::NonStrict),
+    ("sh:true", "era/dual/legacy-http-not-found@https@2025-03-26", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("fallback-on-any-error", "era/dual/missing-capability-error", "no initialize after a modern error", Grade::Fail),
+    ("fallback-on-any-error", "era/dual/missing-capability-error@https", "step 0 (connect) fails with error kind protocol_error", Grade::Fail),
+    ("sh:true", "era/dual/missing-capability-error", "server/discover was sent", Grade::Fail),
+    ("no-era-cache", "era/dual/era-cached-per-origin@https", "server/discover was sent once for the two connects", Grade::NonStrict),
+    ("sh:true", "era/dual/era-cached-per-origin@https", "the call after the second connect", Grade::Fail),
+    ("no-discover-probe", "era/dual/stdio-probes-each-process", "each process got server/discover and then initialize", Grade::NonStrict),
+    ("sh:true", "era/dual/stdio-probes-each-process", "step 0 (connect) succeeds", Grade::Fail),
+    // Multi round-trip requests.
+    ("reuse-id-on-retry", "era/mrtr/elicitation-accepted", "each retry uses a new id", Grade::Fail),
+    ("reuse-id-on-retry", "era/mrtr/elicitation-accepted@https", "each retry uses a new id", Grade::Fail),
+    ("alter-request-state", "era/mrtr/elicitation-accepted", "requestState is echoed exactly", Grade::Fail),
+    ("alter-request-state", "era/mrtr/elicitation-accepted@https", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("bare-retry", "era/mrtr/elicitation-accepted", "the retry repeats the arguments", Grade::Fail),
+    ("no-input-responses", "era/mrtr/elicitation-accepted", "answers the elicitation under its key", Grade::Fail),
+    ("state-on-fresh-request", "era/mrtr/elicitation-accepted", "a fresh call carries no requestState", Grade::Fail),
+    ("sh:true", "era/mrtr/elicitation-accepted", "step 2 (call_tool) succeeds", Grade::Fail),
+    ("alter-request-state", "era/mrtr/several-rounds", "three rounds", Grade::Fail),
+    ("reuse-id-on-retry", "era/mrtr/several-rounds@https", "three rounds", Grade::Fail),
+    ("no-input-responses", "era/mrtr/several-rounds", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "era/mrtr/several-rounds", "does not echo the first round's state", Grade::Fail),
+    ("omit-declined", "era/mrtr/elicitation-declined", "the retry declines under the request's key", Grade::Fail),
+    ("omit-declined", "era/mrtr/elicitation-declined@https", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("sh:true", "era/mrtr/elicitation-declined", "step 0 (connect) succeeds", Grade::Fail),
+    ("no-input-responses", "era/mrtr/no-request-state", "the retry answers roots/list and has no requestState", Grade::Fail),
+    ("sh:true", "era/mrtr/no-request-state", "step 1 (call_tool) succeeds", Grade::Fail),
+    ("ignore-result-type", "era/mrtr/input-unsupported", "fails with error kind input_unsupported", Grade::NonStrict),
+    ("sh:true", "era/mrtr/input-unsupported", "tools/call summarize was sent once", Grade::Fail),
+    ("ignore-result-type", "era/mrtr/input-required-on-list", "step 1 (list_tools) fails with error kind invalid_response", Grade::Fail),
+    ("sh:true", "era/mrtr/input-required-on-list", "tools/list and then the call reached the server", Grade::Fail),
+    // Caching hints.
+    ("no-cache", "era/cache/fresh-hit", "tools/list was asked once", Grade::NonStrict),
+    ("no-cache", "era/cache/fresh-hit@https", "tools/list was asked once", Grade::NonStrict),
+    ("sh:true", "era/cache/fresh-hit", "step 2 (list_tools) succeeds", Grade::Fail),
+    ("ignore-ttl", "era/cache/expiry", "tools/list was asked twice", Grade::Fail),
+    ("sh:true", "era/cache/expiry", "step 2 (sleep) succeeds", Grade::Fail),
+    ("ignore-ttl", "era/cache/ttl-zero", "tools/list was asked three times", Grade::Fail),
+    ("sh:true", "era/cache/ttl-zero", "step 3 (list_tools) succeeds", Grade::Fail),
+    ("ignore-ttl", "era/cache/ttl-absent-or-negative", "the first page was asked twice", Grade::Fail),
+    ("ignore-ttl", "era/cache/ttl-absent-or-negative@https", "the second page was asked twice", Grade::Fail),
+    ("sh:true", "era/cache/ttl-absent-or-negative", "step 1 (list_tools) succeeds", Grade::Fail),
+    ("cache-mrtr-retry", "era/cache/mrtr-retry-not-cached", "both calls started a fresh flow", Grade::Fail),
+    ("cache-mrtr-retry", "era/cache/mrtr-retry-not-cached@https", "both flows were completed by a retry", Grade::Fail),
+    ("sh:true", "era/cache/mrtr-retry-not-cached", "step 1 (call_tool) succeeds", Grade::Fail),
 ];
 
 /// A client that never reads its server's stderr: it launches the server with stderr piped
@@ -320,11 +445,27 @@ fn quoted(script: &str) -> String {
 }
 
 /// `case-id` runs over stdio, `case-id@https` over HTTPS.
+/// `case-id` runs over stdio, `case-id@https` over HTTPS; a case with revisions needs its
+/// revision too: `case-id@stdio@2025-06-18`.
 fn trial(spec: &str) -> (Case, Transport) {
-    match spec.split_once('@') {
-        Some((id, "https")) => (support::case(id), Transport::Https),
-        _ => (support::case(spec), Transport::Stdio),
-    }
+    let mut parts = spec.split('@');
+    let case = support::case(parts.next().unwrap_or_default());
+    let transport = match parts.next() {
+        Some("https") => Transport::Https,
+        _ => Transport::Stdio,
+    };
+    let revision = parts.next().map(str::to_owned);
+    assert_eq!(
+        revision.is_some(),
+        !case.scenario.revisions.is_empty(),
+        "{spec}: name the revision exactly for a case with revisions"
+    );
+    let case = mcp_harness_scenarios::trials(&[case])
+        .into_iter()
+        .map(|(c, _)| c)
+        .find(|c| c.revision == revision)
+        .unwrap_or_else(|| panic!("{spec}: no such revision"));
+    (case, transport)
 }
 
 /// Runs the matrix, requires each row's failure, and requires every check the reference

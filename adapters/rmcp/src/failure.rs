@@ -213,3 +213,16 @@ fn chain_text(error: &(dyn StdError + 'static)) -> String {
     }
     text
 }
+
+impl Failure {
+    /// At a modern-era connect, a JSON-RPC error with a modern code (-32020 header mismatch,
+    /// -32021 missing capability, -32022 unsupported version) answered `server/discover`, not
+    /// `initialize`: the contract's `protocol_error`, not `handshake_failed`.
+    pub fn discover_refused(mut self) -> Failure {
+        let modern_code = matches!(self.code, Some(-32022..=-32020));
+        if self.kind == Kind::HandshakeFailed && modern_code {
+            self.kind = Kind::ProtocolError;
+        }
+        self
+    }
+}

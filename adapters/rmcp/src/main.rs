@@ -8,6 +8,7 @@
 //! per-request option (`PeerRequestOptions::timeout`).
 
 mod failure;
+mod handler;
 mod session;
 
 use std::io::Write;
@@ -27,6 +28,12 @@ pub(crate) struct Config {
     pub bearer_token: Option<String>,
     pub timeout: Option<Duration>,
     pub protocol_version: Option<String>,
+    /// MCP_HARNESS_ERA: `legacy` (also when unset), `modern` or `dual`.
+    pub era: String,
+    /// MCP_HARNESS_LEGACY_PROTOCOL_VERSION: the dual era's fallback `initialize` version.
+    pub legacy_version: Option<String>,
+    /// The plan (its `input` answers decide the declared input capabilities).
+    pub plan: Vec<Value>,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -51,6 +58,9 @@ impl Config {
             bearer_token: env("MCP_HARNESS_BEARER_TOKEN"),
             timeout,
             protocol_version: env("MCP_HARNESS_PROTOCOL_VERSION"),
+            era: env("MCP_HARNESS_ERA").unwrap_or_else(|| "legacy".into()),
+            legacy_version: env("MCP_HARNESS_LEGACY_PROTOCOL_VERSION"),
+            plan: plan(),
         }
     }
 }
@@ -69,7 +79,7 @@ fn plan() -> Vec<Value> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let config = Config::from_env();
-    let steps = plan();
+    let steps = config.plan.clone();
     let mut session: Option<Session> = None;
     let stdout = std::io::stdout();
 
@@ -95,6 +105,20 @@ async fn main() {
             Some("call_tool") => match &session {
                 Some(connected) => connected.call_tool(step, config.timeout).await,
                 None => Err(Failure::not_connected()),
+            },
+            Some("discover") => match &session {
+                Some(connected) => connected.discover().await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("sleep") => match step.get("ms").and_then(Value::as_u64) {
+                Some(ms) => {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(json!({}))
+                }
+                None => Err(Failure::new(
+                    Kind::UnsupportedOp,
+                    format!("a sleep step needs a non-negative integer \"ms\": {step}"),
+                )),
             },
             Some("close") => match session.take() {
                 Some(connected) => connected.close().await.map(|()| json!({})),

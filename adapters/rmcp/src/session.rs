@@ -1,14 +1,23 @@
 //! One rmcp client connection: connect (stdio child process or streamable HTTP), list tools,
-//! call a tool (with rmcp's per-request timeout and cancellation), close.
+//! call a tool (with rmcp's per-request timeout and cancellation), discover, close.
+//!
+//! The era (MCP_HARNESS_ERA) picks rmcp's lifecycle: unset or `legacy` is `serve` (the
+//! `initialize` handshake, as before); `modern` is `ClientLifecycleMode::Discover` (a
+//! `server/discover` probe, no fallback); `dual` is `ClientLifecycleMode::Auto` (the probe,
+//! then `initialize` on a legacy answer or after rmcp's fixed 10 s probe timeout). The
+//! preferred versions are the harness's version, then rmcp's newest modern one.
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientConfig, ClientRequest, ContentBlock,
-    ProtocolVersion, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, ContentBlock, ProtocolVersion, RequestMetaObject, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, PeerRequestOptions,
+    RunningService, ServiceError,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
@@ -16,16 +25,68 @@ use serde_json::{Value, json};
 
 use crate::Config;
 use crate::failure::{Failure, Kind};
+use crate::handler::{Answers, Handler};
 
 pub(crate) struct Session {
-    service: RunningService<RoleClient, ClientConfig>,
+    service: RunningService<RoleClient, Handler>,
+    /// The plan's input answers for the call in progress (read by the handler).
+    answers: Answers,
+    /// Connected in the modern era (2026-07-28): calls go through rmcp's multi round-trip helper.
+    modern: bool,
+}
+
+/// rmcp's lifecycle for the harness's era.
+fn lifecycle(config: &Config) -> Option<ClientLifecycleMode> {
+    let mut preferred = Vec::new();
+    if let Some(version) = config.protocol_version.as_deref().and_then(protocol_version) {
+        preferred.push(version);
+    }
+    if !preferred.contains(&ProtocolVersion::LATEST) {
+        preferred.push(ProtocolVersion::LATEST);
+    }
+    match config.era.as_str() {
+        "modern" => Some(ClientLifecycleMode::Discover {
+            preferred_versions: preferred,
+        }),
+        "dual" => Some(ClientLifecycleMode::Auto {
+            preferred_versions: preferred,
+            legacy_version: config.legacy_version.as_deref().and_then(protocol_version),
+        }),
+        _ => None,
+    }
+}
+
+fn protocol_version(text: &str) -> Option<ProtocolVersion> {
+    serde_json::from_value::<ProtocolVersion>(json!(text))
+        .map_err(|e| eprintln!("rmcp-adapter: ignoring protocol version {text:?}: {e}"))
+        .ok()
+}
+
+/// Starts rmcp on `transport` in the harness's era.
+async fn start<T, E, A>(
+    handler: Handler,
+    transport: T,
+    config: &Config,
+) -> Result<RunningService<RoleClient, Handler>, ClientInitializeError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match lifecycle(config) {
+        None => handler.serve(transport).await,
+        Some(mode) => handler.serve_with_lifecycle(transport, mode).await,
+    }
 }
 
 impl Session {
     /// Starts the transport and performs rmcp's `initialize` handshake. On success returns the
     /// session and the step's `ok` payload.
     pub async fn connect(config: &Config) -> Result<(Session, Value), Failure> {
-        let info = client_info(config);
+        let answers = Answers::default();
+        let handler = Handler {
+            info: client_info(config),
+            answers: answers.clone(),
+        };
         let service = match config.transport.as_str() {
             "stdio" => {
                 let argv = config.server_command.as_deref().unwrap_or_default();
@@ -46,7 +107,7 @@ impl Session {
                             format!("could not launch the server: {e}"),
                         )
                     })?;
-                info.serve(transport).await
+                start(handler, transport, config).await
             }
             "http" => {
                 let Some(url) = config.url.as_deref() else {
@@ -63,7 +124,7 @@ impl Session {
                 }
                 let transport =
                     StreamableHttpClientTransport::with_client(client, transport_config);
-                info.serve(transport).await
+                start(handler, transport, config).await
             }
             other => {
                 return Err(Failure::new(
@@ -72,17 +133,57 @@ impl Session {
                 ));
             }
         }
-        .map_err(|e| Failure::from_initialize(&e))?;
+        .map_err(|e| match config.era.as_str() {
+            "legacy" => Failure::from_initialize(&e),
+            _ => Failure::from_initialize(&e).discover_refused(),
+        })?;
 
         let peer = service.peer_info();
-        let ok = json!({
-            "protocolVersion": peer.as_ref().map(|p| p.protocol_version.as_str().to_owned()),
+        let version = peer.as_ref().map(|p| p.protocol_version.as_str().to_owned());
+        // rmcp's modern versions start at 2026-07-28 (dates compare as text).
+        let modern = version.as_deref().is_some_and(|v| v >= "2026-07-28");
+        let mut ok = json!({
+            "protocolVersion": version,
             "serverInfo": peer
                 .as_ref()
                 .and_then(|p| p.server_info.as_ref())
                 .map(|s| serde_json::to_value(s).unwrap_or(Value::Null)),
         });
-        Ok((Session { service }, ok))
+        if config.era != "legacy" {
+            ok["era"] = json!(if modern { "modern" } else { "legacy" });
+        }
+        Ok((
+            Session {
+                service,
+                answers,
+                modern,
+            },
+            ok,
+        ))
+    }
+
+    /// `server/discover` through rmcp's `Peer::discover` (which may answer from rmcp's cache).
+    pub async fn discover(&self) -> Result<Value, Failure> {
+        let Some(peer) = self.service.peer_info().filter(|_| self.modern) else {
+            return Err(Failure::new(
+                Kind::UnsupportedOp,
+                "server/discover is a 2026-07-28 request; this connection speaks the legacy era",
+            ));
+        };
+        let info = self.service.service().info.clone();
+        let meta = RequestMetaObject::with_client_context(
+            peer.protocol_version.clone(),
+            info.client_info,
+            info.capabilities,
+        );
+        let result = self
+            .service
+            .peer()
+            .discover(meta)
+            .await
+            .map_err(|e| Failure::from_service(&e))?;
+        serde_json::to_value(result)
+            .map_err(|e| Failure::new(Kind::InvalidResponse, e.to_string()))
     }
 
     /// rmcp's own list-all: follows `nextCursor` until it is absent, with no other guard.
@@ -132,6 +233,20 @@ impl Session {
                 ));
             }
         }
+        if self.modern && cancel_after.is_none() {
+            // rmcp's high-level call drives the multi round-trip rounds through the handler.
+            let answers = match step.get("input") {
+                Some(Value::Object(answers)) => answers.clone(),
+                _ => serde_json::Map::new(),
+            };
+            *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = answers;
+            let result = self
+                .service
+                .call_tool(params)
+                .await
+                .map_err(|e| Failure::from_service(&e))?;
+            return call_output(result);
+        }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let options = match timeout {
             Some(timeout) => PeerRequestOptions::with_timeout(timeout),
@@ -168,18 +283,7 @@ impl Session {
             _ => handle.await_response().await,
         };
         match answer.map_err(|e| Failure::from_service(&e))? {
-            ServerResult::CallToolResult(result) => {
-                if result.is_error == Some(true) {
-                    let texts = texts(&result.content);
-                    return Err(Failure::new(Kind::ToolError, texts.join("\n")));
-                }
-                Ok(match result.structured_content {
-                    Some(structured) if !structured.is_null() => {
-                        json!({ "structured": structured })
-                    }
-                    _ => json!({ "text": texts(&result.content) }),
-                })
-            }
+            ServerResult::CallToolResult(result) => call_output(result),
             other => Err(Failure::new(
                 Kind::InvalidResponse,
                 format!("tools/call was answered with an unexpected result: {other:?}"),
@@ -203,6 +307,17 @@ impl Session {
     }
 }
 
+fn call_output(result: CallToolResult) -> Result<Value, Failure> {
+    if result.is_error == Some(true) {
+        let texts = texts(&result.content);
+        return Err(Failure::new(Kind::ToolError, texts.join("\n")));
+    }
+    Ok(match result.structured_content {
+        Some(structured) if !structured.is_null() => json!({ "structured": structured }),
+        _ => json!({ "text": texts(&result.content) }),
+    })
+}
+
 fn texts(content: &[ContentBlock]) -> Vec<String> {
     content
         .iter()
@@ -214,7 +329,24 @@ fn texts(content: &[ContentBlock]) -> Vec<String> {
 /// rmcp's default client info, offering the harness's protocol version (rmcp lets the caller
 /// choose it through `InitializeRequestParams::protocol_version`).
 fn client_info(config: &Config) -> ClientConfig {
-    let info = ClientConfig::default();
+    let mut info = ClientConfig::default();
+    // Declare the input capabilities the plan's answers can serve (none without any `input`).
+    let mut capabilities = serde_json::Map::new();
+    for method in planned_input_methods(&config.plan) {
+        let name = match method.as_str() {
+            "elicitation/create" => "elicitation",
+            "sampling/createMessage" => "sampling",
+            "roots/list" => "roots",
+            _ => continue,
+        };
+        capabilities.insert(name.into(), json!({}));
+    }
+    if !capabilities.is_empty() {
+        match serde_json::from_value::<ClientCapabilities>(Value::Object(capabilities)) {
+            Ok(declared) => info.capabilities = declared,
+            Err(e) => eprintln!("rmcp-adapter: could not declare the input capabilities: {e}"),
+        }
+    }
     match &config.protocol_version {
         Some(version) => match serde_json::from_value::<ProtocolVersion>(json!(version)) {
             Ok(version) => info.with_protocol_version(version),
@@ -225,6 +357,13 @@ fn client_info(config: &Config) -> ClientConfig {
         },
         None => info,
     }
+}
+
+fn planned_input_methods(plan: &[Value]) -> Vec<String> {
+    plan.iter()
+        .filter_map(|step| step.get("input").and_then(Value::as_object))
+        .flat_map(|answers| answers.keys().cloned())
+        .collect()
 }
 
 /// The reqwest client rmcp's streamable HTTP transport runs on: rustls with ring, trusting the

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::defects::Defects;
+use crate::era::{DEFAULT_LEGACY_FALLBACK_VERSION, Era};
 use crate::options::{
     BearerToken, ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, StdioCommand,
 };
@@ -120,6 +121,25 @@ pub(crate) fn parse(
     if protocol_version.is_empty() {
         return Err("MCP_HARNESS_PROTOCOL_VERSION is empty; expected a protocol version".into());
     }
+    let era = match env("MCP_HARNESS_ERA").as_deref() {
+        None | Some("legacy") => Era::Legacy,
+        Some("modern") => Era::Modern,
+        Some("dual") => Era::Dual,
+        Some(other) => {
+            return Err(format!(
+                "MCP_HARNESS_ERA is {other:?}; expected \"legacy\", \"modern\" or \"dual\""
+            ));
+        }
+    };
+    let legacy_protocol_version = match env("MCP_HARNESS_LEGACY_PROTOCOL_VERSION") {
+        None => DEFAULT_LEGACY_FALLBACK_VERSION.to_owned(),
+        Some(v) if v.is_empty() => {
+            return Err(
+                "MCP_HARNESS_LEGACY_PROTOCOL_VERSION is empty; expected a protocol version".into(),
+            );
+        }
+        Some(v) => v,
+    };
     let grace_ms = match env("MCP_HARNESS_SHUTDOWN_GRACE_MS") {
         Some(text) => millis("MCP_HARNESS_SHUTDOWN_GRACE_MS", &text)?,
         None => 2000,
@@ -144,10 +164,13 @@ pub(crate) fn parse(
         plan,
         options: ClientOptions {
             protocol_version,
+            era,
+            legacy_protocol_version,
             request_timeout: Duration::from_millis(timeout_ms),
             shutdown_grace: Duration::from_millis(grace_ms),
             max_message_bytes,
             defects,
+            ..ClientOptions::default()
         },
     })
 }
@@ -245,6 +268,17 @@ mod tests {
         assert_eq!(c.options.shutdown_grace, Duration::from_secs(2));
         assert_eq!(c.options.protocol_version, "2025-03-26");
         assert!(c.options.defects.reuse_ids && c.options.defects.text_only);
+        assert_eq!(c.options.era, Era::Legacy);
+        assert_eq!(c.options.legacy_protocol_version, "2025-11-25");
+        let env = env_with(&[
+            ("MCP_HARNESS_ERA", Some("dual")),
+            ("MCP_HARNESS_LEGACY_PROTOCOL_VERSION", Some("2025-06-18")),
+        ]);
+        let c = parse_with(&[], &env).unwrap();
+        assert_eq!(c.options.era, Era::Dual);
+        assert_eq!(c.options.legacy_protocol_version, "2025-06-18");
+        let env = env_with(&[("MCP_HARNESS_ERA", Some("modern"))]);
+        assert_eq!(parse_with(&[], &env).unwrap().options.era, Era::Modern);
         let env = env_with(&[("MCP_HARNESS_SHUTDOWN_GRACE_MS", Some("100"))]);
         let c = parse_with(&["https://127.0.0.1:1/mcp"], &env).unwrap();
         assert_eq!(c.options.shutdown_grace, Duration::from_millis(100));
@@ -280,7 +314,7 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_variable() {
-        let cases: [(&str, Option<&str>); 13] = [
+        let cases: [(&str, Option<&str>); 15] = [
             ("MCP_HARNESS_CONTRACT", None),
             ("MCP_HARNESS_CONTRACT", Some("2")),
             ("MCP_HARNESS_TRANSPORT", Some("carrier-pigeon")),
@@ -294,6 +328,8 @@ mod tests {
             ("MCP_HARNESS_SHUTDOWN_GRACE_MS", Some("-1")),
             ("MCP_HARNESS_MAX_MESSAGE_BYTES", Some("0")),
             ("MCP_HARNESS_MAX_MESSAGE_BYTES", Some("64MiB")),
+            ("MCP_HARNESS_ERA", Some("future")),
+            ("MCP_HARNESS_LEGACY_PROTOCOL_VERSION", Some("")),
         ];
         for (name, value) in cases {
             let err = parse_with(&[], &env_with(&[(name, value)])).unwrap_err();

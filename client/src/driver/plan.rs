@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::config::{Config, TransportKind};
 use crate::client::Client;
+use crate::era::{Connected, Era, InputHandler};
 use crate::error::{Error, ErrorKind};
 use crate::tools::ToolOutput;
 
@@ -29,6 +30,11 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
                 None => Err(not_connected()),
             },
             Some("call_tool") => call_tool(step, connection.as_ref()).await,
+            Some("discover") => match &connection {
+                Some(client) => client.discover().await,
+                None => Err(not_connected()),
+            },
+            Some("sleep") => sleep(step).await,
             Some("close") => match connection.take() {
                 Some(client) => {
                     client.close().await;
@@ -61,11 +67,26 @@ async fn connect(config: &Config, connection: &mut Option<Client>) -> Result<Val
         }
         _ => return Err(Error::closed("no server command or URL was given")),
     };
-    let result = client.handshake().result();
-    let ok = json!({
-        "protocolVersion": result.get("protocolVersion").cloned().unwrap_or(Value::Null),
-        "serverInfo": result.get("serverInfo").cloned().unwrap_or(Value::Null),
-    });
+    let ok = match client.connected() {
+        Connected::Legacy(handshake) => {
+            let result = handshake.result();
+            let mut ok = json!({
+                "protocolVersion": result.get("protocolVersion").cloned().unwrap_or(Value::Null),
+                "serverInfo": result.get("serverInfo").cloned().unwrap_or(Value::Null),
+            });
+            // Only a client asked to choose its era says which one it found; the legacy
+            // outcome line stays exactly as it was.
+            if config.options.era != Era::Legacy {
+                ok["era"] = json!("legacy");
+            }
+            ok
+        }
+        Connected::Modern(found) => json!({
+            "protocolVersion": found.version,
+            "era": "modern",
+            "serverInfo": found.server_info.clone().unwrap_or(Value::Null),
+        }),
+    };
     *connection = Some(client);
     Ok(ok)
 }
@@ -90,18 +111,50 @@ async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, E
             }
         },
     };
+    let input = match step.get("input") {
+        None | Some(Value::Null) => InputHandler::new(),
+        Some(Value::Object(answers)) => answers
+            .iter()
+            .fold(InputHandler::new(), |h, (method, answer)| {
+                h.answer(method.clone(), answer.clone())
+            }),
+        Some(_) => {
+            return Err(Error::new(
+                ErrorKind::UnsupportedOp,
+                format!("input must be an object of answers by method: {step}"),
+            ));
+        }
+    };
     let client = connection.ok_or_else(not_connected)?;
     let output = match cancel_after {
         Some(after) => {
             let cancel = tokio::time::sleep(after);
-            client.call_tool_cancellable(name, arguments, cancel).await
+            client
+                .call_tool_with_input(name, arguments, &input, cancel)
+                .await
         }
-        None => client.call_tool(name, arguments).await,
+        None => {
+            client
+                .call_tool_with_input(name, arguments, &input, std::future::pending())
+                .await
+        }
     }?;
     Ok(match output {
         ToolOutput::Structured(value) => json!({"structured": value}),
         ToolOutput::Text(texts) => json!({"text": texts}),
     })
+}
+
+/// `{"op":"sleep","ms":N}`: waits N ms (lets a cache entry expire); needs no connection.
+async fn sleep(step: &Value) -> Result<Value, Error> {
+    let Some(ms) = step.get("ms").and_then(Value::as_u64) else {
+        return Err(Error::new(
+            ErrorKind::UnsupportedOp,
+            format!("a sleep step needs a non-negative integer \"ms\": {step}"),
+        ));
+    };
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(json!({}))
 }
 
 fn not_connected() -> Error {
@@ -203,6 +256,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn sleep_needs_no_connection_and_discover_does() {
+        let plan = json!([
+            {"op":"sleep","ms":1},
+            {"op":"sleep"},
+            {"op":"discover"},
+            {"op":"call_tool","name":"x","input":[]}
+        ]);
+        let got = lines(&config(TransportKind::Stdio, plan)).await;
+        assert_eq!(got[0]["ok"], json!({}));
+        assert_eq!(got[1]["error"]["kind"], "unsupported_op");
+        assert_eq!(got[2]["error"]["kind"], "transport_closed");
+        assert_eq!(got[3]["error"]["kind"], "unsupported_op");
+    }
+
+    #[tokio::test]
     async fn an_insecure_http_url_fails_connect_then_steps_are_closed() {
         let plan = json!([{"op":"connect"},{"op":"list_tools"}]);
         let mut config = config(TransportKind::Http, plan);
@@ -220,6 +288,7 @@ mod tests {
             message: "m".into(),
             code: Some(-32602),
             status: None,
+            data: None,
         };
         write_line(&mut out, 3, json!("call_tool"), Err(e)).unwrap();
         write_line(&mut out, 4, json!("close"), Ok(json!({}))).unwrap();

@@ -70,6 +70,24 @@ impl Transport {
         }
     }
 
+    /// Switches HTTP between the modern era (no sessions, no server stream, request-metadata
+    /// headers, JSON-RPC error bodies of non-2xx answers read) and the legacy one. A dual-era
+    /// client starts modern and switches to legacy when it falls back. No-op on stdio.
+    pub(crate) fn set_modern(&self, modern: bool) {
+        if let Transport::Http(t) = self {
+            t.set_modern(modern);
+        }
+    }
+
+    /// Whether giving up on a request is itself the cancellation (modern HTTP closes the
+    /// request's response stream), so no `notifications/cancelled` is sent.
+    pub(crate) fn cancels_by_closing(&self) -> bool {
+        match self {
+            Transport::Stdio(_) => false,
+            Transport::Http(t) => t.is_modern(),
+        }
+    }
+
     /// Ends the connection, giving the server `grace` before each escalation step. Idempotent.
     pub(crate) async fn shutdown(&self, grace: Duration, defects: &Defects) {
         match self {

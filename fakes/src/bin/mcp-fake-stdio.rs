@@ -1,4 +1,4 @@
-//! `mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl>`: the fake MCP server a
+//! `mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <rev>]`: the fake MCP server a
 //! client under test launches as its child. Exits 2 on bad usage or an unusable scenario;
 //! otherwise its exit status is the script's (see `mcp_harness_fakes::stdio`).
 
@@ -32,14 +32,19 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    play(&runtime, scenario.server, recorder)
+    play(&runtime, scenario.server, args.revision, recorder)
 }
 
 // `serve` ends the process itself (its output type is uninhabited); recent compilers see the
 // call as diverging and flag the empty match that older ones need.
 #[allow(unreachable_code)]
-fn play(runtime: &tokio::runtime::Runtime, script: ServerScript, recorder: Recorder) -> ! {
-    match runtime.block_on(stdio::serve(script, recorder)) {}
+fn play(
+    runtime: &tokio::runtime::Runtime,
+    script: ServerScript,
+    revision: Option<String>,
+    recorder: Recorder,
+) -> ! {
+    match runtime.block_on(stdio::serve_at(script, revision, recorder)) {}
 }
 
 fn fail(problem: &str) -> ExitCode {

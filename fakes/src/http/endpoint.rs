@@ -14,7 +14,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method};
 use axum::response::Response;
 use axum::routing::any;
-use mcp_harness_scenarios::model::{DeleteMode, GetMode, Scenario};
+use mcp_harness_scenarios::model::{DeleteMode, GetMode, Scenario, ServerEra};
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -23,6 +23,7 @@ use super::headers::{self, SESSION};
 use super::reply::{self, Rejection, Verdict};
 use super::session::Sessions;
 use crate::jsonrpc::{self, Incoming, PARSE_ERROR};
+use crate::modern::{self, Decision};
 use crate::recorder::Recorder;
 use crate::script;
 use crate::stdio::keep_start;
@@ -47,6 +48,8 @@ pub struct Fake {
     pub recorder: Recorder,
     /// The bearer token every request must carry, if any.
     pub token: Option<String>,
+    /// The protocol revision played, if the case runs at several.
+    pub revision: Option<String>,
     /// The sessions issued so far.
     pub sessions: Sessions,
     /// The port the fake listens on (for the `Location` of scripted redirects).
@@ -199,6 +202,9 @@ impl Fake {
             }
         };
         let incoming = jsonrpc::classify(message);
+        if let Some(verdict) = self.judge_modern(headers, message, &incoming) {
+            return verdict;
+        }
         if let Incoming::Request {
             id,
             method: "initialize",
@@ -208,7 +214,12 @@ impl Fake {
             return Verdict::Answer {
                 id: id.clone(),
                 initialize: true,
-                answer: Box::new(script::choose(&self.scenario.server, "initialize", params)),
+                answer: Box::new(script::choose_at(
+                    &self.scenario.server,
+                    self.revision.as_deref(),
+                    "initialize",
+                    params,
+                )),
             };
         }
         if let Err(refused) = self.admit(headers) {
@@ -218,7 +229,12 @@ impl Fake {
             Incoming::Request { id, method, params } => Verdict::Answer {
                 id: id.clone(),
                 initialize: false,
-                answer: Box::new(script::choose(&self.scenario.server, method, params)),
+                answer: Box::new(script::choose_at(
+                    &self.scenario.server,
+                    self.revision.as_deref(),
+                    method,
+                    params,
+                )),
             },
             // A script may answer a notification on purpose (a faulty server): 200, null id.
             Incoming::Notification => jsonrpc::notification_method(message)
@@ -240,8 +256,56 @@ impl Fake {
         }
     }
 
+    /// A modern fake's POSTs, and a dual fake's modern requests: no session, the `_meta`
+    /// and header checks, built-in modern answers. `None` leaves the POST to the legacy rules.
+    fn judge_modern(
+        &self,
+        headers: &HeaderMap,
+        message: &Value,
+        incoming: &Incoming<'_>,
+    ) -> Option<Verdict> {
+        let script = &self.scenario.server;
+        let (id, method, params) = match *incoming {
+            Incoming::Request { id, method, params } => (id, method, params),
+            _ if script.era != ServerEra::Modern => return None,
+            Incoming::Notification => return Some(Verdict::Accepted),
+            Incoming::Other if is_response(message) => return Some(Verdict::Accepted),
+            Incoming::Other => {
+                return Some(
+                    Rejection::coded(
+                        400,
+                        INVALID_REQUEST,
+                        "Invalid Request: not a JSON-RPC request or notification",
+                    )
+                    .into(),
+                );
+            }
+        };
+        if !modern::is_modern(script, method, params) {
+            return None;
+        }
+        let header = |name: &str| headers::single(headers, name).map(str::to_owned);
+        let revision = self.revision.as_deref();
+        Some(
+            match modern::decide(script, revision, method, params, Some(&header)) {
+                Decision::Answer(answer) => Verdict::Answer {
+                    id: id.clone(),
+                    initialize: false,
+                    answer: Box::new(answer),
+                },
+                Decision::Refuse(refusal) => Verdict::Refuse {
+                    id: id.clone(),
+                    status: refusal.status,
+                    error: refusal.error,
+                },
+            },
+        )
+    }
+
     fn judge_get(&self, headers: &HeaderMap) -> Verdict {
-        if self.scenario.server.http.get == GetMode::NotAllowed {
+        if self.scenario.server.era == ServerEra::Modern
+            || self.scenario.server.http.get == GetMode::NotAllowed
+        {
             return self.not_allowed();
         }
         if let Err(refused) = self.admit(headers) {
@@ -256,7 +320,8 @@ impl Fake {
 
     fn judge_delete(&self, headers: &HeaderMap) -> Verdict {
         let http = &self.scenario.server.http;
-        if http.delete == DeleteMode::NotAllowed || !http.sessions {
+        let modern = self.scenario.server.era == ServerEra::Modern;
+        if modern || http.delete == DeleteMode::NotAllowed || !http.sessions {
             return self.not_allowed();
         }
         if let Err(refused) = self.admit(headers) {
@@ -280,7 +345,7 @@ impl Fake {
                 .admit(headers::single(headers, SESSION))
                 .map_err(|r| Rejection::coded(r.status(), r.code(), r.message()))?;
         }
-        if !headers::version_acceptable(headers) {
+        if !headers::version_acceptable_at(headers, self.revision.as_deref()) {
             return Err(Rejection::new(
                 400,
                 "Bad Request: Unsupported protocol version",
@@ -292,6 +357,14 @@ impl Fake {
     /// 405, listing the methods the script does serve.
     fn not_allowed(&self) -> Verdict {
         let http = &self.scenario.server.http;
+        if self.scenario.server.era == ServerEra::Modern {
+            // No GET stream and no sessions to delete in the modern era.
+            return Verdict::Plain {
+                status: 405,
+                text: "Method Not Allowed",
+                allow: Some("POST"),
+            };
+        }
         let allow = match (http.get, http.delete == DeleteMode::Allow && http.sessions) {
             (GetMode::Stream, true) => "GET, POST, DELETE",
             (GetMode::Stream, false) => "GET, POST",

@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 
-use crate::script::KNOWN_VERSIONS;
-
 /// The headers a transcript shows, lower-case. `authorization` is shown only as a verdict.
-pub const RECORDED: [&str; 6] = [
+pub const RECORDED: [&str; 8] = [
     "content-type",
     "accept",
     "mcp-session-id",
     "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
     "last-event-id",
     "authorization",
 ];
@@ -102,11 +102,14 @@ pub fn is_json_body(headers: &HeaderMap) -> bool {
 /// Whether an `MCP-Protocol-Version` header, if present, names a version the fake knows.
 /// A missing header passes: servers assume a default for backward compatibility, and the
 /// harness checks its presence from the transcript instead.
-pub fn version_acceptable(headers: &HeaderMap) -> bool {
-    if headers.get(PROTOCOL_VERSION).is_none() {
+/// A fake playing `revision` knows only the versions up to it.
+pub fn version_acceptable_at(headers: &HeaderMap, revision: Option<&str>) -> bool {
+    // Before 2025-06-18 the header did not exist: a server of that revision never looks.
+    if headers.get(PROTOCOL_VERSION).is_none() || revision.is_some_and(|r| r < "2025-06-18") {
         return true;
     }
-    single(headers, PROTOCOL_VERSION).is_some_and(|v| KNOWN_VERSIONS.contains(&v))
+    let known = crate::script::known_versions(revision);
+    single(headers, PROTOCOL_VERSION).is_some_and(|v| known.contains(&v))
 }
 
 fn media_type(value: &str) -> String {
@@ -171,14 +174,11 @@ mod tests {
         )])));
         assert!(!is_json_body(&map(&[("content-type", "text/plain")])));
         assert!(!is_json_body(&HeaderMap::new()));
-        assert!(version_acceptable(&HeaderMap::new()));
-        assert!(version_acceptable(&map(&[(
-            PROTOCOL_VERSION,
-            "2025-06-18"
-        )])));
-        assert!(!version_acceptable(&map(&[(
-            PROTOCOL_VERSION,
-            "2099-01-01"
-        )])));
+        assert!(version_acceptable_at(&HeaderMap::new(), None));
+        let v = |value: &'static str| map(&[(PROTOCOL_VERSION, value)]);
+        assert!(version_acceptable_at(&v("2025-06-18"), None));
+        assert!(!version_acceptable_at(&v("2025-11-25"), Some("2025-06-18")));
+        assert!(version_acceptable_at(&v("2026-07-28"), Some("2025-03-26")));
+        assert!(!version_acceptable_at(&v("2099-01-01"), None));
     }
 }

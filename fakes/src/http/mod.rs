@@ -61,6 +61,8 @@ pub struct HttpFakeConfig {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The bearer token every request must carry; `None` to require none.
     pub bearer_token: Option<String>,
+    /// The protocol revision to play, for a case run at several revisions.
+    pub revision: Option<String>,
 }
 
 /// Written by hand so the bearer token can never reach a log through `{:?}`.
@@ -99,6 +101,7 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
         scenario: config.scenario,
         recorder,
         token: config.bearer_token,
+        revision: config.revision,
         sessions: Sessions::new(expire_after),
         port: addr.port(),
     });

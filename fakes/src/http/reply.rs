@@ -16,7 +16,7 @@ use axum::http::header::{
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use mcp_harness_scenarios::model::{
-    Emit, Faults, HttpReply, Redirect, Reply, ReplyFormat, RpcError, Truncate,
+    Emit, Faults, HttpReply, Redirect, Reply, ReplyFormat, RpcError, ServerEra, Truncate,
 };
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
@@ -55,6 +55,17 @@ pub enum Verdict {
     },
     /// A standalone SSE stream, held open.
     Stream,
+    /// An error status whose JSON body is a JSON-RPC error answering the request `id` (a
+    /// modern server's refusal: 400 for bad `_meta`, versions or headers, 404 for an
+    /// unknown method).
+    Refuse {
+        /// The request's id.
+        id: Value,
+        /// The HTTP status.
+        status: u16,
+        /// The JSON-RPC error.
+        error: RpcError,
+    },
 }
 
 /// An error status whose body is a JSON-RPC error with a null id.
@@ -96,6 +107,7 @@ impl Verdict {
             Verdict::Reject(r) => r.status,
             Verdict::Accepted => 202,
             Verdict::Stream => 200,
+            Verdict::Refuse { status, .. } => scripted_status(*status).as_u16(),
             Verdict::Answer { answer, .. } => {
                 let http = answer.http.as_ref();
                 let redirect = http.and_then(|h| h.redirect.as_ref());
@@ -144,6 +156,12 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             response
         }
         Verdict::Accepted => with_body(StatusCode::ACCEPTED, Body::empty()),
+        Verdict::Refuse { id, status, error } => {
+            let text = sent(&conn.fake, jsonrpc::error(&id, &error));
+            let mut response = with_body(scripted_status(status), Body::from(text));
+            set(&mut response, CONTENT_TYPE, "application/json");
+            response
+        }
         Verdict::Stream => {
             let keep_alive = Paced::new(sse::KEEP_ALIVE.as_bytes(), false, End::KeepAlive);
             let mut response = with_body(StatusCode::OK, keep_alive.into_body());
@@ -185,7 +203,10 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
             conn.kill.notify_one();
             return std::future::pending().await;
         }
-        Reply::Hang if !sse => return std::future::pending().await,
+        Reply::Hang if !sse => {
+            let _guard = close_guard(conn, &id);
+            return std::future::pending().await;
+        }
         Reply::Hang => true,
         Reply::Result(_) | Reply::Error(_) | Reply::RawLine(_) => false,
     };
@@ -232,7 +253,13 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
     let body = match (faults.drip_ms, end) {
         (Some(ms), _) => Paced::dripped(sent_bytes, Duration::from_millis(ms), end).into_body(),
         (None, End::Finish) if !split => Body::from(body),
-        (None, _) => Paced::new(sent_bytes, split, end).into_body(),
+        (None, _) => {
+            let paced = Paced::new(sent_bytes, split, end);
+            match close_guard(conn, &id).filter(|_| end == End::Hold) {
+                Some(guard) => paced.with_guard(guard).into_body(),
+                None => paced.into_body(),
+            }
+        }
     };
     let mut response = with_body(StatusCode::OK, body);
     if sse {
@@ -290,6 +317,30 @@ fn emitted_events(fake: &Fake, emit: &Emit) -> Vec<u8> {
     }
     let one = sse::event_bytes(&bytes);
     one.repeat(usize::try_from(emit.repeat).unwrap_or(1))
+}
+
+/// Records `StreamClosed` for a request left unanswered when it is dropped: the client
+/// closed the response stream (or the trial ended with the request still open).
+#[derive(Debug)]
+struct CloseGuard {
+    fake: std::sync::Arc<Fake>,
+    id: Value,
+}
+
+impl Drop for CloseGuard {
+    fn drop(&mut self) {
+        let id = self.id.clone();
+        self.fake.recorder.record(Event::StreamClosed { id });
+    }
+}
+
+/// A guard for a request the fake never answers, in the modern and dual eras only (legacy
+/// transcripts stay as they were).
+fn close_guard(conn: &Conn, id: &Value) -> Option<CloseGuard> {
+    (conn.fake.scenario.server.era != ServerEra::Legacy).then(|| CloseGuard {
+        fake: std::sync::Arc::clone(&conn.fake),
+        id: id.clone(),
+    })
 }
 
 /// Records a message as sent and returns its text.

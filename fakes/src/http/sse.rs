@@ -71,6 +71,8 @@ pub struct Paced {
     pieces: VecDeque<Bytes>,
     gap: Duration,
     end: End,
+    /// Dropped with the body (see `reply::CloseGuard`).
+    guard: Option<Box<dyn std::fmt::Debug + Send + Sync>>,
 }
 
 impl Paced {
@@ -92,7 +94,18 @@ impl Paced {
             rest = tail;
         }
         let gap = if split { SPLIT_GAP } else { Duration::ZERO };
-        Paced { pieces, gap, end }
+        Paced {
+            pieces,
+            gap,
+            end,
+            guard: None,
+        }
+    }
+
+    /// Keeps `guard` alive as long as the body: it is dropped when the body ends or goes away.
+    pub fn with_guard(mut self, guard: impl std::fmt::Debug + Send + Sync + 'static) -> Paced {
+        self.guard = Some(Box::new(guard));
+        self
     }
 
     /// `bytes` one byte at a time with `gap` between them, then `end`.
@@ -101,7 +114,12 @@ impl Paced {
             .iter()
             .map(|b| Bytes::copy_from_slice(&[*b]))
             .collect();
-        Paced { pieces, gap, end }
+        Paced {
+            pieces,
+            gap,
+            end,
+            guard: None,
+        }
     }
 
     /// Turns the plan into a response body.

@@ -36,6 +36,28 @@ impl Trial {
     }
 
     pub async fn start_on(name: &str, server: Value, token: Option<&str>, on: Endpoint) -> Trial {
+        Trial::start_full(name, server, token, on, None).await
+    }
+
+    /// A fake playing protocol `revision` (a case's revision dimension).
+    pub async fn start_at(name: &str, server: Value, revision: &str) -> Trial {
+        Trial::start_full(
+            name,
+            server,
+            None,
+            Endpoint::Trusted,
+            Some(revision.to_owned()),
+        )
+        .await
+    }
+
+    pub async fn start_full(
+        name: &str,
+        server: Value,
+        token: Option<&str>,
+        on: Endpoint,
+        revision: Option<String>,
+    ) -> Trial {
         let scenario: Scenario = serde_json::from_value(json!({
             "description": format!("http fake self-test: {name}"),
             "requirement": {"text": "the fake plays its script", "source": "fakes/tests", "level": "must"},
@@ -58,6 +80,7 @@ impl Trial {
             transcript: transcript.clone(),
             tls: tls.clone(),
             bearer_token: token.map(str::to_owned),
+            revision,
         })
         .await
         .expect("start the fake");

@@ -82,6 +82,7 @@ impl HttpEnv {
             transcript: transcript.to_owned(),
             tls: self.pki.server_config(endpoint),
             bearer_token: token.clone(),
+            revision: case.revision.clone(),
         };
         let fake = self
             .runtime

@@ -104,9 +104,10 @@ pub fn evaluate(
     Evaluation { run, checks, grade }
 }
 
-/// The trial name of a case on a transport.
+/// The trial name of a case on a transport: `<case-id>@<transport>`, plus `@<revision>`
+/// for a case that runs at several protocol revisions.
 pub fn trial_name(case: &Case, transport: Transport) -> String {
-    format!("{}@{}", case.id, transport.as_str())
+    case.trial_name(transport)
 }
 
 /// Quotes a path for `sh -c`.
@@ -126,13 +127,7 @@ pub fn run(opts: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let trials: Vec<(Case, Transport)> = cases
-        .into_iter()
-        .flat_map(|case| {
-            let transports = case.scenario.transports.clone();
-            transports.into_iter().map(move |t| (case.clone(), t))
-        })
-        .collect();
+    let trials: Vec<(Case, Transport)> = mcp_harness_scenarios::trials(&cases);
     let names: Vec<String> = trials.iter().map(|(c, t)| trial_name(c, *t)).collect();
     let trials: Vec<(Case, Transport)> = match opts.shard {
         Some((i, n)) => trials.into_iter().skip(i - 1).step_by(n).collect(),

@@ -124,7 +124,15 @@ fn normalize(v: &mut Value) {
     match v {
         Value::Object(map) => {
             for (key, value) in map.iter_mut() {
-                if (key == "clientInfo" || key == "serverInfo") && value.get("version").is_some() {
+                // Legacy `clientInfo`/`serverInfo`, and their modern `_meta` keys.
+                let info = matches!(
+                    key.as_str(),
+                    "clientInfo"
+                        | "serverInfo"
+                        | "io.modelcontextprotocol/clientInfo"
+                        | "io.modelcontextprotocol/serverInfo"
+                );
+                if info && value.get("version").is_some() {
                     value["version"] = Value::from("[version]");
                 }
                 normalize(value);

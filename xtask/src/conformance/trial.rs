@@ -135,6 +135,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     let transcript_path = dir.path().join("transcript.jsonl");
     let s = &case.scenario;
     let plan = serde_json::to_string(&s.plan).unwrap_or_default();
+    let versions = case.versions();
     let mut cmd = Command::new("/bin/sh");
     // `"$@"` appends the URL (if any) as the client's last argument.
     cmd.arg("-c")
@@ -149,7 +150,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         .env("MCP_HARNESS_TRANSPORT", transport.contract_name())
         .env("MCP_HARNESS_PLAN", plan)
         .env("MCP_HARNESS_TIMEOUT_MS", s.timeout_ms.to_string())
-        .env("MCP_HARNESS_PROTOCOL_VERSION", &s.protocol_version)
+        .env("MCP_HARNESS_PROTOCOL_VERSION", &versions.protocol)
         .env(
             "MCP_HARNESS_SHUTDOWN_GRACE_MS",
             s.shutdown_grace_ms.to_string(),
@@ -158,19 +159,32 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             "MCP_CONFORMANCE_SCENARIO",
             s.official_scenario.as_deref().unwrap_or(&case.id),
         )
-        .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &s.protocol_version)
+        .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &versions.protocol)
         .env(TRIAL_MARKER, dir.path())
-        .env_remove("MCP_HARNESS_BEARER_TOKEN");
+        .env_remove("MCP_HARNESS_BEARER_TOKEN")
+        .env_remove("MCP_HARNESS_ERA")
+        .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION");
     let marker = format!("{TRIAL_MARKER}={}", dir.path().display());
+    // The era variables are set only where a case asks for an era, so legacy cases see
+    // exactly what they saw before the modern era existed.
+    if let Some(era) = s.client_era {
+        cmd.env("MCP_HARNESS_ERA", era.as_str());
+    }
+    if let Some(legacy) = &versions.legacy {
+        cmd.env("MCP_HARNESS_LEGACY_PROTOCOL_VERSION", legacy);
+    }
     let http = match transport {
         Transport::Stdio => {
-            let server_argv = [
+            let mut server_argv = vec![
                 harness.bins.fake_stdio.to_string_lossy().into_owned(),
                 "--scenario".to_owned(),
                 case.path.to_string_lossy().into_owned(),
                 "--transcript".to_owned(),
                 transcript_path.to_string_lossy().into_owned(),
             ];
+            if let Some(rev) = &case.revision {
+                server_argv.extend(["--revision".to_owned(), rev.clone()]);
+            }
             cmd.env(
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),

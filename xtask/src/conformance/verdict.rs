@@ -133,6 +133,9 @@ pub fn describe_event(event: &Event) -> String {
         Event::StdinEof => "stdin closed".into(),
         Event::Signal { name } => format!("got {name}"),
         Event::Truncated => "(transcript truncated)".into(),
+        Event::StreamClosed { id } => {
+            format!("response stream of request {id} closed by the client")
+        }
         Event::Exited { code } => format!("exited with {code}"),
     }
 }

@@ -51,15 +51,9 @@ pub fn cases() -> Vec<Case> {
     })
 }
 
-/// Every trial: each case on each of its transports.
+/// Every trial: each case on each of its transports (and revisions).
 pub fn trials() -> Vec<(Case, Transport)> {
-    cases()
-        .into_iter()
-        .flat_map(|case| {
-            let transports = case.scenario.transports.clone();
-            transports.into_iter().map(move |t| (case.clone(), t))
-        })
-        .collect()
+    mcp_harness_scenarios::trials(&cases())
 }
 
 /// One case by id.
@@ -104,9 +98,8 @@ pub fn graded_where(client: &str, keep: impl Fn(Grade) -> bool + Sync) -> Vec<St
                 .map(|c| format!("{}: {}", c.name, c.actual))
                 .collect();
             format!(
-                "{}@{} graded {}: {failed:?}",
-                case.id,
-                transport.as_str(),
+                "{} graded {}: {failed:?}",
+                case.trial_name(transport),
                 eval.grade.as_str()
             )
         })

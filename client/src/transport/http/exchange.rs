@@ -77,9 +77,10 @@ pub(super) async fn request(
     id: i64,
     method: String,
     body: String,
+    mirror: HeaderMap,
     begun: oneshot::Sender<()>,
 ) {
-    if let Err(e) = exchange(&shared, id, &method, body, begun).await {
+    if let Err(e) = exchange(&shared, id, &method, body, mirror, begun).await {
         shared.router.fail(id, e);
     }
 }
@@ -89,14 +90,18 @@ async fn exchange(
     id: i64,
     method: &str,
     body: String,
+    mirror: HeaderMap,
     begun: oneshot::Sender<()>,
 ) -> Result<(), Error> {
     let initialize = method == "initialize";
     let what = format!("the {method} POST (request {id})");
     let (post, session) = shared.post(body, initialize);
-    let sent = post.send().await;
+    let sent = post.headers(mirror).send().await;
     drop(begun);
     let reply = sent.map_err(|e| security::send_error(&e, &what))?;
+    if shared.modern.load(std::sync::atomic::Ordering::Relaxed) && !reply.status().is_success() {
+        return Err(super::modern::error_answer(reply, &what).await);
+    }
     if initialize && reply.status().is_success() {
         shared.keep_session_id(reply.headers());
     }

@@ -31,6 +31,7 @@
 //! themselves (POST replies, the standalone GET stream) in `exchange`.
 
 mod exchange;
+mod modern;
 mod security;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,6 +64,8 @@ enum Item {
         id: i64,
         method: String,
         body: String,
+        /// Modern era: the request-metadata headers (`Mcp-Method`, `Mcp-Name`).
+        mirror: HeaderMap,
     },
     /// A notification or an answer to a server request: POSTed, the reply awaited.
     Message(String),
@@ -86,6 +89,8 @@ struct Shared {
     session_id: Mutex<Option<HeaderValue>>,
     protocol_version: Mutex<Option<HeaderValue>>,
     session_lost: AtomicBool,
+    /// Speaking the 2026-07-28 era (see [`HttpTransport::set_modern`]).
+    modern: AtomicBool,
     /// The dispatcher's queue; `None` once closing.
     queue: Mutex<Option<mpsc::UnboundedSender<Item>>>,
     /// The standalone stream task, if one runs.
@@ -244,6 +249,7 @@ impl HttpTransport {
             session_id: Mutex::new(None),
             protocol_version: Mutex::new(None),
             session_lost: AtomicBool::new(false),
+            modern: AtomicBool::new(options.era != crate::era::Era::Legacy),
             queue: Mutex::new(Some(tx)),
             listener: Mutex::new(None),
         });
@@ -263,6 +269,10 @@ impl HttpTransport {
                 id,
                 method: method.to_owned(),
                 body,
+                mirror: match self.is_modern() {
+                    true => modern::mirrored_headers(message, &self.shared.defects),
+                    false => HeaderMap::new(),
+                },
             },
             _ => Item::Message(body),
         };
@@ -279,7 +289,20 @@ impl HttpTransport {
         *lock(&self.shared.protocol_version) = value;
     }
 
+    /// See [`Transport::set_modern`](super::Transport::set_modern).
+    pub(crate) fn set_modern(&self, modern: bool) {
+        self.shared.modern.store(modern, Ordering::Relaxed);
+    }
+
+    pub(crate) fn is_modern(&self) -> bool {
+        self.shared.modern.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn listen(&self) {
+        // The modern era has no standalone GET stream.
+        if self.is_modern() && !self.shared.defects.get_stream_in_modern {
+            return;
+        }
         if self.listen {
             let _ = self.shared.enqueue(Item::Listen);
         }
@@ -326,9 +349,14 @@ async fn dispatch(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Item>) {
         by_id.retain(|(_, task)| !task.is_finished());
         starting.forget_begun();
         match item {
-            Item::Request { id, method, body } => {
+            Item::Request {
+                id,
+                method,
+                body,
+                mirror,
+            } => {
                 let (begun, answer_begins) = oneshot::channel();
-                let task = exchange::request(Arc::clone(&shared), id, method, body, begun);
+                let task = exchange::request(Arc::clone(&shared), id, method, body, mirror, begun);
                 by_id.push((id, running.spawn(task)));
                 starting.push(answer_begins);
             }

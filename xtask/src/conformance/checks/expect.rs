@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::matcher::{self, Captures};
 use mcp_harness_scenarios::model::{
     LifecycleEvent, LifecycleExpectation, OutcomeExpectation, WireExpectation,
@@ -13,7 +14,23 @@ use super::Checker;
 use crate::conformance::outcome::{self, Outcomes, Reported};
 use crate::conformance::trial::TrialRun;
 
-pub(super) fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcomes: &Outcomes) {
+/// The captures every matcher of a trial starts with: `revision`, the protocol version the
+/// client was asked to offer (for cases run at several revisions).
+pub(super) fn seed(case: &Case) -> Captures {
+    let mut seed = Captures::new();
+    seed.insert("revision".into(), case.versions().protocol.into());
+    if let Some(legacy) = case.versions().legacy {
+        seed.insert("legacy_revision".into(), legacy.into());
+    }
+    seed
+}
+
+pub(super) fn outcome_check(
+    c: &mut Checker<'_>,
+    o: &OutcomeExpectation,
+    outcomes: &Outcomes,
+    seed: &Captures,
+) {
     let op = c.case.scenario.plan[o.step].op();
     let (name, expected) = match (&o.ok, &o.error) {
         (Some(m), _) if m.as_object().is_some_and(|m| m.is_empty()) => {
@@ -35,7 +52,7 @@ pub(super) fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcome
     };
     let result = match (outcomes.by_step[o.step].as_ref(), &o.ok, &o.error) {
         (None, _, _) => Err((expected, "no outcome line for this step".into())),
-        (Some(Reported::Ok(got)), Some(m), _) => matcher::matches(m, got, &mut Captures::new())
+        (Some(Reported::Ok(got)), Some(m), _) => matcher::matches(m, got, &mut seed.clone())
             .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got)))),
         (Some(Reported::Error { kind, code, status }), None, Some(e))
             if (*kind == e.kind || e.or_kinds.contains(kind))
@@ -50,8 +67,12 @@ pub(super) fn outcome_check(c: &mut Checker<'_>, o: &OutcomeExpectation, outcome
     c.own(&name, level, result);
 }
 
-pub(super) fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(), (String, String)> {
-    let mut caps = Captures::new();
+pub(super) fn wire_check(
+    w: &WireExpectation,
+    received: &[&Value],
+    seed: &Captures,
+) -> Result<(), (String, String)> {
+    let mut caps = seed.clone();
     if let Some(first) = &w.first {
         for (i, m) in first.iter().enumerate() {
             let Some(got) = received.get(i) else {
@@ -94,7 +115,7 @@ pub(super) fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(),
     if let Some(m) = &w.sent {
         let n = received
             .iter()
-            .filter(|got| matcher::matches(m, got, &mut Captures::new()).is_ok())
+            .filter(|got| matcher::matches(m, got, &mut seed.clone()).is_ok())
             .count();
         return match w.count {
             Some(want) if n != want => Err((
@@ -115,7 +136,7 @@ pub(super) fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(),
             .filter(|got| {
                 w.filter
                     .as_ref()
-                    .is_none_or(|f| matcher::matches(f, got, &mut Captures::new()).is_ok())
+                    .is_none_or(|f| matcher::matches(f, got, &mut seed.clone()).is_ok())
             })
             .collect();
         if considered.is_empty() {
@@ -128,7 +149,7 @@ pub(super) fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(),
             ));
         }
         for got in considered {
-            if let Err(miss) = matcher::matches(m, got, &mut Captures::new()) {
+            if let Err(miss) = matcher::matches(m, got, &mut seed.clone()) {
                 return Err((
                     format!("every item matching {}", matcher::short(m)),
                     format!("{} ({miss})", matcher::short(got)),
@@ -140,7 +161,7 @@ pub(super) fn wire_check(w: &WireExpectation, received: &[&Value]) -> Result<(),
     if let Some(m) = &w.not_sent {
         if let Some(got) = received
             .iter()
-            .find(|got| matcher::matches(m, got, &mut Captures::new()).is_ok())
+            .find(|got| matcher::matches(m, got, &mut seed.clone()).is_ok())
         {
             return Err((
                 format!("no message matching {}", matcher::short(m)),

@@ -179,17 +179,25 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     }
     hostile_checks(&mut c, transport, run);
     c.always_on = false;
+    let seed = expect::seed(case);
     for o in s.expect.outcomes.iter().filter(|_| !wire_only) {
-        expect::outcome_check(&mut c, o, &outcomes);
+        expect::outcome_check(&mut c, o, &outcomes, &seed);
     }
     let received = run.received();
     let http_requests = rules::http_requests(run);
-    for w in &s.expect.wire {
+    let at_this_revision = |w: &&mcp_harness_scenarios::model::WireExpectation| {
+        w.revisions.is_empty()
+            || case
+                .revision
+                .as_ref()
+                .is_some_and(|r| w.revisions.contains(r))
+    };
+    for w in s.expect.wire.iter().filter(at_this_revision) {
         let items: Vec<&Value> = match w.on {
             WireStream::Messages => received.clone(),
             WireStream::HttpRequests => http_requests.iter().collect(),
         };
-        let result = expect::wire_check(w, &items);
+        let result = expect::wire_check(w, &items, &seed);
         c.own(&w.check, w.level.unwrap_or(s.requirement.level), result);
     }
     for l in &s.expect.lifecycle {

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use mcp_harness_scenarios::matcher;
-use mcp_harness_scenarios::model::Level;
+use mcp_harness_scenarios::model::{Level, era};
 use mcp_harness_scenarios::transcript::Event;
 
 use super::Checker;
@@ -38,9 +38,18 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     // (over HTTP a 404 makes the client start a new session, which may count from 1 again).
     let mut seen: HashSet<(u32, usize, String)> = HashSet::new();
     let mut sessions: HashMap<u32, usize> = HashMap::new();
+    // The modern era has no sessions: an id only must not be one still outstanding.
+    let mut outstanding: HashSet<(u32, String)> = HashSet::new();
     for r in run.records.iter().flatten() {
-        let Event::Received { message } = &r.event else {
-            continue;
+        let message = match &r.event {
+            Event::Received { message } => message,
+            Event::Sent { message } => {
+                if let Some(id) = message.get("id").filter(|_| is_response(message)) {
+                    outstanding.remove(&(r.pid, id.to_string()));
+                }
+                continue;
+            }
+            _ => continue,
         };
         let (Some(method), Some(id)) = (message.get("method"), message.get("id")) else {
             continue;
@@ -49,10 +58,15 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
         if method == "initialize" {
             *session += 1;
         }
+        let modern = era::meta_version(message.get("params")).is_some_and(era::is_modern);
         let problem = match id {
             Value::String(_) | Value::Number(_) if id.is_string() || id.is_i64() || id.is_u64() => {
-                (!seen.insert((r.pid, *session, id.to_string())))
-                    .then(|| format!("the id {id} used twice"))
+                let key = id.to_string();
+                let reused = match modern {
+                    true => !outstanding.insert((r.pid, key)),
+                    false => !seen.insert((r.pid, *session, key)),
+                };
+                reused.then(|| format!("the id {id} used twice"))
             }
             other => Some(format!("the id {other}")),
         };
@@ -64,7 +78,7 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     c.push(
         "request ids are strings or integers, never reused in a session",
         Level::Must,
-        "Requests must include a string or integer ID that is not null and that the requestor has not used before in the same session.",
+        "Requests must include a string or integer ID that is not null and that the requestor has not used before in the same session (2026-07-28: that is not the id of another request still outstanding).",
         &format!("{SPEC_BASE} § Requests"),
         ids_problem.map_or(Ok(()), |p| Err(("unique string or integer ids".into(), p))),
     );
@@ -85,7 +99,8 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     );
 }
 
-/// The HTTP requests the fake saw, as the values `http_requests` wire checks match.
+/// The HTTP requests the fake saw, as the values `http_requests` wire checks match, and where
+/// a modern or dual fake saw a response stream closed before its answer, `{"stream_closed": id}`.
 pub(super) fn http_requests(run: &TrialRun) -> Vec<Value> {
     run.records
         .iter()
@@ -99,6 +114,7 @@ pub(super) fn http_requests(run: &TrialRun) -> Vec<Value> {
             } => Some(serde_json::json!({
                 "method": method, "path": path, "headers": headers, "status": status,
             })),
+            Event::StreamClosed { id } => Some(serde_json::json!({"stream_closed": id})),
             _ => None,
         })
         .collect()
@@ -140,6 +156,10 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &[Value]) {
             Err(("Content-Type: application/json".into(), matcher::short(&r["headers"])))
         }),
     );
+}
+
+fn is_response(m: &Value) -> bool {
+    m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some())
 }
 
 fn is_jsonrpc(m: &Value) -> bool {

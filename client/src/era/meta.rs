@@ -1,0 +1,98 @@
+//! The per-request `_meta` of the modern era: protocol version, client capabilities and client
+//! info on every request, since there is no handshake to carry them once.
+
+use serde_json::{Map, Value, json};
+
+use crate::defects::Defects;
+
+/// `_meta` key of the request's protocol version (required).
+pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of the client's capabilities for this request (required, `{}` allowed).
+pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the client's name and version (recommended).
+pub(crate) const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of the server's self-reported identity in a `DiscoverResult`.
+pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// `params` with the modern `_meta` fields added (kept beside any `_meta` keys already there).
+/// Non-object params are replaced by an object, since modern requests always have params.
+pub(crate) fn with_meta(
+    params: Value,
+    version: &str,
+    capabilities: &Value,
+    defects: &Defects,
+) -> Value {
+    let mut params = match params {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    if defects.no_meta {
+        return Value::Object(params);
+    }
+    let mut meta = match params.remove("_meta") {
+        Some(Value::Object(meta)) => meta,
+        _ => Map::new(),
+    };
+    meta.insert(PROTOCOL_VERSION.into(), json!(version));
+    meta.insert(CLIENT_CAPABILITIES.into(), capabilities.clone());
+    if !defects.no_client_info {
+        meta.insert(
+            CLIENT_INFO.into(),
+            json!({"name": "mcp-harness-client", "version": env!("CARGO_PKG_VERSION")}),
+        );
+    }
+    params.insert("_meta".into(), Value::Object(meta));
+    Value::Object(params)
+}
+
+/// `params` without `_meta`: what identifies a request for the cache.
+pub(crate) fn without_meta(params: &Value) -> Value {
+    match params {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != "_meta")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_is_added_beside_existing_meta() {
+        let p = with_meta(
+            json!({"name":"t","_meta":{"x":1}}),
+            "2026-07-28",
+            &json!({}),
+            &Defects::default(),
+        );
+        let meta = &p["_meta"];
+        assert_eq!(meta["x"], 1);
+        assert_eq!(meta[PROTOCOL_VERSION], "2026-07-28");
+        assert_eq!(meta[CLIENT_CAPABILITIES], json!({}));
+        assert_eq!(meta[CLIENT_INFO]["name"], "mcp-harness-client");
+        assert_eq!(p["name"], "t");
+        assert_eq!(without_meta(&p), json!({"name":"t"}));
+        let bare = with_meta(json!(null), "v", &json!({}), &Defects::default());
+        assert!(bare["_meta"].is_object());
+    }
+
+    #[test]
+    fn defects_drop_fields() {
+        let d = Defects {
+            no_client_info: true,
+            ..Defects::default()
+        };
+        let p = with_meta(json!({}), "v", &json!({}), &d);
+        assert!(p["_meta"].get(CLIENT_INFO).is_none());
+        let d = Defects {
+            no_meta: true,
+            ..Defects::default()
+        };
+        assert_eq!(with_meta(json!({}), "v", &json!({}), &d), json!({}));
+    }
+}

@@ -1,0 +1,295 @@
+//! `resultType` and multi round-trip requests: a modern result is `complete` (also when the
+//! field is absent) or `input_required`; anything else is invalid. An `input_required` result
+//! of `tools/call` is answered by retrying the same request with `inputResponses` built by the
+//! caller's [`InputHandler`] and the server's `requestState` echoed exactly.
+//!
+//! These are pure functions over JSON; the retry loop itself (new id and fresh `_meta` per
+//! round, never caching a round) is in the client.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::defects::Defects;
+use crate::error::{Error, ErrorKind};
+
+/// The most rounds one call may take (the first request included) before it is abandoned as
+/// `invalid_response`.
+pub(crate) const MAX_ROUNDS: usize = 8;
+
+/// The caller's answers to a server's input requests, by the input request's `method`
+/// (`elicitation/create`, `sampling/createMessage`, `roots/list`): the value is sent back
+/// as-is in `inputResponses`. An `elicitation/create` without an answer is declined
+/// (`{"action":"decline"}`); any other method without one fails the call with
+/// `input_unsupported`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputHandler {
+    answers: BTreeMap<String, Value>,
+}
+
+impl InputHandler {
+    /// A handler with no answers: elicitations are declined, everything else unsupported.
+    pub fn new() -> Self {
+        InputHandler::default()
+    }
+
+    /// Answers every input request of `method` with `response`.
+    pub fn answer(mut self, method: impl Into<String>, response: Value) -> Self {
+        self.answers.insert(method.into(), response);
+        self
+    }
+
+    /// The client capabilities this handler can serve: one entry per answered method.
+    pub(crate) fn capabilities(&self) -> Value {
+        let mut caps = Map::new();
+        for method in self.answers.keys() {
+            let name = match method.as_str() {
+                "elicitation/create" => "elicitation",
+                "sampling/createMessage" => "sampling",
+                "roots/list" => "roots",
+                _ => continue,
+            };
+            caps.insert(name.into(), json!({}));
+        }
+        Value::Object(caps)
+    }
+
+    fn respond(&self, method: &str, defects: &Defects) -> Result<Option<Value>, Error> {
+        match (self.answers.get(method), method) {
+            (Some(answer), _) => Ok(Some(answer.clone())),
+            (None, "elicitation/create") if defects.omit_declined => Ok(None),
+            (None, "elicitation/create") => Ok(Some(json!({"action": "decline"}))),
+            (None, _) => Err(Error::new(
+                ErrorKind::InputUnsupported,
+                format!(
+                    "the server asked for input by {method}, which the caller's input handler \
+                     does not answer; the request is not retried"
+                ),
+            )),
+        }
+    }
+}
+
+/// What a modern result is.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Shape {
+    /// The final result (`resultType` "complete", or absent).
+    Complete(Value),
+    /// More input is needed: an `InputRequiredResult`.
+    InputRequired(Value),
+}
+
+/// Reads `resultType`. `input_required` is only valid where the method may return it
+/// (`may_require_input`); an unknown value is invalid.
+pub(crate) fn shape(
+    result: Value,
+    method: &str,
+    may_require_input: bool,
+    defects: &Defects,
+) -> Result<Shape, Error> {
+    if !result.is_object() {
+        return Err(Error::invalid(format!(
+            "the {method} result is not an object"
+        )));
+    }
+    if defects.ignore_result_type {
+        return Ok(Shape::Complete(result));
+    }
+    match result.get("resultType") {
+        None => Ok(Shape::Complete(result)),
+        Some(Value::String(t)) if t == "complete" => Ok(Shape::Complete(result)),
+        Some(Value::String(t)) if t == "input_required" && may_require_input => {
+            Ok(Shape::InputRequired(result))
+        }
+        Some(Value::String(t)) if t == "input_required" => Err(Error::invalid(format!(
+            "the server answered {method} with resultType \"input_required\", which that \
+             method may not return"
+        ))),
+        Some(other) => Err(Error::invalid(format!(
+            "the {method} result has resultType {other}, which this client does not recognise"
+        ))),
+    }
+}
+
+/// The params of the retry after `result` (an `InputRequiredResult`): the original params,
+/// plus `inputResponses` (one per key of `inputRequests`, when there were any) and
+/// `requestState` copied verbatim (only when the result carried one). `_meta` is added by the
+/// caller, fresh.
+pub(crate) fn retry_params(
+    original: &Value,
+    result: &Value,
+    input: &InputHandler,
+    defects: &Defects,
+) -> Result<Value, Error> {
+    let requests = result.get("inputRequests").filter(|v| !v.is_null());
+    let state = result.get("requestState").filter(|v| !v.is_null());
+    if requests.is_none() && state.is_none() {
+        return Err(Error::invalid(
+            "an input_required result carries neither inputRequests nor requestState",
+        ));
+    }
+    let mut params = match (original, defects.bare_retry) {
+        (Value::Object(map), false) => map.clone(),
+        (Value::Object(map), true) => map
+            .iter()
+            .filter(|(k, _)| k.as_str() == "name" || k.as_str() == "uri")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        _ => Map::new(),
+    };
+    params.remove("_meta");
+    if let Some(requests) = requests {
+        let Value::Object(requests) = requests else {
+            return Err(Error::invalid(format!(
+                "inputRequests is not an object: {requests}"
+            )));
+        };
+        let mut responses = Map::new();
+        for (key, request) in requests {
+            let Some(method) = request.get("method").and_then(Value::as_str) else {
+                return Err(Error::invalid(format!(
+                    "the input request {key:?} has no string \"method\": {request}"
+                )));
+            };
+            if let Some(response) = input.respond(method, defects)? {
+                responses.insert(key.clone(), response);
+            }
+        }
+        if !defects.no_input_responses {
+            params.insert("inputResponses".into(), Value::Object(responses));
+        }
+    }
+    if let Some(state) = state {
+        let Value::String(state) = state else {
+            return Err(Error::invalid(format!(
+                "requestState is not a string: {state}"
+            )));
+        };
+        let echoed = match defects.alter_request_state {
+            true => format!("{state}x"),
+            false => state.clone(),
+        };
+        params.insert("requestState".into(), Value::String(echoed));
+    }
+    Ok(Value::Object(params))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d() -> Defects {
+        Defects::default()
+    }
+
+    #[test]
+    fn result_types() {
+        assert!(matches!(
+            shape(json!({}), "m", false, &d()),
+            Ok(Shape::Complete(_))
+        ));
+        let done = json!({"resultType":"complete"});
+        assert!(matches!(
+            shape(done, "m", false, &d()),
+            Ok(Shape::Complete(_))
+        ));
+        let more = json!({"resultType":"input_required"});
+        assert!(matches!(
+            shape(more.clone(), "m", true, &d()),
+            Ok(Shape::InputRequired(_))
+        ));
+        let e = shape(more, "tools/list", false, &d()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidResponse);
+        for bad in [
+            json!({"resultType":"banana"}),
+            json!({"resultType":1}),
+            json!([]),
+        ] {
+            let e = shape(bad.clone(), "m", true, &d()).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InvalidResponse, "{bad}");
+        }
+        let lax = Defects {
+            ignore_result_type: true,
+            ..d()
+        };
+        let banana = json!({"resultType":"banana"});
+        assert!(matches!(
+            shape(banana, "m", false, &lax),
+            Ok(Shape::Complete(_))
+        ));
+    }
+
+    #[test]
+    fn retry_echoes_state_and_answers_every_key() {
+        let original = json!({"name":"t","arguments":{"a":1}});
+        let result = json!({"resultType":"input_required","requestState":"s+/=é\u{0}",
+            "inputRequests":{
+                "a":{"method":"elicitation/create","params":{}},
+                "b":{"method":"sampling/createMessage","params":{"maxTokens":5}},
+                "c":{"method":"elicitation/create","params":{}}}});
+        let input = InputHandler::new()
+            .answer("sampling/createMessage", json!({"role":"assistant"}))
+            .answer(
+                "elicitation/create",
+                json!({"action":"accept","content":{"x":1}}),
+            );
+        let p = retry_params(&original, &result, &input, &d()).unwrap();
+        assert_eq!(p["name"], "t");
+        assert_eq!(p["arguments"], json!({"a":1}));
+        assert_eq!(p["requestState"], "s+/=é\u{0}");
+        assert_eq!(p["inputResponses"]["b"], json!({"role":"assistant"}));
+        assert_eq!(p["inputResponses"]["c"]["action"], "accept");
+        assert_eq!(
+            input.capabilities(),
+            json!({"elicitation":{}, "sampling":{}})
+        );
+
+        let declined = retry_params(&original, &result, &InputHandler::new(), &d());
+        assert_eq!(declined.unwrap_err().kind, ErrorKind::InputUnsupported);
+        let only_elicit = json!({"resultType":"input_required",
+            "inputRequests":{"a":{"method":"elicitation/create"}}});
+        let p = retry_params(&original, &only_elicit, &InputHandler::new(), &d()).unwrap();
+        assert_eq!(p["inputResponses"]["a"], json!({"action":"decline"}));
+        assert!(p.get("requestState").is_none());
+    }
+
+    #[test]
+    fn malformed_input_required_results_are_invalid() {
+        let original = json!({"name":"t"});
+        for bad in [
+            json!({"resultType":"input_required"}),
+            json!({"inputRequests":[]}),
+            json!({"inputRequests":{"a":{"params":{}}}}),
+            json!({"requestState":5}),
+        ] {
+            let e = retry_params(&original, &bad, &InputHandler::new(), &d()).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InvalidResponse, "{bad}");
+        }
+    }
+
+    #[test]
+    fn defects_break_the_retry() {
+        let original = json!({"name":"t","arguments":{"a":1}});
+        let result =
+            json!({"requestState":"s","inputRequests":{"a":{"method":"elicitation/create"}}});
+        let alter = Defects {
+            alter_request_state: true,
+            ..d()
+        };
+        let p = retry_params(&original, &result, &InputHandler::new(), &alter).unwrap();
+        assert_eq!(p["requestState"], "sx");
+        let bare = Defects {
+            bare_retry: true,
+            no_input_responses: true,
+            ..d()
+        };
+        let p = retry_params(&original, &result, &InputHandler::new(), &bare).unwrap();
+        assert_eq!(p, json!({"name":"t","requestState":"s"}));
+        let omit = Defects {
+            omit_declined: true,
+            ..d()
+        };
+        let p = retry_params(&original, &result, &InputHandler::new(), &omit).unwrap();
+        assert_eq!(p["inputResponses"], json!({}));
+    }
+}

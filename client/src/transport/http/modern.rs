@@ -1,0 +1,166 @@
+//! What Streamable HTTP does differently in the 2026-07-28 era: the request-metadata headers
+//! mirrored from the body (`Mcp-Method`, `Mcp-Name`), and reading the JSON-RPC error that a
+//! modern server puts in the body of a `4xx` answer (an `UnsupportedProtocolVersionError`
+//! comes as `400`, an unknown method as `404` with `-32601`), which is what tells a dual-era
+//! client whether to stay modern or fall back.
+//!
+//! Sessions, the GET stream and `notifications/cancelled` are simply not used in this era;
+//! see `mod.rs` and the session.
+
+use reqwest::Response;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use crate::defects::Defects;
+use crate::error::{Error, ErrorKind};
+
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// How much of an error body is read, at most.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// The `Mcp-Method` header of every request, and `Mcp-Name` for `tools/call` and `prompts/get`
+/// (`params.name`) and `resources/read` (`params.uri`).
+pub(super) fn mirrored_headers(message: &Value, defects: &Defects) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    let Some(method) = message.get("method").and_then(Value::as_str) else {
+        return headers;
+    };
+    if !defects.no_mcp_method_header {
+        headers.insert(MCP_METHOD, header_value(method));
+    }
+    let source = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return headers,
+    };
+    let name = message
+        .get("params")
+        .and_then(|p| p.get(source))
+        .and_then(Value::as_str);
+    if let (Some(name), false) = (name, defects.no_mcp_name_header) {
+        headers.insert(MCP_NAME, header_value(name));
+    }
+    headers
+}
+
+/// A header value: as is when it is plain, visible ASCII (spaces inside allowed), otherwise
+/// (or when it looks like the sentinel itself) `=?base64?…?=` of its UTF-8 bytes.
+fn header_value(text: &str) -> HeaderValue {
+    let plain = text
+        .bytes()
+        .all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic())
+        && text.trim_matches([' ', '\t']) == text
+        && !(text.starts_with("=?base64?") && text.ends_with("?="));
+    let encoded;
+    let value = match plain {
+        true => text,
+        false => {
+            encoded = format!("=?base64?{}?=", base64(text.as_bytes()));
+            &encoded
+        }
+    };
+    // Both forms are visible ASCII by construction.
+    HeaderValue::from_str(value).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// Standard base64 with padding (RFC 4648 §4).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            match i <= chunk.len() {
+                true => out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize])),
+                false => out.push('='),
+            }
+        }
+    }
+    out
+}
+
+/// The error for a non-success answer in the modern era: a JSON-RPC error in the body becomes
+/// `protocol_error` with its code, data and the HTTP status; anything else is `http_status`.
+pub(super) async fn error_answer(mut reply: Response, what: &str) -> Error {
+    let status = reply.status();
+    let mut body = Vec::new();
+    while body.len() < ERROR_BODY_LIMIT {
+        match reply.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    let plain = Error::http_status(
+        status.as_u16(),
+        format!("the server answered HTTP {status} to {what}"),
+    );
+    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(&body) else {
+        return plain;
+    };
+    let error = message.get("error");
+    let Some(code) = error.and_then(|e| e.get("code")).and_then(Value::as_i64) else {
+        return plain;
+    };
+    let text = error
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("(no message)");
+    Error {
+        kind: ErrorKind::ProtocolError,
+        message: format!(
+            "the server answered HTTP {status} to {what} with JSON-RPC error {code}: {text}"
+        ),
+        code: Some(code),
+        status: Some(status.as_u16()),
+        data: error.and_then(|e| e.get("data")).cloned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_are_mirrored_plain_or_encoded() {
+        let d = Defects::default();
+        let call = json!({"method":"tools/call","params":{"name":"get_weather"}});
+        let h = mirrored_headers(&call, &d);
+        assert_eq!(h["mcp-method"], "tools/call");
+        assert_eq!(h["mcp-name"], "get_weather");
+        let read = json!({"method":"resources/read","params":{"uri":"file:///a b"}});
+        assert_eq!(mirrored_headers(&read, &d)["mcp-name"], "file:///a b");
+        let list = json!({"method":"tools/list","params":{"name":"x"}});
+        let h = mirrored_headers(&list, &d);
+        assert_eq!(h["mcp-method"], "tools/list");
+        assert!(h.get("mcp-name").is_none());
+        for (text, encoded) in [
+            ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+            (" padded ", "=?base64?IHBhZGRlZCA=?="),
+            ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+            ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+        ] {
+            assert_eq!(header_value(text), encoded, "{text:?}");
+        }
+        let off = Defects {
+            no_mcp_method_header: true,
+            no_mcp_name_header: true,
+            ..d
+        };
+        assert!(mirrored_headers(&call, &off).is_empty());
+    }
+
+    #[test]
+    fn base64_pads() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foob"), "Zm9vYg==");
+    }
+}

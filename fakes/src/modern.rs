@@ -1,0 +1,330 @@
+//! The modern (2026-07-28) era of a fake, transport-independent: which era serves a request
+//! (a dual fake serves both), the per-request checks a modern server makes before any
+//! handler runs (`_meta` present, version supported, HTTP headers matching the body), and the
+//! built-in modern answers (`server/discover`, `resultType`, cache hints).
+//!
+//! Refusals carry the HTTP status the transport uses (400, or 404 for an unknown method), so
+//! the stdio fake and the HTTP fake refuse the same requests with the same JSON-RPC errors.
+
+use mcp_harness_scenarios::model::era::{self, meta};
+use mcp_harness_scenarios::model::{Reply, RpcError, ServerEra, ServerScript};
+use serde_json::{Value, json};
+
+use crate::jsonrpc::METHOD_NOT_FOUND;
+use crate::script::{self, Answer, SERVER_NAME};
+
+/// JSON-RPC code for invalid params (a request without the required `_meta`).
+pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC code for HTTP headers that do not match the body (HeaderMismatch).
+pub const HEADER_MISMATCH: i64 = -32020;
+/// JSON-RPC code for an unsupported protocol version (UnsupportedProtocolVersion).
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// The methods whose `Mcp-Name` header mirrors a body field, and that field.
+const NAMED: [(&str, &str); 3] = [
+    ("tools/call", "name"),
+    ("prompts/get", "name"),
+    ("resources/read", "uri"),
+];
+
+/// Reads an HTTP request header by its lower-case name.
+pub type HeaderReader<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// A request the fake refuses before any handler sees it.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    /// The HTTP status of the refusal (the stdio fake ignores it).
+    pub status: u16,
+    /// The JSON-RPC error, answered with the request's id.
+    pub error: RpcError,
+}
+
+/// What the fake does with a request.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    /// Play this answer (a handler's, or a built-in one).
+    Answer(Answer),
+    /// Refuse it with this error.
+    Refuse(Refusal),
+}
+
+/// Whether a request is served by the modern era: always by a modern fake, never by a legacy
+/// one; by a dual fake when it is `server/discover` or carries a `_meta` protocol version.
+pub fn is_modern(script: &ServerScript, method: &str, params: Option<&Value>) -> bool {
+    match script.era {
+        ServerEra::Legacy => false,
+        ServerEra::Modern => true,
+        ServerEra::Dual => method == "server/discover" || era::meta_version(params).is_some(),
+    }
+}
+
+/// Decides the answer to a request. `header` reads an HTTP request header (lower-case
+/// name); over stdio it is `None` and no header is checked.
+pub fn decide(
+    script: &ServerScript,
+    revision: Option<&str>,
+    method: &str,
+    params: Option<&Value>,
+    header: Option<HeaderReader<'_>>,
+) -> Decision {
+    if !is_modern(script, method, params) {
+        return Decision::Answer(script::choose_at(script, revision, method, params));
+    }
+    if let Err(refusal) = admit(script, method, params, header) {
+        return Decision::Refuse(refusal);
+    }
+    let mut answer = script::choose_at(script, revision, method, params);
+    let handled = script.handlers.iter().any(|h| h.method == method);
+    if !handled {
+        answer.reply = match method {
+            "server/discover" => Reply::Result(discover_result(script)),
+            "tools/list" => answer.reply,
+            _ => {
+                return Decision::Refuse(Refusal {
+                    status: 404,
+                    error: RpcError {
+                        code: METHOD_NOT_FOUND,
+                        message: "Method not found".into(),
+                        data: None,
+                    },
+                });
+            }
+        };
+    }
+    if let Reply::Result(Value::Object(result)) = &mut answer.reply {
+        if script.modern.add_result_type && !result.contains_key("resultType") {
+            result.insert("resultType".into(), "complete".into());
+        }
+        // A cacheable result must carry its hints; a built-in listing is never fresh.
+        if method == "tools/list" && !handled {
+            result.insert("ttlMs".into(), 0.into());
+            result.insert("cacheScope".into(), "public".into());
+        }
+    }
+    Decision::Answer(answer)
+}
+
+/// The checks a modern server makes on every request before serving it.
+fn admit(
+    script: &ServerScript,
+    method: &str,
+    params: Option<&Value>,
+    header: Option<HeaderReader<'_>>,
+) -> Result<(), Refusal> {
+    if method == "initialize" {
+        // No handshake in this era: `initialize` is just a method the server does not have.
+        return Err(Refusal {
+            status: 404,
+            error: RpcError {
+                code: METHOD_NOT_FOUND,
+                message: "Method not found".into(),
+                data: None,
+            },
+        });
+    }
+    let meta = params.and_then(|p| p.get("_meta"));
+    let version = meta.and_then(|m| m.get(meta::PROTOCOL_VERSION));
+    let capabilities = meta.and_then(|m| m.get(meta::CLIENT_CAPABILITIES));
+    let (Some(Value::String(version)), Some(Value::Object(_))) = (version, capabilities) else {
+        return Err(bad_request(
+            INVALID_PARAMS,
+            format!(
+                "Invalid params: _meta must carry {} and {}",
+                meta::PROTOCOL_VERSION,
+                meta::CLIENT_CAPABILITIES
+            ),
+            None,
+        ));
+    };
+    let supported = &script.modern.supported_versions;
+    if !supported.contains(version) {
+        return Err(bad_request(
+            UNSUPPORTED_VERSION,
+            "Unsupported protocol version".into(),
+            Some(json!({"supported": supported, "requested": version})),
+        ));
+    }
+    match header {
+        Some(header) if script.modern.check_headers => {
+            check_headers(header, method, params, version)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The request metadata headers must be there and say what the body says.
+fn check_headers(
+    header: HeaderReader<'_>,
+    method: &str,
+    params: Option<&Value>,
+    version: &str,
+) -> Result<(), Refusal> {
+    let mut wanted = vec![
+        ("mcp-protocol-version", version.to_owned()),
+        ("mcp-method", method.to_owned()),
+    ];
+    if let Some((_, field)) = NAMED.iter().find(|(m, _)| *m == method)
+        && let Some(name) = params.and_then(|p| p.get(*field)).and_then(Value::as_str)
+    {
+        wanted.push(("mcp-name", name.to_owned()));
+    }
+    for (name, value) in wanted {
+        let got = header(name);
+        if got.as_deref() != Some(value.as_str()) {
+            return Err(bad_request(
+                HEADER_MISMATCH,
+                format!("Header mismatch: {name} must be {value:?}"),
+                Some(json!({"header": name, "expected": value, "actual": got})),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn bad_request(code: i64, message: String, data: Option<Value>) -> Refusal {
+    Refusal {
+        status: 400,
+        error: RpcError {
+            code,
+            message,
+            data,
+        },
+    }
+}
+
+/// The built-in `server/discover` result: the supported versions, tools, no caching, and
+/// the server's name in the result's `_meta`.
+pub fn discover_result(script: &ServerScript) -> Value {
+    json!({
+        "supportedVersions": script.modern.supported_versions,
+        "capabilities": {"tools": {}},
+        "ttlMs": 0,
+        "cacheScope": "public",
+        "_meta": {
+            meta::SERVER_INFO: {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_harness_scenarios::model::Handler;
+
+    fn modern(handlers: Vec<Handler>) -> ServerScript {
+        ServerScript {
+            handlers,
+            era: ServerEra::Modern,
+            ..ServerScript::default()
+        }
+    }
+
+    fn meta(version: &str) -> Value {
+        json!({"_meta": {meta::PROTOCOL_VERSION: version, meta::CLIENT_CAPABILITIES: {}}})
+    }
+
+    fn refusal(d: Decision) -> Refusal {
+        match d {
+            Decision::Refuse(r) => r,
+            Decision::Answer(a) => panic!("expected a refusal, got {a:?}"),
+        }
+    }
+
+    fn result(d: Decision) -> Value {
+        match d {
+            Decision::Answer(Answer {
+                reply: Reply::Result(v),
+                ..
+            }) => v,
+            other => panic!("expected a result, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_modern_fake_refuses_initialize_and_requests_without_meta() {
+        let script = modern(Vec::new());
+        let init = refusal(decide(&script, None, "initialize", Some(&json!({})), None));
+        assert_eq!((init.status, init.error.code), (404, METHOD_NOT_FOUND));
+        let bare = refusal(decide(&script, None, "tools/list", None, None));
+        assert_eq!((bare.status, bare.error.code), (400, INVALID_PARAMS));
+        let old = refusal(decide(
+            &script,
+            None,
+            "tools/list",
+            Some(&meta("2025-11-25")),
+            None,
+        ));
+        assert_eq!(old.error.code, UNSUPPORTED_VERSION);
+        assert_eq!(old.error.data.unwrap()["supported"], json!(["2026-07-28"]));
+    }
+
+    #[test]
+    fn built_in_answers_carry_result_type_and_cache_hints() {
+        let script = modern(Vec::new());
+        let found = result(decide(
+            &script,
+            None,
+            "server/discover",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
+        assert_eq!(found["resultType"], "complete");
+        assert_eq!(found["supportedVersions"], json!(["2026-07-28"]));
+        let listed = result(decide(
+            &script,
+            None,
+            "tools/list",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
+        assert_eq!(listed["ttlMs"], 0);
+        let unknown = refusal(decide(
+            &script,
+            None,
+            "nope",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
+        assert_eq!(unknown.status, 404);
+    }
+
+    #[test]
+    fn headers_must_mirror_the_body() {
+        let script = modern(Vec::new());
+        let params = json!({"name": "echo", "_meta": {meta::PROTOCOL_VERSION: "2026-07-28", meta::CLIENT_CAPABILITIES: {}}});
+        let good = |name: &str| match name {
+            "mcp-protocol-version" => Some("2026-07-28".to_owned()),
+            "mcp-method" => Some("tools/call".to_owned()),
+            "mcp-name" => Some("echo".to_owned()),
+            _ => None,
+        };
+        assert!(admit(&script, "tools/call", Some(&params), Some(&good)).is_ok());
+        let nameless = |name: &str| good(name).filter(|_| name != "mcp-name");
+        let refused = admit(&script, "tools/call", Some(&params), Some(&nameless)).unwrap_err();
+        assert_eq!(refused.error.code, HEADER_MISMATCH);
+    }
+
+    #[test]
+    fn a_dual_fake_serves_each_request_in_its_era() {
+        let script = ServerScript {
+            era: ServerEra::Dual,
+            ..ServerScript::default()
+        };
+        let init = result(decide(
+            &script,
+            None,
+            "initialize",
+            Some(&json!({"protocolVersion": "2025-06-18"})),
+            None,
+        ));
+        assert_eq!(init["protocolVersion"], "2025-06-18");
+        let found = result(decide(
+            &script,
+            None,
+            "server/discover",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
+        assert_eq!(found["resultType"], "complete");
+    }
+}
