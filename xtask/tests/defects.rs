@@ -214,7 +214,6 @@ const MATRIX: &[(&str, &str, &str, Grade)] = &[
     ("no-timeout", "robust/not-jsonrpc-instead-of-response", "step 1 (call_tool) fails with error kind invalid_response or timeout", Grade::Fail),
     ("close-on-error", "robust/invalid-utf8-response", "step 2 (call_tool) succeeds", Grade::Fail),
     ("close-on-error", "robust/invalid-utf8-response@https", "step 2 (call_tool) succeeds", Grade::Fail),
-    ("no-timeout", "robust/invalid-utf8-response", "step 1 (call_tool) fails with error kind invalid_response or timeout", Grade::Fail),
     ("reuse-ids", "robust/duplicate-response-ignored", "step 2 (call_tool) succeeds with", Grade::Fail),
     ("skip-initialized", "robust/response-to-notification-ignored", "the handshake completed and both calls followed", Grade::Fail),
     ("sh:python3 -c \"$NO_STDERR_DRAIN\"", "robust/stderr-flood-while-answering", "step 1 (call_tool) succeeds", Grade::NonStrict),
