@@ -231,12 +231,12 @@ fn defects_in_calls() {
 }
 
 /// A timeout long enough for a loaded machine to start Python and answer `initialize`.
-const TIMEOUT_MS: &str = "600";
+const TIMEOUT_MS: &str = "1000";
 
 fn slow_plan() -> Value {
     let slow =
         |ms: u64| json!({"op":"call_tool","name":"slow","arguments":{},"cancel_after_ms":ms});
-    json!([{"op":"connect"}, slow(1000), slow(50), call("seen")])
+    json!([{"op":"connect"}, slow(2500), slow(50), call("seen")])
 }
 
 fn cancel_notes(run: &Run) -> usize {

@@ -399,7 +399,9 @@ fn the_whole_suite_against_hostile_clients_leaves_no_process() {
     let mut problems = Vec::new();
     let mut used = BTreeSet::new();
     for t in &results.trials {
-        let (id, transport) = t.name.rsplit_once('@').unwrap();
+        // `<case-id>@<transport>`, or `<case-id>@<transport>@<revision>`.
+        let mut parts = t.name.split('@');
+        let (id, transport) = (parts.next().unwrap(), parts.next().unwrap());
         let double = names[chaos_pick(id, transport)];
         used.insert(double);
         let deadline = deadlines[id];

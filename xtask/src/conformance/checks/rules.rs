@@ -162,9 +162,13 @@ fn is_response(m: &Value) -> bool {
     m.get("method").is_none() && (m.get("result").is_some() || m.get("error").is_some())
 }
 
+/// A request or notification, a result with its id, or an error response: since 2025-11-25
+/// an error answering a message whose id could not be read may leave the id out (JSON-RPC
+/// 2.0 itself sends `null` there), so an id-less error is judged well formed.
 fn is_jsonrpc(m: &Value) -> bool {
     let has = |k: &str| m.get(k).is_some();
     m.get("jsonrpc") == Some(&Value::from("2.0"))
         && (m.get("method").is_some_and(Value::is_string)
-            || (has("id") && (has("result") || has("error"))))
+            || (has("id") && has("result"))
+            || has("error"))
 }
