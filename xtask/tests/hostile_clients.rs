@@ -254,12 +254,7 @@ fn hostile_clients_end_in_time_are_reported_and_leave_nothing() {
             problems.push(format!("graded {}", eval.grade.as_str()));
         }
         if let Err(e) = reported_right(name, transport, &eval, case.scenario.plan.len()) {
-            let failed: Vec<String> = eval
-                .checks
-                .iter()
-                .filter(|c| !c.passed)
-                .map(|c| format!("{}: {}", c.name, c.actual))
-                .collect();
+            let failed = support::failed_checks(&eval);
             problems.push(format!("{e}; end {:?}; failed {failed:#?}", eval.run.end));
         }
         let line = format!(

@@ -85,18 +85,22 @@ pub fn evaluate_on(case: &Case, transport: Transport, client: &str) -> Evaluatio
     conformance::evaluate(case, transport, client, harness(), true)
 }
 
+/// The checks `eval` failed, each as `name: actual`, for failure messages.
+pub fn failed_checks(eval: &Evaluation) -> Vec<String> {
+    eval.checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| format!("{}: {}", c.name, c.actual))
+        .collect()
+}
+
 /// The trials `client` gets a grade for which `keep` holds, each described in a line with
 /// the checks it failed.
 pub fn graded_where(client: &str, keep: impl Fn(Grade) -> bool + Sync) -> Vec<String> {
     in_parallel(trials(), |(case, transport)| {
         let eval = evaluate_on(&case, transport, client);
         keep(eval.grade).then(|| {
-            let failed: Vec<String> = eval
-                .checks
-                .iter()
-                .filter(|c| !c.passed)
-                .map(|c| format!("{}: {}", c.name, c.actual))
-                .collect();
+            let failed = failed_checks(&eval);
             format!(
                 "{} graded {}: {failed:?}",
                 case.trial_name(transport),
