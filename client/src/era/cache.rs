@@ -53,8 +53,9 @@ impl ResultCache {
         let Some(ttl) = ttl_ms(result) else {
             return;
         };
-        let expires = Instant::now() + Duration::from_millis(ttl);
-        self.entries.insert(key, (Some(expires), result.clone()));
+        // A `ttlMs` too large for the clock (u64::MAX, 1e300) is "fresh for as long as we run".
+        let expires = Instant::now().checked_add(Duration::from_millis(ttl));
+        self.entries.insert(key, (expires, result.clone()));
     }
 
     /// Keeps `result` with no expiry (only the `cache-mrtr-retry` defect does this).
@@ -95,6 +96,13 @@ mod tests {
         assert_eq!(c.fresh("none"), None);
         c.store("yes".into(), &json!({"ttlMs": 60000, "tools": []}), &d);
         assert_eq!(c.fresh("yes"), Some(json!({"ttlMs": 60000, "tools": []})));
+        for huge in [json!(u64::MAX), json!(1e300)] {
+            c.store("huge".into(), &json!({"ttlMs": huge}), &d);
+            assert!(
+                c.fresh("huge").is_some(),
+                "a huge ttlMs is kept, without a panic"
+            );
+        }
     }
 
     #[test]
