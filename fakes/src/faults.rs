@@ -150,6 +150,8 @@ mod tests {
             }
         );
         assert_eq!(first_half(b"abc"), b"ab");
+        assert_eq!(first_half(b"0123456789"), b"01234");
+        assert_eq!(first_half(b""), b"");
         assert_eq!(encode("a\u{fffd}b\u{fffd}".into(), true), b"a\xffb\xff");
         assert_eq!(encode("a\u{fffd}".into(), false), "a\u{fffd}".as_bytes());
     }

@@ -247,7 +247,7 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
     let split = sse && http.split;
     let full_length = body.len();
     let sent_bytes = match halved {
-        true => sse::first_half(&body),
+        true => faults::first_half(&body),
         false => &body[..],
     };
     let body = match (faults.drip_ms, end) {

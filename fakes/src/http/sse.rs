@@ -47,11 +47,6 @@ pub fn event_bytes(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The first half of a body that is to be cut (at least one byte when there is any).
-pub fn first_half(bytes: &[u8]) -> &[u8] {
-    &bytes[..bytes.len().div_ceil(2)]
-}
-
 /// What a paced body does after its last piece.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
@@ -176,12 +171,5 @@ mod tests {
             1
         );
         assert!(Paced::new(b"", false, End::Finish).pieces.is_empty());
-    }
-
-    #[test]
-    fn first_half_rounds_up() {
-        assert_eq!(first_half(b"0123456789"), b"01234");
-        assert_eq!(first_half(b"abc"), b"ab");
-        assert_eq!(first_half(b""), b"");
     }
 }

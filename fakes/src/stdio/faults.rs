@@ -77,8 +77,11 @@ impl Fake {
             self.recorder.record(Event::Sent { message: recorded });
             write_bytes(&mut out, &line, None).await;
         }
-        // Still holding stdout, so no other answer slips out after the reply.
-        STOPPED_LISTENING.store(faults.then.is_some(), Ordering::SeqCst);
+        // Still holding stdout, so no other answer slips out after the reply. The flag only
+        // ever goes from false to true: a later reply without `then` must not clear it.
+        if faults.then.is_some() {
+            STOPPED_LISTENING.store(true, Ordering::SeqCst);
+        }
         match faults.then {
             Some(Then::Exit) => {
                 self.recorder.record(Event::Exited { code: 0 });
