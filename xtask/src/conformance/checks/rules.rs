@@ -49,8 +49,19 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
                 }
                 continue;
             }
+            // A request the client gave up on is no longer outstanding either: by closing its
+            // response stream (HTTP) or by `notifications/cancelled` (stdio).
+            Event::StreamClosed { id } => {
+                outstanding.remove(&(r.pid, id.to_string()));
+                continue;
+            }
             _ => continue,
         };
+        if message.get("method") == Some(&Value::from("notifications/cancelled"))
+            && let Some(id) = message.pointer("/params/requestId")
+        {
+            outstanding.remove(&(r.pid, id.to_string()));
+        }
         let (Some(method), Some(id)) = (message.get("method"), message.get("id")) else {
             continue;
         };
@@ -170,5 +181,5 @@ fn is_jsonrpc(m: &Value) -> bool {
     m.get("jsonrpc") == Some(&Value::from("2.0"))
         && (m.get("method").is_some_and(Value::is_string)
             || (has("id") && has("result"))
-            || has("error"))
+            || (m.get("error").is_some_and(Value::is_object) && !has("result")))
 }
