@@ -58,6 +58,15 @@ pub fn build_bins() -> Result<Bins, String> {
     if dir.ends_with("release") {
         cmd.arg("--release");
     }
+    // `cargo run` hands xtask the variables it sets for a package (CARGO_MANIFEST_DIR, …).
+    // Passed on, they reach rustc as tracked environment, so crates that read them (ring)
+    // look dirty and everything above them is rebuilt on every run. The inner build gets the
+    // environment a shell would give it.
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(is_package_variable) {
+            cmd.env_remove(key);
+        }
+    }
     let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
         return Err(format!(
@@ -71,4 +80,21 @@ pub fn build_bins() -> Result<Bins, String> {
         }
     }
     Ok(bins)
+}
+
+/// Whether `key` is one of the variables cargo sets for the package it runs or compiles,
+/// rather than one of its configuration variables (CARGO_HOME, CARGO_TARGET_DIR, …).
+fn is_package_variable(key: &str) -> bool {
+    key.starts_with("CARGO_PKG_")
+        || matches!(
+            key,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+                | "CARGO_RUSTC_CURRENT_DIR"
+        )
 }
