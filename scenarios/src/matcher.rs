@@ -6,11 +6,17 @@
 //! - an array matches an array of the same length, element by element;
 //! - a number matches an equal number (`1` matches `1.0`); other scalars match by equality;
 //! - an object whose only member starts with `$` is an operator:
-//!   `{"$absent": true}` the member is missing or null; `{"$present": true}` it exists, any value;
+//!   `{"$absent": true}` the member is missing (a member that is there, even `null`, fails);
+//!   `{"$absent_or_null": true}` the member is missing or `null`;
+//!   `{"$present": true}` it exists, any value;
 //!   `{"$type": "string"}` (also `integer`, `number`, `boolean`, `object`, `array`, `null`);
 //!   `{"$capture": "name"}` any value, remembered under `name`;
 //!   `{"$same": "name"}` equal to the value captured under `name`;
 //!   `{"$not": m}` does not match `m`.
+//!
+//! A failed match names its first difference ([`Mismatch`]: JSON path, expected, found), and
+//! [`closest`] picks, among several candidates, the one a matcher comes nearest to, so a
+//! report can show the message the client probably meant and exactly where it differs.
 
 use std::collections::BTreeMap;
 
@@ -60,20 +66,20 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
         Value::Object(map) => {
             if let Some((op, arg)) = operator(matcher) {
                 return match (op, arg) {
-                    ("$absent" | "$present", Value::Bool(true)) => Ok(()),
+                    ("$absent" | "$absent_or_null" | "$present", Value::Bool(true)) => Ok(()),
                     ("$capture" | "$same", Value::String(_)) => Ok(()),
                     ("$type", Value::String(t)) if TYPES.contains(&t.as_str()) => Ok(()),
                     ("$not", inner) => validate_at(path, inner),
                     _ => Err(format!(
                         "{path}: operator {op} has an invalid argument {arg}; expected \
-                         $absent/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher"
+                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher"
                     )),
                 };
             }
             if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
                 return Err(format!(
                     "{path}: unknown operator {key:?} (operators stand alone in their object: \
-                     $absent, $present, $type, $capture, $same, $not)"
+                     $absent, $absent_or_null, $present, $type, $capture, $same, $not)"
                 ));
             }
             for (key, value) in map {
@@ -113,13 +119,17 @@ fn match_at(
     let fail = |expected: String| Mismatch {
         path: path.to_owned(),
         expected,
-        actual: actual.map_or_else(|| "nothing (member absent)".to_owned(), short),
+        actual: actual.map_or_else(|| "nothing (member absent)".to_owned(), found),
     };
     if let Some((op, arg)) = operator(expected) {
         return match op {
             "$absent" => match actual {
+                None => Ok(()),
+                Some(_) => Err(fail("no member at all".into())),
+            },
+            "$absent_or_null" => match actual {
                 None | Some(Value::Null) => Ok(()),
-                Some(_) => Err(fail("no value".into())),
+                Some(_) => Err(fail("no member, or null".into())),
             },
             "$present" => actual.map(|_| ()).ok_or_else(|| fail("a value".into())),
             "$type" => {
@@ -140,7 +150,7 @@ fn match_at(
                 let name = arg.as_str().unwrap_or_default();
                 match (captures.get(name), actual) {
                     (Some(want), Some(got)) if scalar_eq(want, got) => Ok(()),
-                    (Some(want), _) => Err(fail(format!("{} (captured as {name})", short(want)))),
+                    (Some(want), _) => Err(fail(format!("{} (captured as {name})", full(want)))),
                     (None, _) => Err(fail(format!(
                         "the value captured as {name}, never captured"
                     ))),
@@ -149,7 +159,7 @@ fn match_at(
             "$not" => {
                 let mut scratch = captures.clone();
                 match match_at(path, arg, actual, &mut scratch) {
-                    Ok(()) => Err(fail(format!("anything but {}", short(arg)))),
+                    Ok(()) => Err(fail(format!("anything but {}", full(arg)))),
                     Err(_) => Ok(()),
                 }
             }
@@ -162,7 +172,7 @@ fn match_at(
         if absent_only(expected) {
             return Ok(());
         }
-        return Err(fail(short(expected)));
+        return Err(fail(full(expected)));
     };
     match (expected, actual) {
         (Value::Object(want), Value::Object(got)) => {
@@ -181,7 +191,7 @@ fn match_at(
             Ok(())
         }
         _ if scalar_eq(expected, actual) => Ok(()),
-        _ => Err(fail(short(expected))),
+        _ => Err(fail(full(expected))),
     }
 }
 
@@ -193,7 +203,7 @@ fn absent_only(expected: &Value) -> bool {
         && operator(expected).is_none()
         && members
             .values()
-            .all(|m| matches!(operator(m), Some(("$absent", _))))
+            .all(|m| matches!(operator(m), Some(("$absent" | "$absent_or_null", _))))
 }
 
 fn scalar_eq(a: &Value, b: &Value) -> bool {
@@ -214,6 +224,81 @@ fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
+    }
+}
+
+/// The candidate `expected` comes nearest to, by index, with its first mismatch; `None` when
+/// there is no candidate or one matches (then there is nothing to explain).
+///
+/// Nearness is the number of the matcher's leaves (scalars and operators) a candidate
+/// satisfies, each counted wherever it is, not only up to the first difference; ties go to
+/// the earlier candidate. Captures are read, never changed.
+pub fn closest(
+    expected: &Value,
+    candidates: &[&Value],
+    captures: &Captures,
+) -> Option<(usize, Mismatch)> {
+    let mut best: Option<(usize, usize)> = None;
+    for (i, candidate) in candidates.iter().enumerate() {
+        if matches(expected, candidate, &mut captures.clone()).is_ok() {
+            return None;
+        }
+        let score = nearness(expected, Some(candidate), &mut captures.clone());
+        if best.is_none_or(|(_, s)| score > s) {
+            best = Some((i, score));
+        }
+    }
+    let (index, _) = best?;
+    let mismatch = matches(expected, candidates[index], &mut captures.clone()).err()?;
+    Some((index, mismatch))
+}
+
+/// How many leaves of `expected` hold for `actual` (see [`closest`]).
+fn nearness(expected: &Value, actual: Option<&Value>, captures: &mut Captures) -> usize {
+    let leaf = |captures: &mut Captures| {
+        usize::from(match actual {
+            Some(v) => match_at("$", expected, Some(v), captures).is_ok(),
+            None => match_at("$", expected, None, captures).is_ok(),
+        })
+    };
+    if operator(expected).is_some() {
+        return leaf(captures);
+    }
+    match (expected, actual) {
+        (Value::Object(want), Some(Value::Object(got))) => want
+            .iter()
+            .map(|(key, sub)| nearness(sub, got.get(key), captures))
+            .sum(),
+        (Value::Object(want), _) => want
+            .values()
+            .map(|sub| nearness(sub, None, captures))
+            .sum(),
+        (Value::Array(want), Some(Value::Array(got))) => {
+            let items: usize = want
+                .iter()
+                .enumerate()
+                .map(|(i, w)| nearness(w, got.get(i), captures))
+                .sum();
+            items + usize::from(want.len() == got.len())
+        }
+        _ => leaf(captures),
+    }
+}
+
+/// A value in full, on one line: what an `Expected:` line shows, never cut.
+pub fn full(v: &Value) -> String {
+    v.to_string()
+}
+
+/// What was found at a mismatch: whole when reasonably short, else cut with its length.
+fn found(v: &Value) -> String {
+    let text = v.to_string();
+    let n = text.chars().count();
+    if n > 400 {
+        let cut: String = text.chars().take(397).collect();
+        format!("{cut}... ({n} characters)")
+    } else {
+        text
     }
 }
 
@@ -249,9 +334,22 @@ mod tests {
     #[test]
     fn operators() {
         assert!(ok(json!({"cursor": {"$absent": true}}), json!({})));
-        assert!(ok(
+        assert!(!ok(
             json!({"cursor": {"$absent": true}}),
             json!({"cursor": null})
+        ));
+        assert!(ok(
+            json!({"cursor": {"$absent_or_null": true}}),
+            json!({"cursor": null})
+        ));
+        assert!(ok(json!({"cursor": {"$absent_or_null": true}}), json!({})));
+        assert!(!ok(
+            json!({"cursor": {"$absent_or_null": true}}),
+            json!({"cursor": "c"})
+        ));
+        assert!(ok(
+            json!({"params": {"cursor": {"$absent_or_null": true}}}),
+            json!({})
         ));
         assert!(!ok(
             json!({"cursor": {"$absent": true}}),
@@ -300,8 +398,50 @@ mod tests {
     }
 
     #[test]
+    fn a_null_where_absence_is_required_is_named_with_its_path() {
+        let miss = matches(
+            &json!({"params": {"requestState": {"$absent": true}}}),
+            &json!({"params": {"requestState": null}}),
+            &mut Captures::new(),
+        )
+        .unwrap_err();
+        assert_eq!(miss.path, "$.params.requestState");
+        assert_eq!(miss.expected, "no member at all");
+        assert_eq!(miss.actual, "null");
+    }
+
+    #[test]
+    fn the_closest_candidate_is_the_one_matching_most_members() {
+        let want = json!({"method": "tools/call", "params": {"name": "scan", "requestState": "s1"}});
+        let init = json!({"method": "initialize", "params": {"protocolVersion": "x"}});
+        let call = json!({"method": "tools/call", "params": {"name": "scan", "requestState": "s2"}});
+        let other = json!({"method": "tools/call", "params": {"name": "other"}});
+        let (index, miss) = closest(&want, &[&init, &call, &other], &Captures::new()).unwrap();
+        assert_eq!(index, 1);
+        assert_eq!(miss.path, "$.params.requestState");
+        assert_eq!(miss.expected, "\"s1\"");
+        assert_eq!(miss.actual, "\"s2\"");
+        // A candidate that matches leaves nothing to explain; no candidate neither.
+        assert!(closest(&want, &[&init, &want], &Captures::new()).is_none());
+        assert!(closest(&want, &[], &Captures::new()).is_none());
+        // Ties go to the earlier candidate.
+        let (index, _) = closest(&json!({"a": 1}), &[&json!({"a": 2}), &json!({"a": 3})], &Captures::new()).unwrap();
+        assert_eq!(index, 0);
+    }
+
+    #[test]
+    fn expected_values_are_never_cut() {
+        let long = "x".repeat(300);
+        let miss = matches(&json!({"a": long}), &json!({"a": 1}), &mut Captures::new()).unwrap_err();
+        assert!(miss.expected.contains(&long), "{}", miss.expected);
+        assert_eq!(full(&json!({"a": long})), format!("{{\"a\":\"{long}\"}}"));
+    }
+
+    #[test]
     fn validation_names_the_bad_operator() {
         assert!(validate(&json!({"a": {"$absent": true}})).is_ok());
+        assert!(validate(&json!({"a": {"$absent_or_null": true}})).is_ok());
+        assert!(validate(&json!({"a": {"$absent_or_null": false}})).is_err());
         let err = validate(&json!({"a": {"$abesnt": true}})).unwrap_err();
         assert!(err.contains("$.a") && err.contains("$abesnt"), "{err}");
         assert!(validate(&json!({"$type": "str"})).is_err());
