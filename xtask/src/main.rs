@@ -83,11 +83,19 @@ struct ConformanceArgs {
     /// it. A made-up value for testing, never a real credential. Snapshots are not compared.
     #[arg(long, value_name = "TOKEN")]
     bearer_token: Option<String>,
+    /// Write a baseline of this run to FILE: one entry per trial that fails or is
+    /// unimplemented, each under a comment naming its failed checks and their levels.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
     /// Use the already built fake and driver beside this executable (for tests).
     #[arg(long, hide = true)]
     no_build: bool,
     #[command(flatten)]
     libtest: libtest_mimic::Arguments,
+    /// Further name filters: a trial runs when its name contains any FILTER (equals one, with
+    /// --exact).
+    #[arg(value_name = "MORE_FILTERS")]
+    filters: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -141,6 +149,8 @@ fn main() -> ExitCode {
                 scenarios_dir: args.scenarios.unwrap_or_else(paths::scenarios_dir),
                 bins,
                 bearer_token: args.bearer_token.map(conformance::RunToken),
+                filters: args.filters,
+                write_baseline: args.write_baseline,
                 libtest,
             })
         }

@@ -69,7 +69,7 @@ pub fn run(xtask: &Path, work: &Path, jobs: Option<usize>) -> Result<SuiteRun, S
     let failed = results
         .trials
         .iter()
-        .filter(|t| t.verdict == "failed" || t.verdict == "stale")
+        .filter(|t| t.verdict.fails_run())
         .map(|t| t.name.clone())
         .collect();
     Ok(SuiteRun {

@@ -4,9 +4,17 @@
 //!
 //! Format, one entry a line: `<case-id>@<transport>: <reason>`, where the reason names the
 //! requirement the client misses. Blank lines and lines starting with `#` are ignored.
+//!
+//! [`render`] writes one from a run (`--write-baseline FILE`): one entry per trial that does
+//! not grade acceptable, under a comment naming its failed checks and their levels, so a new
+//! adapter can start from its first run and review the entries one by one.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::Path;
+
+use super::verdict::level_label;
+use crate::report::RunResults;
 
 /// A parsed baseline: trial name → (line number, reason).
 #[derive(Debug, Clone, Default)]
@@ -63,9 +71,130 @@ impl Baseline {
     }
 }
 
+/// A baseline for the trials of `results` that do not grade acceptable, sorted by name. An
+/// entry that the run's own baseline already had keeps its reason; a new one gets the grade
+/// and the sources of its failed checks, for a person to turn into the requirement missed.
+/// `selection` names the filters or shard the run was limited to (empty: the whole suite).
+pub fn render(results: &RunResults, selection: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Expected failures of {}, written by `cargo xtask conformance --write-baseline`.",
+        one_line(&results.client)
+    );
+    if !selection.is_empty() {
+        let _ = writeln!(out, "# Written from a partial run ({selection}).");
+    }
+    let _ = writeln!(
+        out,
+        "# One entry per trial that fails or is unimplemented; the comment above each names its\n\
+         # failed checks. Review every entry: each must name a real deviation of the client."
+    );
+    let mut trials: Vec<_> = results
+        .trials
+        .iter()
+        .filter(|t| !t.grade.is_acceptable())
+        .collect();
+    trials.sort_by(|a, b| a.name.cmp(&b.name));
+    for t in trials {
+        let failed: Vec<_> = t.checks.iter().filter(|c| !c.passed).collect();
+        let named: Vec<String> = failed
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} [{}]",
+                    one_line(&c.name),
+                    level_label(c.level, results.profile)
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "\n# {}: {}", t.grade.as_str(), named.join("; "));
+        let reason = match &t.baseline_reason {
+            Some(reason) => one_line(reason),
+            None => {
+                let mut sources: Vec<String> = Vec::new();
+                for c in &failed {
+                    let source = one_line(&c.source);
+                    if !sources.contains(&source) {
+                        sources.push(source);
+                    }
+                }
+                match sources.is_empty() {
+                    true => t.grade.as_str().to_owned(),
+                    false => format!("{}; misses {}", t.grade.as_str(), sources.join("; ")),
+                }
+            }
+        };
+        let _ = writeln!(out, "{}: {reason}", t.name);
+    }
+    out
+}
+
+/// Text on one line (a baseline entry or comment cannot span lines).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conformance::verdict::{Grade, Verdict};
+    use crate::report::{CheckRecord, TrialResult};
+    use mcp_harness_scenarios::model::Level;
+
+    fn trial(name: &str, grade: Grade, failed: &[(&str, Level)]) -> TrialResult {
+        TrialResult {
+            name: name.into(),
+            description: String::new(),
+            level: Level::Must,
+            grade,
+            verdict: Verdict::Failed,
+            case_path: String::new(),
+            rerun: String::new(),
+            baseline_reason: None,
+            elapsed_ms: 0,
+            checks: failed
+                .iter()
+                .map(|(n, level)| CheckRecord {
+                    name: (*n).into(),
+                    level: *level,
+                    passed: false,
+                    requirement: String::new(),
+                    source: format!("source of {n}"),
+                    expected: String::new(),
+                    actual: String::new(),
+                })
+                .collect(),
+            outcomes: Vec::new(),
+            details: String::new(),
+            transcript: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_written_baseline_lists_each_failing_trial_and_reads_back() {
+        let mut kept = trial("c@stdio", Grade::Unimplemented, &[("step\n1", Level::Must)]);
+        kept.baseline_reason = Some("no structured content".into());
+        let results = RunResults {
+            client: "sdk".into(),
+            profile: true,
+            seconds: 1.0,
+            trials: vec![
+                kept,
+                trial("a/b@stdio", Grade::Fail, &[("x", Level::Must), ("y", Level::Profile)]),
+                trial("ok@stdio", Grade::NonStrict, &[("z", Level::Should)]),
+            ],
+        };
+        let text = render(&results, "filters calls/");
+        assert!(text.contains("# fail: x [must]; y [profile]\na/b@stdio: fail; misses source of x; source of y\n"), "{text}");
+        assert!(text.contains("# unimplemented: step 1 [must]\nc@stdio: no structured content\n"), "{text}");
+        assert!(text.contains("partial run (filters calls/)"), "{text}");
+        assert!(!text.contains("ok@stdio"), "{text}");
+        let known = vec!["a/b@stdio".to_owned(), "c@stdio".to_owned(), "ok@stdio".to_owned()];
+        let back = Baseline::parse(&text, &known).unwrap();
+        assert!(back.get("a/b@stdio").is_some() && back.get("c@stdio").is_some());
+        assert!(back.get("ok@stdio").is_none());
+    }
 
     fn known() -> Vec<String> {
         vec!["a/b@stdio".into(), "c@stdio".into()]

@@ -1,4 +1,4 @@
-//! `cargo xtask conformance`: every case × transport as a libtest-mimic trial, run against
+//! `cargo xtask conformance`: every case × transport as a trial, run against
 //! a client through the driver contract, graded, compared with its snapshot (reference
 //! client only) and with the client's baseline.
 //!
@@ -9,9 +9,10 @@
 //! | `procs`     | process groups, subreaper, orphan detection and reaping     |
 //! | `outcome`   | parse the client's outcome lines                            |
 //! | `checks`    | contract, base-rule and case checks                         |
-//! | `verdict`   | grades and the Expected/Actual failure report               |
+//! | `verdict`   | grades, verdicts and the Expected/Actual failure report     |
+//! | `runner`    | the thread pool, the console lines and the one tally        |
 //! | `snapshot`  | normalized transcripts under insta                          |
-//! | `baseline`  | the strict expected-failures file                           |
+//! | `baseline`  | the strict expected-failures file, read and written         |
 
 pub mod baseline;
 pub mod checks;
@@ -19,25 +20,25 @@ pub mod http_env;
 pub mod outcome;
 pub mod output;
 pub mod procs;
+pub mod runner;
 pub mod snapshot;
 pub mod trial;
 pub mod verdict;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-use libtest_mimic::{Failed, Trial};
 
 use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::{Case, load_dir};
 
-use crate::report::{self, CheckRecord, RunResults, TrialResult};
+use crate::report::{self, CheckRecord, ErrorRecord, OutcomeRecord, RunResults, TrialResult};
 use baseline::Baseline;
 use checks::CheckResult;
+use outcome::{Outcomes, Reported};
+use runner::{Finished, Selection};
 use trial::{Harness, TrialRun};
-use verdict::Grade;
+use verdict::{Grade, Place, Verdict};
 
 /// Everything one conformance run needs.
 #[derive(Debug, Clone)]
@@ -64,7 +65,12 @@ pub struct Options {
     pub bins: trial::Bins,
     /// A bearer token for every HTTPS trial (see [`RunToken`]).
     pub bearer_token: Option<RunToken>,
-    /// libtest-mimic's own arguments (filter, `--list`, `--exact`, `--test-threads`, ...).
+    /// Name filters beyond libtest's one positional filter: a trial runs when its name
+    /// contains any filter (equals one, with `--exact`).
+    pub filters: Vec<String>,
+    /// Write a baseline of this run's failing trials to this file.
+    pub write_baseline: Option<PathBuf>,
+    /// libtest's options (first filter, `--list`, `--exact`, `--skip`, `--test-threads`, `-q`).
     pub libtest: libtest_mimic::Arguments,
 }
 
@@ -86,6 +92,8 @@ pub struct Evaluation {
     pub run: TrialRun,
     /// Every check, passed or not.
     pub checks: Vec<CheckResult>,
+    /// What the client's outcome lines reported.
+    pub outcomes: Outcomes,
     /// The grade.
     pub grade: Grade,
 }
@@ -101,7 +109,12 @@ pub fn evaluate(
     let run = trial::run(case, transport, client_cmd, harness);
     let (checks, outcomes) = checks::evaluate(case, transport, &run);
     let grade = verdict::grade(&checks, &outcomes, profile_on);
-    Evaluation { run, checks, grade }
+    Evaluation {
+        run,
+        checks,
+        outcomes,
+        grade,
+    }
 }
 
 /// The trial name of a case on a transport: `<case-id>@<transport>`, plus `@<revision>`
@@ -115,8 +128,12 @@ pub fn shell_quote(path: &std::path::Path) -> String {
     format!("'{}'", path.to_string_lossy().replace('\'', r"'\''"))
 }
 
-/// Runs the suite; the exit code is libtest's (101 on any failure), or 2 on bad input.
+/// Runs the suite; the exit code is 101 when a trial fails the run, 2 on bad input.
 pub fn run(opts: Options) -> ExitCode {
+    if let Err(e) = runner::check_args(&opts.libtest) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let cases = match load_dir(&opts.scenarios_dir) {
         Ok(cases) => cases,
         Err(errors) => {
@@ -129,10 +146,16 @@ pub fn run(opts: Options) -> ExitCode {
     };
     let trials: Vec<(Case, Transport)> = mcp_harness_scenarios::trials(&cases);
     let names: Vec<String> = trials.iter().map(|(c, t)| trial_name(c, *t)).collect();
+    let selection = opts.selection();
     let trials: Vec<(Case, Transport)> = match opts.shard {
         Some((i, n)) => trials.into_iter().skip(i - 1).step_by(n).collect(),
         None => trials,
     };
+    let trials: Vec<(String, (Case, Transport))> = trials
+        .into_iter()
+        .map(|(case, transport)| (trial_name(&case, transport), (case, transport)))
+        .filter(|(name, _)| selection.keeps(name))
+        .collect();
     let baseline = match &opts.baseline {
         Some(path) => match Baseline::load(path, &names) {
             Ok(b) => b,
@@ -143,61 +166,27 @@ pub fn run(opts: Options) -> ExitCode {
         },
         None => Baseline::default(),
     };
-
-    procs::become_subreaper();
-    // Snapshots pin the reference client's plain run; a run token changes every HTTPS transcript.
-    let snapshots_dir = opts
-        .snapshots_dir
-        .clone()
-        .filter(|_| opts.client.is_none() && opts.bearer_token.is_none());
-    let client_cmd = opts
-        .client
-        .clone()
-        .unwrap_or_else(|| shell_quote(&opts.bins.driver));
-    let reports: Arc<Mutex<Vec<TrialResult>>> = Arc::default();
-    let harness = Arc::new(
-        Harness::new(opts.bins.clone())
-            .with_bearer_token(opts.bearer_token.as_ref().map(|t| t.0.clone())),
-    );
-    let started = Instant::now();
-    let libtest_trials = trials
-        .into_iter()
-        .map(|(case, transport)| {
-            let name = trial_name(&case, transport);
-            let entry = baseline.get(&name).cloned();
-            let kind = if entry.is_some() { "xfail" } else { "" };
-            let (harness, cmd, reports) = (harness.clone(), client_cmd.clone(), reports.clone());
-            let (snapshots, bless, profile_on) =
-                (snapshots_dir.clone(), opts.bless, !opts.spec_only);
-            Trial::test(name.clone(), move || {
-                let eval = evaluate(&case, transport, &cmd, &harness, profile_on);
-                let transcript = snapshot::render(&eval.run);
-                let verdict = judge(&eval, entry.clone(), profile_on, || match &snapshots {
-                    Some(dir) if eval.grade == Grade::Pass || bless => {
-                        snapshot::compare(dir, &name, &transcript)
-                    }
-                    _ => Ok(()),
-                });
-                let record =
-                    trial_result(&case, &name, &eval, &verdict, entry, transcript, profile_on);
-                if let Ok(mut r) = reports.lock() {
-                    r.push(record);
-                }
-                verdict
-            })
-            .with_kind(kind)
-        })
-        .collect();
-
-    let mut args = opts.libtest.clone();
-    args.test_threads.get_or_insert(default_threads());
-    let conclusion = libtest_mimic::run(&args, libtest_trials);
-    let strays = procs::stray_children(&[]);
-    procs::kill_strays(&strays);
-    if args.list {
+    if opts.libtest.list {
+        for (name, _) in &trials {
+            println!("{name}: test");
+        }
         return ExitCode::SUCCESS;
     }
-    let mut reports = reports.lock().map(|r| r.clone()).unwrap_or_default();
+
+    procs::become_subreaper();
+    let ctx = RunContext::new(&opts, baseline);
+    let threads = opts.libtest.test_threads.unwrap_or_else(default_threads);
+    let started = Instant::now();
+    let finished = runner::run_all(
+        trials,
+        threads,
+        runner::terse(&opts.libtest),
+        |name, (case, transport)| ctx.trial(name, &case, transport),
+        |name, why| panicked(name, &why),
+    );
+    let strays = procs::stray_children(&[]);
+    procs::kill_strays(&strays);
+    let mut reports: Vec<TrialResult> = finished.iter().map(|f| f.result.clone()).collect();
     reports.sort_by(|a, b| a.name.cmp(&b.name));
     let results = RunResults {
         client: opts
@@ -211,7 +200,7 @@ pub fn run(opts: Options) -> ExitCode {
         seconds: started.elapsed().as_secs_f64(),
         trials: reports,
     };
-    print_summary(&results);
+    runner::print_end(&results, &finished);
     if !strays.is_empty() {
         eprintln!(
             "error: {} process(es) outlived their trials and were killed: {strays:?}",
@@ -224,31 +213,232 @@ pub fn run(opts: Options) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    if conclusion.has_failed() || !strays.is_empty() {
+    if let Some(path) = &opts.write_baseline {
+        let text = baseline::render(&results, &opts.describe_selection());
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: cannot write the baseline {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        let entries = results.trials.iter().filter(|t| !t.grade.is_acceptable());
+        println!(
+            "wrote {} ({} entries)",
+            path.display(),
+            entries.count()
+        );
+    }
+    if finished.iter().any(|f| f.message.is_some()) || !strays.is_empty() {
         ExitCode::from(101)
     } else {
         ExitCode::SUCCESS
     }
 }
 
-/// Decides a trial's libtest result from its grade and baseline entry.
+impl Options {
+    /// The trial names this run keeps: every filter given (libtest's own positional one and
+    /// the further ones), `--exact` and `--skip`.
+    pub fn selection(&self) -> Selection {
+        Selection {
+            filters: self
+                .libtest
+                .filter
+                .iter()
+                .chain(&self.filters)
+                .cloned()
+                .collect(),
+            exact: self.libtest.exact,
+            skip: self.libtest.skip.clone(),
+        }
+    }
+
+    /// The options that shape which trials ran and how they were graded, for a written
+    /// baseline's header.
+    fn describe_selection(&self) -> String {
+        let mut parts = Vec::new();
+        let filters = self.selection().filters;
+        if !filters.is_empty() {
+            parts.push(format!("filters {}", filters.join(" ")));
+        }
+        if let Some((i, n)) = self.shard {
+            parts.push(format!("shard {i}/{n}"));
+        }
+        if self.spec_only {
+            parts.push("--spec-only".to_owned());
+        }
+        parts.join(", ")
+    }
+
+    /// The command line that re-runs one trial as this run ran it. A bearer token is never
+    /// written out: the command names the option and leaves the value to the user.
+    pub fn rerun_command(&self, trial: &str) -> String {
+        let mut cmd = format!("cargo xtask conformance --exact {}", quote(trial));
+        if let Some(client) = &self.client {
+            cmd.push_str(&format!(" --client {}", quote(client)));
+        }
+        if self.snapshots_dir.is_none() {
+            cmd.push_str(&format!(
+                " --scenarios {}",
+                quote(&self.scenarios_dir.to_string_lossy())
+            ));
+        }
+        if self.spec_only {
+            cmd.push_str(" --spec-only");
+        }
+        if self.bearer_token.is_some() {
+            cmd.push_str(" --bearer-token <TOKEN>");
+        }
+        cmd
+    }
+}
+
+/// Quotes a word for a shell when it needs it.
+fn quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// What every trial of a run shares.
+struct RunContext {
+    harness: Harness,
+    client_cmd: String,
+    baseline: Baseline,
+    snapshots_dir: Option<PathBuf>,
+    bless: bool,
+    profile_on: bool,
+    opts: Options,
+}
+
+impl RunContext {
+    fn new(opts: &Options, baseline: Baseline) -> RunContext {
+        // Snapshots pin the reference client's plain run; a run token changes every HTTPS
+        // transcript.
+        let snapshots_dir = opts
+            .snapshots_dir
+            .clone()
+            .filter(|_| opts.client.is_none() && opts.bearer_token.is_none());
+        RunContext {
+            harness: Harness::new(opts.bins.clone())
+                .with_bearer_token(opts.bearer_token.as_ref().map(|t| t.0.clone())),
+            client_cmd: opts
+                .client
+                .clone()
+                .unwrap_or_else(|| shell_quote(&opts.bins.driver)),
+            baseline,
+            snapshots_dir,
+            bless: opts.bless,
+            profile_on: !opts.spec_only,
+            opts: opts.clone(),
+        }
+    }
+
+    /// Runs, grades and judges one trial.
+    fn trial(&self, name: &str, case: &Case, transport: Transport) -> Finished {
+        let eval = evaluate(case, transport, &self.client_cmd, &self.harness, self.profile_on);
+        let transcript = snapshot::render(&eval.run);
+        let entry = self.baseline.get(name).cloned();
+        let place = Place {
+            case_path: display_path(&case.path),
+            rerun: self.opts.rerun_command(name),
+        };
+        let details = match eval.grade {
+            Grade::Pass => String::new(),
+            grade => verdict::render_report(
+                grade,
+                &eval.checks,
+                &eval.run,
+                self.profile_on,
+                Some(&place),
+            ),
+        };
+        let (verdict, message) = judge(&eval, entry.as_ref(), &details, || {
+            match &self.snapshots_dir {
+                Some(dir) if eval.grade == Grade::Pass || self.bless => {
+                    snapshot::compare(dir, name, &transcript)
+                }
+                _ => Ok(()),
+            }
+        });
+        let details = match &message {
+            Some(m) if !details.contains(m.as_str()) => format!("{m}\n\n{details}"),
+            _ => details,
+        };
+        let result = TrialResult {
+            name: name.to_owned(),
+            description: case.scenario.description.clone(),
+            level: case.scenario.requirement.level,
+            grade: eval.grade,
+            verdict,
+            case_path: place.case_path,
+            rerun: place.rerun,
+            baseline_reason: entry.map(|(_, reason)| reason),
+            elapsed_ms: eval.run.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
+            checks: eval.checks.iter().map(check_record).collect(),
+            outcomes: outcome_records(case, &eval.outcomes),
+            details: details.trim_end().to_owned(),
+            transcript,
+        };
+        Finished { result, message }
+    }
+}
+
+/// Decides what the run makes of a trial from its grade and baseline entry; the message says
+/// why it fails the run, when it does. `details` is the trial's failure report.
 fn judge(
     eval: &Evaluation,
-    entry: Option<(usize, String)>,
-    profile_on: bool,
+    entry: Option<&(usize, String)>,
+    details: &str,
     snapshot: impl FnOnce() -> Result<(), String>,
-) -> Result<(), Failed> {
+) -> (Verdict, Option<String>) {
     let acceptable = eval.grade.is_acceptable();
     match entry {
-        None if acceptable => snapshot().map_err(Failed::from),
-        None => Err(verdict::render_failure(eval.grade, &eval.checks, &eval.run, profile_on).into()),
-        Some(_) if !acceptable => Ok(()),
-        Some((line, reason)) => Err(format!(
-            "stale baseline entry (line {line}: {reason}): the trial now grades {}; remove the entry",
-            eval.grade.as_str()
-        )
-        .into()),
+        None if acceptable => match snapshot() {
+            Ok(()) => (Verdict::Passed, None),
+            Err(diff) => (Verdict::Failed, Some(diff)),
+        },
+        None => (Verdict::Failed, Some(details.to_owned())),
+        Some(_) if !acceptable => (Verdict::ExpectedFailure, None),
+        Some((line, reason)) => (
+            Verdict::Stale,
+            Some(format!(
+                "stale baseline entry (line {line}: {reason}): the trial now grades {}; remove the entry",
+                eval.grade.as_str()
+            )),
+        ),
     }
+}
+
+/// A trial whose evaluation panicked: a harness bug, reported as a failure of the trial.
+fn panicked(name: &str, why: &str) -> Finished {
+    let message = format!("the harness panicked while running this trial (a harness bug): {why}");
+    Finished {
+        result: TrialResult {
+            name: name.to_owned(),
+            description: String::new(),
+            level: mcp_harness_scenarios::model::Level::Must,
+            grade: Grade::Fail,
+            verdict: Verdict::Failed,
+            case_path: String::new(),
+            rerun: String::new(),
+            baseline_reason: None,
+            elapsed_ms: 0,
+            checks: Vec::new(),
+            outcomes: Vec::new(),
+            details: message.clone(),
+            transcript: String::new(),
+        },
+        message: Some(message),
+    }
+}
+
+/// A path as a person would type it: relative to the current directory when under it.
+fn display_path(path: &std::path::Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(std::path::Path::to_path_buf));
+    relative.as_deref().unwrap_or(path).display().to_string()
 }
 
 fn default_threads() -> usize {
@@ -256,65 +446,45 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
 }
 
-fn print_summary(results: &RunResults) {
-    let shown: Vec<String> = results
-        .counts()
-        .iter()
-        .map(|(g, n)| format!("{n} {}", g.as_str()))
-        .collect();
-    let baselined = results
-        .trials
-        .iter()
-        .filter(|t| t.baseline_reason.is_some())
-        .count();
-    println!(
-        "grades: {} ({} trials, {baselined} baselined) in {:.2}s",
-        shown.join(", "),
-        results.trials.len(),
-        results.seconds
-    );
+fn check_record(c: &CheckResult) -> CheckRecord {
+    CheckRecord {
+        name: c.name.clone(),
+        level: c.level,
+        passed: c.passed,
+        requirement: c.requirement.clone(),
+        source: c.source.clone(),
+        expected: c.expected.clone(),
+        actual: c.actual.clone(),
+    }
 }
 
-/// The report record of one trial.
-fn trial_result(
-    case: &Case,
-    name: &str,
-    eval: &Evaluation,
-    verdict: &Result<(), Failed>,
-    entry: Option<(usize, String)>,
-    transcript: String,
-    profile_on: bool,
-) -> TrialResult {
-    let verdict = match (verdict.is_ok(), entry.is_some()) {
-        (true, false) => "passed",
-        (true, true) => "expected-failure",
-        (false, true) => "stale",
-        (false, false) => "failed",
-    };
-    TrialResult {
-        name: name.to_owned(),
-        description: case.scenario.description.clone(),
-        level: case.scenario.requirement.level,
-        grade: eval.grade,
-        verdict: verdict.to_owned(),
-        baseline_reason: entry.map(|(_, reason)| reason),
-        elapsed_ms: eval.run.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
-        checks: eval
-            .checks
-            .iter()
-            .map(|c| CheckRecord {
-                name: c.name.clone(),
-                level: c.level,
-                passed: c.passed,
-                source: c.source.clone(),
-                expected: c.expected.clone(),
-                actual: c.actual.clone(),
-            })
-            .collect(),
-        details: match eval.grade {
-            Grade::Pass => String::new(),
-            grade => verdict::render_failure(grade, &eval.checks, &eval.run, profile_on),
-        },
-        transcript,
-    }
+/// What the client reported for each step, with its error messages.
+fn outcome_records(case: &Case, outcomes: &Outcomes) -> Vec<OutcomeRecord> {
+    case.scenario
+        .plan
+        .iter()
+        .enumerate()
+        .map(|(step, s)| {
+            let reported = outcomes.by_step.get(step).and_then(Option::as_ref);
+            let message = outcomes.messages.get(step).cloned().flatten();
+            OutcomeRecord {
+                step,
+                op: s.op().to_owned(),
+                ok: match reported {
+                    Some(Reported::Ok(v)) => Some(v.clone()),
+                    _ => None,
+                },
+                error: match reported {
+                    Some(Reported::Error { kind, code, status }) => Some(ErrorRecord {
+                        kind: *kind,
+                        code: *code,
+                        status: *status,
+                        message,
+                    }),
+                    _ => None,
+                },
+                missing: reported.is_none(),
+            }
+        })
+        .collect()
 }

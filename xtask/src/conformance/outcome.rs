@@ -50,6 +50,8 @@ pub struct Outcomes {
     pub by_step: Vec<Option<Reported>>,
     /// The first problem with the lines, if any: what was expected and what came.
     pub problem: Option<(String, String)>,
+    /// The `message` of each step's `error`, where the client gave one (escaped, bounded).
+    pub messages: Vec<Option<String>>,
 }
 
 impl Outcomes {
@@ -72,6 +74,7 @@ pub fn parse(lines: &[String], plan: &[Step]) -> Outcomes {
     let mut out = Outcomes {
         by_step: vec![None; plan.len()],
         problem: None,
+        messages: vec![None; plan.len()],
     };
     for (i, line) in lines.iter().enumerate() {
         let Some(step) = plan.get(i) else {
@@ -82,7 +85,10 @@ pub fn parse(lines: &[String], plan: &[Step]) -> Outcomes {
             return out;
         };
         match parse_line(line, i, step.op()) {
-            Ok(reported) => out.by_step[i] = Some(reported),
+            Ok(reported) => {
+                out.messages[i] = error_message(line);
+                out.by_step[i] = Some(reported);
+            }
             Err(expected) => {
                 let actual = match serde_json::from_str::<Value>(line) {
                     Ok(_) => format!("line {}: {}", i + 1, cut(line)),
@@ -132,6 +138,21 @@ fn parse_line(line: &str, index: usize, op: &str) -> Result<Reported, String> {
     }
 }
 
+/// The longest error message kept from an outcome line, in characters.
+const MESSAGE_CAP: usize = 500;
+
+/// The `error.message` of an outcome line, made printable (the JSON string may encode control
+/// characters the raw line did not show) and cut to [`MESSAGE_CAP`] characters.
+fn error_message(line: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    let message = value.get("error")?.get("message")?.as_str()?;
+    let text = super::output::printable(message, false);
+    Some(match text.chars().count() > MESSAGE_CAP {
+        true => format!("{}...", text.chars().take(MESSAGE_CAP).collect::<String>()),
+        false => text,
+    })
+}
+
 /// A short preview of a line (already escaped by the reader): its first 120 characters.
 fn cut(line: &str) -> String {
     if line.chars().count() > 120 {
@@ -162,6 +183,7 @@ mod tests {
         ];
         let out = parse(&lines, &plan());
         assert!(out.problem.is_none());
+        assert_eq!(out.messages, vec![None, Some("x".to_owned())]);
         assert_eq!(
             out.by_step[1],
             Some(Reported::Error {
@@ -170,6 +192,21 @@ mod tests {
                 status: None,
             })
         );
+    }
+
+    #[test]
+    fn error_messages_are_kept_printable_and_bounded() {
+        let line = |message: &str| {
+            vec![
+                serde_json::json!({"step": 0, "op": "connect", "error": {"kind": "timeout", "message": message}})
+                    .to_string(),
+            ]
+        };
+        let out = parse(&line("a\u{1b}[2Jb"), &plan());
+        assert_eq!(out.messages[0].as_deref(), Some("a\\u{1b}[2Jb"));
+        let long = "m".repeat(2000);
+        let out = parse(&line(&long), &plan());
+        assert_eq!(out.messages[0].as_ref().unwrap().chars().count(), MESSAGE_CAP + 3);
     }
 
     #[test]

@@ -44,6 +44,55 @@ impl Grade {
     }
 }
 
+/// What a run made of a trial, given its grade, its baseline entry and its snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Acceptable grade, no baseline entry, snapshot (if any) equal.
+    Passed,
+    /// Not acceptable and not baselined, or the snapshot differs.
+    Failed,
+    /// Not acceptable, and the baseline expects it.
+    ExpectedFailure,
+    /// Baselined, but the trial now grades acceptable: the entry must go.
+    Stale,
+}
+
+impl Verdict {
+    /// The name used in reports and `results.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Passed => "passed",
+            Verdict::Failed => "failed",
+            Verdict::ExpectedFailure => "expected-failure",
+            Verdict::Stale => "stale",
+        }
+    }
+
+    /// Whether this trial makes the run fail.
+    pub fn fails_run(self) -> bool {
+        matches!(self, Verdict::Failed | Verdict::Stale)
+    }
+}
+
+/// A check's level as a report shows it: a `profile` check with the profile off says so.
+pub fn level_label(level: Level, profile_on: bool) -> String {
+    match (level, profile_on) {
+        (Level::Profile, false) => "profile, off".to_owned(),
+        (level, _) => level.as_str().to_owned(),
+    }
+}
+
+/// Where a failure comes from and how to see it again: the case file and a command line
+/// that re-runs just this trial.
+#[derive(Debug, Clone, Default)]
+pub struct Place {
+    /// The case file, as a person would open it.
+    pub case_path: String,
+    /// `cargo xtask conformance --exact <trial> ...`.
+    pub rerun: String,
+}
+
 /// Grades a trial's checks. `profile_on` is the seed 000 boundary profile (default on).
 pub fn grade(checks: &[CheckResult], outcomes: &Outcomes, profile_on: bool) -> Grade {
     let failed: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed).collect();
@@ -68,13 +117,25 @@ pub fn render_failure(
     run: &TrialRun,
     profile_on: bool,
 ) -> String {
+    render_report(grade, checks, run, profile_on, None)
+}
+
+/// [`render_failure`], headed by the case file and the command that re-runs the trial.
+pub fn render_report(
+    grade: Grade,
+    checks: &[CheckResult],
+    run: &TrialRun,
+    profile_on: bool,
+    place: Option<&Place>,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "grade: {}", grade.as_str());
+    if let Some(place) = place {
+        let _ = writeln!(out, "case:   {}", place.case_path);
+        let _ = writeln!(out, "re-run: {}", place.rerun);
+    }
     for c in checks.iter().filter(|c| !c.passed) {
-        let level = match (c.level, profile_on) {
-            (Level::Profile, false) => "profile, off".to_owned(),
-            (level, _) => level.as_str().to_owned(),
-        };
+        let level = level_label(c.level, profile_on);
         let _ = writeln!(out, "\n✗ {} [{level}]", c.name);
         let _ = writeln!(out, "  Requirement: {}", c.requirement);
         let _ = writeln!(out, "  Source:      {}", c.source);

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::{RunResults, TrialResult};
-use crate::conformance::verdict::Grade;
+use crate::conformance::verdict::{Grade, Verdict};
 
 const STYLE: &str = r#"
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d2330; }
@@ -110,7 +110,7 @@ pub fn render(runs: &[RunResults]) -> String {
 
 fn cell(out: &mut String, trial: &TrialResult) {
     let grade = trial.grade.as_str();
-    let xfail = if trial.verdict == "expected-failure" {
+    let xfail = if trial.verdict == Verdict::ExpectedFailure {
         " xfail"
     } else {
         ""

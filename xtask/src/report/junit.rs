@@ -7,6 +7,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunResults;
+use crate::conformance::verdict::Verdict;
 
 /// The JUnit document of one run.
 pub fn render(results: &RunResults) -> Result<String, String> {
@@ -17,9 +18,9 @@ pub fn render(results: &RunResults) -> Result<String, String> {
     for name in areas {
         let mut suite = TestSuite::new(name);
         for trial in results.trials.iter().filter(|t| area(&t.name) == name) {
-            let status = match trial.verdict.as_str() {
-                "passed" => TestCaseStatus::success(),
-                "expected-failure" => {
+            let status = match trial.verdict {
+                Verdict::Passed => TestCaseStatus::success(),
+                Verdict::ExpectedFailure => {
                     let mut s = TestCaseStatus::skipped();
                     s.set_message(format!(
                         "expected failure ({}): {}",
@@ -28,9 +29,13 @@ pub fn render(results: &RunResults) -> Result<String, String> {
                     ));
                     s
                 }
-                _ => {
+                Verdict::Failed | Verdict::Stale => {
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    s.set_message(format!("{}: {}", trial.verdict, trial.grade.as_str()));
+                    s.set_message(format!(
+                        "{}: {}",
+                        trial.verdict.as_str(),
+                        trial.grade.as_str()
+                    ));
                     s.set_type(trial.grade.as_str());
                     s.set_description(trial.details.clone());
                     s

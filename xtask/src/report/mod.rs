@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use mcp_harness_scenarios::model::Level;
 
-use crate::conformance::verdict::Grade;
+use crate::conformance::verdict::{Grade, Verdict};
+use mcp_harness_scenarios::model::ErrorKind;
+use serde_json::Value;
 
 /// One client's run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,7 +44,13 @@ pub struct TrialResult {
     pub grade: Grade,
     /// What the run made of it: `passed`, `failed`, `expected-failure` (baselined) or `stale`
     /// (baselined but passing).
-    pub verdict: String,
+    pub verdict: Verdict,
+    /// The case file.
+    #[serde(default)]
+    pub case_path: String,
+    /// The command line that re-runs just this trial.
+    #[serde(default)]
+    pub rerun: String,
     /// The baseline's reason, when listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_reason: Option<String>,
@@ -50,6 +58,9 @@ pub struct TrialResult {
     pub elapsed_ms: u64,
     /// Every check, in order.
     pub checks: Vec<CheckRecord>,
+    /// What the client reported for each step of the plan, from its outcome lines.
+    #[serde(default)]
+    pub outcomes: Vec<OutcomeRecord>,
     /// The Expected/Actual report (empty when every check held).
     pub details: String,
     /// The normalized transcript.
@@ -65,6 +76,9 @@ pub struct CheckRecord {
     pub level: Level,
     /// Whether it held.
     pub passed: bool,
+    /// The requirement it checks, in a sentence.
+    #[serde(default)]
+    pub requirement: String,
     /// Where its requirement is written.
     pub source: String,
     /// What was required, on failure.
@@ -73,6 +87,40 @@ pub struct CheckRecord {
     /// What was seen, on failure.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub actual: String,
+}
+
+/// What the client reported for one step of the plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OutcomeRecord {
+    /// The step's index in the plan.
+    pub step: usize,
+    /// The step's operation.
+    pub op: String,
+    /// The object of an `ok` line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<Value>,
+    /// The `error` of an error line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorRecord>,
+    /// Whether no valid line came for this step (then neither `ok` nor `error` is set).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
+}
+
+/// An `error` outcome: its kind, codes and the client's own message.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// The kind, from the contract's vocabulary.
+    pub kind: ErrorKind,
+    /// The JSON-RPC code, if the client gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+    /// The HTTP status, if the client gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The client's message (escaped, at most 500 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 impl RunResults {

@@ -38,7 +38,7 @@ pub(super) fn outcome_check(
         }
         (Some(m), _) => (
             format!("step {} ({op}) succeeds with {}", o.step, matcher::short(m)),
-            format!("ok {}", matcher::short(m)),
+            format!("ok {}", matcher::full(m)),
         ),
         (None, Some(e)) => {
             let mut shown = outcome::describe_error(e.kind, e.code, e.status);
@@ -77,13 +77,13 @@ pub(super) fn wire_check(
         for (i, m) in first.iter().enumerate() {
             let Some(got) = received.get(i) else {
                 return Err((
-                    format!("message {} matching {}", i + 1, matcher::short(m)),
+                    format!("message {} matching {}", i + 1, matcher::full(m)),
                     format!("only {} messages", received.len()),
                 ));
             };
             matcher::matches(m, got, &mut caps).map_err(|miss| {
                 (
-                    format!("message {} matching {}", i + 1, matcher::short(m)),
+                    format!("message {} matching {}", i + 1, matcher::full(m)),
                     format!("{} ({miss})", matcher::short(got)),
                 )
             })?;
@@ -103,9 +103,9 @@ pub(super) fn wire_check(
                         format!(
                             "then (item {} of the sequence) a message matching {}",
                             i + 1,
-                            matcher::short(m)
+                            matcher::full(m)
                         ),
-                        summary(&received[from..]),
+                        with_closest(m, received, from, &caps),
                     ));
                 }
             }
@@ -119,12 +119,12 @@ pub(super) fn wire_check(
             .count();
         return match w.count {
             Some(want) if n != want => Err((
-                format!("{want} messages matching {}", matcher::short(m)),
-                format!("{n}: {}", summary(received)),
+                format!("{want} messages matching {}", matcher::full(m)),
+                format!("{n}: {}", with_closest(m, received, 0, seed)),
             )),
             None if n == 0 => Err((
-                format!("a message matching {}", matcher::short(m)),
-                summary(received),
+                format!("a message matching {}", matcher::full(m)),
+                with_closest(m, received, 0, seed),
             )),
             _ => Ok(()),
         };
@@ -143,7 +143,7 @@ pub(super) fn wire_check(
             return Err((
                 format!(
                     "at least one item to which `every {}` applies",
-                    matcher::short(m)
+                    matcher::full(m)
                 ),
                 summary(received),
             ));
@@ -151,7 +151,7 @@ pub(super) fn wire_check(
         for got in considered {
             if let Err(miss) = matcher::matches(m, got, &mut seed.clone()) {
                 return Err((
-                    format!("every item matching {}", matcher::short(m)),
+                    format!("every item matching {}", matcher::full(m)),
                     format!("{} ({miss})", matcher::short(got)),
                 ));
             }
@@ -164,12 +164,27 @@ pub(super) fn wire_check(
             .find(|got| matcher::matches(m, got, &mut seed.clone()).is_ok())
         {
             return Err((
-                format!("no message matching {}", matcher::short(m)),
+                format!("no message matching {}", matcher::full(m)),
                 matcher::short(got),
             ));
         }
     }
     Ok(())
+}
+
+/// The Actual of a message that was not found: what came from `from` on, then the closest
+/// of those items and exactly where it differs (see [`matcher::closest`]).
+fn with_closest(m: &Value, received: &[&Value], from: usize, caps: &Captures) -> String {
+    let rest = &received[from.min(received.len())..];
+    let listed = summary(rest);
+    match matcher::closest(m, rest, caps) {
+        Some((i, miss)) => format!(
+            "{listed}; closest (message {}): {} ({miss})",
+            from + i + 1,
+            matcher::short(rest[i])
+        ),
+        None => listed,
+    }
 }
 
 /// A compact list of messages: method (or response) and id, for Actual lines.
