@@ -1,6 +1,6 @@
-//! The command line as a user meets it: listing and filtering trials, the strict baseline,
-//! clear errors for a bad baseline or a malformed case, and the full reference run with
-//! its snapshots.
+//! The command line as a user meets it: listing and filtering trials, the strict baseline
+//! (read and written), clear errors for a bad baseline or a malformed case, failure reports
+//! that can be acted on, and the full reference run with its snapshots.
 
 mod support;
 
@@ -180,7 +180,7 @@ fn a_report_dir_gets_json_junit_and_html() {
         .iter()
         .find(|t| t.name == "calls/structured-content@stdio")
         .unwrap();
-    assert_eq!(failed.verdict, "failed");
+    assert_eq!(failed.verdict, xtask::conformance::verdict::Verdict::Failed);
     assert!(failed.details.contains("Expected:"), "{}", failed.details);
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(
@@ -216,4 +216,169 @@ fn a_client_killed_at_the_deadline_leaves_nothing_to_sweep() {
     );
     assert!(stdout.contains("trial deadline"), "{stdout}");
     assert!(!stderr.contains("outlived their trials"), "{stderr}");
+}
+
+fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+}
+
+#[test]
+fn several_name_filters_select_every_trial_they_name() {
+    support::bins();
+    let listed = stdout_of(
+        xtask()
+            .args(["--list", "--exact"])
+            .args(["calls/text-blocks@stdio", "tools/pagination-three-pages@https"])
+            .assert()
+            .success(),
+    );
+    let names: Vec<&str> = listed.lines().filter(|l| l.ends_with(": test")).collect();
+    assert_eq!(
+        names,
+        [
+            "calls/text-blocks@stdio: test",
+            "tools/pagination-three-pages@https: test"
+        ],
+        "{listed}"
+    );
+    // With a client too, and without --exact: any filter selects, --skip still drops.
+    let client = support::driver_cmd("");
+    let out = stdout_of(
+        xtask()
+            .args(["--client", &client, "calls/text", "calls/unknown", "--skip", "@https"])
+            .assert()
+            .success(),
+    );
+    assert!(out.contains("grades: 2 pass"), "{out}");
+    assert!(out.contains("test calls/text-blocks@stdio ... pass"), "{out}");
+    assert!(out.contains("test calls/unknown-tool@stdio ... pass"), "{out}");
+}
+
+#[test]
+fn the_console_tallies_once_by_grade() {
+    support::bins();
+    let out = stdout_of(xtask().args(["calls/", "--skip", "@https"]).assert().success());
+    assert_eq!(out.matches("grades:").count(), 1, "{out}");
+    assert!(!out.contains("test result:") && !out.contains(" passed;"), "{out}");
+    assert!(out.contains("result: ok"), "{out}");
+    let broken = support::driver_cmd("--defect text-only");
+    let out = stdout_of(
+        xtask()
+            .args(["--client", &broken, "calls/", "--skip", "@https"])
+            .assert()
+            .code(101),
+    );
+    assert_eq!(out.matches("grades:").count(), 1, "{out}");
+    assert!(
+        out.contains(", 1 fail (") && out.contains("result: FAILED, 1 trial fail the run: calls/structured-content@stdio"),
+        "{out}"
+    );
+}
+
+#[test]
+fn unsupported_libtest_options_are_refused() {
+    let assert = xtask().args(["--logfile", "x.log"]).assert().code(2);
+    assert!(stderr_of(&assert).contains("unsupported option --logfile"));
+}
+
+/// A wire failure shows the closest message and where it differs, the case file, and a
+/// command that re-runs just that trial (and does).
+#[test]
+fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
+    let broken = support::driver_cmd("--defect mangle-cursor");
+    let trial = "tools/pagination-three-pages@stdio";
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout_of(
+        xtask()
+            .args(["--client", &broken, "--exact", trial, "--report-dir"])
+            .arg(dir.path())
+            .assert()
+            .code(101),
+    );
+    assert!(
+        out.contains("case:   ") && out.contains("tools/pagination-three-pages.json"),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"closest (message 4): {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"c1x"}} (at $.params.cursor: expected "c1", found "c1x")"#),
+        "{out}"
+    );
+    // Expected shows the whole matcher, however long.
+    assert!(
+        out.contains(r#"Expected:    ok {"tools":[{"name":"alpha"},{"name":"beta"},{"name":"gamma"},{"name":"delta"},{"name":"epsilon"}]}"#),
+        "{out}"
+    );
+    let rerun = out
+        .lines()
+        .find_map(|l| l.strip_prefix("re-run: "))
+        .unwrap_or_else(|| panic!("no re-run line: {out}"));
+    assert!(
+        rerun.starts_with(&format!("cargo xtask conformance --exact {trial} --client '")),
+        "{rerun}"
+    );
+    let args = rerun.strip_prefix("cargo xtask conformance").unwrap();
+    let again = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' conformance --no-build {args}",
+            env!("CARGO_BIN_EXE_xtask")
+        ))
+        .output()
+        .unwrap();
+    let again_out = String::from_utf8_lossy(&again.stdout);
+    assert_eq!(again.status.code(), Some(101), "{again_out}");
+    assert!(again_out.contains("running 1 trial\n") && again_out.contains(trial), "{again_out}");
+
+    // results.json: the checks with their requirement, and what each step reported,
+    // the client's error message included.
+    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let t = &results.trials[0];
+    assert_eq!(t.rerun, rerun);
+    assert!(t.case_path.ends_with("scenarios/tools/pagination-three-pages.json"));
+    let failed: Vec<_> = t.checks.iter().filter(|c| !c.passed).collect();
+    assert!(!failed.is_empty());
+    assert!(failed.iter().all(|c| !c.requirement.is_empty() && !c.expected.is_empty()));
+    let error = t.outcomes[1].error.as_ref().expect("step 1 reported an error");
+    assert!(
+        error.message.as_deref().unwrap_or_default().contains("Method not found"),
+        "{:?}",
+        t.outcomes
+    );
+    assert_eq!(t.outcomes[1].op, "list_tools");
+    let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
+    assert!(json.contains("\"requirement\"") && json.contains("\"message\""), "{json}");
+}
+
+#[test]
+fn a_written_baseline_lists_the_failures_and_makes_the_next_run_pass() {
+    let broken = support::driver_cmd("--defect text-only");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baseline.txt");
+    let out = stdout_of(
+        xtask()
+            .args(["--client", &broken, "calls/", "--write-baseline"])
+            .arg(&path)
+            .assert()
+            .code(101),
+    );
+    assert!(out.contains("baseline.txt (2 entries)"), "{out}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("# Written from a partial run (filters calls/)"), "{text}");
+    for transport in ["stdio", "https"] {
+        assert!(
+            text.contains(&format!("\ncalls/structured-content@{transport}: fail; misses ")),
+            "{text}"
+        );
+    }
+    let entry_comments = text.lines().filter(|l| l.starts_with("# fail: ")).count();
+    assert_eq!(entry_comments, 2, "{text}");
+    assert!(text.contains("[must]"), "{text}");
+    let out = stdout_of(
+        xtask()
+            .args(["--client", &broken, "calls/", "--baseline"])
+            .arg(&path)
+            .assert()
+            .success(),
+    );
+    assert!(out.contains("2 baselined") && out.contains("result: ok"), "{out}");
 }
