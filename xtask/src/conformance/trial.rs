@@ -9,7 +9,7 @@
 //! output pipe it holds.
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{OnceLock, mpsc};
 use std::thread;
@@ -19,7 +19,7 @@ use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::transcript::{self, Event, Record};
 
-use super::http_env::HttpEnv;
+use super::http_env::{HttpEnv, HttpTrial};
 use super::output;
 use super::procs::{self, Leftover};
 
@@ -124,7 +124,9 @@ impl Harness {
     }
 }
 
-/// Runs `client_cmd` (a shell command line) for one case over one transport.
+/// Runs `client_cmd` (a shell command line) for one case over one transport, in four
+/// steps: prepare the client's command (and the HTTP fake), run it to its end, read what the
+/// fake recorded, then kill whatever of the trial is left and collect what the client printed.
 pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harness) -> TrialRun {
     let dir = match tempfile::Builder::new().prefix("mcp-harness-").tempdir() {
         Ok(dir) => dir,
@@ -133,6 +135,59 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         }
     };
     let transcript_path = dir.path().join("transcript.jsonl");
+    let (cmd, http) = match prepare(case, transport, client_cmd, harness, dir.path()) {
+        Ok(prepared) => prepared,
+        Err(e) => return TrialRun::failed_to_start(e),
+    };
+    let secret = http.as_ref().and_then(|h| h.token.clone());
+    let deadline = Duration::from_millis(case.scenario.deadline_ms);
+    let ran = match run_client(cmd, deadline) {
+        Ok(ran) => ran,
+        Err(e) => return TrialRun::failed_to_start(format!("cannot start `{client_cmd}`: {e}")),
+    };
+    if let Some(http) = http {
+        http.stop();
+    }
+    let records = read_transcript(&transcript_path, secret.as_deref());
+    // Over HTTP the fake lives in this process: there is no server process to track.
+    let pids = match (transport, &records) {
+        (Transport::Stdio, Ok(records)) => started_pids(records),
+        _ => Vec::new(),
+    };
+    let servers = pids
+        .iter()
+        .map(|&pid| ServerProcess {
+            pid,
+            outlived_client: !procs::gone_within(pid, &transcript_path, VANISH_GRACE),
+        })
+        .collect();
+    let marker = format!("{TRIAL_MARKER}={}", dir.path().display());
+    let escaped = clean_up(&ran, &pids, &transcript_path, &marker);
+    let printed = collect_output(&ran, secret.as_deref());
+    TrialRun {
+        stdout_lines: printed.stdout_lines,
+        stdout_overflow: printed.stdout_overflow,
+        stderr_tail: printed.stderr_tail,
+        end: ran.end,
+        elapsed: ran.elapsed,
+        records,
+        servers,
+        token_given: secret.is_some(),
+        secret_leaked: printed.secret_leaked,
+        escaped,
+    }
+}
+
+/// Step 1: the client's command line with the driver contract's variables, and for HTTPS
+/// the trial's fake server, started (its URL is the client's last argument).
+fn prepare<'h>(
+    case: &Case,
+    transport: Transport,
+    client_cmd: &str,
+    harness: &'h Harness,
+    dir: &Path,
+) -> Result<(Command, Option<HttpTrial<'h>>), String> {
+    let transcript_path = dir.join("transcript.jsonl");
     let s = &case.scenario;
     let plan = serde_json::to_string(&s.plan).unwrap_or_default();
     let versions = case.versions();
@@ -160,11 +215,10 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             s.official_scenario.as_deref().unwrap_or(&case.id),
         )
         .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &versions.protocol)
-        .env(TRIAL_MARKER, dir.path())
+        .env(TRIAL_MARKER, dir)
         .env_remove("MCP_HARNESS_BEARER_TOKEN")
         .env_remove("MCP_HARNESS_ERA")
         .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION");
-    let marker = format!("{TRIAL_MARKER}={}", dir.path().display());
     // The era variables are set only where a case asks for an era, so legacy cases see
     // exactly what they saw before the modern era existed.
     if let Some(era) = s.client_era {
@@ -173,7 +227,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     if let Some(legacy) = &versions.legacy {
         cmd.env("MCP_HARNESS_LEGACY_PROTOCOL_VERSION", legacy);
     }
-    let http = match transport {
+    match transport {
         Transport::Stdio => {
             let mut server_argv = vec![
                 harness.bins.fake_stdio.to_string_lossy().into_owned(),
@@ -189,30 +243,37 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),
             );
-            None
+            Ok((cmd, None))
         }
         Transport::Https => {
             let token = harness.bearer_token.as_deref();
-            let started = harness
+            let trial = harness
                 .http()
-                .and_then(|env| env.start_with_token(case, &transcript_path, token));
-            match started {
-                Ok(trial) => {
-                    cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
-                        .arg(&trial.url);
-                    Some(trial)
-                }
-                Err(e) => return TrialRun::failed_to_start(e),
-            }
+                .and_then(|env| env.start_with_token(case, &transcript_path, token))?;
+            cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
+                .arg(&trial.url);
+            Ok((cmd, Some(trial)))
         }
-    };
-    let secret = http.as_ref().and_then(|h| h.token.clone());
+    }
+}
 
+/// The client while and after it ran: how it ended, and its pipes still being read.
+struct Ran {
+    end: ClientEnd,
+    elapsed: Duration,
+    /// Its process group (the shell's pid).
+    pgid: u32,
+    /// The names of its stdout and stderr pipes, to find processes still holding them.
+    pipes: Vec<String>,
+    stdout: Option<output::Reader<output::Lines>>,
+    stderr: Option<output::Reader<output::Tail>>,
+}
+
+/// Step 2: starts the client and waits for it to exit, to flood its stdout, or for the
+/// deadline (then its process group is killed).
+fn run_client(mut cmd: Command, deadline: Duration) -> std::io::Result<Ran> {
     let start = Instant::now();
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(e) => return TrialRun::failed_to_start(format!("cannot start `{client_cmd}`: {e}")),
-    };
+    let mut child = cmd.spawn()?;
     let pgid = child.id();
     let pipes: Vec<String> = [
         child.stdout.as_ref().and_then(procs::pipe_name),
@@ -233,50 +294,60 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     thread::spawn(move || {
         let _ = waiter.send(Waited::Exited(child.wait()));
     });
-    let end = wait_for_end(&rx, start + Duration::from_millis(s.deadline_ms), pgid);
+    let end = wait_for_end(&rx, start + deadline, pgid);
     drop(tx);
-    let elapsed = start.elapsed();
-    if let Some(http) = http {
-        http.stop();
-    }
+    Ok(Ran {
+        end,
+        elapsed: start.elapsed(),
+        pgid,
+        pipes,
+        stdout,
+        stderr,
+    })
+}
 
-    let records = std::fs::read_to_string(&transcript_path)
+/// Step 3: what the fake recorded (a missing file is an empty transcript), with the bearer
+/// token redacted wherever the client put it in a message.
+fn read_transcript(path: &Path, secret: Option<&str>) -> Result<Vec<Record>, String> {
+    let mut text = std::fs::read_to_string(path)
         .or_else(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Ok(String::new()),
             _ => Err(e),
         })
-        .map_err(|e| format!("cannot read the transcript: {e}"))
-        .and_then(|mut text| {
-            // A client may put its token in a message; the transcript keeps no copy of it.
-            if let Some(secret) = &secret {
-                output::redact(&mut text, secret);
-                if let Ok(quoted) = serde_json::to_string(secret) {
-                    output::redact(&mut text, quoted.trim_matches('"'));
-                }
-            }
-            transcript::parse(&text)
-        });
-    // Over HTTP the fake lives in this process: there is no server process to track.
-    let pids = match (transport, &records) {
-        (Transport::Stdio, Ok(records)) => started_pids(records),
-        _ => Vec::new(),
-    };
-    let servers = pids
-        .iter()
-        .map(|&pid| ServerProcess {
-            pid,
-            outlived_client: !procs::gone_within(pid, &transcript_path, VANISH_GRACE),
-        })
-        .collect();
-
-    // Nothing of this trial may outlive it: the client's group, any server that left it,
-    // then whatever else still carries the trial's marker or holds the client's pipes.
-    procs::kill_group(pgid);
-    for &pid in &pids {
-        procs::kill_and_reap(pid, &transcript_path);
+        .map_err(|e| format!("cannot read the transcript: {e}"))?;
+    if let Some(secret) = secret {
+        output::redact(&mut text, secret);
+        if let Ok(quoted) = serde_json::to_string(secret) {
+            output::redact(&mut text, quoted.trim_matches('"'));
+        }
     }
-    let escaped = procs::sweep_trial(&marker, &pipes, pgid, &pids);
-    let (mut stdout_lines, stdout_overflow, mut stderr_tail) = match (&stdout, &stderr) {
+    transcript::parse(&text)
+}
+
+/// Step 4a: nothing of the trial may outlive it: kills the client's group, any server that
+/// left it, then whatever else still carries the trial's marker or holds the client's pipes;
+/// returns the last kind (processes that escaped the group).
+fn clean_up(ran: &Ran, servers: &[u32], transcript_path: &Path, marker: &str) -> Vec<Leftover> {
+    procs::kill_group(ran.pgid);
+    for &pid in servers {
+        procs::kill_and_reap(pid, transcript_path);
+    }
+    procs::sweep_trial(marker, &ran.pipes, ran.pgid, servers)
+}
+
+/// What the client printed, bounded, escaped and with its token redacted.
+struct Printed {
+    stdout_lines: Vec<String>,
+    stdout_overflow: bool,
+    stderr_tail: String,
+    secret_leaked: bool,
+}
+
+/// Step 4b: takes what the client printed once its pipes closed (or after a short patience,
+/// when an escaped process holds them); a client that printed its credential is caught here,
+/// and the credential goes no further.
+fn collect_output(ran: &Ran, secret: Option<&str>) -> Printed {
+    let (mut stdout_lines, stdout_overflow, mut stderr_tail) = match (&ran.stdout, &ran.stderr) {
         (Some(out), Some(err)) => {
             output::settle(out, err, PIPE_PATIENCE);
             let lines = out.take();
@@ -284,9 +355,8 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         }
         _ => Default::default(),
     };
-    // A client that prints its credential is caught here, and the credential goes no further.
     let mut secret_leaked = false;
-    if let Some(secret) = &secret {
+    if let Some(secret) = secret {
         for text in stdout_lines
             .iter_mut()
             .chain(std::iter::once(&mut stderr_tail))
@@ -294,17 +364,11 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             secret_leaked |= output::redact(text, secret);
         }
     }
-    TrialRun {
+    Printed {
         stdout_lines,
         stdout_overflow,
         stderr_tail,
-        end,
-        elapsed,
-        records,
-        servers,
-        token_given: secret.is_some(),
         secret_leaked,
-        escaped,
     }
 }
 
