@@ -269,10 +269,7 @@ fn nearness(expected: &Value, actual: Option<&Value>, captures: &mut Captures) -
             .iter()
             .map(|(key, sub)| nearness(sub, got.get(key), captures))
             .sum(),
-        (Value::Object(want), _) => want
-            .values()
-            .map(|sub| nearness(sub, None, captures))
-            .sum(),
+        (Value::Object(want), _) => want.values().map(|sub| nearness(sub, None, captures)).sum(),
         (Value::Array(want), Some(Value::Array(got))) => {
             let items: usize = want
                 .iter()
@@ -412,9 +409,11 @@ mod tests {
 
     #[test]
     fn the_closest_candidate_is_the_one_matching_most_members() {
-        let want = json!({"method": "tools/call", "params": {"name": "scan", "requestState": "s1"}});
+        let want =
+            json!({"method": "tools/call", "params": {"name": "scan", "requestState": "s1"}});
         let init = json!({"method": "initialize", "params": {"protocolVersion": "x"}});
-        let call = json!({"method": "tools/call", "params": {"name": "scan", "requestState": "s2"}});
+        let call =
+            json!({"method": "tools/call", "params": {"name": "scan", "requestState": "s2"}});
         let other = json!({"method": "tools/call", "params": {"name": "other"}});
         let (index, miss) = closest(&want, &[&init, &call, &other], &Captures::new()).unwrap();
         assert_eq!(index, 1);
@@ -425,14 +424,20 @@ mod tests {
         assert!(closest(&want, &[&init, &want], &Captures::new()).is_none());
         assert!(closest(&want, &[], &Captures::new()).is_none());
         // Ties go to the earlier candidate.
-        let (index, _) = closest(&json!({"a": 1}), &[&json!({"a": 2}), &json!({"a": 3})], &Captures::new()).unwrap();
+        let (index, _) = closest(
+            &json!({"a": 1}),
+            &[&json!({"a": 2}), &json!({"a": 3})],
+            &Captures::new(),
+        )
+        .unwrap();
         assert_eq!(index, 0);
     }
 
     #[test]
     fn expected_values_are_never_cut() {
         let long = "x".repeat(300);
-        let miss = matches(&json!({"a": long}), &json!({"a": 1}), &mut Captures::new()).unwrap_err();
+        let miss =
+            matches(&json!({"a": long}), &json!({"a": 1}), &mut Captures::new()).unwrap_err();
         assert!(miss.expected.contains(&long), "{}", miss.expected);
         assert_eq!(full(&json!({"a": long})), format!("{{\"a\":\"{long}\"}}"));
     }

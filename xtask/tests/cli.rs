@@ -228,7 +228,10 @@ fn several_name_filters_select_every_trial_they_name() {
     let listed = stdout_of(
         xtask()
             .args(["--list", "--exact"])
-            .args(["calls/text-blocks@stdio", "tools/pagination-three-pages@https"])
+            .args([
+                "calls/text-blocks@stdio",
+                "tools/pagination-three-pages@https",
+            ])
             .assert()
             .success(),
     );
@@ -245,21 +248,42 @@ fn several_name_filters_select_every_trial_they_name() {
     let client = support::driver_cmd("");
     let out = stdout_of(
         xtask()
-            .args(["--client", &client, "calls/text", "calls/unknown", "--skip", "@https"])
+            .args([
+                "--client",
+                &client,
+                "calls/text",
+                "calls/unknown",
+                "--skip",
+                "@https",
+            ])
             .assert()
             .success(),
     );
     assert!(out.contains("grades: 2 pass"), "{out}");
-    assert!(out.contains("test calls/text-blocks@stdio ... pass"), "{out}");
-    assert!(out.contains("test calls/unknown-tool@stdio ... pass"), "{out}");
+    assert!(
+        out.contains("test calls/text-blocks@stdio ... pass"),
+        "{out}"
+    );
+    assert!(
+        out.contains("test calls/unknown-tool@stdio ... pass"),
+        "{out}"
+    );
 }
 
 #[test]
 fn the_console_tallies_once_by_grade() {
     support::bins();
-    let out = stdout_of(xtask().args(["calls/", "--skip", "@https"]).assert().success());
+    let out = stdout_of(
+        xtask()
+            .args(["calls/", "--skip", "@https"])
+            .assert()
+            .success(),
+    );
     assert_eq!(out.matches("grades:").count(), 1, "{out}");
-    assert!(!out.contains("test result:") && !out.contains(" passed;"), "{out}");
+    assert!(
+        !out.contains("test result:") && !out.contains(" passed;"),
+        "{out}"
+    );
     assert!(out.contains("result: ok"), "{out}");
     let broken = support::driver_cmd("--defect text-only");
     let out = stdout_of(
@@ -270,7 +294,8 @@ fn the_console_tallies_once_by_grade() {
     );
     assert_eq!(out.matches("grades:").count(), 1, "{out}");
     assert!(
-        out.contains(", 1 fail (") && out.contains("result: FAILED, 1 trial fail the run: calls/structured-content@stdio"),
+        out.contains(", 1 fail (")
+            && out.contains("result: FAILED, 1 trial fail the run: calls/structured-content@stdio"),
         "{out}"
     );
 }
@@ -313,7 +338,9 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
         .find_map(|l| l.strip_prefix("re-run: "))
         .unwrap_or_else(|| panic!("no re-run line: {out}"));
     assert!(
-        rerun.starts_with(&format!("cargo xtask conformance --exact {trial} --client '")),
+        rerun.starts_with(&format!(
+            "cargo xtask conformance --exact {trial} --client '"
+        )),
         "{rerun}"
     );
     let args = rerun.strip_prefix("cargo xtask conformance").unwrap();
@@ -327,26 +354,46 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
         .unwrap();
     let again_out = String::from_utf8_lossy(&again.stdout);
     assert_eq!(again.status.code(), Some(101), "{again_out}");
-    assert!(again_out.contains("running 1 trial\n") && again_out.contains(trial), "{again_out}");
+    assert!(
+        again_out.contains("running 1 trial\n") && again_out.contains(trial),
+        "{again_out}"
+    );
 
     // results.json: the checks with their requirement, and what each step reported,
     // the client's error message included.
     let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     let t = &results.trials[0];
     assert_eq!(t.rerun, rerun);
-    assert!(t.case_path.ends_with("scenarios/tools/pagination-three-pages.json"));
+    assert!(
+        t.case_path
+            .ends_with("scenarios/tools/pagination-three-pages.json")
+    );
     let failed: Vec<_> = t.checks.iter().filter(|c| !c.passed).collect();
     assert!(!failed.is_empty());
-    assert!(failed.iter().all(|c| !c.requirement.is_empty() && !c.expected.is_empty()));
-    let error = t.outcomes[1].error.as_ref().expect("step 1 reported an error");
     assert!(
-        error.message.as_deref().unwrap_or_default().contains("Method not found"),
+        failed
+            .iter()
+            .all(|c| !c.requirement.is_empty() && !c.expected.is_empty())
+    );
+    let error = t.outcomes[1]
+        .error
+        .as_ref()
+        .expect("step 1 reported an error");
+    assert!(
+        error
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Method not found"),
         "{:?}",
         t.outcomes
     );
     assert_eq!(t.outcomes[1].op, "list_tools");
     let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
-    assert!(json.contains("\"requirement\"") && json.contains("\"message\""), "{json}");
+    assert!(
+        json.contains("\"requirement\"") && json.contains("\"message\""),
+        "{json}"
+    );
 }
 
 #[test]
@@ -363,10 +410,15 @@ fn a_written_baseline_lists_the_failures_and_makes_the_next_run_pass() {
     );
     assert!(out.contains("baseline.txt (2 entries)"), "{out}");
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains("# Written from a partial run (filters calls/)"), "{text}");
+    assert!(
+        text.contains("# Written from a partial run (filters calls/)"),
+        "{text}"
+    );
     for transport in ["stdio", "https"] {
         assert!(
-            text.contains(&format!("\ncalls/structured-content@{transport}: fail; misses ")),
+            text.contains(&format!(
+                "\ncalls/structured-content@{transport}: fail; misses "
+            )),
             "{text}"
         );
     }
@@ -380,5 +432,8 @@ fn a_written_baseline_lists_the_failures_and_makes_the_next_run_pass() {
             .assert()
             .success(),
     );
-    assert!(out.contains("2 baselined") && out.contains("result: ok"), "{out}");
+    assert!(
+        out.contains("2 baselined") && out.contains("result: ok"),
+        "{out}"
+    );
 }

@@ -181,16 +181,32 @@ mod tests {
             seconds: 1.0,
             trials: vec![
                 kept,
-                trial("a/b@stdio", Grade::Fail, &[("x", Level::Must), ("y", Level::Profile)]),
+                trial(
+                    "a/b@stdio",
+                    Grade::Fail,
+                    &[("x", Level::Must), ("y", Level::Profile)],
+                ),
                 trial("ok@stdio", Grade::NonStrict, &[("z", Level::Should)]),
             ],
         };
         let text = render(&results, "filters calls/");
-        assert!(text.contains("# fail: x [must]; y [profile]\na/b@stdio: fail; misses source of x; source of y\n"), "{text}");
-        assert!(text.contains("# unimplemented: step 1 [must]\nc@stdio: no structured content\n"), "{text}");
+        assert!(
+            text.contains(
+                "# fail: x [must]; y [profile]\na/b@stdio: fail; misses source of x; source of y\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("# unimplemented: step 1 [must]\nc@stdio: no structured content\n"),
+            "{text}"
+        );
         assert!(text.contains("partial run (filters calls/)"), "{text}");
         assert!(!text.contains("ok@stdio"), "{text}");
-        let known = vec!["a/b@stdio".to_owned(), "c@stdio".to_owned(), "ok@stdio".to_owned()];
+        let known = vec![
+            "a/b@stdio".to_owned(),
+            "c@stdio".to_owned(),
+            "ok@stdio".to_owned(),
+        ];
         let back = Baseline::parse(&text, &known).unwrap();
         assert!(back.get("a/b@stdio").is_some() && back.get("c@stdio").is_some());
         assert!(back.get("ok@stdio").is_none());

@@ -220,11 +220,7 @@ pub fn run(opts: Options) -> ExitCode {
             return ExitCode::from(2);
         }
         let entries = results.trials.iter().filter(|t| !t.grade.is_acceptable());
-        println!(
-            "wrote {} ({} entries)",
-            path.display(),
-            entries.count()
-        );
+        println!("wrote {} ({} entries)", path.display(), entries.count());
     }
     if finished.iter().any(|f| f.message.is_some()) || !strays.is_empty() {
         ExitCode::from(101)
@@ -336,7 +332,13 @@ impl RunContext {
 
     /// Runs, grades and judges one trial.
     fn trial(&self, name: &str, case: &Case, transport: Transport) -> Finished {
-        let eval = evaluate(case, transport, &self.client_cmd, &self.harness, self.profile_on);
+        let eval = evaluate(
+            case,
+            transport,
+            &self.client_cmd,
+            &self.harness,
+            self.profile_on,
+        );
         let transcript = snapshot::render(&eval.run);
         let entry = self.baseline.get(name).cloned();
         let place = Place {
@@ -435,9 +437,11 @@ fn panicked(name: &str, why: &str) -> Finished {
 
 /// A path as a person would type it: relative to the current directory when under it.
 fn display_path(path: &std::path::Path) -> String {
-    let relative = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| path.strip_prefix(cwd).ok().map(std::path::Path::to_path_buf));
+    let relative = std::env::current_dir().ok().and_then(|cwd| {
+        path.strip_prefix(cwd)
+            .ok()
+            .map(std::path::Path::to_path_buf)
+    });
     relative.as_deref().unwrap_or(path).display().to_string()
 }
 

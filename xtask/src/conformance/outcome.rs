@@ -206,7 +206,10 @@ mod tests {
         assert_eq!(out.messages[0].as_deref(), Some("a\\u{1b}[2Jb"));
         let long = "m".repeat(2000);
         let out = parse(&line(&long), &plan());
-        assert_eq!(out.messages[0].as_ref().unwrap().chars().count(), MESSAGE_CAP + 3);
+        assert_eq!(
+            out.messages[0].as_ref().unwrap().chars().count(),
+            MESSAGE_CAP + 3
+        );
     }
 
     #[test]

@@ -40,7 +40,10 @@ impl Selection {
 /// Refuses the libtest options this runner does not carry out, rather than ignoring them.
 pub fn check_args(args: &Arguments) -> Result<(), String> {
     let refused = [
-        (args.bench, "--bench (there are no benchmarks; see `cargo xtask bench`)"),
+        (
+            args.bench,
+            "--bench (there are no benchmarks; see `cargo xtask bench`)",
+        ),
         (args.logfile.is_some(), "--logfile (use --report-dir DIR)"),
         (
             matches!(args.format, Some(FormatSetting::Json)),
@@ -79,7 +82,10 @@ pub fn run_all<J: Send>(
     on_panic: impl Fn(&str, String) -> Finished,
 ) -> Vec<Finished> {
     let total = jobs.len();
-    println!("\nrunning {total} trial{}", if total == 1 { "" } else { "s" });
+    println!(
+        "\nrunning {total} trial{}",
+        if total == 1 { "" } else { "s" }
+    );
     let queue = Mutex::new(jobs.into_iter());
     let mut done = Vec::with_capacity(total);
     thread::scope(|scope| {
