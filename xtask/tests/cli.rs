@@ -437,3 +437,45 @@ fn a_written_baseline_lists_the_failures_and_makes_the_next_run_pass() {
         "{out}"
     );
 }
+
+/// `$absent` means missing, not null: the reference client's own run of
+/// `era/mrtr/no-request-state` passes, and the same transcript with `"requestState": null`
+/// on the retry fails the check, naming the member and the null found there.
+#[test]
+fn a_null_request_state_on_the_retry_fails_no_request_state() {
+    use mcp_harness_scenarios::model::Transport;
+    use mcp_harness_scenarios::transcript::Event;
+    let case = support::case("era/mrtr/no-request-state");
+    let eval = support::evaluate(&case, &support::driver_cmd(""));
+    assert!(
+        eval.checks.iter().all(|c| c.passed),
+        "{:?}",
+        support::failed_checks(&eval)
+    );
+    let mut run = eval.run.clone();
+    let mut edited = 0;
+    for record in run.records.iter_mut().flatten() {
+        if let Event::Received { message } = &mut record.event
+            && message["method"] == "tools/call"
+            && message["params"].get("inputResponses").is_some()
+        {
+            message["params"]["requestState"] = serde_json::Value::Null;
+            edited += 1;
+        }
+    }
+    assert_eq!(edited, 1, "the retry was not found in {:?}", run.records);
+    let (checks, _) = xtask::conformance::checks::evaluate(&case, Transport::Stdio, &run);
+    let failed: Vec<_> = checks.iter().filter(|c| !c.passed).collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(
+        failed[0].name,
+        "the retry answers roots/list and has no requestState"
+    );
+    assert!(
+        failed[0]
+            .actual
+            .contains("(at $.params.requestState: expected no member at all, found null)"),
+        "{}",
+        failed[0].actual
+    );
+}
