@@ -5,7 +5,8 @@
 //! later ones. All writes to stdout go through one lock, each message a whole flushed line,
 //! and each is recorded just before it is written, so the transcript can never show a
 //! client's reaction ahead of what caused it. A handler's hostile-server `faults` are
-//! carried out in the `faults` submodule. The process always ends through
+//! carried out in the `faults` submodule, all of a handler's lines under one hold of the
+//! lock, so whatever the client does meanwhile, the handler's script is played whole. The process always ends through
 //! [`std::process::exit`]: dropping a runtime with a pending stdin read would hang.
 
 use std::convert::Infallible;
