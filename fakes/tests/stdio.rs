@@ -569,7 +569,6 @@ fn a_handlers_script_is_played_whole_whatever_the_client_does() {
                 break;
             }
         }
-        drop(send);
         drop(stdin);
         assert_eq!(child.wait().expect("wait").code(), Some(0));
 
@@ -587,5 +586,53 @@ fn a_handlers_script_is_played_whole_whatever_the_client_does() {
             [junk[0], junk[1], junk[2], "1", "2"],
             "in this order"
         );
+    }
+}
+
+/// A stdio batch at 2025-03-26 is answered as one batch line and recorded message by message
+/// after a note; at 2025-06-18 the fake answers it with one Invalid Request error.
+#[test]
+fn batches_are_answered_at_2025_03_26_and_refused_later() {
+    let case = Case::new("batch", json!({"handlers": []}));
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let batch = format!(
+        "[{}, {note}, {}]",
+        request(json!(2), "ping", json!({})),
+        request(json!("three"), "ping", json!({}))
+    );
+    for (version, answered) in [("2025-03-26", true), ("2025-06-18", false)] {
+        let _ = std::fs::remove_file(&case.transcript);
+        let mut fake = case.start();
+        fake.write(&request(
+            json!(1),
+            "initialize",
+            json!({"protocolVersion": version}),
+        ));
+        assert_eq!(fake.next_answer()["result"]["protocolVersion"], version);
+        fake.write(&batch);
+        let answer = fake.next_answer();
+        match answered {
+            true => assert_eq!(
+                answer,
+                json!([{"jsonrpc": "2.0", "id": 2, "result": {}},
+                       {"jsonrpc": "2.0", "id": "three", "result": {}}])
+            ),
+            false => {
+                assert_eq!(answer["id"], Value::Null);
+                assert_eq!(answer["error"]["code"], json!(-32600));
+            }
+        }
+        fake.close_stdin();
+        assert_eq!(fake.wait().code(), Some(0));
+        let events: Vec<Event> = case.events().into_iter().map(|(_, e)| e).collect();
+        let at = events
+            .iter()
+            .position(|e| mcp_harness_fakes::batch::received_size(e) == Some(3))
+            .expect("the batch is noted");
+        assert!(matches!(&events[at + 2], Event::Received { message } if message == &note));
+        let sent_batch = events
+            .iter()
+            .any(|e| matches!(e, Event::SentRaw { line } if line.contains("2 messages went out")));
+        assert_eq!(sent_batch, answered, "{events:?}");
     }
 }

@@ -10,7 +10,7 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | `endpoint` | judging a request and recording it |
+//! | `endpoint` | judging a request (a batch too) and recording it with its messages, in one piece |
 //! | `reply` | carrying out the judgement: statuses, scripted answers and faults |
 //! | `sse` | event framing and paced bodies (split, cut, held open) |
 //! | `session` | issued session ids, their expiry |
@@ -103,6 +103,7 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
         token: config.bearer_token,
         revision: config.revision,
         sessions: Sessions::new(expire_after),
+        negotiated: std::sync::Mutex::new(None),
         port: addr.port(),
     });
     let tls = config.tls.map(TlsAcceptor::from);
