@@ -40,6 +40,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
 use crate::recorder::Recorder;
+pub use headers::{AUTH_INVALID, AUTH_VALID};
 use endpoint::{Conn, Fake};
 use session::Sessions;
 
