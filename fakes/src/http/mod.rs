@@ -40,8 +40,8 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
 use crate::recorder::Recorder;
-pub use headers::{AUTH_INVALID, AUTH_VALID};
 use endpoint::{Conn, Fake};
+pub use headers::{AUTH_INVALID, AUTH_VALID};
 use session::Sessions;
 
 /// How long a client gets to finish the TLS handshake before its connection is dropped.

@@ -261,7 +261,10 @@ fn unit_problem(unit: &Unit<'_>) -> Option<(String, String)> {
         }
         Unit::Single(_) => None,
         Unit::Batch { items, version } if version.as_str() >= batch::REMOVED_IN => Some((
-            format!("one JSON-RPC message, not a batch (batches were removed in {})", batch::REMOVED_IN),
+            format!(
+                "one JSON-RPC message, not a batch (batches were removed in {})",
+                batch::REMOVED_IN
+            ),
             format!("a batch of {} messages at {version}", items.len()),
         )),
         Unit::Batch { items, .. } if items.is_empty() => Some((
@@ -270,7 +273,10 @@ fn unit_problem(unit: &Unit<'_>) -> Option<(String, String)> {
         )),
         Unit::Batch { items, .. } => {
             if let Some(bad) = items.iter().find(|m| !is_jsonrpc(m)) {
-                return Some(("a batch of JSON-RPC 2.0 messages".into(), matcher::short(bad)));
+                return Some((
+                    "a batch of JSON-RPC 2.0 messages".into(),
+                    matcher::short(bad),
+                ));
             }
             let responses = items.iter().filter(|m| is_response(m)).count();
             (responses != 0 && responses != items.len()).then(|| {
@@ -371,7 +377,7 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
             "docs/specification/2025-11-25/basic/authorization.mdx § Access Token Usage › Token Requirements; README (--bearer-token)",
             missing.map_or(Ok(()), |x| {
                 Err((
-                    format!("Authorization: {}", AUTH_VALID),
+                    "Authorization: Bearer <the token of MCP_HARNESS_BEARER_TOKEN>".to_owned(),
                     format!(
                         "{} {} with {} (answered {})",
                         x.method,
@@ -497,9 +503,9 @@ fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
     );
     // The header exists from 2025-06-18 on, and the legacy era ends with 2025-11-25.
     let has_header = |version: &Option<String>| {
-        version.as_deref().is_some_and(|v| {
-            v >= "2025-06-18" && !era::is_modern(v) && era::REVISIONS.contains(&v)
-        })
+        version
+            .as_deref()
+            .is_some_and(|v| v >= "2025-06-18" && !era::is_modern(v) && era::REVISIONS.contains(&v))
     };
     let versioned: Vec<&Exchange<'_>> = later()
         .filter(|x| x.settled.as_ref().is_some_and(has_header))
