@@ -165,17 +165,17 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     });
     if batched {
         c.push(
-        "initialize is never part of a JSON-RPC batch",
-        Level::Must,
-        "The client sends initialize on its own, never inside a JSON-RPC batch: nothing else may be sent until initialization has completed.",
-        "docs/specification/2025-03-26/basic/lifecycle.mdx § Initialization",
-        batched_initialize.map_or(Ok(()), |m| {
-            Err((
-                "initialize sent as a message of its own".into(),
-                format!("a batch holding {}", matcher::short(m)),
-            ))
-        }),
-    );
+            "initialize is never part of a JSON-RPC batch",
+            Level::Must,
+            "The client sends initialize on its own, never inside a JSON-RPC batch: nothing else may be sent until initialization has completed.",
+            "docs/specification/2025-03-26/basic/lifecycle.mdx § Initialization",
+            batched_initialize.map_or(Ok(()), |m| {
+                Err((
+                    "initialize sent as a message of its own".into(),
+                    format!("a batch holding {}", matcher::short(m)),
+                ))
+            }),
+        );
     }
     let mut ids_problem = None;
     // A session is one server process (stdio) and, within it, what follows an `initialize`
