@@ -57,6 +57,16 @@ pub fn notification_method(message: &Value) -> Option<&str> {
     }
 }
 
+/// Whether a message is a JSON-RPC response: an object with an `id` and a `result` or an
+/// `error`, and no `method`.
+pub fn is_response(message: &Value) -> bool {
+    message.as_object().is_some_and(|o| {
+        o.contains_key("id")
+            && !o.contains_key("method")
+            && (o.contains_key("result") || o.contains_key("error"))
+    })
+}
+
 /// A success response carrying `result`.
 pub fn result(id: &Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
@@ -106,6 +116,19 @@ mod tests {
         assert_eq!(classify(&response), Incoming::Other);
         assert_eq!(classify(&json!([request])), Incoming::Other);
         assert_eq!(classify(&json!({"id": 1, "method": 5})), Incoming::Other);
+    }
+
+    #[test]
+    fn responses_are_told_from_junk() {
+        assert!(is_response(
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+        ));
+        assert!(is_response(
+            &json!({"jsonrpc": "2.0", "id": 1, "error": {}})
+        ));
+        assert!(!is_response(&json!({"jsonrpc": "2.0", "id": 1})));
+        assert!(!is_response(&json!({"id": 1, "method": "x", "result": 1})));
+        assert!(!is_response(&json!(5)));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //!
 //! | module | role |
 //! |---|---|
+//! | [`batch`] | JSON-RPC batches: when they are allowed, how they are recorded |
 //! | [`cli`] | the stdio fake's argv and scenario loading |
 //! | [`script`] | choosing the answer to a request (pure, shared by every transport) |
 //! | [`jsonrpc`] | classifying incoming messages, building answers |
@@ -16,6 +17,7 @@
 //! | [`http`] | the Streamable HTTP fake on `127.0.0.1`, run inside the runner's process |
 //! | [`tls`] | the run's CAs and certificates, and the rustls configs made from them |
 
+pub mod batch;
 pub mod cli;
 pub mod faults;
 pub mod http;

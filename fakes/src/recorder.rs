@@ -56,7 +56,20 @@ impl Recorder {
     /// a single `Truncated`. A write failure is reported once on stderr and otherwise ignored:
     /// the fake keeps serving, and the runner sees the gap.
     pub fn record(&self, event: Event) {
+        self.record_all([event]);
+    }
+
+    /// Appends several records with nothing of another task's in between (an HTTP request
+    /// and the messages of its body, a batch and its messages), each counted like
+    /// [`Recorder::record`].
+    pub fn record_all(&self, events: impl IntoIterator<Item = Event>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        for event in events {
+            self.record_locked(&mut state, event);
+        }
+    }
+
+    fn record_locked(&self, state: &mut State, event: Event) {
         let is_message = matches!(
             event,
             Event::Received { .. }
@@ -70,12 +83,12 @@ impl Recorder {
             }
             if state.messages >= self.cap {
                 state.truncated = true;
-                self.append(&mut state, Event::Truncated);
+                self.append(state, Event::Truncated);
                 return;
             }
             state.messages += 1;
         }
-        self.append(&mut state, event);
+        self.append(state, event);
     }
 
     fn append(&self, state: &mut State, event: Event) {

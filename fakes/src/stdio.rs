@@ -5,12 +5,15 @@
 //! later ones. All writes to stdout go through one lock, each message a whole flushed line,
 //! and each is recorded just before it is written, so the transcript can never show a
 //! client's reaction ahead of what caused it. A handler's hostile-server `faults` are
-//! carried out in the `faults` submodule. The process always ends through
+//! carried out in the `faults` submodule, all of a handler's lines under one hold of the
+//! lock, so whatever the client does meanwhile, the handler's script is played whole.
+//! A line holding a JSON-RPC batch is recorded message by message and answered as one batch
+//! line where the version in force allows batches (see [`crate::batch`]). The process always ends through
 //! [`std::process::exit`]: dropping a runtime with a pending stdin read would hang.
 
 use std::convert::Infallible;
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use mcp_harness_scenarios::model::{OnEof, OnSigterm, Reply, ServerScript};
@@ -20,6 +23,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Stdout};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::Mutex;
 
+use crate::batch;
 use crate::jsonrpc::{self, Incoming};
 use crate::modern::{self, Decision};
 use crate::recorder::Recorder;
@@ -54,6 +58,7 @@ pub async fn serve_at(
     let fake = Arc::new(Fake {
         script,
         revision,
+        negotiated: std::sync::Mutex::new(None),
         recorder,
         stdout: Mutex::new(tokio::io::stdout()),
     });
@@ -76,6 +81,8 @@ pub async fn serve_at(
 struct Fake {
     script: ServerScript,
     revision: Option<String>,
+    /// The version the last `initialize` answered with a result settled on.
+    negotiated: std::sync::Mutex<Option<String>>,
     recorder: Recorder,
     stdout: Mutex<Stdout>,
 }
@@ -128,19 +135,12 @@ impl Fake {
                 return;
             }
         };
+        if let Value::Array(items) = message {
+            return self.on_batch(items);
+        }
         let request = match jsonrpc::classify(&message) {
             Incoming::Request { id, method, params } => {
-                let revision = self.revision.as_deref();
-                let answer = match modern::decide(&self.script, revision, method, params, None) {
-                    Decision::Answer(answer) => answer,
-                    Decision::Refuse(refusal) => script::Answer {
-                        delay_ms: 0,
-                        reply: Reply::Error(refusal.error),
-                        http: None,
-                        faults: None,
-                    },
-                };
-                Some((id.clone(), answer))
+                Some((id.clone(), self.decide(method, params)))
             }
             // Only a script that answers notifications on purpose (with a null id).
             Incoming::Notification => jsonrpc::notification_method(&message)
@@ -155,6 +155,61 @@ impl Fake {
             let fake = Arc::clone(self);
             tokio::spawn(async move { fake.answer(id, answer).await });
         }
+    }
+
+    /// The script's answer to a request; an `initialize` answered with a result settles the
+    /// version in force.
+    fn decide(&self, method: &str, params: Option<&Value>) -> script::Answer {
+        let revision = self.revision.as_deref();
+        let answer = match modern::decide(&self.script, revision, method, params, None) {
+            Decision::Answer(answer) => answer,
+            Decision::Refuse(refusal) => script::Answer {
+                delay_ms: 0,
+                reply: Reply::Error(refusal.error),
+                http: None,
+                faults: None,
+            },
+        };
+        if method == "initialize"
+            && let Reply::Result(result) = &answer.reply
+        {
+            let version = result.get("protocolVersion").and_then(Value::as_str);
+            *self
+                .negotiated
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = version.map(str::to_owned);
+        }
+        answer
+    }
+
+    /// Records a batch (a note, then each message) and answers it: refused as a whole where
+    /// [`batch::refused`] says so, else each request in one batched answer.
+    fn on_batch(self: &Arc<Self>, items: Vec<Value>) {
+        self.recorder.record_all(batch::received_records(&items));
+        let negotiated = self
+            .negotiated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let version = negotiated.or_else(|| self.revision.clone());
+        let fake = Arc::clone(self);
+        if let Some(why) = batch::refused(&items, self.script.era, version.as_deref()) {
+            tokio::spawn(async move { fake.send(batch::refusal(why)).await });
+            return;
+        }
+        let planned = batch::plan(&items, |method, params| self.decide(method, params));
+        tokio::spawn(async move {
+            match batch::play(planned).await {
+                batch::Played::Responses(responses) if responses.is_empty() => {}
+                batch::Played::Responses(responses) => {
+                    let line = format!("{}\n", Value::Array(responses.clone()));
+                    let mut out = fake.stdout.lock().await;
+                    fake.recorder.record_all(batch::sent_records(&responses));
+                    write_line(&mut out, &line).await;
+                }
+                batch::Played::Exit(code) => match fake.exit(code).await {},
+            }
+        });
     }
 
     fn record_invalid(&self, content: &[u8], error: String) {

@@ -284,3 +284,84 @@ async fn tls_variants_present_the_certificates_they_should() {
     assert_eq!(plain.post(&[], INIT).await.status, 200);
     plain.finish().await;
 }
+
+/// 2025-03-26 lets a client send a JSON-RPC batch and requires the server to take it: the fake
+/// answers every request of it in one batch (JSON or one SSE event), 202 for a batch of
+/// notifications, and records each message after a note. Once 2025-06-18 is negotiated, or
+/// with `initialize` inside, the batch is refused with 400 and still recorded message by
+/// message.
+#[tokio::test]
+async fn batches_are_taken_at_2025_03_26_only() {
+    let init = |version: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": version, "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "0"}}})
+        .to_string()
+    };
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let batch = format!("[{}, {note}, {}]", rpc(2, "ping"), rpc(3, "tools/list"));
+    for replies in ["json", "sse"] {
+        let server = json!({"http": {"sessions": false, "replies": replies}});
+        let trial = Trial::start("batch", server, None).await;
+        assert_eq!(trial.post(&[], &init("2025-03-26")).await.status, 200);
+        let answered = trial.post(&[], &batch).await;
+        assert_eq!(answered.status, 200);
+        let answer: Value = match replies {
+            "json" => serde_json::from_slice(&answered.body).expect("a JSON body"),
+            _ => sse_messages(&answered.text()).remove(0),
+        };
+        let ids: Vec<&Value> = answer
+            .as_array()
+            .expect("a batch")
+            .iter()
+            .map(|r| &r["id"])
+            .collect();
+        assert_eq!(ids, [&json!(2), &json!(3)], "{answer}");
+        let notes_only = format!("[{note}]");
+        assert_eq!(trial.post(&[], &notes_only).await.status, 202);
+        let with_init = format!("[{}]", init("2025-03-26"));
+        assert_eq!(trial.post(&[], &with_init).await.status, 400);
+        assert_eq!(trial.post(&[], "[]").await.status, 400);
+
+        let events = trial.finish().await;
+        let batch_at = events
+            .iter()
+            .position(|e| mcp_harness_fakes::batch::received_size(e) == Some(3))
+            .expect("the batch is noted");
+        assert!(matches!(
+            &events[batch_at - 1],
+            Event::HttpRequest { status: 200, .. }
+        ));
+        let received: Vec<&Value> = events[batch_at + 1..batch_at + 4]
+            .iter()
+            .map(|e| match e {
+                Event::Received { message } => message,
+                other => panic!("each message of the batch, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(received[1], &note);
+        let sent = events
+            .iter()
+            .filter(|e| matches!(e, Event::Sent { message } if message["id"] == 2 || message["id"] == 3))
+            .count();
+        assert_eq!(sent, 2);
+    }
+
+    let trial = Trial::start("batch-later", json!({"http": {"sessions": false}}), None).await;
+    assert_eq!(trial.post(&[], &init("2025-06-18")).await.status, 200);
+    let refused = trial.post(&[], &batch).await;
+    assert_eq!(refused.status, 400);
+    let error: Value = serde_json::from_slice(&refused.body).expect("JSON error");
+    assert_eq!(error["error"]["code"], json!(-32600));
+    let events = trial.finish().await;
+    assert!(
+        events
+            .iter()
+            .any(|e| mcp_harness_fakes::batch::received_size(e) == Some(3))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Received { message } if message["id"] == 3))
+    );
+}

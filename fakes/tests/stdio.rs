@@ -522,3 +522,117 @@ fn a_modern_fake_wants_meta_and_has_no_initialize() {
     fake.close_stdin();
     assert!(fake.wait().success());
 }
+
+/// A client that gives up on a call at the first junk line ahead of its reply, sends its next
+/// request at once and closes stdin as soon as that one is answered (issue 11): the fake still
+/// plays the first handler's script whole, in order, and records all of it.
+#[test]
+fn a_handlers_script_is_played_whole_whatever_the_client_does() {
+    let junk = [
+        "{\"jsonrpc\": \"2.0\", \"id\": ",
+        "not JSON",
+        "{\"cut\": \"str",
+    ];
+    let case = Case::new(
+        "whole-script",
+        json!({"handlers": [
+            {"method": "tools/call", "params": {"name": "noisy"},
+             "reply": {"result": {"content": [{"type": "text", "text": "answered"}]}},
+             "faults": {"before": junk.iter().map(|j| json!({"raw": j})).collect::<Vec<_>>()}},
+            {"method": "tools/call", "params": {"name": "echo"},
+             "reply": {"result": {"content": [{"type": "text", "text": "ok"}]}}},
+        ]}),
+    );
+    // The race this guards against is lost most of the time, so a few rounds show it.
+    for _ in 0..5 {
+        let _ = std::fs::remove_file(&case.transcript);
+        let mut child = case
+            .command()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the fake");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let lines = byte_lines(child.stdout.take().expect("stdout"));
+        let mut send = |line: String| {
+            stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+            stdin.flush().unwrap();
+        };
+        send(request(json!(1), "tools/call", json!({"name": "noisy"})));
+        assert_eq!(next_line(&lines), format!("{}\n", junk[0]).into_bytes());
+        send(request(json!(2), "tools/call", json!({"name": "echo"})));
+        loop {
+            let line = next_line(&lines);
+            let answer: Value = serde_json::from_slice(&line).unwrap_or_default();
+            if answer["id"] == json!(2) {
+                break;
+            }
+        }
+        drop(stdin);
+        assert_eq!(child.wait().expect("wait").code(), Some(0));
+
+        let written: Vec<String> = case
+            .events()
+            .into_iter()
+            .filter_map(|(_, e)| match e {
+                Event::SentRaw { line } => Some(line),
+                Event::Sent { message } => Some(message["id"].to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            written,
+            [junk[0], junk[1], junk[2], "1", "2"],
+            "in this order"
+        );
+    }
+}
+
+/// A stdio batch at 2025-03-26 is answered as one batch line and recorded message by message
+/// after a note; at 2025-06-18 the fake answers it with one Invalid Request error.
+#[test]
+fn batches_are_answered_at_2025_03_26_and_refused_later() {
+    let case = Case::new("batch", json!({"handlers": []}));
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let batch = format!(
+        "[{}, {note}, {}]",
+        request(json!(2), "ping", json!({})),
+        request(json!("three"), "ping", json!({}))
+    );
+    for (version, answered) in [("2025-03-26", true), ("2025-06-18", false)] {
+        let _ = std::fs::remove_file(&case.transcript);
+        let mut fake = case.start();
+        fake.write(&request(
+            json!(1),
+            "initialize",
+            json!({"protocolVersion": version}),
+        ));
+        assert_eq!(fake.next_answer()["result"]["protocolVersion"], version);
+        fake.write(&batch);
+        let answer = fake.next_answer();
+        match answered {
+            true => assert_eq!(
+                answer,
+                json!([{"jsonrpc": "2.0", "id": 2, "result": {}},
+                       {"jsonrpc": "2.0", "id": "three", "result": {}}])
+            ),
+            false => {
+                assert_eq!(answer["id"], Value::Null);
+                assert_eq!(answer["error"]["code"], json!(-32600));
+            }
+        }
+        fake.close_stdin();
+        assert_eq!(fake.wait().code(), Some(0));
+        let events: Vec<Event> = case.events().into_iter().map(|(_, e)| e).collect();
+        let at = events
+            .iter()
+            .position(|e| mcp_harness_fakes::batch::received_size(e) == Some(3))
+            .expect("the batch is noted");
+        assert!(matches!(&events[at + 2], Event::Received { message } if message == &note));
+        let sent_batch = events
+            .iter()
+            .any(|e| matches!(e, Event::SentRaw { line } if line.contains("2 messages went out")));
+        assert_eq!(sent_batch, answered, "{events:?}");
+    }
+}

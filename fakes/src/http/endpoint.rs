@@ -5,7 +5,7 @@
 //! The order of checks: bearer token (401), path (404), method (405), media types (415,
 //! 406), body (400), session (400 missing, 404 unknown or expired), protocol version (400).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 use super::headers::{self, SESSION};
 use super::reply::{self, Rejection, Verdict};
 use super::session::Sessions;
+use crate::batch::{self, INVALID_REQUEST};
 use crate::jsonrpc::{self, Incoming, PARSE_ERROR};
 use crate::modern::{self, Decision};
 use crate::recorder::Recorder;
@@ -37,9 +38,6 @@ const MAX_BODY: usize = 8 * 1024 * 1024;
 /// How much of a body that is not JSON goes into the transcript.
 const INVALID_BODY_KEEP: usize = 1024;
 
-/// JSON-RPC code for a message that is not a valid request, notification or response.
-const INVALID_REQUEST: i64 = -32600;
-
 /// The state every request of one fake shares.
 pub struct Fake {
     /// The scenario whose script is played.
@@ -52,6 +50,9 @@ pub struct Fake {
     pub revision: Option<String>,
     /// The sessions issued so far.
     pub sessions: Sessions,
+    /// The version the last `initialize` answered with a result settled on (batches are
+    /// accepted below 2025-06-18 only).
+    pub negotiated: Mutex<Option<String>>,
     /// The port the fake listens on (for the `Location` of scripted redirects).
     pub port: u16,
 }
@@ -95,7 +96,7 @@ async fn elsewhere(State(conn): State<Conn>, request: Request) -> Response {
 enum Parsed {
     /// One JSON value that is not an array.
     Single(Value),
-    /// A JSON array (a batch, which the fake refuses).
+    /// A JSON array (a batch: see [`batch`]).
     Batch(Vec<Value>),
     /// Not JSON, or not readable.
     Invalid { line: String, error: String },
@@ -109,24 +110,21 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
     };
     let fake = &conn.fake;
     let verdict = fake.judge(&parts, parsed.as_ref(), on_endpoint);
-    fake.recorder.record(Event::HttpRequest {
+    let request = Event::HttpRequest {
         method: parts.method.as_str().to_owned(),
         path: parts.uri.path().to_owned(),
         headers: headers::recorded(&parts.headers, fake.token.as_deref()),
         status: verdict.status(),
-    });
-    match parsed {
-        Some(Parsed::Single(message)) => fake.recorder.record(Event::Received { message }),
-        Some(Parsed::Batch(messages)) => {
-            for message in messages {
-                fake.recorder.record(Event::Received { message });
-            }
-        }
-        Some(Parsed::Invalid { line, error }) => {
-            fake.recorder.record(Event::ReceivedInvalid { line, error });
-        }
-        None => {}
-    }
+    };
+    // The request and what its body held, with no other request's records in between.
+    let body = match parsed {
+        Some(Parsed::Single(message)) => vec![Event::Received { message }],
+        Some(Parsed::Batch(messages)) => batch::received_records(&messages),
+        Some(Parsed::Invalid { line, error }) => vec![Event::ReceivedInvalid { line, error }],
+        None => Vec::new(),
+    };
+    fake.recorder
+        .record_all(std::iter::once(request).chain(body));
     reply::perform(&conn, verdict).await
 }
 
@@ -194,9 +192,7 @@ impl Fake {
         }
         let message = match parsed {
             Parsed::Single(message) => message,
-            Parsed::Batch(_) => {
-                return Rejection::coded(400, INVALID_REQUEST, "Batches are not supported").into();
-            }
+            Parsed::Batch(items) => return self.judge_batch(headers, items),
             Parsed::Invalid { .. } => {
                 return Rejection::coded(400, PARSE_ERROR, "Parse error").into();
             }
@@ -246,7 +242,7 @@ impl Fake {
                     initialize: false,
                     answer: Box::new(answer),
                 }),
-            Incoming::Other if is_response(message) => Verdict::Accepted,
+            Incoming::Other if jsonrpc::is_response(message) => Verdict::Accepted,
             Incoming::Other => Rejection::coded(
                 400,
                 INVALID_REQUEST,
@@ -254,6 +250,44 @@ impl Fake {
             )
             .into(),
         }
+    }
+
+    /// A batch: refused as a whole where [`batch::refused`] says so (400), else admitted like
+    /// any request after `initialize`, then 202 when it holds no request, else one batched
+    /// answer.
+    fn judge_batch(&self, headers: &HeaderMap, items: &[Value]) -> Verdict {
+        let version = self.negotiated().or_else(|| self.revision.clone());
+        if let Some(why) = batch::refused(items, self.scenario.server.era, version.as_deref()) {
+            return Rejection::coded(400, INVALID_REQUEST, why).into();
+        }
+        if let Err(refused) = self.admit(headers) {
+            return refused.into();
+        }
+        let revision = self.revision.as_deref();
+        let planned = batch::plan(items, |method, params| {
+            script::choose_at(&self.scenario.server, revision, method, params)
+        });
+        match planned.is_empty() {
+            true => Verdict::Accepted,
+            false => Verdict::Batch(planned),
+        }
+    }
+
+    /// The version the last `initialize` answered with a result settled on.
+    pub fn negotiated(&self) -> Option<String> {
+        self.negotiated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Notes the version an `initialize` result settles on (`None` when it names none).
+    pub fn settle(&self, result: &Value) {
+        let version = result.get("protocolVersion").and_then(Value::as_str);
+        *self
+            .negotiated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = version.map(str::to_owned);
     }
 
     /// A modern fake's POSTs, and a dual fake's modern requests: no session, the `_meta`
@@ -269,7 +303,7 @@ impl Fake {
             Incoming::Request { id, method, params } => (id, method, params),
             _ if script.era != ServerEra::Modern => return None,
             Incoming::Notification => return Some(Verdict::Accepted),
-            Incoming::Other if is_response(message) => return Some(Verdict::Accepted),
+            Incoming::Other if jsonrpc::is_response(message) => return Some(Verdict::Accepted),
             Incoming::Other => {
                 return Some(
                     Rejection::coded(
@@ -376,34 +410,5 @@ impl Fake {
             text: "Method Not Allowed",
             allow: Some(allow),
         }
-    }
-}
-
-/// Whether a message is a JSON-RPC response: an object with an `id` and a `result` or an
-/// `error`, and no `method`.
-fn is_response(message: &Value) -> bool {
-    message.as_object().is_some_and(|o| {
-        o.contains_key("id")
-            && !o.contains_key("method")
-            && (o.contains_key("result") || o.contains_key("error"))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn responses_are_told_from_junk() {
-        assert!(is_response(
-            &json!({"jsonrpc": "2.0", "id": 1, "result": {}})
-        ));
-        assert!(is_response(
-            &json!({"jsonrpc": "2.0", "id": 1, "error": {}})
-        ));
-        assert!(!is_response(&json!({"jsonrpc": "2.0", "id": 1})));
-        assert!(!is_response(&json!({"id": 1, "method": "x", "result": 1})));
-        assert!(!is_response(&json!(5)));
     }
 }

@@ -10,7 +10,7 @@
 //!
 //! | module | role |
 //! |---|---|
-//! | `endpoint` | judging a request and recording it |
+//! | `endpoint` | judging a request (a batch too) and recording it with its messages, in one piece |
 //! | `reply` | carrying out the judgement: statuses, scripted answers and faults |
 //! | `sse` | event framing and paced bodies (split, cut, held open) |
 //! | `session` | issued session ids, their expiry |
@@ -41,6 +41,7 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::recorder::Recorder;
 use endpoint::{Conn, Fake};
+pub use headers::{AUTH_INVALID, AUTH_VALID};
 use session::Sessions;
 
 /// How long a client gets to finish the TLS handshake before its connection is dropped.
@@ -103,6 +104,7 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
         token: config.bearer_token,
         revision: config.revision,
         sessions: Sessions::new(expire_after),
+        negotiated: std::sync::Mutex::new(None),
         port: addr.port(),
     });
     let tls = config.tls.map(TlsAcceptor::from);

@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::endpoint::{Conn, Fake};
 use super::sse::{self, End, Paced};
 use crate::script::Answer;
-use crate::{faults, jsonrpc};
+use crate::{batch, faults, jsonrpc};
 
 /// What the fake does with a request, decided before it is recorded.
 #[derive(Debug)]
@@ -55,6 +55,9 @@ pub enum Verdict {
     },
     /// A standalone SSE stream, held open.
     Stream,
+    /// An accepted batch holding requests: one batched answer (see [`crate::batch::play`]),
+    /// as JSON or as one SSE event, per the script's `replies`.
+    Batch(Vec<batch::Item>),
     /// An error status whose JSON body is a JSON-RPC error answering the request `id` (a
     /// modern server's refusal: 400 for bad `_meta`, versions or headers, 404 for an
     /// unknown method).
@@ -108,6 +111,8 @@ impl Verdict {
             Verdict::Accepted => 202,
             Verdict::Stream => 200,
             Verdict::Refuse { status, .. } => scripted_status(*status).as_u16(),
+            Verdict::Batch(items) if batch::exits(items) => 0,
+            Verdict::Batch(_) => 200,
             Verdict::Answer { answer, .. } => {
                 let http = answer.http.as_ref();
                 let redirect = http.and_then(|h| h.redirect.as_ref());
@@ -174,6 +179,38 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             initialize,
             answer,
         } => scripted(conn, id, initialize, *answer).await,
+        Verdict::Batch(items) => batched(conn, items).await,
+    }
+}
+
+/// Plays an accepted batch and answers it as one batch. A scripted exit drops the
+/// connection; a batch whose every request hangs is never answered.
+async fn batched(conn: &Conn, items: Vec<batch::Item>) -> Response {
+    let fake = &conn.fake;
+    let responses = match batch::play(items).await {
+        batch::Played::Exit(_) => {
+            conn.kill.notify_one();
+            return std::future::pending().await;
+        }
+        batch::Played::Responses(responses) if responses.is_empty() => {
+            return std::future::pending().await;
+        }
+        batch::Played::Responses(responses) => responses,
+    };
+    fake.recorder.record_all(batch::sent_records(&responses));
+    let text = Value::Array(responses).to_string();
+    match fake.scenario.server.http.replies {
+        ReplyFormat::Sse => {
+            let mut response = with_body(StatusCode::OK, Body::from(sse::event(&text)));
+            set(&mut response, CONTENT_TYPE, "text/event-stream");
+            set(&mut response, CACHE_CONTROL, "no-cache");
+            response
+        }
+        ReplyFormat::Json => {
+            let mut response = with_body(StatusCode::OK, Body::from(text));
+            set(&mut response, CONTENT_TYPE, "application/json");
+            response
+        }
     }
 }
 
@@ -213,6 +250,9 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
     let opens_session = initialize
         && matches!(answer.reply, Reply::Result(_))
         && fake.scenario.server.http.sessions;
+    if initialize && let Reply::Result(result) = &answer.reply {
+        fake.settle(result);
+    }
 
     let mut body: Vec<u8> = Vec::new();
     if sse {

@@ -29,39 +29,46 @@ pub(super) fn stopped_listening() -> bool {
 
 impl Fake {
     /// Carries out `reply` to the request `id` (null for a notification) with `faults`.
+    ///
+    /// Everything the handler writes (the items ahead of the reply, then the reply) goes out
+    /// under one hold of stdout, so no other answer slips in between and an exit on end of
+    /// file, which waits for stdout, cannot cut the handler's script short: a client that
+    /// reacts to the first junk line (fails its call, sends the next request, closes stdin)
+    /// still gets, and the transcript still shows, every line the script lists.
     pub(super) async fn answer_with_faults(&self, id: Value, reply: Reply, faults: Faults) {
         if faults.stderr_bytes > 0 {
             flood_stderr(faults.stderr_bytes).await;
         }
+        let mut out = self.stdout.lock().await;
         for emit in &faults.before {
-            self.emit(emit).await;
+            self.emit(&mut out, emit).await;
         }
         let response = match reply {
             Reply::Result(result) => jsonrpc::result(&id, result),
             Reply::Error(error) => jsonrpc::error(&id, &error),
             Reply::Hang => return,
-            Reply::Exit(code) => match self.exit(code).await {},
-            Reply::RawLine(line) => return self.send_raw(line).await,
+            Reply::Exit(code) => self.exit_holding_stdout(code),
+            Reply::RawLine(line) => {
+                let text = format!("{line}\n");
+                self.recorder.record(Event::SentRaw { line });
+                return write_bytes(&mut out, text.as_bytes(), None).await;
+            }
         };
         let (text, recorded) = faults::pad(response, faults.padding_bytes);
         let text = faults::encode(text, faults.invalid_utf8);
         let drip = faults.drip_ms.map(Duration::from_millis);
         if let Some(truncate) = faults.truncate {
             let half = first_half(&text);
-            {
-                let mut out = self.stdout.lock().await;
-                let line = keep_start(&String::from_utf8_lossy(half), INVALID_LINE_KEEP);
-                self.recorder.record(Event::SentRaw { line });
-                write_bytes(&mut out, half, drip).await;
-            }
+            let line = keep_start(&String::from_utf8_lossy(half), INVALID_LINE_KEEP);
+            self.recorder.record(Event::SentRaw { line });
+            write_bytes(&mut out, half, drip).await;
             match truncate {
-                Truncate::Exit => match self.exit(1).await {},
+                Truncate::Exit => self.exit_holding_stdout(1),
                 Truncate::Stall => return,
             }
         }
         let mut line = text;
         line.push(b'\n');
-        let mut out = self.stdout.lock().await;
         if faults.then.is_some() && faults.duplicate_after_ms.is_none() {
             // Before the reply can reach the client, so its next request is never read.
             STOPPED_LISTENING.store(true, Ordering::SeqCst);
@@ -83,17 +90,21 @@ impl Fake {
             STOPPED_LISTENING.store(true, Ordering::SeqCst);
         }
         match faults.then {
-            Some(Then::Exit) => {
-                self.recorder.record(Event::Exited { code: 0 });
-                std::process::exit(0)
-            }
+            Some(Then::Exit) => self.exit_holding_stdout(0),
             Some(Then::CloseStdout) => self.close_stdout(&mut out).await,
             None => {}
         }
     }
 
+    /// Records `Exited` and ends the process at once: the caller holds stdout, so no write
+    /// of another answer can be in progress.
+    fn exit_holding_stdout(&self, code: i32) -> ! {
+        self.recorder.record(Event::Exited { code });
+        std::process::exit(code)
+    }
+
     /// Writes one item `repeat` times, in one write, recording the first copy and a note.
-    async fn emit(&self, emit: &Emit) {
+    async fn emit(&self, out: &mut Stdout, emit: &Emit) {
         let Some((bytes, event)) = emitted(emit) else {
             return;
         };
@@ -103,12 +114,11 @@ impl Fake {
             all.extend_from_slice(&bytes);
             all.push(b'\n');
         }
-        let mut out = self.stdout.lock().await;
         self.recorder.record(event);
         if emit.repeat > 1 {
             self.recorder.record(repeat_note(emit.repeat - 1));
         }
-        write_bytes(&mut out, &all, None).await;
+        write_bytes(out, &all, None).await;
     }
 
     /// Points stdout at `/dev/null`, which closes the pipe the client reads, and keeps running.

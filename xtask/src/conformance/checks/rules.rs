@@ -1,13 +1,22 @@
 //! The rules every trial is held to whatever its case: JSON-RPC base rules on everything the
-//! client sent, and over HTTP the POST header rules.
+//! client sent (each line or POST body one message, or before 2025-06-18 a batch of them),
+//! and over HTTP the header rules on every request (media types on POSTs; the session id, the
+//! protocol version and the bearer token on every request that must carry them).
+//!
+//! The protocol version a rule depends on is read from the transcript, as the fake saw it:
+//! the version an `initialize` offered, then the one its result settled on (per server
+//! process); before any `initialize`, the version the trial handed the client.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Deref;
 
 use serde_json::Value;
 
+use mcp_harness_fakes::batch;
+use mcp_harness_fakes::http::AUTH_VALID;
 use mcp_harness_scenarios::matcher;
 use mcp_harness_scenarios::model::{Level, era};
-use mcp_harness_scenarios::transcript::Event;
+use mcp_harness_scenarios::transcript::{Event, Record};
 
 use super::Checker;
 use crate::conformance::trial::TrialRun;
@@ -15,24 +24,159 @@ use crate::conformance::trial::TrialRun;
 const SPEC_BASE: &str = "docs/specification/2025-11-25/basic/index.mdx";
 const SPEC_STDIO: &str = "docs/specification/2025-11-25/basic/transports.mdx § stdio";
 
+/// What the client wrote as one unit: a stdio line or a POST body.
+enum Unit<'a> {
+    /// One JSON value that is not a batch.
+    Single(&'a Value),
+    /// A batch, with the protocol version in force when it was sent.
+    Batch {
+        items: Vec<&'a Value>,
+        version: String,
+    },
+    /// Not JSON.
+    Invalid { line: &'a str, error: &'a str },
+}
+
+/// The protocol version in force per server process, as the transcript tells it.
+struct Versions {
+    fallback: String,
+    by_pid: HashMap<u32, String>,
+    /// The `initialize` request still waiting for its result, per server process.
+    initializing: HashMap<u32, Value>,
+}
+
+impl Versions {
+    fn new(fallback: String) -> Versions {
+        Versions {
+            fallback,
+            by_pid: HashMap::new(),
+            initializing: HashMap::new(),
+        }
+    }
+
+    /// Follows one record: an `initialize` puts its offered version in force, its result the
+    /// version the server settled on.
+    fn follow(&mut self, r: &Record) {
+        match &r.event {
+            Event::Received { message } => self.offered(r.pid, message),
+            Event::Sent { message } => {
+                if let Some(settled) = self.settled(r.pid, message) {
+                    self.by_pid.insert(r.pid, settled);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Puts the version an `initialize` offers in force, if `message` is one.
+    fn offered(&mut self, pid: u32, message: &Value) {
+        if !is_initialize(message) {
+            return;
+        }
+        if let Some(offered) = message
+            .pointer("/params/protocolVersion")
+            .and_then(Value::as_str)
+        {
+            self.by_pid.insert(pid, offered.to_owned());
+        }
+        if let Some(id) = message.get("id") {
+            self.initializing.insert(pid, id.clone());
+        }
+    }
+
+    /// The version an `initialize` result settles on, if `message` is the result awaited.
+    fn settled(&mut self, pid: u32, message: &Value) -> Option<String> {
+        let awaited = self.initializing.get(&pid)?;
+        if message.get("id") != Some(awaited) || message.get("method").is_some() {
+            return None;
+        }
+        self.initializing.remove(&pid);
+        let version = message.pointer("/result/protocolVersion")?.as_str()?;
+        Some(version.to_owned())
+    }
+
+    /// The version in force for what process `pid` receives next (a modern request names
+    /// its own in `_meta`).
+    fn at(&self, pid: u32, first: Option<&Value>) -> String {
+        let meta = first.and_then(|m| era::meta_version(m.get("params")));
+        match (self.by_pid.get(&pid), meta) {
+            (_, Some(modern)) => modern.to_owned(),
+            (Some(version), None) => version.clone(),
+            (None, None) => self.fallback.clone(),
+        }
+    }
+}
+
+/// Everything the client wrote to its servers, unit by unit, in order.
+fn units<'a>(records: &'a [Record], fallback: String) -> Vec<Unit<'a>> {
+    let mut versions = Versions::new(fallback);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < records.len() {
+        let r = &records[i];
+        i += 1;
+        if let Some(size) = batch::received_size(&r.event) {
+            // The fake records a batch's messages right after its note, in one piece.
+            let mut items = Vec::new();
+            while items.len() < size
+                && let Some(Record {
+                    event: Event::Received { message },
+                    ..
+                }) = records.get(i)
+            {
+                items.push(message);
+                i += 1;
+            }
+            let version = versions.at(r.pid, items.first().copied());
+            for item in &items {
+                versions.offered(r.pid, item);
+            }
+            out.push(Unit::Batch { items, version });
+            continue;
+        }
+        versions.follow(r);
+        match &r.event {
+            Event::Received { message } => out.push(Unit::Single(message)),
+            Event::ReceivedInvalid { line, error } => out.push(Unit::Invalid { line, error }),
+            _ => {}
+        }
+    }
+    out
+}
+
 pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
-    let events: Vec<&Event> = run.records.iter().flatten().map(|r| &r.event).collect();
-    let invalid = events.iter().find_map(|e| match e {
-        Event::ReceivedInvalid { line, error } => Some(format!("{line:?} ({error})")),
+    let records: &[Record] = run.records.as_deref().unwrap_or_default();
+    let units = units(records, c.case.versions().protocol);
+    c.push(
+        "every line or POST body the client sent is one JSON-RPC 2.0 message (before 2025-06-18, or a batch of them)",
+        Level::Must,
+        "The client must not write anything to the server that is not a valid MCP message: one JSON-RPC request, notification or response per stdio line or POST body. Only before 2025-06-18 may it also be a JSON-RPC batch (a non-empty array of requests and notifications, or of responses); 2025-06-18 removed batches.",
+        &format!(
+            "{SPEC_STDIO} (MUST NOT write anything that is not a valid MCP message) and § Sending Messages to the Server item 3 (the POST body MUST be a single JSON-RPC message); docs/specification/2025-06-18/changelog.mdx § Major changes 1; docs/specification/2025-03-26/basic/index.mdx § Batching"
+        ),
+        units.iter().find_map(unit_problem).map_or(Ok(()), Err),
+    );
+    // Made only in trials where the client sent a batch: a client that never batches has
+    // nothing to be judged on here (tests/rules.rs shows the check failing).
+    let batched = units.iter().any(|u| matches!(u, Unit::Batch { .. }));
+    let batched_initialize = units.iter().find_map(|u| match u {
+        Unit::Batch { items, .. } => items.iter().find(|m| is_initialize(m)),
         _ => None,
     });
-    let not_rpc = run.received().into_iter().find(|m| !is_jsonrpc(m));
-    c.push(
-        "every line the client wrote to the server is one JSON-RPC 2.0 message",
-        Level::Must,
-        "Messages are newline-delimited JSON-RPC and the client must not write anything to the server's stdin that is not a valid MCP message.",
-        SPEC_STDIO,
-        match (invalid, not_rpc) {
-            (Some(line), _) => Err(("a JSON object per line".into(), format!("the line {line}"))),
-            (None, Some(m)) => Err(("a JSON-RPC 2.0 message".into(), matcher::short(m))),
-            (None, None) => Ok(()),
-        },
-    );
+    if batched {
+        c.push(
+            "initialize is never part of a JSON-RPC batch",
+            Level::Must,
+            "The client sends initialize on its own, never inside a JSON-RPC batch: nothing else may be sent until initialization has completed.",
+            "docs/specification/2025-03-26/basic/lifecycle.mdx § Initialization",
+            batched_initialize.map_or(Ok(()), |m| {
+                Err((
+                    "initialize sent as a message of its own".into(),
+                    format!("a batch holding {}", matcher::short(m)),
+                ))
+            }),
+        );
+    }
     let mut ids_problem = None;
     // A session is one server process (stdio) and, within it, what follows an `initialize`
     // (over HTTP a 404 makes the client start a new session, which may count from 1 again).
@@ -40,7 +184,7 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let mut sessions: HashMap<u32, usize> = HashMap::new();
     // The modern era has no sessions: an id only must not be one still outstanding.
     let mut outstanding: HashSet<(u32, String)> = HashSet::new();
-    for r in run.records.iter().flatten() {
+    for r in records {
         let message = match &r.event {
             Event::Received { message } => message,
             Event::Sent { message } => {
@@ -110,10 +254,67 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     );
 }
 
-/// The HTTP requests the fake saw, as the values `http_requests` wire checks match, and where
-/// a modern or dual fake saw a response stream closed before its answer, `{"stream_closed": id}`.
-pub(super) fn http_requests(run: &TrialRun) -> Vec<Value> {
-    run.records
+/// Why a unit is not a valid MCP message at the version in force, if it is not.
+fn unit_problem(unit: &Unit<'_>) -> Option<(String, String)> {
+    match unit {
+        Unit::Invalid { line, error } => Some((
+            "a JSON object per line".into(),
+            format!("the line {line:?} ({error})"),
+        )),
+        Unit::Single(m) if !is_jsonrpc(m) => {
+            Some(("a JSON-RPC 2.0 message".into(), matcher::short(m)))
+        }
+        Unit::Single(_) => None,
+        Unit::Batch { items, version } if version.as_str() >= batch::REMOVED_IN => Some((
+            format!(
+                "one JSON-RPC message, not a batch (batches were removed in {})",
+                batch::REMOVED_IN
+            ),
+            format!("a batch of {} messages at {version}", items.len()),
+        )),
+        Unit::Batch { items, .. } if items.is_empty() => Some((
+            "a batch of one or more messages".into(),
+            "an empty batch `[]`".into(),
+        )),
+        Unit::Batch { items, .. } => {
+            if let Some(bad) = items.iter().find(|m| !is_jsonrpc(m)) {
+                return Some((
+                    "a batch of JSON-RPC 2.0 messages".into(),
+                    matcher::short(bad),
+                ));
+            }
+            let responses = items.iter().filter(|m| is_response(m)).count();
+            (responses != 0 && responses != items.len()).then(|| {
+                (
+                    "a batch of requests and notifications, or of responses only".into(),
+                    format!("a batch mixing {responses} responses with requests or notifications"),
+                )
+            })
+        }
+    }
+}
+
+/// The HTTP side of one trial: the requests the fake saw, as the values `http_requests` wire
+/// checks match (and, where a modern or dual fake saw a response stream closed before its
+/// answer, `{"stream_closed": id}`), together with the trial they come from, which the HTTP
+/// rules read as well (the messages each request carried, the token handed to the client).
+pub(super) struct HttpRequests<'a> {
+    items: Vec<Value>,
+    run: &'a TrialRun,
+}
+
+impl Deref for HttpRequests<'_> {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        &self.items
+    }
+}
+
+/// The HTTP requests of `run`, as wire checks match them.
+pub(super) fn http_requests(run: &TrialRun) -> HttpRequests<'_> {
+    let items = run
+        .records
         .iter()
         .flatten()
         .filter_map(|r| match &r.event {
@@ -128,10 +329,11 @@ pub(super) fn http_requests(run: &TrialRun) -> Vec<Value> {
             Event::StreamClosed { id } => Some(serde_json::json!({"stream_closed": id})),
             _ => None,
         })
-        .collect()
+        .collect();
+    HttpRequests { items, run }
 }
 
-pub(super) fn http_rules(c: &mut Checker<'_>, requests: &[Value]) {
+pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
     const SENDING: &str =
         "docs/specification/2025-11-25/basic/transports.mdx § Sending Messages to the Server";
     let posts: Vec<&Value> = requests.iter().filter(|r| r["method"] == "POST").collect();
@@ -167,6 +369,183 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &[Value]) {
             Err(("Content-Type: application/json".into(), matcher::short(&r["headers"])))
         }),
     );
+    session_rules(c, requests.run);
+    if requests.run.token_given {
+        let records = requests.run.records.as_deref().unwrap_or_default();
+        let missing = exchanges(records)
+            .into_iter()
+            .find(|x| x.header("authorization") != Some(AUTH_VALID));
+        c.push(
+            "every HTTP request carries the bearer token the client was given",
+            Level::Must,
+            "Authorization must be included in every HTTP request from client to server (POST, GET and DELETE alike), even within one session, as `Authorization: Bearer <token>`.",
+            "docs/specification/2025-11-25/basic/authorization.mdx § Access Token Usage › Token Requirements; README (--bearer-token)",
+            missing.map_or(Ok(()), |x| {
+                Err((
+                    "Authorization: Bearer <the token of MCP_HARNESS_BEARER_TOKEN>".to_owned(),
+                    format!(
+                        "{} {} with {} (answered {})",
+                        x.method,
+                        x.path,
+                        x.header("authorization")
+                            .map_or("no Authorization header".to_owned(), |a| format!("Authorization: {a}")),
+                        x.status
+                    ),
+                ))
+            }),
+        );
+    }
+}
+
+/// One HTTP request as the transcript has it, with the messages its body held.
+struct Exchange<'a> {
+    method: &'a str,
+    path: &'a str,
+    headers: &'a BTreeMap<String, String>,
+    status: u16,
+    messages: Vec<&'a Value>,
+    /// What had been settled by an `initialize` answered with a result before this request:
+    /// the version it named, if any (`None`: no `initialize` answered yet in this session).
+    settled: Option<Option<String>>,
+}
+
+impl Exchange<'_> {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+
+    fn is_initialize(&self) -> bool {
+        self.messages.iter().any(|m| is_initialize(m))
+    }
+
+    fn describe(&self) -> String {
+        let what = match self.messages.as_slice() {
+            [one] => one
+                .get("method")
+                .and_then(Value::as_str)
+                .map_or(String::new(), |m| format!(" ({m})")),
+            _ => String::new(),
+        };
+        format!(
+            "{} {}{what}, headers {}",
+            self.method,
+            self.path,
+            matcher::short(&serde_json::json!(self.headers))
+        )
+    }
+}
+
+/// The HTTP requests of a transcript in order, each with the messages of its body (the fake
+/// records them right after the request, in one piece) and what an earlier `initialize`
+/// settled. A new `initialize` starts a new session: nothing is settled until its result.
+fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
+    let mut out: Vec<Exchange<'_>> = Vec::new();
+    let mut settled: Option<Option<String>> = None;
+    let mut awaited: Option<&Value> = None;
+    for r in records {
+        match &r.event {
+            Event::HttpRequest {
+                method,
+                path,
+                headers,
+                status,
+            } => out.push(Exchange {
+                method,
+                path,
+                headers,
+                status: *status,
+                messages: Vec::new(),
+                settled: settled.clone(),
+            }),
+            Event::Received { message } => {
+                if let Some(last) = out.last_mut() {
+                    last.messages.push(message);
+                    if is_initialize(message) {
+                        last.settled = None;
+                        settled = None;
+                        awaited = message.get("id");
+                    }
+                }
+            }
+            Event::Sent { message }
+                if awaited.is_some()
+                    && message.get("id") == awaited
+                    && message.get("result").is_some() =>
+            {
+                let version = message.pointer("/result/protocolVersion");
+                settled = Some(version.and_then(Value::as_str).map(str::to_owned));
+                awaited = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The session id and the protocol version header: both go on every request after the
+/// `initialize` that established them, whatever its method.
+fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
+    let records = run.records.as_deref().unwrap_or_default();
+    let exchanges = exchanges(records);
+    let later = || {
+        exchanges
+            .iter()
+            .filter(|x| x.settled.is_some() && !x.is_initialize())
+    };
+    // The fake issues a session id with every `initialize` result when its script has sessions.
+    let sessions = c.case.scenario.server.http.sessions;
+    let no_session = later()
+        .filter(|_| sessions)
+        .find(|x| x.header("mcp-session-id").is_none());
+    c.push(
+        "every HTTP request after initialize carries the session id the server issued",
+        Level::Must,
+        "If the server returned an Mcp-Session-Id during initialization, the client must include it in the Mcp-Session-Id header of all its subsequent HTTP requests: POST, GET and DELETE alike.",
+        "docs/specification/2025-11-25/basic/transports.mdx § Session Management (item 2)",
+        no_session.map_or(Ok(()), |x| {
+            Err(("Mcp-Session-Id on every request after initialize".into(), x.describe()))
+        }),
+    );
+    // The header exists from 2025-06-18 on, and the legacy era ends with 2025-11-25.
+    let has_header = |version: &Option<String>| {
+        version
+            .as_deref()
+            .is_some_and(|v| v >= "2025-06-18" && !era::is_modern(v) && era::REVISIONS.contains(&v))
+    };
+    let versioned: Vec<&Exchange<'_>> = later()
+        .filter(|x| x.settled.as_ref().is_some_and(has_header))
+        .collect();
+    const HEADER: &str = "docs/specification/2025-11-25/basic/transports.mdx § Protocol Version Header (from 2025-06-18; 2025-03-26 has no such header)";
+    let no_header = versioned
+        .iter()
+        .find(|x| x.header("mcp-protocol-version").is_none());
+    c.push(
+        "every HTTP request after initialize carries MCP-Protocol-Version (from 2025-06-18)",
+        Level::Must,
+        "Over HTTP, once a revision from 2025-06-18 on is negotiated, the client must include the MCP-Protocol-Version header on all subsequent requests: POST, GET and DELETE alike.",
+        HEADER,
+        no_header.map_or(Ok(()), |x| {
+            Err(("MCP-Protocol-Version on every request after initialize".into(), x.describe()))
+        }),
+    );
+    let other_version = versioned.iter().find(|x| {
+        x.header("mcp-protocol-version")
+            .is_some_and(|v| Some(v) != x.settled.as_ref().and_then(|s| s.as_deref()))
+    });
+    c.push(
+        "MCP-Protocol-Version names the version negotiated at initialize",
+        Level::Should,
+        "The protocol version the client sends in MCP-Protocol-Version should be the one negotiated during initialization.",
+        HEADER,
+        other_version.map_or(Ok(()), |x| {
+            let settled = x.settled.clone().flatten().unwrap_or_default();
+            Err((format!("MCP-Protocol-Version: {settled}"), x.describe()))
+        }),
+    );
+}
+
+fn is_initialize(m: &Value) -> bool {
+    m.get("method").and_then(Value::as_str) == Some("initialize") && m.get("id").is_some()
 }
 
 fn is_response(m: &Value) -> bool {
