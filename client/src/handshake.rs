@@ -129,9 +129,9 @@ mod tests {
 
     #[test]
     fn accepts_supported_versions_only() {
-        let ok = accept(
-            Ok(json!({"protocolVersion":"2025-06-18","serverInfo":{"name":"s"}}))
-        )
+        let ok = accept(Ok(
+            json!({"protocolVersion":"2025-06-18","serverInfo":{"name":"s"}}),
+        ))
         .unwrap();
         assert_eq!(ok.protocol_version(), Some("2025-06-18"));
         assert_eq!(ok.server_info(), Some(&json!({"name":"s"})));

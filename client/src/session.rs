@@ -177,9 +177,10 @@ impl InFlight<'_> {
         let session = self.session;
         session.router.forget(self.id);
         let closes = session.transport.cancels_by_closing();
-        let (drop_exchange, telling) = session
-            .seams()
-            .telling(self.telling(), &self.method, closes);
+        let (drop_exchange, telling) =
+            session
+                .seams()
+                .telling(self.telling(), &self.method, closes);
         if drop_exchange {
             // Over HTTP this drops the request's exchange; it is queued before any
             // notification.

@@ -330,7 +330,6 @@ impl Defects {
         *flag = true;
         true
     }
-
 }
 
 #[cfg(test)]

@@ -69,7 +69,9 @@ impl Defects {
             }
         }
         match output(result)? {
-            ToolOutput::Text(texts) if self.join_text => Ok(ToolOutput::Text(vec![texts.join("\n")])),
+            ToolOutput::Text(texts) if self.join_text => {
+                Ok(ToolOutput::Text(vec![texts.join("\n")]))
+            }
             answer => Ok(answer),
         }
     }
@@ -132,7 +134,10 @@ mod tests {
         let r = json!({"structuredContent":{"a":1},
                        "content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]});
         let text = with("text-only").tool_output(r.clone(), call_output);
-        assert_eq!(text.unwrap(), ToolOutput::Text(vec!["x".into(), "y".into()]));
+        assert_eq!(
+            text.unwrap(),
+            ToolOutput::Text(vec!["x".into(), "y".into()])
+        );
         let mut joined = with("text-only");
         joined.enable("join-text");
         assert_eq!(
@@ -151,7 +156,11 @@ mod tests {
     fn result_type_is_read_unless_ignored() {
         let banana = json!({"resultType":"banana"});
         let shape = |r| crate::era::mrtr::shape(r, "m", false);
-        assert!(Defects::default().result_shape(banana.clone(), shape).is_err());
+        assert!(
+            Defects::default()
+                .result_shape(banana.clone(), shape)
+                .is_err()
+        );
         let lax = with("ignore-result-type").result_shape(banana, shape);
         assert!(matches!(lax, Ok(Shape::Complete(_))));
     }

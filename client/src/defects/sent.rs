@@ -234,7 +234,10 @@ mod tests {
         let out = Outgoing::new(&ClientOptions::default());
         let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
             "params":{"name":"t","arguments":{"a":1},"requestState":"s","inputResponses":{}}});
-        assert_eq!(out.messages(call.clone(), || 9), [call.clone()]);
+        assert_eq!(
+            out.messages(call.clone(), || 9),
+            std::slice::from_ref(&call)
+        );
         assert_eq!(out.request_id("tools/call", &call["params"], || 7), 7);
         let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
         assert_eq!(out.messages(note.clone(), || 9), [note]);
@@ -263,7 +266,10 @@ mod tests {
             json!({"name":"t","requestState":"s","inputResponses":{"a":{}}})
         );
         let reuse = layer("reuse-id-on-retry", Era::Modern);
-        assert_eq!(reuse.request_id("tools/call", &json!({"name":"t"}), || 8), 8);
+        assert_eq!(
+            reuse.request_id("tools/call", &json!({"name":"t"}), || 8),
+            8
+        );
         assert_eq!(reuse.request_id("tools/call", &retry["params"], || 9), 8);
     }
 }

@@ -84,8 +84,16 @@ mod tests {
     #[test]
     fn lax_handshakes_take_what_the_correct_client_refuses() {
         let bad = json!({"protocolVersion": "1999-01-01"});
-        assert!(Defects::default().accept_initialize(Ok(bad.clone()), accept).is_err());
-        assert!(with("accept-any-version").accept_initialize(Ok(bad), accept).is_ok());
+        assert!(
+            Defects::default()
+                .accept_initialize(Ok(bad.clone()), accept)
+                .is_err()
+        );
+        assert!(
+            with("accept-any-version")
+                .accept_initialize(Ok(bad), accept)
+                .is_ok()
+        );
         let refused = Error {
             code: Some(-32602),
             ..Error::new(ErrorKind::ProtocolError, "nope")
@@ -108,7 +116,10 @@ mod tests {
         let choose = |_: &Error, _: &[String]| Some("2026-07-28".to_owned());
         let ok = Defects::default().retry_version(&e, &[], choose);
         assert_eq!(ok.as_deref(), Some("2026-07-28"));
-        assert_eq!(with("no-version-retry").retry_version(&e, &[], choose), None);
+        assert_eq!(
+            with("no-version-retry").retry_version(&e, &[], choose),
+            None
+        );
         let any = with("retry-any-version").retry_version(&e, &[], choose);
         assert_eq!(any.as_deref(), Some("2025-11-25"));
     }

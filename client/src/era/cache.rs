@@ -122,7 +122,11 @@ mod tests {
     #[test]
     fn entries_expire() {
         let mut c = ResultCache::default();
-        c.store("k".into(), &json!({}), Lifetime::For(Duration::from_millis(40)));
+        c.store(
+            "k".into(),
+            &json!({}),
+            Lifetime::For(Duration::from_millis(40)),
+        );
         assert!(c.fresh("k").is_some());
         std::thread::sleep(Duration::from_millis(50));
         assert!(c.fresh("k").is_none());

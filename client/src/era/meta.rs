@@ -14,11 +14,7 @@ pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// `params` with the modern `_meta` fields added (kept beside any `_meta` keys already there).
 /// Non-object params are replaced by an object, since modern requests always have params.
-pub(crate) fn with_meta(
-    params: Value,
-    version: &str,
-    capabilities: &Value,
-) -> Value {
+pub(crate) fn with_meta(params: Value, version: &str, capabilities: &Value) -> Value {
     let mut params = match params {
         Value::Object(map) => map,
         _ => Map::new(),
@@ -71,5 +67,4 @@ mod tests {
         let bare = with_meta(json!(null), "v", &json!({}));
         assert!(bare["_meta"].is_object());
     }
-
 }

@@ -79,11 +79,7 @@ pub(crate) enum Shape {
 
 /// Reads `resultType`. `input_required` is only valid where the method may return it
 /// (`may_require_input`); an unknown value is invalid.
-pub(crate) fn shape(
-    result: Value,
-    method: &str,
-    may_require_input: bool,
-) -> Result<Shape, Error> {
+pub(crate) fn shape(result: Value, method: &str, may_require_input: bool) -> Result<Shape, Error> {
     if !result.is_object() {
         return Err(Error::invalid(format!(
             "the {method} result is not an object"
@@ -165,10 +161,7 @@ mod tests {
             Ok(Shape::Complete(_))
         ));
         let done = json!({"resultType":"complete"});
-        assert!(matches!(
-            shape(done, "m", false),
-            Ok(Shape::Complete(_))
-        ));
+        assert!(matches!(shape(done, "m", false), Ok(Shape::Complete(_))));
         let more = json!({"resultType":"input_required"});
         assert!(matches!(
             shape(more.clone(), "m", true),
@@ -233,5 +226,4 @@ mod tests {
             assert_eq!(e.kind, ErrorKind::InvalidResponse, "{bad}");
         }
     }
-
 }

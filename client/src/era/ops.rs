@@ -43,18 +43,19 @@ impl Modern {
 
     /// One `tools/list` page: from the cache while fresh, else requested (and offered to the
     /// cache). `input_required` is not a valid answer to `tools/list`.
-    pub(crate) async fn tools_page(&self, session: &Session, params: Value) -> Result<Value, Error> {
+    pub(crate) async fn tools_page(
+        &self,
+        session: &Session,
+        params: Value,
+    ) -> Result<Value, Error> {
         let key = cache::key("tools/list", &params);
         if let Some(page) = lock(&self.cache).fresh(&key) {
             return Ok(page);
         }
         let cancel = pin!(pending::<()>());
-        let result = self
+        let (Shape::Complete(page) | Shape::InputRequired(page)) = self
             .request(session, "tools/list", &params, &json!({}), cancel)
             .await?;
-        let (Shape::Complete(page) | Shape::InputRequired(page)) = session
-            .seams()
-            .result_shape(result, |r| mrtr::shape(r, "tools/list", false))?;
         self.offer(session, key, "tools/list", &page, false);
         Ok(page)
     }
@@ -62,7 +63,8 @@ impl Modern {
     /// `tools/call` with multi round-trips: each `input_required` result is answered by a retry
     /// of the original params plus `inputResponses` and the echoed `requestState`, with a new
     /// id and fresh `_meta`, until a complete result (at most [`MAX_ROUNDS`] rounds), which is
-    /// returned as received.
+    /// returned as received. Like every modern result it is offered to the cache, whose rules
+    /// keep no `tools/call` result (see [`cache::lifetime`]), so the lookup first finds none.
     pub(crate) async fn call_tool(
         &self,
         session: &Session,
@@ -78,13 +80,16 @@ impl Modern {
         let mut cancel = pin!(cancel);
         let mut request = params.clone();
         for round in 0..MAX_ROUNDS {
-            let result = self
-                .request(session, "tools/call", &request, &capabilities, cancel.as_mut())
+            let shape = self
+                .request(
+                    session,
+                    "tools/call",
+                    &request,
+                    &capabilities,
+                    cancel.as_mut(),
+                )
                 .await?;
-            match session
-                .seams()
-                .result_shape(result, |r| mrtr::shape(r, "tools/call", true))?
-            {
+            match shape {
                 Shape::Complete(result) => {
                     self.offer(session, key, "tools/call", &result, round > 0);
                     return Ok(result);
@@ -102,17 +107,15 @@ impl Modern {
     /// Sends `server/discover` and returns the `DiscoverResult` as received.
     pub(crate) async fn discover(&self, session: &Session) -> Result<Value, Error> {
         let cancel = pin!(pending::<()>());
-        let result = self
+        let (Shape::Complete(result) | Shape::InputRequired(result)) = self
             .request(session, "server/discover", &json!({}), &json!({}), cancel)
             .await?;
-        let (Shape::Complete(result) | Shape::InputRequired(result)) = session
-            .seams()
-            .result_shape(result, |r| mrtr::shape(r, "server/discover", false))?;
         Ok(result)
     }
 
     /// Sends `method` with `params` plus fresh `_meta`; on -32022 switches to a version both
-    /// sides speak and sends it again (new id).
+    /// sides speak and sends it again (new id). Returns the result by its `resultType`, of
+    /// which only `tools/call` may be `input_required`.
     async fn request<C: Future<Output = ()>>(
         &self,
         session: &Session,
@@ -120,18 +123,23 @@ impl Modern {
         params: &Value,
         capabilities: &Value,
         mut cancel: Pin<&mut C>,
-    ) -> Result<Value, Error> {
+    ) -> Result<Shape, Error> {
+        let seams = session.seams();
+        let may_require_input = method == "tools/call";
         let mut tried: Vec<String> = Vec::new();
         loop {
             let version = lock(&self.version).clone();
             let full = meta::with_meta(params.clone(), &version, capabilities);
             let error = match session.start(method, full)?.wait(cancel.as_mut()).await {
-                Ok(result) => return Ok(result),
+                Ok(result) => {
+                    return seams
+                        .result_shape(result, |r| mrtr::shape(r, method, may_require_input));
+                }
                 Err(e) if e.code == Some(UNSUPPORTED_PROTOCOL_VERSION) => e,
                 Err(e) => return Err(e),
             };
             tried.push(version);
-            let Some(next) = session.seams().retry_version(&error, &tried, next_version) else {
+            let Some(next) = seams.retry_version(&error, &tried, next_version) else {
                 return Err(no_common_version(error));
             };
             use_version(session, &next);
