@@ -13,7 +13,7 @@ use crate::era::discover;
 use crate::era::ops::Modern;
 use crate::era::{Connected, Era, InputHandler};
 use crate::error::{Error, ErrorKind};
-use crate::handshake::{Handshake, handshake};
+use crate::handshake::{Handshake, exchange};
 use crate::options::{ClientOptions, HttpOptions, StdioCommand};
 use crate::session::Session;
 use crate::tools::{self, Listing, ToolOutput};
@@ -73,7 +73,7 @@ impl Client {
         let session = Arc::new(session);
         let options = session.options();
         let found = match options.era {
-            Era::Legacy => handshake(&session, &options.protocol_version)
+            Era::Legacy => exchange::run(&session, &options.protocol_version)
                 .await
                 .map(Connected::Legacy),
             Era::Modern | Era::Dual => discover::detect(&session, origin.as_deref()).await,
@@ -206,7 +206,7 @@ impl Client {
                 Era::Legacy => &options.protocol_version,
                 Era::Modern | Era::Dual => &options.legacy_protocol_version,
             };
-            handshake(session, offered).await.map_err(|e| Error {
+            exchange::run(session, offered).await.map_err(|e| Error {
                 message: format!("starting a new session failed: {}", e.message),
                 ..e
             })?;

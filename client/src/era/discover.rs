@@ -27,7 +27,7 @@ use super::{
     is_modern_error, meta,
 };
 use crate::error::{Error, ErrorKind};
-use crate::handshake::handshake;
+use crate::handshake::exchange;
 use crate::session::Session;
 use crate::transport::Transport;
 
@@ -71,7 +71,7 @@ pub(crate) async fn fall_back(session: &Session) -> Result<Connected, Error> {
     session.transport().set_modern(false);
     session.transport().set_protocol_version(None);
     let offered = &session.options().legacy_protocol_version;
-    handshake(session, offered).await.map(Connected::Legacy)
+    exchange::run(session, offered).await.map(Connected::Legacy)
 }
 
 /// What an error answer to the probe means.

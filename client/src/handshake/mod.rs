@@ -1,15 +1,14 @@
 //! The `initialize` handshake of the legacy era: what we offer, which answers we accept, and
-//! the exchange itself ([`handshake`]).
+//! the exchange itself ([`exchange`]).
 //!
 //! The acceptance rules (a JSON-RPC error is `handshake_failed`, a bad negotiated version is
 //! `unsupported_version`) are pure functions, tested without a server.
 
-use std::future::pending;
+pub(crate) mod exchange;
 
 use serde_json::{Value, json};
 
 use crate::error::{Error, ErrorKind};
-use crate::session::Session;
 
 /// Protocol versions this client can speak, oldest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
@@ -44,22 +43,6 @@ impl Handshake {
     pub(crate) fn received(result: Value) -> Self {
         Handshake { result }
     }
-}
-
-/// `initialize` offering `offered`, its checks, then `notifications/initialized`; the server
-/// stream may open once it is done. Run again when an HTTP server ended the session.
-pub(crate) async fn handshake(session: &Session, offered: &str) -> Result<Handshake, Error> {
-    let outcome = match session.start("initialize", initialize_params(offered)) {
-        Ok(in_flight) => in_flight.wait(pending()).await,
-        Err(e) => Err(e),
-    };
-    let seams = session.seams();
-    let accepted = seams.accept_initialize(outcome, accept)?;
-    let transport = session.transport();
-    transport.set_protocol_version(seams.version_header(offered, accepted.protocol_version()));
-    session.notify("notifications/initialized", None)?;
-    transport.listen();
-    Ok(accepted)
 }
 
 /// The `params` of our `initialize` request.
