@@ -11,15 +11,15 @@
 //!
 //! | seam | file | decision |
 //! |---|---|---|
-//! | what is sent | [`sent`] | ids, each JSON-RPC message as written, HTTP request headers |
-//! | what is read | [`read`] | server requests, server exit, content types, results |
-//! | version acceptance | [`versions`] | the `initialize` answer, the version header, -32022 retries |
-//! | era fallback | [`era`] | probing, falling back, the era cache, the GET stream |
-//! | cursor handling | [`listing`] | the listing rules (repeated cursors, duplicate names, pages) |
-//! | result cache | [`cache`] | how long a result may be reused |
-//! | giving up | [`giving_up`] | timeouts, cancellation, how the server is told |
-//! | shutdown escalation | [`shutdown`] | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
-//! | TLS policy | [`tls`] | which URLs and redirects are allowed |
+//! | what is sent | `sent.rs` | ids, each JSON-RPC message as written, HTTP request headers |
+//! | what is read | `read.rs` | server requests, server exit, content types, results |
+//! | version acceptance | `versions.rs` | the `initialize` answer, the version header, -32022 retries |
+//! | era fallback | `era.rs` | probing, falling back, the era cache, the GET stream |
+//! | cursor handling | `listing.rs` | the listing rules (repeated cursors, duplicate names, pages) |
+//! | result cache | `cache.rs` | how long a result may be reused |
+//! | giving up | `giving_up.rs` | timeouts, cancellation, how the server is told |
+//! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
+//! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
