@@ -18,13 +18,10 @@ pub(crate) fn request(id: i64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-/// A notification object; `id` is only ever set by the `id-on-notifications` defect.
-pub(crate) fn notification(method: &str, params: Option<Value>, id: Option<i64>) -> Value {
+/// A notification object (it has no id).
+pub(crate) fn notification(method: &str, params: Option<Value>) -> Value {
     let mut m = Map::new();
     m.insert("jsonrpc".into(), json!("2.0"));
-    if let Some(id) = id {
-        m.insert("id".into(), json!(id));
-    }
     m.insert("method".into(), json!(method));
     if let Some(params) = params {
         m.insert("params".into(), params);
@@ -362,14 +359,14 @@ mod tests {
     }
 
     #[test]
-    fn notifications_have_no_id_unless_asked() {
-        let n = notification("notifications/initialized", None, None);
+    fn notifications_have_no_id() {
+        let n = notification("notifications/initialized", None);
         assert_eq!(
             n,
             json!({"jsonrpc":"2.0","method":"notifications/initialized"})
         );
-        let n = notification("x", Some(json!({})), Some(4));
-        assert_eq!(n["id"], json!(4));
+        let n = notification("x", Some(json!({})));
+        assert_eq!(n, json!({"jsonrpc":"2.0","method":"x","params":{}}));
         assert!(!request(1, "ping", json!({})).to_string().contains('\n'));
     }
 }

@@ -32,7 +32,8 @@ impl Router {
         }
     }
 
-    /// A router that never answers server requests (the `ignore-server-requests` defect).
+    /// A router that never answers server requests (only the read seam builds one; see
+    /// [`crate::defects::read`]).
     pub(crate) fn deaf() -> Self {
         Router {
             answer_requests: false,

@@ -1,15 +1,17 @@
 //! One JSON-RPC session over some transport: request ids, waiting with a timeout or a cancel,
-//! and announcing abandoned requests with `notifications/cancelled`.
+//! and telling the server about abandoned requests.
 //!
 //! The client's MCP methods are written on top of this; they never touch ids or timers.
 
-use std::future::{Future, pending};
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use crate::defects::Defects;
+use crate::defects::sent::Outgoing;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc;
 use crate::options::ClientOptions;
@@ -22,6 +24,8 @@ pub(crate) struct Session {
     transport: Transport,
     next_id: AtomicI64,
     options: ClientOptions,
+    /// The seam on what is sent (see [`crate::defects::sent`]).
+    outgoing: Outgoing,
 }
 
 impl Session {
@@ -30,12 +34,18 @@ impl Session {
             router,
             transport,
             next_id: AtomicI64::new(1),
+            outgoing: Outgoing::new(&options),
             options,
         }
     }
 
     pub(crate) fn options(&self) -> &ClientOptions {
         &self.options
+    }
+
+    /// The seams where a deliberate defect may bend this connection (see [`crate::defects`]).
+    pub(crate) fn seams(&self) -> &Defects {
+        &self.options.defects
     }
 
     pub(crate) fn transport(&self) -> &Transport {
@@ -46,23 +56,11 @@ impl Session {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Writes a request; the returned handle waits for its answer.
+    /// Writes a request with a fresh id; the returned handle waits for its answer.
     pub(crate) fn start(&self, method: &str, params: Value) -> Result<InFlight<'_>, Error> {
-        let id = if self.options.defects.reuse_ids {
-            1
-        } else {
-            self.fresh_id()
-        };
-        self.start_as(id, method, params)
-    }
-
-    /// Writes a request with the given `id` (a fresh one unless a defect wants an id reused).
-    pub(crate) fn start_as(
-        &self,
-        id: i64,
-        method: &str,
-        params: Value,
-    ) -> Result<InFlight<'_>, Error> {
+        let id = self
+            .outgoing
+            .request_id(method, &params, || self.fresh_id());
         let rx = self.router.register(id)?;
         // Built before sending, so a failed send still removes the waiter (see Drop).
         let in_flight = InFlight {
@@ -73,29 +71,30 @@ impl Session {
             settled: false,
             quiet: false,
         };
-        self.transport.send(&jsonrpc::request(id, method, params))?;
+        self.send(jsonrpc::request(id, method, params))?;
         Ok(in_flight)
     }
 
     /// Writes a notification.
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        let id = self
-            .options
-            .defects
-            .id_on_notifications
-            .then(|| self.fresh_id());
-        self.transport
-            .send(&jsonrpc::notification(method, params, id))
+        self.send(jsonrpc::notification(method, params))
+    }
+
+    fn send(&self, message: Value) -> Result<(), Error> {
+        for message in self.outgoing.messages(message, || self.fresh_id()) {
+            self.transport.send(&message)?;
+        }
+        Ok(())
     }
 
     /// Fails everything in flight and shuts the transport down. Idempotent.
     pub(crate) async fn shutdown(&self) {
         self.router.close("the connection was closed by the client");
         let grace = self.options.shutdown_grace;
-        self.transport.shutdown(grace, &self.options.defects).await;
+        self.transport.shutdown(grace, self.seams()).await;
     }
 
-    /// Leaves the server running (the `leak-on-handshake-failure` defect).
+    /// Fails everything in flight and walks away, leaving the server running.
     pub(crate) async fn abandon(&self) {
         self.router
             .close("the connection was abandoned by the client");
@@ -120,12 +119,18 @@ enum GaveUp {
     Cancelled,
 }
 
-impl InFlight<'_> {
-    /// The request's id.
-    pub(crate) fn id(&self) -> i64 {
-        self.id
-    }
+/// How the server learns that a request was given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Telling {
+    /// It is not told, for the reason given.
+    Not(&'static str),
+    /// Closing the request's response stream is the cancellation (modern HTTP).
+    ByClosingTheStream,
+    /// A `notifications/cancelled` naming the request.
+    ByNotification,
+}
 
+impl InFlight<'_> {
     /// Marks the request as one that is never cancelled on the wire: giving up on it sends
     /// no `notifications/cancelled` (like `initialize`).
     pub(crate) fn quietly(mut self) -> Self {
@@ -135,20 +140,10 @@ impl InFlight<'_> {
 
     /// Waits for the answer, the per-request timeout, or `cancel`, whichever comes first.
     pub(crate) async fn wait(mut self, cancel: impl Future<Output = ()>) -> Result<Value, Error> {
-        let defects = self.session.options.defects;
-        let limit = self.session.options.request_timeout;
-        let timer = async move {
-            if defects.no_timeout {
-                pending::<()>().await;
-            }
-            tokio::time::sleep(limit).await;
-        };
-        let cancel = async move {
-            if defects.ignore_cancel {
-                pending::<()>().await;
-            }
-            cancel.await;
-        };
+        let session = self.session;
+        let seams = session.seams();
+        let timer = seams.timer(tokio::time::sleep(session.options.request_timeout));
+        let cancel = seams.cancel(cancel);
         let gave_up = tokio::select! {
             biased;
             reply = &mut self.rx => {
@@ -161,15 +156,34 @@ impl InFlight<'_> {
         Err(self.give_up(gave_up))
     }
 
-    /// Forgets the request and tells the server (except for `initialize`, which is never
-    /// cancelled); builds the error to report.
+    /// How the server is told that this request was given up: `initialize` and the probe never
+    /// are; modern HTTP closes the response stream; otherwise `notifications/cancelled`.
+    fn telling(&self) -> Telling {
+        if self.method == "initialize" {
+            Telling::Not("initialize is never cancelled; the handshake is abandoned")
+        } else if self.quiet {
+            Telling::Not("the probe is not cancelled on the wire")
+        } else if self.session.transport.cancels_by_closing() {
+            Telling::ByClosingTheStream
+        } else {
+            Telling::ByNotification
+        }
+    }
+
+    /// Forgets the request, drops its exchange and tells the server (see [`Self::telling`]);
+    /// builds the error to report.
     fn give_up(&mut self, why: GaveUp) -> Error {
         self.settled = true;
         let session = self.session;
         session.router.forget(self.id);
-        // Over HTTP this drops the request's exchange; it is queued before the notification.
-        let keep = session.options.defects.keep_stream_on_cancel;
-        if !(keep && session.transport.cancels_by_closing()) {
+        let closes = session.transport.cancels_by_closing();
+        let (drop_exchange, telling) =
+            session
+                .seams()
+                .telling(self.telling(), &self.method, closes);
+        if drop_exchange {
+            // Over HTTP this drops the request's exchange; it is queued before any
+            // notification.
             session.transport.abort(self.id);
         }
         let (kind, reason) = match why {
@@ -182,22 +196,17 @@ impl InFlight<'_> {
             ),
             GaveUp::Cancelled => (ErrorKind::Cancelled, "cancelled by the caller".to_owned()),
         };
-        let defects = &session.options.defects;
-        let told = if self.method == "initialize" && !defects.cancel_initialize {
-            "initialize is never cancelled; the handshake is abandoned"
-        } else if self.quiet {
-            "the probe is not cancelled on the wire"
-        } else if session.transport.cancels_by_closing()
-            && !defects.cancel_with_notification_over_http
-        {
-            "its HTTP response stream was closed, which is the cancellation"
-        } else if session.options.defects.no_cancel_notification {
-            "no notifications/cancelled was sent"
-        } else {
-            let params = json!({"requestId": self.id, "reason": reason});
-            match session.notify("notifications/cancelled", Some(params)) {
-                Ok(()) => "notifications/cancelled was sent",
-                Err(_) => "notifications/cancelled could not be sent",
+        let told = match telling {
+            Telling::Not(why) => why,
+            Telling::ByClosingTheStream => {
+                "its HTTP response stream was closed, which is the cancellation"
+            }
+            Telling::ByNotification => {
+                let params = json!({"requestId": self.id, "reason": reason});
+                match session.notify("notifications/cancelled", Some(params)) {
+                    Ok(()) => "notifications/cancelled was sent",
+                    Err(_) => "notifications/cancelled could not be sent",
+                }
             }
         };
         Error::new(

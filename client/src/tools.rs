@@ -8,11 +8,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
-
-/// The pages a listing fetches at most under the `no-cursor-check` defect.
-pub(crate) const NAIVE_PAGE_LIMIT: usize = 50;
 
 /// What a successful `tools/call` returned.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,28 +19,62 @@ pub enum ToolOutput {
     Text(Vec<String>),
 }
 
+/// The rules a listing enforces; [`ListingRules::SPEC`] are the boundary's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListingRules {
+    /// A cursor already sent in the same listing is `repeated_cursor`.
+    pub(crate) reject_repeated_cursors: bool,
+    /// A tool name already listed in the same listing is `duplicate_tool_name`.
+    pub(crate) reject_duplicate_names: bool,
+    /// The most pages one listing fetches.
+    pub(crate) max_pages: usize,
+}
+
+impl ListingRules {
+    /// Every rule on; pages are followed until `nextCursor` is absent (a server that never
+    /// stops repeats a cursor sooner or later).
+    pub(crate) const SPEC: ListingRules = ListingRules {
+        reject_repeated_cursors: true,
+        reject_duplicate_names: true,
+        max_pages: usize::MAX,
+    };
+}
+
 /// The state of one `tools/list` listing across its pages.
 pub(crate) struct Listing {
+    rules: ListingRules,
+    pages: usize,
     sent_cursors: HashSet<String>,
     names: HashSet<String>,
     tools: Vec<Value>,
-    check_cursors: bool,
-    check_names: bool,
 }
 
 impl Listing {
-    pub(crate) fn new(defects: &Defects) -> Self {
+    pub(crate) fn new(rules: ListingRules) -> Self {
         Listing {
+            rules,
+            pages: 0,
             sent_cursors: HashSet::new(),
             names: HashSet::new(),
             tools: Vec::new(),
-            check_cursors: !defects.no_cursor_check,
-            check_names: !defects.allow_duplicate_names,
+        }
+    }
+
+    /// Takes in one page; returns the cursor to send for the next page, or `None` when the
+    /// listing is complete.
+    pub(crate) fn take_page(&mut self, result: Value) -> Result<Option<String>, Error> {
+        self.pages += 1;
+        match self.add_page(result)? {
+            Some(next) if self.pages < self.rules.max_pages => {
+                self.use_cursor(&next)?;
+                Ok(Some(next))
+            }
+            _ => Ok(None),
         }
     }
 
     /// Takes in one page; returns its `nextCursor` (`None` when absent or null).
-    pub(crate) fn add_page(&mut self, result: Value) -> Result<Option<String>, Error> {
+    fn add_page(&mut self, result: Value) -> Result<Option<String>, Error> {
         let Value::Object(mut page) = result else {
             return Err(Error::invalid("the tools/list result is not an object"));
         };
@@ -68,7 +98,7 @@ impl Listing {
                     "a tool has no string \"name\": {tool}"
                 )));
             };
-            if !self.names.insert(name.to_owned()) && self.check_names {
+            if !self.names.insert(name.to_owned()) && self.rules.reject_duplicate_names {
                 return Err(Error::new(
                     ErrorKind::DuplicateToolName,
                     format!("the server listed the tool name {name:?} twice"),
@@ -80,8 +110,8 @@ impl Listing {
     }
 
     /// Records that `cursor` is about to be sent; a cursor sent before is `repeated_cursor`.
-    pub(crate) fn use_cursor(&mut self, cursor: &str) -> Result<(), Error> {
-        if !self.sent_cursors.insert(cursor.to_owned()) && self.check_cursors {
+    fn use_cursor(&mut self, cursor: &str) -> Result<(), Error> {
+        if !self.sent_cursors.insert(cursor.to_owned()) && self.rules.reject_repeated_cursors {
             return Err(Error::new(
                 ErrorKind::RepeatedCursor,
                 format!("the server returned the cursor {cursor:?} again in the same listing"),
@@ -98,12 +128,12 @@ impl Listing {
 
 /// Maps a `tools/call` result to the caller's answer: `isError` wins, then `structuredContent`,
 /// then the text blocks.
-pub(crate) fn call_output(result: Value, defects: &Defects) -> Result<ToolOutput, Error> {
+pub(crate) fn call_output(result: Value) -> Result<ToolOutput, Error> {
     if !result.is_object() {
         return Err(Error::invalid("the tools/call result is not an object"));
     }
     let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-    if is_error && !defects.ignore_is_error {
+    if is_error {
         let text = text_blocks(&result).unwrap_or_default();
         let message = if text.is_empty() {
             "the tool reported an error without a text message".to_owned()
@@ -113,25 +143,8 @@ pub(crate) fn call_output(result: Value, defects: &Defects) -> Result<ToolOutput
         return Err(Error::new(ErrorKind::ToolError, message));
     }
     match result.get("structuredContent") {
-        Some(structured) if !structured.is_null() && !defects.text_only => {
-            Ok(ToolOutput::Structured(structured.clone()))
-        }
-        _ if defects.join_text => {
-            text_blocks(&result).map(|t| ToolOutput::Text(vec![t.join("\n")]))
-        }
+        Some(structured) if !structured.is_null() => Ok(ToolOutput::Structured(structured.clone())),
         _ => text_blocks(&result).map(ToolOutput::Text),
-    }
-}
-
-/// A tool reduced to `name`, `description` and `inputSchema` (the `normalize-tools` defect).
-pub(crate) fn normalized(tool: Value) -> Value {
-    let keep = ["name", "description", "inputSchema"];
-    match tool {
-        Value::Object(map) => map
-            .into_iter()
-            .filter(|(k, _)| keep.contains(&k.as_str()))
-            .collect(),
-        other => other,
     }
 }
 
@@ -164,15 +177,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn defects(f: impl FnOnce(&mut Defects)) -> Defects {
-        let mut d = Defects::default();
-        f(&mut d);
-        d
-    }
-
     #[test]
     fn pages_pass_tools_through_and_return_the_cursor() {
-        let mut l = Listing::new(&Defects::default());
+        let mut l = Listing::new(ListingRules::SPEC);
         let tool = json!({"name":"a","inputSchema":{"type":"object"},"x-extra":[1]});
         let next = l
             .add_page(json!({"tools":[tool.clone()],"nextCursor":""}))
@@ -193,7 +200,7 @@ mod tests {
             json!({"tools":[{"name":3}]}),
             json!({"tools":[], "nextCursor": 5}),
         ] {
-            let e = Listing::new(&Defects::default())
+            let e = Listing::new(ListingRules::SPEC)
                 .add_page(page.clone())
                 .unwrap_err();
             assert_eq!(e.kind, ErrorKind::InvalidResponse, "{page}");
@@ -202,18 +209,22 @@ mod tests {
 
     #[test]
     fn duplicate_names_are_caught_within_and_across_pages() {
-        let mut l = Listing::new(&Defects::default());
+        let mut l = Listing::new(ListingRules::SPEC);
         let e = l
             .add_page(json!({"tools":[{"name":"a"},{"name":"a"}]}))
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::DuplicateToolName);
 
-        let mut l = Listing::new(&Defects::default());
+        let mut l = Listing::new(ListingRules::SPEC);
         l.add_page(json!({"tools":[{"name":"a"}]})).unwrap();
         let e = l.add_page(json!({"tools":[{"name":"a"}]})).unwrap_err();
         assert_eq!(e.kind, ErrorKind::DuplicateToolName);
 
-        let mut l = Listing::new(&defects(|d| d.allow_duplicate_names = true));
+        let lax = ListingRules {
+            reject_duplicate_names: false,
+            ..ListingRules::SPEC
+        };
+        let mut l = Listing::new(lax);
         l.add_page(json!({"tools":[{"name":"a"},{"name":"a"}]}))
             .unwrap();
         assert_eq!(l.into_tools().len(), 2);
@@ -221,28 +232,47 @@ mod tests {
 
     #[test]
     fn any_cursor_sent_before_is_repeated() {
-        let mut l = Listing::new(&Defects::default());
+        let mut l = Listing::new(ListingRules::SPEC);
         l.use_cursor("p2").unwrap();
         l.use_cursor("p3").unwrap();
         assert_eq!(
             l.use_cursor("p2").unwrap_err().kind,
             ErrorKind::RepeatedCursor
         );
-        let mut l = Listing::new(&defects(|d| d.no_cursor_check = true));
+        let lax = ListingRules {
+            reject_repeated_cursors: false,
+            ..ListingRules::SPEC
+        };
+        let mut l = Listing::new(lax);
         l.use_cursor("p2").unwrap();
         l.use_cursor("p2").unwrap();
+    }
+
+    #[test]
+    fn take_page_follows_cursors_up_to_the_page_limit() {
+        let page = |next: &str| json!({"tools":[], "nextCursor": next});
+        let mut l = Listing::new(ListingRules::SPEC);
+        assert_eq!(l.take_page(page("a")).unwrap().as_deref(), Some("a"));
+        assert_eq!(l.take_page(json!({"tools":[]})).unwrap(), None);
+        let mut l = Listing::new(ListingRules::SPEC);
+        l.take_page(page("a")).unwrap();
+        let e = l.take_page(page("a")).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::RepeatedCursor);
+        let one = ListingRules {
+            max_pages: 1,
+            ..ListingRules::SPEC
+        };
+        assert_eq!(Listing::new(one).take_page(page("a")).unwrap(), None);
     }
 
     #[test]
     fn is_error_wins_over_structured_content() {
         let r = json!({"isError":true,"structuredContent":{"a":1},
                        "content":[{"type":"text","text":"boom"},{"type":"text","text":"again"}]});
-        let e = call_output(r.clone(), &Defects::default()).unwrap_err();
+        let e = call_output(r).unwrap_err();
         assert_eq!(e.kind, ErrorKind::ToolError);
         assert_eq!(e.message, "boom\nagain");
-        let ok = call_output(r, &defects(|d| d.ignore_is_error = true)).unwrap();
-        assert_eq!(ok, ToolOutput::Structured(json!({"a":1})));
-        let bare = call_output(json!({"isError":true}), &Defects::default()).unwrap_err();
+        let bare = call_output(json!({"isError":true})).unwrap_err();
         assert_eq!(bare.kind, ErrorKind::ToolError);
     }
 
@@ -250,22 +280,18 @@ mod tests {
     fn structured_content_then_text_blocks_in_order() {
         let r = json!({"structuredContent":{"n":2},"content":[{"type":"text","text":"2"}]});
         assert_eq!(
-            call_output(r.clone(), &Defects::default()).unwrap(),
+            call_output(r).unwrap(),
             ToolOutput::Structured(json!({"n":2}))
-        );
-        assert_eq!(
-            call_output(r, &defects(|d| d.text_only = true)).unwrap(),
-            ToolOutput::Text(vec!["2".into()])
         );
         let r = json!({"structuredContent":null,"isError":false,"content":[
             {"type":"text","text":"one"},{"type":"image","data":"AA==","mimeType":"image/png"},
             {"type":"text","text":"two"}]});
         assert_eq!(
-            call_output(r, &Defects::default()).unwrap(),
+            call_output(r).unwrap(),
             ToolOutput::Text(vec!["one".into(), "two".into()])
         );
         assert_eq!(
-            call_output(json!({"content":[]}), &Defects::default()).unwrap(),
+            call_output(json!({"content":[]})).unwrap(),
             ToolOutput::Text(vec![])
         );
     }
@@ -273,7 +299,7 @@ mod tests {
     #[test]
     fn shapeless_results_are_invalid() {
         for r in [json!("x"), json!({}), json!({"content":[{"type":"text"}]})] {
-            let e = call_output(r.clone(), &Defects::default()).unwrap_err();
+            let e = call_output(r.clone()).unwrap_err();
             assert_eq!(e.kind, ErrorKind::InvalidResponse, "{r}");
         }
     }

@@ -324,11 +324,10 @@ async fn only_same_origin_307_and_308_redirects_are_followed() {
     assert!(client.list_tools().await.is_ok(), "still usable");
     client.close().await;
 
+    let mut follow = Defects::default();
+    assert!(follow.enable("follow-redirects"));
     let lax = ClientOptions {
-        defects: Defects {
-            follow_redirects: true,
-            ..Defects::default()
-        },
+        defects: follow,
         ..options()
     };
     let client = Client::connect_http(&server.url, HttpOptions::default(), lax)

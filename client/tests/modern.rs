@@ -5,6 +5,8 @@
 
 mod http_server;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http_server::{Reply, Seen, mcp, result, start};
@@ -220,6 +222,59 @@ async fn an_unsupported_version_is_retried_with_a_listed_one_or_refused() {
         ["server/discover"],
         "no initialize after a modern error"
     );
+}
+
+/// The official suite's `request-metadata` scenario: the first request is refused with -32022
+/// listing the very version that was sent. The client retries once with it, and gives up if it
+/// is refused again, so it never loops.
+#[tokio::test]
+async fn a_refusal_listing_the_version_sent_is_retried_once() {
+    for refusals in [1, usize::MAX] {
+        let refused = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&refused);
+        let server = start(move |req: &Seen, history: &[Seen]| match req.rpc() {
+            "tools/call" if count.fetch_add(1, Ordering::SeqCst) < refusals => Reply::Json(
+                400,
+                None,
+                rpc_error(req, -32022, json!({"supported": [MODERN]})),
+            ),
+            "tools/call" => Reply::Json(
+                200,
+                None,
+                result(req, json!({"content": [{"type": "text", "text": "ok"}]})),
+            ),
+            _ => modern(req, history),
+        })
+        .await;
+        let client =
+            Client::connect_http(&server.url, HttpOptions::default(), options(Era::Modern))
+                .await
+                .unwrap();
+        let outcome = client.call_tool("echo", json!({})).await;
+        client.close().await;
+        let calls: Vec<Seen> = server
+            .posts()
+            .into_iter()
+            .filter(|s| s.rpc() == "tools/call")
+            .collect();
+        assert_eq!(
+            calls.len(),
+            2,
+            "one retry, with the same version and a new id"
+        );
+        assert_eq!(meta_version(&calls[1]), Some(MODERN));
+        assert_ne!(calls[0].body["id"], calls[1].body["id"]);
+        match refusals {
+            1 => assert_eq!(outcome.unwrap(), ToolOutput::Text(vec!["ok".into()])),
+            _ => {
+                let err = outcome.unwrap_err();
+                assert_eq!(
+                    (err.kind, err.code),
+                    (ErrorKind::UnsupportedVersion, Some(-32022))
+                );
+            }
+        }
+    }
 }
 
 #[tokio::test]

@@ -267,7 +267,9 @@ mod tests {
         assert_eq!(c.options.request_timeout, Duration::from_millis(1500));
         assert_eq!(c.options.shutdown_grace, Duration::from_secs(2));
         assert_eq!(c.options.protocol_version, "2025-03-26");
-        assert!(c.options.defects.reuse_ids && c.options.defects.text_only);
+        let mut both = Defects::default();
+        assert!(both.enable("reuse-ids") && both.enable("text-only"));
+        assert_eq!(c.options.defects, both);
         assert_eq!(c.options.era, Era::Legacy);
         assert_eq!(c.options.legacy_protocol_version, "2025-11-25");
         let env = env_with(&[
@@ -296,7 +298,9 @@ mod tests {
         assert_eq!(c.transport, TransportKind::Http);
         assert!(c.server.is_none());
         assert_eq!(c.url.as_deref(), Some("http://127.0.0.1:1/a"));
-        assert!(c.options.defects.no_delete);
+        let mut no_delete = Defects::default();
+        no_delete.enable("no-delete");
+        assert_eq!(c.options.defects, no_delete);
         assert_eq!(c.http, HttpOptions::default());
 
         let env = env_with(&[

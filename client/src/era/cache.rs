@@ -5,7 +5,7 @@
 //! hits another request's entry. An absent, zero or negative `ttlMs` means stale at once (not
 //! stored). The cache belongs to one connection, which has one authorization context, so a
 //! `private` entry is never served to another token. Results of multi round-trip retries are
-//! never offered to it (see [`super::mrtr`]).
+//! never kept, and of all results only `tools/list` pages are (see [`lifetime`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -14,7 +14,29 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::meta;
-use crate::defects::Defects;
+
+/// How long a result may be reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lifetime {
+    /// Not at all: it is stale at once.
+    Never,
+    /// For this long from now.
+    For(Duration),
+    /// For as long as the connection lasts.
+    Forever,
+}
+
+/// How long the result of `method` may be reused (`retry`: it answers a multi round-trip
+/// retry): a `tools/list` page for its positive `ttlMs`; nothing else, and never a retry's.
+pub(crate) fn lifetime(method: &str, result: &Value, retry: bool) -> Lifetime {
+    if retry || method != "tools/list" {
+        return Lifetime::Never;
+    }
+    match ttl_ms(result) {
+        Some(ms) => Lifetime::For(Duration::from_millis(ms)),
+        None => Lifetime::Never,
+    }
+}
 
 /// Fresh results by request key.
 #[derive(Default)]
@@ -40,27 +62,16 @@ impl ResultCache {
         }
     }
 
-    /// Keeps `result` for its `ttlMs`, if it has a positive one (under `ignore-ttl`: forever,
-    /// whatever it says; under `no-cache`: never).
-    pub(crate) fn store(&mut self, key: String, result: &Value, defects: &Defects) {
-        if defects.no_cache {
-            return;
-        }
-        if defects.ignore_ttl {
-            self.entries.insert(key, (None, result.clone()));
-            return;
-        }
-        let Some(ttl) = ttl_ms(result) else {
-            return;
+    /// Keeps `result` for `lifetime`.
+    pub(crate) fn store(&mut self, key: String, result: &Value, lifetime: Lifetime) {
+        let expires = match lifetime {
+            Lifetime::Never => return,
+            // A `ttlMs` too large for the clock (u64::MAX, 1e300) is "fresh for as long as we
+            // run".
+            Lifetime::For(ttl) => Instant::now().checked_add(ttl),
+            Lifetime::Forever => None,
         };
-        // A `ttlMs` too large for the clock (u64::MAX, 1e300) is "fresh for as long as we run".
-        let expires = Instant::now().checked_add(Duration::from_millis(ttl));
         self.entries.insert(key, (expires, result.clone()));
-    }
-
-    /// Keeps `result` with no expiry (only the `cache-mrtr-retry` defect does this).
-    pub(crate) fn store_forever(&mut self, key: String, result: &Value) {
-        self.entries.insert(key, (None, result.clone()));
     }
 }
 
@@ -82,22 +93,25 @@ mod tests {
 
     #[test]
     fn only_positive_ttls_are_kept() {
-        let d = Defects::default();
         let mut c = ResultCache::default();
+        let page = |ttl| lifetime("tools/list", &ttl, false);
         for (i, ttl) in [json!(0), json!(-5), json!("60000"), json!(null)]
             .into_iter()
             .enumerate()
         {
             let k = format!("k{i}");
-            c.store(k.clone(), &json!({"ttlMs": ttl}), &d);
+            let r = json!({"ttlMs": ttl});
+            c.store(k.clone(), &r, page(r.clone()));
             assert_eq!(c.fresh(&k), None);
         }
-        c.store("none".into(), &json!({}), &d);
+        c.store("none".into(), &json!({}), page(json!({})));
         assert_eq!(c.fresh("none"), None);
-        c.store("yes".into(), &json!({"ttlMs": 60000, "tools": []}), &d);
+        let r = json!({"ttlMs": 60000, "tools": []});
+        c.store("yes".into(), &r, page(r.clone()));
         assert_eq!(c.fresh("yes"), Some(json!({"ttlMs": 60000, "tools": []})));
         for huge in [json!(u64::MAX), json!(1e300)] {
-            c.store("huge".into(), &json!({"ttlMs": huge}), &d);
+            let r = json!({"ttlMs": huge});
+            c.store("huge".into(), &r, page(r.clone()));
             assert!(
                 c.fresh("huge").is_some(),
                 "a huge ttlMs is kept, without a panic"
@@ -108,7 +122,11 @@ mod tests {
     #[test]
     fn entries_expire() {
         let mut c = ResultCache::default();
-        c.store("k".into(), &json!({"ttlMs": 40}), &Defects::default());
+        c.store(
+            "k".into(),
+            &json!({}),
+            Lifetime::For(Duration::from_millis(40)),
+        );
         assert!(c.fresh("k").is_some());
         std::thread::sleep(Duration::from_millis(50));
         assert!(c.fresh("k").is_none());
@@ -128,19 +146,16 @@ mod tests {
     }
 
     #[test]
-    fn defects_change_what_is_kept() {
+    fn only_list_pages_are_kept_and_never_a_retry() {
+        let r = json!({"ttlMs": 5000});
+        assert_eq!(
+            lifetime("tools/list", &r, false),
+            Lifetime::For(Duration::from_secs(5))
+        );
+        assert_eq!(lifetime("tools/list", &r, true), Lifetime::Never);
+        assert_eq!(lifetime("tools/call", &r, false), Lifetime::Never);
         let mut c = ResultCache::default();
-        let d = Defects {
-            ignore_ttl: true,
-            ..Defects::default()
-        };
-        c.store("k".into(), &json!({"ttlMs": 0}), &d);
-        assert!(c.fresh("k").is_some());
-        let d = Defects {
-            no_cache: true,
-            ..Defects::default()
-        };
-        c.store("n".into(), &json!({"ttlMs": 5000}), &d);
-        assert!(c.fresh("n").is_none());
+        c.store("f".into(), &r, Lifetime::Forever);
+        assert!(c.fresh("f").is_some());
     }
 }

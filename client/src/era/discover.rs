@@ -5,7 +5,8 @@
 //! The rules, per transport:
 //! - A `DiscoverResult`, or a recognised modern error (-32020, -32021, -32022), means a modern
 //!   server: never `initialize` then. On -32022 the probe is sent again (new id) with a version
-//!   from `data.supported` that this client speaks, else connect fails `unsupported_version`.
+//!   from `data.supported` that this client speaks (see [`next_version`]), else connect fails
+//!   `unsupported_version`.
 //! - stdio, dual: any other JSON-RPC error, an unreadable answer, or no answer within the
 //!   request timeout means a legacy server: `initialize` on the same process. The probe is
 //!   never cancelled on the wire, so a legacy server sees nothing before `initialize` but it.
@@ -25,18 +26,17 @@ use super::{
     Connected, Discovery, Era, MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
     is_modern_error, meta,
 };
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
-use crate::handshake;
+use crate::handshake::exchange;
 use crate::session::Session;
 use crate::transport::Transport;
 
 /// Finds the server's era (`origin`: the HTTP origin, for the era cache) and connects in it.
 pub(crate) async fn detect(session: &Session, origin: Option<&str>) -> Result<Connected, Error> {
     let options = session.options();
-    let defects = &options.defects;
+    let seams = session.seams();
     let dual = options.era == Era::Dual;
-    let origin = origin.filter(|_| !defects.no_era_cache);
+    let origin = seams.era_cache_origin(origin);
     if let Some(cached) = origin.and_then(|o| options.era_cache.get(o)) {
         return match cached {
             Connected::Modern(found) => {
@@ -49,18 +49,9 @@ pub(crate) async fn detect(session: &Session, origin: Option<&str>) -> Result<Co
             Connected::Legacy(_) => fall_back(session).await,
         };
     }
-    let found = match (defects.no_discover_probe, dual) {
-        (true, true) => fall_back(session).await,
-        (true, false) => {
-            let version = options.protocol_version.clone();
-            use_version(session, &version);
-            Ok(Connected::Modern(Discovery {
-                version,
-                result: None,
-                server_info: None,
-            }))
-        }
-        (false, _) => probe(session, dual).await,
+    let found = match seams.instead_of_probe(session, dual).await {
+        Some(found) => found,
+        None => probe(session, dual).await,
     };
     if let (Ok(found), Some(origin)) = (&found, origin) {
         options.era_cache.put(origin, found.clone());
@@ -74,17 +65,17 @@ pub(crate) fn use_version(session: &Session, version: &str) {
     session.transport().set_protocol_version(Some(version));
 }
 
-/// The legacy handshake, with the transport switched to the legacy era.
-async fn fall_back(session: &Session) -> Result<Connected, Error> {
+/// The legacy handshake, offering the legacy version, with the transport switched to the
+/// legacy era.
+pub(crate) async fn fall_back(session: &Session) -> Result<Connected, Error> {
     session.transport().set_modern(false);
     session.transport().set_protocol_version(None);
-    crate::client::handshake(session)
-        .await
-        .map(Connected::Legacy)
+    let offered = &session.options().legacy_protocol_version;
+    exchange::run(session, offered).await.map(Connected::Legacy)
 }
 
 /// What an error answer to the probe means.
-enum Verdict {
+pub(crate) enum Verdict {
     /// A modern server that does not speak our version: try another.
     OtherVersion(Error),
     /// A legacy server: fall back to `initialize`.
@@ -94,15 +85,14 @@ enum Verdict {
 }
 
 async fn probe(session: &Session, dual: bool) -> Result<Connected, Error> {
-    let options = session.options();
-    let defects = &options.defects;
+    let seams = session.seams();
     let http = matches!(session.transport(), Transport::Http(_));
-    let mut version = options.protocol_version.clone();
+    let mut version = session.options().protocol_version.clone();
     let mut tried: Vec<String> = Vec::new();
     loop {
         use_version(session, &version);
         tried.push(version.clone());
-        let params = meta::with_meta(json!({}), &version, &json!({}), defects);
+        let params = meta::with_meta(json!({}), &version, &json!({}));
         let outcome = match session.start("server/discover", params) {
             Ok(in_flight) => in_flight.quietly().wait(pending()).await,
             Err(e) => Err(e),
@@ -111,26 +101,25 @@ async fn probe(session: &Session, dual: bool) -> Result<Connected, Error> {
             Ok(result) => return accept(session, result, version).await,
             Err(e) => e,
         };
-        match judge(error, http, dual, defects) {
-            Verdict::OtherVersion(error) => match next_version(&error, &tried, defects) {
-                Some(next) => version = next,
-                None => return Err(no_common_version(error)),
-            },
+        match seams.judge_probe(error, dual, |error, dual| judge(error, http, dual)) {
+            Verdict::OtherVersion(error) => {
+                match seams.retry_version(&error, &tried, next_version) {
+                    Some(next) => version = next,
+                    None => return Err(no_common_version(error)),
+                }
+            }
             Verdict::Legacy => return fall_back(session).await,
             Verdict::Fail(error) => return Err(error),
         }
     }
 }
 
-fn judge(error: Error, http: bool, dual: bool, defects: &Defects) -> Verdict {
+/// What an error answer to the probe means (see the module doc).
+pub(crate) fn judge(error: Error, http: bool, dual: bool) -> Verdict {
     if let Some(code) = error.code.filter(|c| is_modern_error(*c)) {
-        return match (code, dual && defects.fallback_on_any_error) {
-            (_, true) => Verdict::Legacy,
-            (UNSUPPORTED_PROTOCOL_VERSION, false) if defects.no_version_retry => {
-                Verdict::Fail(no_common_version(error))
-            }
-            (UNSUPPORTED_PROTOCOL_VERSION, false) => Verdict::OtherVersion(error),
-            (_, false) => Verdict::Fail(error),
+        return match code {
+            UNSUPPORTED_PROTOCOL_VERSION => Verdict::OtherVersion(error),
+            _ => Verdict::Fail(error),
         };
     }
     let legacy_sign = match error.kind {
@@ -142,8 +131,7 @@ fn judge(error: Error, http: bool, dual: bool, defects: &Defects) -> Verdict {
     if !legacy_sign {
         return Verdict::Fail(error);
     }
-    let keyed_out = defects.fallback_on_one_code && error.code != Some(-32601);
-    if dual && !defects.no_fallback && !keyed_out {
+    if dual {
         return Verdict::Legacy;
     }
     if error.kind == ErrorKind::Timeout {
@@ -159,16 +147,23 @@ fn judge(error: Error, http: bool, dual: bool, defects: &Defects) -> Verdict {
     })
 }
 
-/// The version to retry with after an `UnsupportedProtocolVersionError`: the first of its
-/// `data.supported` that this client speaks and has not tried yet.
-pub(crate) fn next_version(error: &Error, tried: &[String], defects: &Defects) -> Option<String> {
+/// The version to retry with after an `UnsupportedProtocolVersionError` (`tried`: every
+/// version sent so far): the first of its `data.supported` that this client speaks and has not
+/// sent yet; else one it speaks and sent only once. A server may refuse a request for another
+/// reason and list the very version that was sent: that version is retried once, and then the
+/// client gives up, so it never loops.
+pub(crate) fn next_version(error: &Error, tried: &[String]) -> Option<String> {
     let supported = error.data.as_ref()?.get("supported")?.as_array()?;
-    supported
+    let ours: Vec<&str> = supported
         .iter()
         .filter_map(Value::as_str)
-        .filter(|v| !tried.iter().any(|t| t == v))
-        .find(|v| defects.retry_any_version || MODERN_PROTOCOL_VERSIONS.contains(v))
-        .map(str::to_owned)
+        .filter(|v| MODERN_PROTOCOL_VERSIONS.contains(v))
+        .collect();
+    let times_sent = |v: &str| tried.iter().filter(|t| *t == v).count();
+    let unsent = ours.iter().find(|v| times_sent(v) == 0);
+    unsent
+        .or_else(|| ours.iter().find(|v| times_sent(v) == 1))
+        .map(|v| (*v).to_owned())
 }
 
 /// `unsupported_version` for a -32022 that leaves no version to try.
@@ -180,8 +175,8 @@ pub(crate) fn no_common_version(error: Error) -> Error {
         .map_or_else(|| "nothing".to_owned(), Value::to_string);
     Error {
         message: format!(
-            "the server supports {listed}, none of which this client speaks (it speaks {}) \
-             or has not tried already: {}",
+            "the server supports {listed}; none of them is a version this client speaks (it \
+             speaks {}) and has not already retried: {}",
             MODERN_PROTOCOL_VERSIONS.join(", "),
             error.message
         ),
@@ -191,10 +186,9 @@ pub(crate) fn no_common_version(error: Error) -> Error {
 
 /// Takes in a `DiscoverResult`: its `resultType`, and a version both sides speak.
 async fn accept(session: &Session, result: Value, sent: String) -> Result<Connected, Error> {
-    let options = session.options();
-    let defects = &options.defects;
+    let seams = session.seams();
     let (Shape::Complete(result) | Shape::InputRequired(result)) =
-        mrtr::shape(result, "server/discover", false, defects)?;
+        seams.result_shape(result, |r| mrtr::shape(r, "server/discover", false))?;
     let version = match result.get("supportedVersions").and_then(Value::as_array) {
         None => sent,
         Some(listed) => {
@@ -217,13 +211,7 @@ async fn accept(session: &Session, result: Value, sent: String) -> Result<Connec
         }
     };
     use_version(session, &version);
-    if defects.initialize_after_discover {
-        let params = handshake::initialize_params(&options.legacy_protocol_version);
-        if let Ok(in_flight) = session.start("initialize", params) {
-            let _ = in_flight.wait(pending()).await;
-        }
-        let _ = session.notify("notifications/initialized", None);
-    }
+    seams.after_discover(session).await;
     let server_info = result
         .get("_meta")
         .and_then(|m| m.get(meta::SERVER_INFO))
@@ -250,18 +238,14 @@ mod tests {
     #[test]
     fn retry_versions_come_from_the_supported_list() {
         let e = rpc(-32022, json!({"supported":["2025-11-25","2026-07-28"]}));
-        let d = Defects::default();
+        let tried = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         assert_eq!(
-            next_version(&e, &["1900-01-01".into()], &d).as_deref(),
+            next_version(&e, &tried(&["1900-01-01"])).as_deref(),
             Some("2026-07-28")
         );
-        assert_eq!(next_version(&e, &["2026-07-28".into()], &d), None);
-        let any = Defects {
-            retry_any_version: true,
-            ..d
-        };
-        assert_eq!(next_version(&e, &[], &any).as_deref(), Some("2025-11-25"));
-        assert_eq!(next_version(&rpc(-32022, json!({})), &[], &d), None);
+        assert_eq!(next_version(&rpc(-32022, json!({})), &[]), None);
+        let only_others = rpc(-32022, json!({"supported":["2027-01-01"]}));
+        assert_eq!(next_version(&only_others, &tried(&["2026-07-28"])), None);
         let e = no_common_version(e);
         assert_eq!(
             (e.kind, e.code),
@@ -270,32 +254,40 @@ mod tests {
     }
 
     #[test]
+    fn the_version_just_sent_is_retried_once_then_given_up() {
+        let e = rpc(-32022, json!({"supported":["2026-07-28"]}));
+        let once = ["2026-07-28".to_owned()];
+        assert_eq!(next_version(&e, &once).as_deref(), Some("2026-07-28"));
+        let twice = ["2026-07-28".to_owned(), "2026-07-28".to_owned()];
+        assert_eq!(next_version(&e, &twice), None);
+    }
+
+    #[test]
     fn modern_errors_stay_modern_others_fall_back_in_dual_only() {
-        let d = Defects::default();
         assert!(matches!(
-            judge(rpc(-32022, json!({})), false, true, &d),
+            judge(rpc(-32022, json!({})), false, true),
             Verdict::OtherVersion(_)
         ));
         assert!(matches!(
-            judge(rpc(-32021, json!({})), true, true, &d),
+            judge(rpc(-32021, json!({})), true, true),
             Verdict::Fail(e) if e.kind == ErrorKind::ProtocolError
         ));
         for code in [-32601, -32602, -32600] {
             assert!(matches!(
-                judge(rpc(code, json!(null)), false, true, &d),
+                judge(rpc(code, json!(null)), false, true),
                 Verdict::Legacy
             ));
             assert!(matches!(
-                judge(rpc(code, json!(null)), false, false, &d),
+                judge(rpc(code, json!(null)), false, false),
                 Verdict::Fail(e) if e.kind == ErrorKind::UnsupportedVersion && e.code == Some(code)
             ));
         }
         let timeout = || Error::new(ErrorKind::Timeout, "slow");
-        assert!(matches!(judge(timeout(), false, true, &d), Verdict::Legacy));
-        assert!(matches!(judge(timeout(), true, true, &d), Verdict::Fail(_)));
+        assert!(matches!(judge(timeout(), false, true), Verdict::Legacy));
+        assert!(matches!(judge(timeout(), true, true), Verdict::Fail(_)));
         let status = || Error::http_status(400, "bad");
-        assert!(matches!(judge(status(), true, true, &d), Verdict::Legacy));
+        assert!(matches!(judge(status(), true, true), Verdict::Legacy));
         let closed = Error::closed("gone");
-        assert!(matches!(judge(closed, false, true, &d), Verdict::Fail(_)));
+        assert!(matches!(judge(closed, false, true), Verdict::Fail(_)));
     }
 }

@@ -3,8 +3,6 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::defects::Defects;
-
 /// `_meta` key of the request's protocol version (required).
 pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key of the client's capabilities for this request (required, `{}` allowed).
@@ -16,31 +14,21 @@ pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// `params` with the modern `_meta` fields added (kept beside any `_meta` keys already there).
 /// Non-object params are replaced by an object, since modern requests always have params.
-pub(crate) fn with_meta(
-    params: Value,
-    version: &str,
-    capabilities: &Value,
-    defects: &Defects,
-) -> Value {
+pub(crate) fn with_meta(params: Value, version: &str, capabilities: &Value) -> Value {
     let mut params = match params {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    if defects.no_meta {
-        return Value::Object(params);
-    }
     let mut meta = match params.remove("_meta") {
         Some(Value::Object(meta)) => meta,
         _ => Map::new(),
     };
     meta.insert(PROTOCOL_VERSION.into(), json!(version));
     meta.insert(CLIENT_CAPABILITIES.into(), capabilities.clone());
-    if !defects.no_client_info {
-        meta.insert(
-            CLIENT_INFO.into(),
-            json!({"name": "mcp-harness-client", "version": env!("CARGO_PKG_VERSION")}),
-        );
-    }
+    meta.insert(
+        CLIENT_INFO.into(),
+        json!({"name": "mcp-harness-client", "version": env!("CARGO_PKG_VERSION")}),
+    );
     params.insert("_meta".into(), Value::Object(meta));
     Value::Object(params)
 }
@@ -68,7 +56,6 @@ mod tests {
             json!({"name":"t","_meta":{"x":1}}),
             "2026-07-28",
             &json!({}),
-            &Defects::default(),
         );
         let meta = &p["_meta"];
         assert_eq!(meta["x"], 1);
@@ -77,22 +64,7 @@ mod tests {
         assert_eq!(meta[CLIENT_INFO]["name"], "mcp-harness-client");
         assert_eq!(p["name"], "t");
         assert_eq!(without_meta(&p), json!({"name":"t"}));
-        let bare = with_meta(json!(null), "v", &json!({}), &Defects::default());
+        let bare = with_meta(json!(null), "v", &json!({}));
         assert!(bare["_meta"].is_object());
-    }
-
-    #[test]
-    fn defects_drop_fields() {
-        let d = Defects {
-            no_client_info: true,
-            ..Defects::default()
-        };
-        let p = with_meta(json!({}), "v", &json!({}), &d);
-        assert!(p["_meta"].get(CLIENT_INFO).is_none());
-        let d = Defects {
-            no_meta: true,
-            ..Defects::default()
-        };
-        assert_eq!(with_meta(json!({}), "v", &json!({}), &d), json!({}));
     }
 }

@@ -4,13 +4,12 @@
 //! caller's [`InputHandler`] and the server's `requestState` echoed exactly.
 //!
 //! These are pure functions over JSON; the retry loop itself (new id and fresh `_meta` per
-//! round, never caching a round) is in the client.
+//! round, never caching a round) is in [`super::ops`].
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
 
 /// The most rounds one call may take (the first request included) before it is abandoned as
@@ -54,11 +53,10 @@ impl InputHandler {
         Value::Object(caps)
     }
 
-    fn respond(&self, method: &str, defects: &Defects) -> Result<Option<Value>, Error> {
+    fn respond(&self, method: &str) -> Result<Value, Error> {
         match (self.answers.get(method), method) {
-            (Some(answer), _) => Ok(Some(answer.clone())),
-            (None, "elicitation/create") if defects.omit_declined => Ok(None),
-            (None, "elicitation/create") => Ok(Some(json!({"action": "decline"}))),
+            (Some(answer), _) => Ok(answer.clone()),
+            (None, "elicitation/create") => Ok(json!({"action": "decline"})),
             (None, _) => Err(Error::new(
                 ErrorKind::InputUnsupported,
                 format!(
@@ -81,19 +79,11 @@ pub(crate) enum Shape {
 
 /// Reads `resultType`. `input_required` is only valid where the method may return it
 /// (`may_require_input`); an unknown value is invalid.
-pub(crate) fn shape(
-    result: Value,
-    method: &str,
-    may_require_input: bool,
-    defects: &Defects,
-) -> Result<Shape, Error> {
+pub(crate) fn shape(result: Value, method: &str, may_require_input: bool) -> Result<Shape, Error> {
     if !result.is_object() {
         return Err(Error::invalid(format!(
             "the {method} result is not an object"
         )));
-    }
-    if defects.ignore_result_type {
-        return Ok(Shape::Complete(result));
     }
     match result.get("resultType") {
         None => Ok(Shape::Complete(result)),
@@ -119,7 +109,6 @@ pub(crate) fn retry_params(
     original: &Value,
     result: &Value,
     input: &InputHandler,
-    defects: &Defects,
 ) -> Result<Value, Error> {
     let requests = result.get("inputRequests").filter(|v| !v.is_null());
     let state = result.get("requestState").filter(|v| !v.is_null());
@@ -128,13 +117,8 @@ pub(crate) fn retry_params(
             "an input_required result carries neither inputRequests nor requestState",
         ));
     }
-    let mut params = match (original, defects.bare_retry) {
-        (Value::Object(map), false) => map.clone(),
-        (Value::Object(map), true) => map
-            .iter()
-            .filter(|(k, _)| k.as_str() == "name" || k.as_str() == "uri")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+    let mut params = match original {
+        Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
     params.remove("_meta");
@@ -151,13 +135,9 @@ pub(crate) fn retry_params(
                     "the input request {key:?} has no string \"method\": {request}"
                 )));
             };
-            if let Some(response) = input.respond(method, defects)? {
-                responses.insert(key.clone(), response);
-            }
+            responses.insert(key.clone(), input.respond(method)?);
         }
-        if !defects.no_input_responses {
-            params.insert("inputResponses".into(), Value::Object(responses));
-        }
+        params.insert("inputResponses".into(), Value::Object(responses));
     }
     if let Some(state) = state {
         let Value::String(state) = state else {
@@ -165,11 +145,7 @@ pub(crate) fn retry_params(
                 "requestState is not a string: {state}"
             )));
         };
-        let echoed = match defects.alter_request_state {
-            true => format!("{state}x"),
-            false => state.clone(),
-        };
-        params.insert("requestState".into(), Value::String(echoed));
+        params.insert("requestState".into(), Value::String(state.clone()));
     }
     Ok(Value::Object(params))
 }
@@ -178,45 +154,29 @@ pub(crate) fn retry_params(
 mod tests {
     use super::*;
 
-    fn d() -> Defects {
-        Defects::default()
-    }
-
     #[test]
     fn result_types() {
         assert!(matches!(
-            shape(json!({}), "m", false, &d()),
+            shape(json!({}), "m", false),
             Ok(Shape::Complete(_))
         ));
         let done = json!({"resultType":"complete"});
-        assert!(matches!(
-            shape(done, "m", false, &d()),
-            Ok(Shape::Complete(_))
-        ));
+        assert!(matches!(shape(done, "m", false), Ok(Shape::Complete(_))));
         let more = json!({"resultType":"input_required"});
         assert!(matches!(
-            shape(more.clone(), "m", true, &d()),
+            shape(more.clone(), "m", true),
             Ok(Shape::InputRequired(_))
         ));
-        let e = shape(more, "tools/list", false, &d()).unwrap_err();
+        let e = shape(more, "tools/list", false).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidResponse);
         for bad in [
             json!({"resultType":"banana"}),
             json!({"resultType":1}),
             json!([]),
         ] {
-            let e = shape(bad.clone(), "m", true, &d()).unwrap_err();
+            let e = shape(bad.clone(), "m", true).unwrap_err();
             assert_eq!(e.kind, ErrorKind::InvalidResponse, "{bad}");
         }
-        let lax = Defects {
-            ignore_result_type: true,
-            ..d()
-        };
-        let banana = json!({"resultType":"banana"});
-        assert!(matches!(
-            shape(banana, "m", false, &lax),
-            Ok(Shape::Complete(_))
-        ));
     }
 
     #[test]
@@ -233,7 +193,7 @@ mod tests {
                 "elicitation/create",
                 json!({"action":"accept","content":{"x":1}}),
             );
-        let p = retry_params(&original, &result, &input, &d()).unwrap();
+        let p = retry_params(&original, &result, &input).unwrap();
         assert_eq!(p["name"], "t");
         assert_eq!(p["arguments"], json!({"a":1}));
         assert_eq!(p["requestState"], "s+/=é\u{0}");
@@ -244,11 +204,11 @@ mod tests {
             json!({"elicitation":{}, "sampling":{}})
         );
 
-        let declined = retry_params(&original, &result, &InputHandler::new(), &d());
+        let declined = retry_params(&original, &result, &InputHandler::new());
         assert_eq!(declined.unwrap_err().kind, ErrorKind::InputUnsupported);
         let only_elicit = json!({"resultType":"input_required",
             "inputRequests":{"a":{"method":"elicitation/create"}}});
-        let p = retry_params(&original, &only_elicit, &InputHandler::new(), &d()).unwrap();
+        let p = retry_params(&original, &only_elicit, &InputHandler::new()).unwrap();
         assert_eq!(p["inputResponses"]["a"], json!({"action":"decline"}));
         assert!(p.get("requestState").is_none());
     }
@@ -262,34 +222,8 @@ mod tests {
             json!({"inputRequests":{"a":{"params":{}}}}),
             json!({"requestState":5}),
         ] {
-            let e = retry_params(&original, &bad, &InputHandler::new(), &d()).unwrap_err();
+            let e = retry_params(&original, &bad, &InputHandler::new()).unwrap_err();
             assert_eq!(e.kind, ErrorKind::InvalidResponse, "{bad}");
         }
-    }
-
-    #[test]
-    fn defects_break_the_retry() {
-        let original = json!({"name":"t","arguments":{"a":1}});
-        let result =
-            json!({"requestState":"s","inputRequests":{"a":{"method":"elicitation/create"}}});
-        let alter = Defects {
-            alter_request_state: true,
-            ..d()
-        };
-        let p = retry_params(&original, &result, &InputHandler::new(), &alter).unwrap();
-        assert_eq!(p["requestState"], "sx");
-        let bare = Defects {
-            bare_retry: true,
-            no_input_responses: true,
-            ..d()
-        };
-        let p = retry_params(&original, &result, &InputHandler::new(), &bare).unwrap();
-        assert_eq!(p, json!({"name":"t","requestState":"s"}));
-        let omit = Defects {
-            omit_declined: true,
-            ..d()
-        };
-        let p = retry_params(&original, &result, &InputHandler::new(), &omit).unwrap();
-        assert_eq!(p["inputResponses"], json!({}));
     }
 }

@@ -1,6 +1,6 @@
-//! The client's requests in the modern era: fresh `_meta` on every request, a retry with
-//! another version on -32022, `tools/list` pages through the result cache, and `tools/call`
-//! as a multi round-trip loop (new id and fresh `_meta` per round, nothing cached).
+//! The modern era's operations over a session: fresh `_meta` on every request, a retry with
+//! another version on -32022, `tools/list` pages through the result cache, and `tools/call` as
+//! a multi round-trip loop (new id and fresh `_meta` per round, no round's result reused).
 
 use std::future::{Future, pending};
 use std::pin::{Pin, pin};
@@ -9,19 +9,18 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::{Value, json};
 
 use super::cache::{self, ResultCache};
-use super::discover::{self, no_common_version};
+use super::discover::{next_version, no_common_version, use_version};
 use super::mrtr::{self, InputHandler, MAX_ROUNDS, Shape};
 use super::{Discovery, UNSUPPORTED_PROTOCOL_VERSION, meta};
-use crate::client::Client;
-use crate::error::{Error, ErrorKind};
-use crate::tools::{self, ToolOutput};
+use crate::error::Error;
+use crate::session::Session;
 
-/// Per-connection state of the modern era.
+/// A connection in the modern era: what `server/discover` found, the version in use, and the
+/// result cache.
 pub(crate) struct Modern {
+    found: Discovery,
     version: Mutex<String>,
     cache: Mutex<ResultCache>,
-    /// The last `requestState` seen (kept only for the `state-on-fresh-request` defect).
-    last_state: Mutex<Option<Value>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -29,132 +28,74 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Modern {
-    pub(crate) fn new(found: &Discovery) -> Self {
+    pub(crate) fn new(found: Discovery) -> Self {
         Modern {
             version: Mutex::new(found.version.clone()),
+            found,
             cache: Mutex::new(ResultCache::default()),
-            last_state: Mutex::new(None),
-        }
-    }
-}
-
-impl Client {
-    /// Sends `method` with `params` plus fresh `_meta`; on -32022 switches to a version both
-    /// sides speak and sends it once more (new id). Returns the result and the request's id.
-    /// `reuse` is an id to send the first attempt with (only the `reuse-id-on-retry` defect).
-    async fn modern_request<C: Future<Output = ()>>(
-        &self,
-        modern: &Modern,
-        method: &str,
-        params: &Value,
-        capabilities: &Value,
-        mut cancel: Pin<&mut C>,
-        mut reuse: Option<i64>,
-    ) -> Result<(Value, i64), Error> {
-        let defects = &self.session.options().defects;
-        let mut tried: Vec<String> = Vec::new();
-        loop {
-            let version = lock(&modern.version).clone();
-            let full = meta::with_meta(params.clone(), &version, capabilities, defects);
-            let in_flight = match reuse.take() {
-                Some(id) => self.session.start_as(id, method, full)?,
-                None => self.session.start(method, full)?,
-            };
-            let id = in_flight.id();
-            let error = match in_flight.wait(cancel.as_mut()).await {
-                Ok(result) => return Ok((result, id)),
-                Err(e) if e.code == Some(UNSUPPORTED_PROTOCOL_VERSION) => e,
-                Err(e) => return Err(e),
-            };
-            tried.push(version);
-            let next = match defects.no_version_retry {
-                true => None,
-                false => discover::next_version(&error, &tried, defects),
-            };
-            let Some(next) = next else {
-                return Err(no_common_version(error));
-            };
-            discover::use_version(&self.session, &next);
-            *lock(&modern.version) = next;
         }
     }
 
-    /// One `tools/list` page: from the cache while fresh, else requested (and cached by its
-    /// `ttlMs`). `input_required` is not a valid answer to `tools/list`.
-    pub(crate) async fn modern_tools_page(
+    /// What `server/discover` found when connecting.
+    pub(crate) fn found(&self) -> &Discovery {
+        &self.found
+    }
+
+    /// One `tools/list` page: from the cache while fresh, else requested (and offered to the
+    /// cache). `input_required` is not a valid answer to `tools/list`.
+    pub(crate) async fn tools_page(
         &self,
-        modern: &Modern,
+        session: &Session,
         params: Value,
     ) -> Result<Value, Error> {
-        let defects = &self.session.options().defects;
         let key = cache::key("tools/list", &params);
-        if let Some(page) = lock(&modern.cache).fresh(&key) {
+        if let Some(page) = lock(&self.cache).fresh(&key) {
             return Ok(page);
         }
         let cancel = pin!(pending::<()>());
-        let (result, _) = self
-            .modern_request(modern, "tools/list", &params, &json!({}), cancel, None)
+        let (Shape::Complete(page) | Shape::InputRequired(page)) = self
+            .request(session, "tools/list", &params, &json!({}), cancel)
             .await?;
-        let (Shape::Complete(page) | Shape::InputRequired(page)) =
-            mrtr::shape(result, "tools/list", false, defects)?;
-        lock(&modern.cache).store(key, &page, defects);
+        self.offer(session, key, "tools/list", &page, false);
         Ok(page)
     }
 
     /// `tools/call` with multi round-trips: each `input_required` result is answered by a retry
     /// of the original params plus `inputResponses` and the echoed `requestState`, with a new
-    /// id and fresh `_meta`, until a complete result (at most [`MAX_ROUNDS`] rounds).
-    pub(crate) async fn modern_call(
+    /// id and fresh `_meta`, until a complete result (at most [`MAX_ROUNDS`] rounds), which is
+    /// returned as received. Like every modern result it is offered to the cache, whose rules
+    /// keep no `tools/call` result (see [`cache::lifetime`]), so the lookup first finds none.
+    pub(crate) async fn call_tool(
         &self,
-        modern: &Modern,
+        session: &Session,
         params: Value,
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
-    ) -> Result<ToolOutput, Error> {
-        let defects = &self.session.options().defects;
-        let capabilities = input.capabilities();
+    ) -> Result<Value, Error> {
         let key = cache::key("tools/call", &params);
-        if defects.cache_mrtr_retry {
-            if let Some(result) = lock(&modern.cache).fresh(&key) {
-                return tools::call_output(result, defects);
-            }
+        if let Some(result) = lock(&self.cache).fresh(&key) {
+            return Ok(result);
         }
+        let capabilities = input.capabilities();
         let mut cancel = pin!(cancel);
         let mut request = params.clone();
-        let mut reuse = None;
         for round in 0..MAX_ROUNDS {
-            if defects.state_on_fresh_request && request.get("requestState").is_none() {
-                if let (Some(state), Some(obj)) =
-                    (lock(&modern.last_state).clone(), request.as_object_mut())
-                {
-                    obj.insert("requestState".into(), state);
-                }
-            }
-            let (result, id) = self
-                .modern_request(
-                    modern,
+            let shape = self
+                .request(
+                    session,
                     "tools/call",
                     &request,
                     &capabilities,
                     cancel.as_mut(),
-                    reuse,
                 )
                 .await?;
-            match mrtr::shape(result, "tools/call", true, defects)? {
+            match shape {
                 Shape::Complete(result) => {
-                    if round > 0 && defects.cache_mrtr_retry {
-                        lock(&modern.cache).store_forever(key, &result);
-                    }
-                    return tools::call_output(result, defects);
+                    self.offer(session, key, "tools/call", &result, round > 0);
+                    return Ok(result);
                 }
                 Shape::InputRequired(result) => {
-                    request = mrtr::retry_params(&params, &result, input, defects)?;
-                    if let Some(state) = result.get("requestState") {
-                        if defects.state_on_fresh_request {
-                            *lock(&modern.last_state) = Some(state.clone());
-                        }
-                    }
-                    reuse = defects.reuse_id_on_retry.then_some(id);
+                    request = mrtr::retry_params(&params, &result, input)?;
                 }
             }
         }
@@ -163,29 +104,53 @@ impl Client {
         )))
     }
 
-    /// Sends `server/discover` and returns the `DiscoverResult` as received. Only a modern-era
-    /// connection can: in the legacy era this is `unsupported_op`.
-    pub async fn discover(&self) -> Result<Value, Error> {
-        let Some(modern) = &self.modern else {
-            return Err(Error::new(
-                ErrorKind::UnsupportedOp,
-                "server/discover is a modern-era request; this connection speaks the legacy era",
-            ));
-        };
-        let defects = &self.session.options().defects;
+    /// Sends `server/discover` and returns the `DiscoverResult` as received.
+    pub(crate) async fn discover(&self, session: &Session) -> Result<Value, Error> {
         let cancel = pin!(pending::<()>());
-        let (result, _) = self
-            .modern_request(
-                modern,
-                "server/discover",
-                &json!({}),
-                &json!({}),
-                cancel,
-                None,
-            )
+        let (Shape::Complete(result) | Shape::InputRequired(result)) = self
+            .request(session, "server/discover", &json!({}), &json!({}), cancel)
             .await?;
-        let (Shape::Complete(result) | Shape::InputRequired(result)) =
-            mrtr::shape(result, "server/discover", false, defects)?;
         Ok(result)
+    }
+
+    /// Sends `method` with `params` plus fresh `_meta`; on -32022 switches to a version both
+    /// sides speak and sends it again (new id). Returns the result by its `resultType`, of
+    /// which only `tools/call` may be `input_required`.
+    async fn request<C: Future<Output = ()>>(
+        &self,
+        session: &Session,
+        method: &str,
+        params: &Value,
+        capabilities: &Value,
+        mut cancel: Pin<&mut C>,
+    ) -> Result<Shape, Error> {
+        let seams = session.seams();
+        let may_require_input = method == "tools/call";
+        let mut tried: Vec<String> = Vec::new();
+        loop {
+            let version = lock(&self.version).clone();
+            let full = meta::with_meta(params.clone(), &version, capabilities);
+            let error = match session.start(method, full)?.wait(cancel.as_mut()).await {
+                Ok(result) => {
+                    return seams
+                        .result_shape(result, |r| mrtr::shape(r, method, may_require_input));
+                }
+                Err(e) if e.code == Some(UNSUPPORTED_PROTOCOL_VERSION) => e,
+                Err(e) => return Err(e),
+            };
+            tried.push(version);
+            let Some(next) = seams.retry_version(&error, &tried, next_version) else {
+                return Err(no_common_version(error));
+            };
+            use_version(session, &next);
+            *lock(&self.version) = next;
+        }
+    }
+
+    /// Offers a complete result to the cache, which keeps it for as long as it may be reused.
+    fn offer(&self, session: &Session, key: String, method: &str, result: &Value, retry: bool) {
+        let lifetime = cache::lifetime(method, result, retry);
+        let lifetime = session.seams().cache_lifetime(method, retry, lifetime);
+        lock(&self.cache).store(key, result, lifetime);
     }
 }

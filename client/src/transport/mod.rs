@@ -54,10 +54,18 @@ impl Transport {
         }
     }
 
-    /// The handshake is complete: HTTP may now open its standalone server stream.
+    /// The handshake is complete: HTTP may now open its standalone server stream (legacy era
+    /// only).
     pub(crate) fn listen(&self) {
         if let Transport::Http(t) = self {
             t.listen();
+        }
+    }
+
+    /// Opens HTTP's standalone server stream whatever the era (if the options allow one).
+    pub(crate) fn open_server_stream(&self) {
+        if let Transport::Http(t) = self {
+            t.open_server_stream();
         }
     }
 
@@ -88,15 +96,16 @@ impl Transport {
         }
     }
 
-    /// Ends the connection, giving the server `grace` before each escalation step. Idempotent.
-    pub(crate) async fn shutdown(&self, grace: Duration, defects: &Defects) {
+    /// Ends the connection, giving the server `grace` before each escalation step (`seams`:
+    /// the shutdown seam). Idempotent.
+    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Defects) {
         match self {
-            Transport::Stdio(t) => t.shutdown(grace, defects).await,
-            Transport::Http(t) => t.shutdown(grace, defects).await,
+            Transport::Stdio(t) => t.shutdown(grace, seams).await,
+            Transport::Http(t) => t.shutdown(grace, seams).await,
         }
     }
 
-    /// Walks away without cleaning up (only for the `leak-on-handshake-failure` defect).
+    /// Walks away without cleaning up, leaving the server running.
     pub(crate) async fn abandon(&self) {
         match self {
             Transport::Stdio(t) => t.abandon().await,

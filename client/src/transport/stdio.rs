@@ -4,8 +4,8 @@
 //! the child's stdin, a reader that feeds stdout to the router, and a drain that forwards stderr
 //! to our own stderr prefixed `[server] `. The writer gathers whatever is queued into one
 //! write, so many requests in flight cost one system call rather than one each. Shutdown
-//! closes stdin, then escalates to SIGTERM and SIGKILL after a grace period each, and always
-//! reaps the child.
+//! closes stdin, then escalates to SIGTERM and SIGKILL after a grace period each
+//! ([`ESCALATION`]), and always reaps the child.
 //!
 //! The reader cuts stdout with the size-capped [`LineFramer`]. A line that cannot be used (too
 //! long, not JSON, not UTF-8, not JSON-RPC) is reported on stderr and skipped, and reading goes
@@ -41,6 +41,25 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// The longest line of the server's stderr forwarded whole (the rest of a longer one is cut).
 const STDERR_LINE: usize = 16 * 1024;
+
+/// One step of stopping the server; after each but the last it gets a grace period to exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// Close its stdin (after flushing what is queued, within the grace period).
+    CloseStdin,
+    /// Send it a signal.
+    Signal(Signal),
+    /// Walk away, leaving it running.
+    LeaveRunning,
+}
+
+/// How a server is stopped: stdin closed, then SIGTERM, then SIGKILL; after SIGKILL the child
+/// is waited for however long it takes, and reaped.
+pub(crate) const ESCALATION: &[Stop] = &[
+    Stop::CloseStdin,
+    Stop::Signal(Signal::SIGTERM),
+    Stop::Signal(Signal::SIGKILL),
+];
 
 /// The sending end of the writer task's queue; `None` once stdin is being closed.
 struct Outbound(Mutex<Option<mpsc::UnboundedSender<String>>>);
@@ -84,13 +103,13 @@ impl StdioTransport {
         router: Arc<Router>,
         options: &ClientOptions,
     ) -> Result<Self, Error> {
-        let defects = &options.defects;
+        let seams = &options.defects;
         let mut child = Command::new(&command.program)
             .args(&command.args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
-            .kill_on_drop(!defects.leaves_child_behind())
+            .kill_on_drop(seams.kill_on_drop())
             .spawn()
             .map_err(|e| {
                 Error::closed(format!(
@@ -104,17 +123,16 @@ impl StdioTransport {
             return Err(Error::closed("the server's pipes were not set up"));
         };
         let (tx, rx) = mpsc::unbounded_channel();
-        if defects.garbage_to_server {
-            let _ = tx.send("hello from a broken client\n".to_owned());
+        if let Some(line) = seams.first_line() {
+            let _ = tx.send(line.to_owned());
         }
         let outbound = Arc::new(Outbound(Mutex::new(Some(tx))));
         let writer = tokio::spawn(write_lines(stdin, rx));
-        let report_exit = !defects.ignore_server_exit;
         let reader = tokio::spawn(read_messages(
             stdout,
             router,
             Arc::clone(&outbound),
-            report_exit,
+            *seams,
             options.max_message_bytes,
         ));
         tokio::spawn(drain_stderr(stderr));
@@ -132,39 +150,35 @@ impl StdioTransport {
         self.outbound.send(message)
     }
 
-    pub(crate) async fn shutdown(&self, grace: Duration, defects: &Defects) {
+    /// Stops the server step by step (see [`ESCALATION`]; `seams`: the shutdown seam).
+    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Defects) {
         let mut guard = self.process.lock().await;
         let Some(mut p) = guard.take() else {
             return;
         };
-        if defects.kill_first {
-            signal(&p.child, Signal::SIGKILL);
-            self.outbound.close();
-            let _ = p.child.wait().await;
-            p.reader.abort();
-            return;
+        let steps = seams.escalation(ESCALATION);
+        for (i, step) in steps.iter().enumerate() {
+            let deadline = Instant::now() + grace;
+            match step {
+                Stop::CloseStdin => {
+                    // The writer flushes what is queued, but not past the grace period.
+                    self.outbound.close();
+                    if timeout_at(deadline, &mut p.writer).await.is_err() {
+                        p.writer.abort();
+                    }
+                }
+                Stop::Signal(sig) => signal(&p.child, *sig),
+                Stop::LeaveRunning => return leave_running(p),
+            }
+            if i + 1 == steps.len() {
+                let _ = p.child.wait().await;
+                break;
+            }
+            if exited_by(&mut p.child, deadline).await {
+                break;
+            }
         }
-        // Close stdin: let the writer flush what is queued, but not past the first grace.
-        let deadline = Instant::now() + grace;
         self.outbound.close();
-        if timeout_at(deadline, &mut p.writer).await.is_err() {
-            p.writer.abort();
-        }
-        if exited_by(&mut p.child, deadline).await {
-            return p.reader.abort();
-        }
-        if defects.no_sigterm {
-            return leave_running(p);
-        }
-        signal(&p.child, Signal::SIGTERM);
-        if exited_by(&mut p.child, Instant::now() + grace).await {
-            return p.reader.abort();
-        }
-        if defects.no_sigkill {
-            return leave_running(p);
-        }
-        signal(&p.child, Signal::SIGKILL);
-        let _ = p.child.wait().await;
         p.reader.abort();
     }
 
@@ -198,7 +212,7 @@ fn signal(child: &Child, sig: Signal) {
     }
 }
 
-/// Forgets the child without signalling or reaping it (deliberate defects only).
+/// Forgets the child without signalling or reaping it.
 fn leave_running(p: Process) {
     p.reader.abort();
     std::mem::forget(p.child);
@@ -240,7 +254,7 @@ async fn read_messages(
     mut stdout: ChildStdout,
     router: Arc<Router>,
     outbound: Arc<Outbound>,
-    report_exit: bool,
+    seams: Defects,
     max: usize,
 ) {
     let mut framer = LineFramer::new(max);
@@ -271,9 +285,7 @@ async fn read_messages(
              ({len} bytes without a newline); dropped"
         );
     }
-    if report_exit {
-        router.close("the server closed its stdout");
-    }
+    seams.server_exited(&router, "the server closed its stdout");
 }
 
 /// Hands one line to the router (sending back its reply), or refuses it.

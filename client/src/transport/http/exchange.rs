@@ -36,7 +36,7 @@ const STREAM_MAX_DELAY: Duration = Duration::from_secs(30);
 
 /// The body kinds a POST answer may have.
 #[derive(Debug, PartialEq)]
-enum Body {
+pub(crate) enum Body {
     Json,
     EventStream,
     Other(String),
@@ -95,8 +95,8 @@ async fn exchange(
 ) -> Result<(), Error> {
     let initialize = method == "initialize";
     let what = format!("the {method} POST (request {id})");
-    let (post, session) = shared.post(body, initialize);
-    let sent = post.headers(mirror).send().await;
+    let (sent, session) = shared.send(shared.post(body, initialize).headers(mirror));
+    let sent = sent.await;
     drop(begun);
     let reply = sent.map_err(|e| security::send_error(&e, &what))?;
     if shared.modern.load(std::sync::atomic::Ordering::Relaxed) && !reply.status().is_success() {
@@ -106,11 +106,7 @@ async fn exchange(
         shared.keep_session_id(reply.headers());
     }
     shared.check_status(reply.status(), session.as_ref(), &what)?;
-    let body = match body_kind(reply.headers()) {
-        Body::Other(_) if shared.defects.lenient_content_type => Body::Json,
-        body => body,
-    };
-    match body {
+    match shared.seams.reply_body(body_kind(reply.headers())) {
         Body::Json => {
             let bytes = read_body(reply, shared.max_message_bytes, &what).await?;
             let message = jsonrpc::classify(&bytes)
@@ -124,9 +120,6 @@ async fn exchange(
                 ))),
             }
         }
-        Body::EventStream if shared.defects.json_only => Err(Error::invalid(format!(
-            "{what} was answered with an SSE stream (json-only defect)"
-        ))),
         Body::EventStream => read_stream(shared, reply, id, &what).await,
         Body::Other(got) => Err(Error::invalid(format!(
             "{what} was answered with {got}; expected application/json or text/event-stream"
@@ -186,9 +179,9 @@ fn stream_error(e: SseError<reqwest::Error>, what: &str) -> Error {
 /// POSTs a notification or an answer to a server request and waits for its (202) reply,
 /// at most the request timeout. Failures can only be reported on stderr.
 pub(super) async fn post_message(shared: &Shared, body: String) {
-    let (post, session) = shared.post(body, false);
+    let (sent, session) = shared.send(shared.post(body, false));
     let what = "a notification or reply POST";
-    let outcome = match tokio::time::timeout(shared.request_timeout, post.send()).await {
+    let outcome = match tokio::time::timeout(shared.request_timeout, sent).await {
         Ok(Ok(reply)) => shared.check_status(reply.status(), session.as_ref(), what),
         Ok(Err(e)) => Err(security::send_error(&e, what)),
         Err(_) => Err(Error::closed(format!("no answer to {what} in time"))),
@@ -200,9 +193,10 @@ pub(super) async fn post_message(shared: &Shared, body: String) {
 
 /// Ends the session with `DELETE`; 405 means the server does not allow it, which is fine.
 pub(super) async fn delete_session(shared: &Shared, grace: Duration) {
-    let (delete, _) = shared.decorate(shared.http.delete(shared.url.clone()), false);
+    let delete = shared.decorate(shared.http.delete(shared.url.clone()), false);
+    let (sent, _) = shared.send(delete);
     let what = "the session DELETE";
-    match tokio::time::timeout(grace, delete.send()).await {
+    match tokio::time::timeout(grace, sent).await {
         Ok(Ok(reply)) if reply.status() == StatusCode::METHOD_NOT_ALLOWED => {}
         Ok(Ok(reply)) if reply.status().is_success() => {}
         Ok(Ok(reply)) => eprintln!(
@@ -255,11 +249,12 @@ async fn listen_once(
         .http
         .get(shared.url.clone())
         .header(header::ACCEPT, "text/event-stream");
-    let (mut get, session) = shared.decorate(get, false);
+    let mut get = shared.decorate(get, false);
     if let Some(id) = last_event_id {
         get = get.header(LAST_EVENT_ID, id.clone());
     }
-    let reply = match get.send().await {
+    let (sent, session) = shared.send(get);
+    let reply = match sent.await {
         Ok(reply) => reply,
         Err(e) => {
             eprintln!("mcp-harness-client: {}", security::send_error(&e, what));

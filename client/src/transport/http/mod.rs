@@ -34,12 +34,15 @@ mod exchange;
 mod modern;
 mod security;
 
+pub(crate) use exchange::Body;
+
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{RequestBuilder, StatusCode, Url};
+use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
 use tokio::sync::oneshot::error::TryRecvError;
 use tokio::sync::{mpsc, oneshot};
@@ -79,9 +82,10 @@ enum Item {
 struct Shared {
     http: reqwest::Client,
     url: Url,
-    /// `Bearer …`, marked sensitive; `None` without a token (or with the `no-bearer` defect).
+    /// `Bearer …`, marked sensitive; `None` without a token.
     authorization: Option<HeaderValue>,
-    defects: Defects,
+    /// The seams a deliberate defect may bend (see [`crate::defects`]).
+    seams: Defects,
     request_timeout: Duration,
     /// The cap on a JSON body or an SSE event, in bytes.
     max_message_bytes: usize,
@@ -113,53 +117,53 @@ impl Shared {
     }
 
     /// Adds the authorization, session and version headers to a request. `initialize` gets
-    /// only the authorization. Returns the session id that was attached, if any.
-    fn decorate(
-        &self,
-        mut request: RequestBuilder,
-        initialize: bool,
-    ) -> (RequestBuilder, Option<HeaderValue>) {
+    /// only the authorization.
+    fn decorate(&self, mut request: RequestBuilder, initialize: bool) -> RequestBuilder {
         if let Some(auth) = &self.authorization {
             request = request.header(header::AUTHORIZATION, auth.clone());
         }
         if initialize {
-            return (request, None);
+            return request;
         }
-        let session = match self.defects.no_session_id {
-            true => None,
-            false => lock(&self.session_id).clone(),
-        };
-        if let Some(id) = &session {
-            request = request.header(SESSION_ID, id.clone());
+        if let Some(id) = lock(&self.session_id).clone() {
+            request = request.header(SESSION_ID, id);
         }
-        let version = lock(&self.protocol_version).clone();
-        if let (Some(v), false) = (version, self.defects.no_protocol_version_header) {
-            request = request.header(PROTOCOL_VERSION, v);
+        if let Some(version) = lock(&self.protocol_version).clone() {
+            request = request.header(PROTOCOL_VERSION, version);
         }
-        (request, session)
+        request
     }
 
     /// A POST of one JSON-RPC message.
-    fn post(&self, body: String, initialize: bool) -> (RequestBuilder, Option<HeaderValue>) {
+    fn post(&self, body: String, initialize: bool) -> RequestBuilder {
         let request = self
             .http
             .post(self.url.clone())
-            .header(
-                header::CONTENT_TYPE,
-                match self.defects.text_plain_body {
-                    true => "text/plain",
-                    false => "application/json",
-                },
-            )
-            .header(
-                header::ACCEPT,
-                match self.defects.accept_json_only {
-                    true => "application/json",
-                    false => "application/json, text/event-stream",
-                },
-            )
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
             .body(body);
         self.decorate(request, initialize)
+    }
+
+    /// Sends `request` as built, through the seam on what is sent; also returns the session id
+    /// it carried, if any.
+    fn send(
+        &self,
+        request: RequestBuilder,
+    ) -> (
+        impl Future<Output = reqwest::Result<Response>> + use<>,
+        Option<HeaderValue>,
+    ) {
+        let built = request.build().map(|mut request| {
+            self.seams.http_request(&mut request);
+            request
+        });
+        let session = built
+            .as_ref()
+            .ok()
+            .and_then(|r| r.headers().get(SESSION_ID).cloned());
+        let http = self.http.clone();
+        (async move { http.execute(built?).await }, session)
     }
 
     /// Keeps the session id of an `initialize` answer (or forgets the old one if none came).
@@ -223,11 +227,11 @@ impl HttpTransport {
         options: &ClientOptions,
         router: Arc<Router>,
     ) -> Result<Self, Error> {
-        let defects = options.defects;
-        let url = security::check_url(url, &defects)?;
-        let client = security::http_client(&url, &http.ca_files, &defects)?;
-        let authorization = match (&http.bearer_token, defects.no_bearer) {
-            (Some(token), false) => {
+        let seams = options.defects;
+        let url = seams.server_url(url, security::check_url)?;
+        let client = security::http_client(&url, &http.ca_files, &seams)?;
+        let authorization = match &http.bearer_token {
+            Some(token) => {
                 let mut value = HeaderValue::try_from(format!("Bearer {}", token.secret()))
                     .map_err(|_| {
                         Error::closed("the bearer token holds characters not allowed in a header")
@@ -235,14 +239,14 @@ impl HttpTransport {
                 value.set_sensitive(true);
                 Some(value)
             }
-            _ => None,
+            None => None,
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             http: client,
             url,
             authorization,
-            defects,
+            seams,
             request_timeout: options.request_timeout,
             max_message_bytes: options.max_message_bytes,
             router,
@@ -270,7 +274,7 @@ impl HttpTransport {
                 method: method.to_owned(),
                 body,
                 mirror: match self.is_modern() {
-                    true => modern::mirrored_headers(message, &self.shared.defects),
+                    true => modern::mirrored_headers(message),
                     false => HeaderMap::new(),
                 },
             },
@@ -300,9 +304,12 @@ impl HttpTransport {
 
     pub(crate) fn listen(&self) {
         // The modern era has no standalone GET stream.
-        if self.is_modern() && !self.shared.defects.get_stream_in_modern {
-            return;
+        if !self.is_modern() {
+            self.open_server_stream();
         }
+    }
+
+    pub(crate) fn open_server_stream(&self) {
         if self.listen {
             let _ = self.shared.enqueue(Item::Listen);
         }
@@ -312,7 +319,7 @@ impl HttpTransport {
         self.shared.session_lost.swap(false, Ordering::Relaxed)
     }
 
-    pub(crate) async fn shutdown(&self, grace: Duration, defects: &Defects) {
+    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Defects) {
         let Some(mut dispatcher) = self.dispatcher.lock().await.take() else {
             return;
         };
@@ -322,7 +329,7 @@ impl HttpTransport {
             dispatcher.abort();
         }
         let has_session = lock(&self.shared.session_id).is_some();
-        if has_session && !defects.no_delete {
+        if seams.delete_on_close(has_session) {
             exchange::delete_session(&self.shared, grace).await;
         }
         lock(&self.shared.session_id).take();

@@ -11,7 +11,6 @@ use reqwest::Response;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
 
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
@@ -22,14 +21,12 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 /// The `Mcp-Method` header of every request, and `Mcp-Name` for `tools/call` and `prompts/get`
 /// (`params.name`) and `resources/read` (`params.uri`).
-pub(super) fn mirrored_headers(message: &Value, defects: &Defects) -> HeaderMap {
+pub(super) fn mirrored_headers(message: &Value) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let Some(method) = message.get("method").and_then(Value::as_str) else {
         return headers;
     };
-    if !defects.no_mcp_method_header {
-        headers.insert(MCP_METHOD, header_value(method));
-    }
+    headers.insert(MCP_METHOD, header_value(method));
     let source = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
@@ -39,7 +36,7 @@ pub(super) fn mirrored_headers(message: &Value, defects: &Defects) -> HeaderMap 
         .get("params")
         .and_then(|p| p.get(source))
         .and_then(Value::as_str);
-    if let (Some(name), false) = (name, defects.no_mcp_name_header) {
+    if let Some(name) = name {
         headers.insert(MCP_NAME, header_value(name));
     }
     headers
@@ -128,15 +125,14 @@ mod tests {
 
     #[test]
     fn names_are_mirrored_plain_or_encoded() {
-        let d = Defects::default();
         let call = json!({"method":"tools/call","params":{"name":"get_weather"}});
-        let h = mirrored_headers(&call, &d);
+        let h = mirrored_headers(&call);
         assert_eq!(h["mcp-method"], "tools/call");
         assert_eq!(h["mcp-name"], "get_weather");
         let read = json!({"method":"resources/read","params":{"uri":"file:///a b"}});
-        assert_eq!(mirrored_headers(&read, &d)["mcp-name"], "file:///a b");
+        assert_eq!(mirrored_headers(&read)["mcp-name"], "file:///a b");
         let list = json!({"method":"tools/list","params":{"name":"x"}});
-        let h = mirrored_headers(&list, &d);
+        let h = mirrored_headers(&list);
         assert_eq!(h["mcp-method"], "tools/list");
         assert!(h.get("mcp-name").is_none());
         for (text, encoded) in [
@@ -147,12 +143,6 @@ mod tests {
         ] {
             assert_eq!(header_value(text), encoded, "{text:?}");
         }
-        let off = Defects {
-            no_mcp_method_header: true,
-            no_mcp_name_header: true,
-            ..d
-        };
-        assert!(mirrored_headers(&call, &off).is_empty());
     }
 
     #[test]

@@ -53,10 +53,7 @@ impl std::error::Error for RedirectRefused {}
 /// The redirect policy (see the module doc): follow a same-origin 307/308, stop (leaving the
 /// 3xx to be reported as `http_status`) at a same-origin 301/302/303 or after too many hops,
 /// refuse any other origin.
-fn redirect_policy(defects: &Defects) -> reqwest::redirect::Policy {
-    if defects.follow_redirects {
-        return reqwest::redirect::Policy::limited(10);
-    }
+fn redirect_policy() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let status = attempt.status().as_u16();
         let origin = attempt.previous().first().map(Url::origin);
@@ -81,13 +78,13 @@ fn redirect_policy(defects: &Defects) -> reqwest::redirect::Policy {
 }
 
 /// Parses `text` and applies the URL policy (see the module doc).
-pub(super) fn check_url(text: &str, defects: &Defects) -> Result<Url, Error> {
+pub(super) fn check_url(text: &str) -> Result<Url, Error> {
     let insecure = |why: String| Error::new(ErrorKind::InsecureUrl, why);
     let url = Url::parse(text)
         .map_err(|e| insecure(format!("the server URL {text:?} does not parse: {e}")))?;
     match url.scheme() {
         "https" => Ok(url),
-        "http" if is_loopback(&url) || defects.allow_insecure_http => Ok(url),
+        "http" if is_loopback(&url) => Ok(url),
         "http" => Err(insecure(format!(
             "refusing plain http:// to {:?}: only loopback hosts (127.0.0.0/8, ::1, localhost) \
              may be reached without TLS; use https://",
@@ -115,7 +112,7 @@ fn is_loopback(url: &Url) -> bool {
 pub(super) fn http_client(
     url: &Url,
     ca_files: &[PathBuf],
-    defects: &Defects,
+    seams: &Defects,
 ) -> Result<reqwest::Client, Error> {
     // Plain loopback HTTP never meets a certificate, so it does not need the roots loaded.
     let roots = match url.scheme() {
@@ -130,7 +127,7 @@ pub(super) fn http_client(
         .with_no_client_auth();
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
-        .redirect(redirect_policy(defects))
+        .redirect(seams.redirects(redirect_policy()))
         .no_proxy()
         .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -237,7 +234,6 @@ mod tests {
 
     #[test]
     fn the_url_policy_is_applied_without_traffic() {
-        let strict = Defects::default();
         for ok in [
             "https://example.invalid/mcp",
             "http://127.0.0.1:8080/mcp",
@@ -246,7 +242,7 @@ mod tests {
             "http://localhost:1/mcp",
             "http://LocalHost/mcp",
         ] {
-            assert!(check_url(ok, &strict).is_ok(), "{ok}");
+            assert!(check_url(ok).is_ok(), "{ok}");
         }
         for bad in [
             "http://example.invalid/mcp",
@@ -258,15 +254,9 @@ mod tests {
             "not a url",
             "",
         ] {
-            let e = check_url(bad, &strict).unwrap_err();
+            let e = check_url(bad).unwrap_err();
             assert_eq!(e.kind, ErrorKind::InsecureUrl, "{bad}");
         }
-        let lax = Defects {
-            allow_insecure_http: true,
-            ..Defects::default()
-        };
-        assert!(check_url("http://example.invalid/mcp", &lax).is_ok());
-        assert!(check_url("ftp://example.invalid/mcp", &lax).is_err());
     }
 
     #[test]

@@ -1,11 +1,13 @@
-//! The `initialize` exchange: what we offer, and which answers we accept.
+//! The `initialize` handshake of the legacy era: what we offer, which answers we accept, and
+//! the exchange itself ([`exchange`]).
 //!
-//! Pure functions, so the acceptance rules (a JSON-RPC error is `handshake_failed`, a bad
-//! negotiated version is `unsupported_version`) are tested without a server.
+//! The acceptance rules (a JSON-RPC error is `handshake_failed`, a bad negotiated version is
+//! `unsupported_version`) are pure functions, tested without a server.
+
+pub(crate) mod exchange;
 
 use serde_json::{Value, json};
 
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
 
 /// Protocol versions this client can speak, oldest first.
@@ -32,9 +34,14 @@ impl Handshake {
         self.result.get("serverInfo")
     }
 
-    /// The whole `initialize` result as received (`null` if a defect accepted an error).
+    /// The whole `initialize` result as received.
     pub fn result(&self) -> &Value {
         &self.result
+    }
+
+    /// A handshake whose result is taken as received.
+    pub(crate) fn received(result: Value) -> Self {
+        Handshake { result }
     }
 }
 
@@ -48,14 +55,9 @@ pub(crate) fn initialize_params(offered_version: &str) -> Value {
 }
 
 /// Judges the answer to `initialize`.
-pub(crate) fn accept(outcome: Result<Value, Error>, defects: &Defects) -> Result<Handshake, Error> {
+pub(crate) fn accept(outcome: Result<Value, Error>) -> Result<Handshake, Error> {
     let result = match outcome {
         Ok(result) => result,
-        Err(e) if e.kind == ErrorKind::ProtocolError && defects.ignore_initialize_error => {
-            return Ok(Handshake {
-                result: Value::Null,
-            });
-        }
         Err(e) if e.kind == ErrorKind::ProtocolError => {
             return Err(Error {
                 message: format!("initialize was refused: {}", e.message),
@@ -71,7 +73,7 @@ pub(crate) fn accept(outcome: Result<Value, Error>, defects: &Defects) -> Result
     }
     let version = result.get("protocolVersion").and_then(Value::as_str);
     let supported = version.is_some_and(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(&v));
-    if !supported && !defects.accept_any_version {
+    if !supported {
         let got = result.get("protocolVersion").unwrap_or(&Value::Null);
         return Err(Error::new(
             ErrorKind::UnsupportedVersion,
@@ -110,10 +112,9 @@ mod tests {
 
     #[test]
     fn accepts_supported_versions_only() {
-        let ok = accept(
-            Ok(json!({"protocolVersion":"2025-06-18","serverInfo":{"name":"s"}})),
-            &Defects::default(),
-        )
+        let ok = accept(Ok(
+            json!({"protocolVersion":"2025-06-18","serverInfo":{"name":"s"}}),
+        ))
         .unwrap();
         assert_eq!(ok.protocol_version(), Some("2025-06-18"));
         assert_eq!(ok.server_info(), Some(&json!({"name":"s"})));
@@ -124,31 +125,17 @@ mod tests {
             json!({"protocolVersion": 2025}),
             json!({"protocolVersion": "1999-01-01"}),
         ] {
-            let e = accept(Ok(bad.clone()), &Defects::default()).unwrap_err();
+            let e = accept(Ok(bad.clone())).unwrap_err();
             assert_eq!(e.kind, ErrorKind::UnsupportedVersion, "{bad}");
-            let lax = Defects {
-                accept_any_version: true,
-                ..Defects::default()
-            };
-            assert!(accept(Ok(bad), &lax).is_ok());
         }
     }
 
     #[test]
     fn json_rpc_error_is_handshake_failed_with_code() {
-        let e = accept(Err(rpc_error()), &Defects::default()).unwrap_err();
+        let e = accept(Err(rpc_error())).unwrap_err();
         assert_eq!(e.kind, ErrorKind::HandshakeFailed);
         assert_eq!(e.code, Some(-32602));
-        let lax = Defects {
-            ignore_initialize_error: true,
-            ..Defects::default()
-        };
-        let h = accept(Err(rpc_error()), &lax).unwrap();
-        assert_eq!(h.protocol_version(), None);
         let timeout = Error::new(ErrorKind::Timeout, "slow");
-        assert_eq!(
-            accept(Err(timeout), &lax).unwrap_err().kind,
-            ErrorKind::Timeout
-        );
+        assert_eq!(accept(Err(timeout)).unwrap_err().kind, ErrorKind::Timeout);
     }
 }

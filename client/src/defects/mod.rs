@@ -1,159 +1,188 @@
 //! Deliberate defects, switched on one by one so the harness can prove each of its checks fails.
 //!
-//! A check that has never been seen failing proves nothing. Each field below breaks the client
+//! A check that has never been seen failing proves nothing. Each flag below breaks the client
 //! in exactly one way that one check exists to catch. All are off by default; the driver turns
 //! them on with `--defect NAME`. Nothing but the harness's self-tests should use them.
+//!
+//! The rest of the client is written as a correct client: no module outside this one reads a
+//! flag (the fields are private to it). A defect bends the client only at one of a few named
+//! seams, each a decision point the correct code hands over before acting, and each in a file
+//! of its own here:
+//!
+//! | seam | file | decision |
+//! |---|---|---|
+//! | what is sent | `sent.rs` | ids, each JSON-RPC message as written, HTTP request headers |
+//! | what is read | `read.rs` | server requests, server exit, content types, results |
+//! | version acceptance | `versions.rs` | the `initialize` answer, the version header, -32022 retries |
+//! | era fallback | `era.rs` | probing, falling back, the era cache, the GET stream |
+//! | cursor handling | `listing.rs` | the listing rules (repeated cursors, duplicate names, pages) |
+//! | result cache | `cache.rs` | how long a result may be reused |
+//! | giving up | `giving_up.rs` | timeouts, cancellation, how the server is told |
+//! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
+//! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
+//!
+//! With every flag off each seam returns the correct decision unchanged.
+
+pub(crate) mod cache;
+pub(crate) mod era;
+pub(crate) mod giving_up;
+pub(crate) mod listing;
+pub(crate) mod read;
+pub(crate) mod sent;
+pub(crate) mod shutdown;
+pub(crate) mod tls;
+pub(crate) mod versions;
 
 /// Switches for deliberate misbehaviour; `Default` is a correct client (all off).
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Defects {
     /// Never send `notifications/initialized` (breaks: initialized is sent after the handshake).
-    pub skip_initialized: bool,
+    skip_initialized: bool,
     /// Send `notifications/initialized` only after the first other request is written
     /// (breaks: initialized comes before any other request).
-    pub late_initialized: bool,
+    late_initialized: bool,
     /// Accept an empty, missing or unsupported negotiated version (breaks: unsupported_version).
-    pub accept_any_version: bool,
+    accept_any_version: bool,
     /// Treat a JSON-RPC error answering `initialize` as success (breaks: handshake_failed).
-    pub ignore_initialize_error: bool,
+    ignore_initialize_error: bool,
     /// Do not reject repeated cursors; stop after 50 pages instead (breaks: repeated_cursor).
-    pub no_cursor_check: bool,
+    no_cursor_check: bool,
     /// Do not reject duplicate tool names (breaks: duplicate_tool_name).
-    pub allow_duplicate_names: bool,
+    allow_duplicate_names: bool,
     /// Ignore `nextCursor` and return the first page only (breaks: pagination is followed).
-    pub first_page_only: bool,
+    first_page_only: bool,
     /// Append an `x` to every cursor sent (breaks: the cursor is sent back exactly as received).
-    pub mangle_cursor: bool,
+    mangle_cursor: bool,
     /// Ignore `structuredContent` and return text blocks (breaks: structured output preferred).
-    pub text_only: bool,
+    text_only: bool,
     /// Treat an `isError: true` result as success (breaks: tool_error).
-    pub ignore_is_error: bool,
+    ignore_is_error: bool,
     /// Report a JSON-RPC error answering `tools/call` as an empty text success
     /// (breaks: protocol_error on a call, no empty success for a failure).
-    pub rpc_error_as_empty: bool,
+    rpc_error_as_empty: bool,
     /// Never time out a request (breaks: timeout).
-    pub no_timeout: bool,
+    no_timeout: bool,
     /// Never send `notifications/cancelled` (breaks: cancellation is announced to the server).
-    pub no_cancel_notification: bool,
+    no_cancel_notification: bool,
     /// Ignore the caller's cancellation (breaks: cancelled).
-    pub ignore_cancel: bool,
+    ignore_cancel: bool,
     /// On shutdown close stdin and wait, then leave the child running
     /// (breaks: SIGTERM escalation, no orphan).
-    pub no_sigterm: bool,
+    no_sigterm: bool,
     /// On shutdown close stdin, wait, SIGTERM, wait, then leave the child
     /// (breaks: SIGKILL escalation, no orphan).
-    pub no_sigkill: bool,
+    no_sigkill: bool,
     /// On shutdown SIGKILL the child at once (breaks: stdin is closed first, graceful exit).
-    pub kill_first: bool,
+    kill_first: bool,
     /// When the handshake fails, leave the child running (breaks: cleanup after a failed handshake).
-    pub leak_on_handshake_failure: bool,
+    leak_on_handshake_failure: bool,
     /// Shut the connection down after any failed `tools/call`
     /// (breaks: a failed request leaves the connection usable).
-    pub close_on_error: bool,
+    close_on_error: bool,
     /// Use id 1 for every request (breaks: request ids are unique).
-    pub reuse_ids: bool,
+    reuse_ids: bool,
     /// Put an `id` on notifications (breaks: notifications carry no id).
-    pub id_on_notifications: bool,
+    id_on_notifications: bool,
     /// Send `notifications/cancelled` for a timed-out `initialize` (breaks: initialize is never cancelled).
-    pub cancel_initialize: bool,
+    cancel_initialize: bool,
     /// Write a line that is not JSON to the server before anything else
     /// (breaks: every line is a JSON-RPC message).
-    pub garbage_to_server: bool,
+    garbage_to_server: bool,
     /// Do not fail pending requests when the server's stdout closes; they wait for their
     /// timeout instead (breaks: a server exit is reported as transport_closed).
-    pub ignore_server_exit: bool,
+    ignore_server_exit: bool,
     /// Keep only `name`, `description` and `inputSchema` of each tool (breaks: tools are
     /// passed through as received).
-    pub normalize_tools: bool,
+    normalize_tools: bool,
     /// Join the text blocks of a result into one string (breaks: text blocks in order).
-    pub join_text: bool,
+    join_text: bool,
     /// Send `tools/call` with empty `arguments` (breaks: the call carries its arguments).
-    pub drop_arguments: bool,
+    drop_arguments: bool,
     /// HTTP: never send `Mcp-Session-Id` (breaks: the session id is sent on every later request).
-    pub no_session_id: bool,
+    no_session_id: bool,
     /// HTTP: never send `MCP-Protocol-Version` (breaks: the negotiated version is sent on every
     /// request after initialization).
-    pub no_protocol_version_header: bool,
+    no_protocol_version_header: bool,
     /// HTTP: send no `DELETE` on close (breaks: the session is deleted with its id).
-    pub no_delete: bool,
+    no_delete: bool,
     /// HTTP: allow plain `http://` to a host that is not loopback (breaks: insecure_url).
-    pub allow_insecure_http: bool,
+    allow_insecure_http: bool,
     /// HTTP: treat an SSE reply as invalid_response (breaks: both JSON and SSE replies parsed).
-    pub json_only: bool,
+    json_only: bool,
     /// HTTP: do not send the caller's bearer token (breaks: `Authorization: Bearer` is sent).
-    pub no_bearer: bool,
+    no_bearer: bool,
     /// HTTP: send `Accept: application/json` only (breaks: every POST accepts JSON and SSE).
-    pub accept_json_only: bool,
+    accept_json_only: bool,
     /// HTTP: label POST bodies `text/plain` (breaks: every POST body is application/json).
-    pub text_plain_body: bool,
+    text_plain_body: bool,
     /// Never answer the server's requests, `ping` included (breaks: a ping is answered).
-    pub ignore_server_requests: bool,
+    ignore_server_requests: bool,
     /// HTTP: send the offered version in `MCP-Protocol-Version` instead of the negotiated one
     /// (breaks: the header carries the negotiated version).
-    pub offered_version_header: bool,
+    offered_version_header: bool,
     /// HTTP: after a 404 for the session, go on without a new handshake
     /// (breaks: a new session is started with a fresh initialize).
-    pub no_reinitialize: bool,
+    no_reinitialize: bool,
     /// HTTP: read any answer as JSON whatever its Content-Type (breaks: invalid_response for a
     /// wrong content type).
-    pub lenient_content_type: bool,
+    lenient_content_type: bool,
     /// HTTP: follow every redirect, to any host and scheme, as reqwest does by default
     /// (breaks: a redirect to another host or to plain http:// is refused).
-    pub follow_redirects: bool,
+    follow_redirects: bool,
     /// Modern era: send requests without `_meta` (breaks: every request carries the protocol version and client capabilities in `_meta`).
-    pub no_meta: bool,
+    no_meta: bool,
     /// Modern era: leave `clientInfo` out of `_meta` (breaks: every request carries clientInfo).
-    pub no_client_info: bool,
+    no_client_info: bool,
     /// Modern era: send a multi round-trip retry with the id of the request it retries (breaks: a retry has a new id).
-    pub reuse_id_on_retry: bool,
+    reuse_id_on_retry: bool,
     /// Modern era: append an `x` to the `requestState` echoed on a retry (breaks: requestState echoed exactly).
-    pub alter_request_state: bool,
+    alter_request_state: bool,
     /// Modern era: put the last `requestState` seen on later calls that should carry none, fresh calls and retries of a result without one (breaks: requestState never reused or added).
-    pub state_on_fresh_request: bool,
+    state_on_fresh_request: bool,
     /// Modern era: treat every result as complete whatever its `resultType` (breaks: unknown resultType is invalid, input_required is handled).
-    pub ignore_result_type: bool,
+    ignore_result_type: bool,
     /// Modern/dual era: connect without `server/discover`; dual goes straight to `initialize` (breaks: the era is probed with server/discover first).
-    pub no_discover_probe: bool,
+    no_discover_probe: bool,
     /// Dual era: never fall back to `initialize`; a non-modern answer fails connect (breaks: fallback to the legacy handshake).
-    pub no_fallback: bool,
+    no_fallback: bool,
     /// Dual era: fall back to `initialize` on modern errors too, -32022 included (breaks: a recognised modern error keeps the client modern).
-    pub fallback_on_any_error: bool,
+    fallback_on_any_error: bool,
     /// Dual era: fall back only when the probe is answered with -32601 (breaks: the fallback is not keyed to one error code).
-    pub fallback_on_one_code: bool,
+    fallback_on_one_code: bool,
     /// Modern era: on -32022 report unsupported_version at once (breaks: retry with a mutually supported version).
-    pub no_version_retry: bool,
+    no_version_retry: bool,
     /// Modern era: on -32022 retry with the first listed version, supported or not (breaks: the retry uses a mutually supported version).
-    pub retry_any_version: bool,
+    retry_any_version: bool,
     /// Modern era: keep every cacheable result forever, whatever its `ttlMs` (breaks: ttlMs 0/absent/negative is stale, entries expire).
-    pub ignore_ttl: bool,
+    ignore_ttl: bool,
     /// Modern era: never cache (breaks: a fresh result is reused without traffic).
-    pub no_cache: bool,
+    no_cache: bool,
     /// Modern era: keep the result of a multi round-trip retry and answer the same call from it (breaks: retry results are never cached).
-    pub cache_mrtr_retry: bool,
+    cache_mrtr_retry: bool,
     /// Modern HTTP: no `Mcp-Method` header (breaks: Mcp-Method on every POST).
-    pub no_mcp_method_header: bool,
+    no_mcp_method_header: bool,
     /// Modern HTTP: no `Mcp-Name` header (breaks: Mcp-Name on tools/call).
-    pub no_mcp_name_header: bool,
+    no_mcp_name_header: bool,
     /// Modern HTTP: also POST `notifications/cancelled` when giving up on a request (breaks: closing the stream is the cancellation).
-    pub cancel_with_notification_over_http: bool,
+    cancel_with_notification_over_http: bool,
     /// Modern/dual era: after a successful discover also send `initialize` and `notifications/initialized` (breaks: no initialize towards a modern server).
-    pub initialize_after_discover: bool,
+    initialize_after_discover: bool,
     /// Modern HTTP: open the legacy standalone GET stream (breaks: no GET in the modern era).
-    pub get_stream_in_modern: bool,
+    get_stream_in_modern: bool,
     /// Modern/dual HTTP: probe the era again on every connect (breaks: the era is cached per origin).
-    pub no_era_cache: bool,
+    no_era_cache: bool,
     /// Dual era: keep sending the modern `_meta` after falling back to legacy (breaks: the two eras' semantics are kept apart).
-    pub meta_after_fallback: bool,
+    meta_after_fallback: bool,
     /// Modern era: retry without `inputResponses` (breaks: every input request is answered on the retry).
-    pub no_input_responses: bool,
+    no_input_responses: bool,
     /// Modern era: leave a declined elicitation out of `inputResponses` (breaks: every key of inputRequests is answered).
-    pub omit_declined: bool,
+    omit_declined: bool,
     /// Modern era: retry with only the name plus the input fields, without the original arguments (breaks: the retry repeats the original params).
-    pub bare_retry: bool,
+    bare_retry: bool,
     /// Modern HTTP: report a cancelled or timed-out request but leave its response stream open
     /// until close (breaks: closing the response stream is the cancellation).
-    pub keep_stream_on_cancel: bool,
+    keep_stream_on_cancel: bool,
 }
 
 impl Defects {
@@ -300,11 +329,6 @@ impl Defects {
         };
         *flag = true;
         true
-    }
-
-    /// Whether a defect wants the child left running, so `kill_on_drop` must stay off.
-    pub(crate) fn leaves_child_behind(&self) -> bool {
-        self.no_sigterm || self.no_sigkill || self.leak_on_handshake_failure
     }
 }
 

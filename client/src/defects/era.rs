@@ -1,0 +1,116 @@
+//! Seam: era fallback. Whether the era is probed, what an error answer to the probe means,
+//! whether the era found is cached, and what follows a modern connect.
+//!
+//! Defects here: `no-discover-probe`, `no-fallback`, `fallback-on-any-error`,
+//! `fallback-on-one-code`, `no-era-cache`, `initialize-after-discover`, `get-stream-in-modern`.
+
+use std::future::pending;
+
+use super::Defects;
+use crate::era::discover::{self, Verdict};
+use crate::era::{Connected, Discovery, is_modern_error};
+use crate::error::Error;
+use crate::handshake;
+use crate::session::Session;
+
+impl Defects {
+    /// The origin whose era is cached; correct: the connection's.
+    pub(crate) fn era_cache_origin<'a>(&self, origin: Option<&'a str>) -> Option<&'a str> {
+        origin.filter(|_| !self.no_era_cache)
+    }
+
+    /// What a defect connects with instead of the `server/discover` probe; `None` (the
+    /// correct client): probe.
+    pub(crate) async fn instead_of_probe(
+        &self,
+        session: &Session,
+        dual: bool,
+    ) -> Option<Result<Connected, Error>> {
+        if !self.no_discover_probe {
+            return None;
+        }
+        if dual {
+            return Some(discover::fall_back(session).await);
+        }
+        let version = session.options().protocol_version.clone();
+        discover::use_version(session, &version);
+        Some(Ok(Connected::Modern(Discovery {
+            version,
+            result: None,
+            server_info: None,
+        })))
+    }
+
+    /// What an error answer to the probe means; correct: `judge(error, dual)`.
+    pub(crate) fn judge_probe(
+        &self,
+        error: Error,
+        dual: bool,
+        judge: impl FnOnce(Error, bool) -> Verdict,
+    ) -> Verdict {
+        let modern = error.code.is_some_and(is_modern_error);
+        if dual && modern && self.fallback_on_any_error {
+            return Verdict::Legacy;
+        }
+        let keyed_out = self.fallback_on_one_code && error.code != Some(-32601);
+        let falls_back = dual && !modern && !self.no_fallback && !keyed_out;
+        judge(error, if modern { dual } else { falls_back })
+    }
+
+    /// Runs after a `DiscoverResult` was accepted; the correct client sends nothing more.
+    pub(crate) async fn after_discover(&self, session: &Session) {
+        if !self.initialize_after_discover {
+            return;
+        }
+        let offered = &session.options().legacy_protocol_version;
+        if let Ok(in_flight) = session.start("initialize", handshake::initialize_params(offered)) {
+            let _ = in_flight.wait(pending()).await;
+        }
+        let _ = session.notify("notifications/initialized", None);
+    }
+
+    /// Runs once a modern-era connect succeeded; the correct client opens no GET stream.
+    pub(crate) fn after_modern_connect(&self, session: &Session) {
+        if self.get_stream_in_modern {
+            session.transport().open_server_stream();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn rpc(code: i64) -> Error {
+        Error {
+            code: Some(code),
+            ..Error::new(ErrorKind::ProtocolError, "x")
+        }
+    }
+
+    fn with(name: &str) -> Defects {
+        let mut d = Defects::default();
+        assert!(d.enable(name));
+        d
+    }
+
+    fn judged(d: &Defects, code: i64) -> Verdict {
+        d.judge_probe(rpc(code), true, |e, dual| discover::judge(e, false, dual))
+    }
+
+    #[test]
+    fn fallback_defects_change_the_verdict() {
+        let ok = Defects::default();
+        assert!(matches!(judged(&ok, -32601), Verdict::Legacy));
+        assert!(matches!(judged(&ok, -32602), Verdict::Legacy));
+        assert!(matches!(judged(&ok, -32021), Verdict::Fail(_)));
+        let any = with("fallback-on-any-error");
+        assert!(matches!(judged(&any, -32021), Verdict::Legacy));
+        let one = with("fallback-on-one-code");
+        assert!(matches!(judged(&one, -32601), Verdict::Legacy));
+        assert!(matches!(judged(&one, -32602), Verdict::Fail(_)));
+        let never = with("no-fallback");
+        assert!(matches!(judged(&never, -32601), Verdict::Fail(_)));
+    }
+}

@@ -1,0 +1,28 @@
+//! Seam: cursor handling. The rules a `tools/list` listing enforces.
+//!
+//! Defects here: `no-cursor-check`, `allow-duplicate-names`, `first-page-only`. (`mangle-cursor`
+//! changes what is sent; see [`super::sent`].)
+
+use super::Defects;
+use crate::tools::ListingRules;
+
+/// The pages a listing fetches at most under the `no-cursor-check` defect.
+const NAIVE_PAGE_LIMIT: usize = 50;
+
+impl Defects {
+    /// The listing rules; correct: [`ListingRules::SPEC`].
+    pub(crate) fn listing_rules(&self) -> ListingRules {
+        let mut rules = ListingRules::SPEC;
+        if self.no_cursor_check {
+            rules.reject_repeated_cursors = false;
+            rules.max_pages = NAIVE_PAGE_LIMIT;
+        }
+        if self.allow_duplicate_names {
+            rules.reject_duplicate_names = false;
+        }
+        if self.first_page_only {
+            rules.max_pages = 1;
+        }
+        rules
+    }
+}

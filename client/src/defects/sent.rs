@@ -1,0 +1,275 @@
+//! Seam: what is sent. The last step before a message or an HTTP request leaves the client,
+//! and the choice of each request's id. The correct client's messages pass unchanged.
+//!
+//! Defects here: `reuse-ids`, `reuse-id-on-retry`, `id-on-notifications`, `skip-initialized`,
+//! `late-initialized`, `garbage-to-server`, `drop-arguments`, `mangle-cursor`, `no-meta`,
+//! `no-client-info`, `meta-after-fallback`, `alter-request-state`, `bare-retry`,
+//! `no-input-responses`, `omit-declined`, `state-on-fresh-request`; over HTTP `no-bearer`,
+//! `no-session-id`, `no-protocol-version-header`, `text-plain-body`, `accept-json-only`,
+//! `no-mcp-method-header`, `no-mcp-name-header`.
+
+use std::sync::{Mutex, MutexGuard};
+
+use reqwest::header::{self, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use super::Defects;
+use crate::era::{Era, meta};
+use crate::options::ClientOptions;
+
+/// What the outgoing defects remember between messages. One per session.
+#[derive(Default)]
+pub(crate) struct Outgoing {
+    defects: Defects,
+    /// `meta-after-fallback`: the modern version a dual- or modern-era client puts in `_meta`.
+    modern_version: Option<String>,
+    /// `reuse-id-on-retry`: the id of the last `tools/call` sent.
+    last_call_id: Mutex<Option<i64>>,
+    /// `state-on-fresh-request`: the last `requestState` sent.
+    last_state: Mutex<Option<Value>>,
+    /// `late-initialized`: `notifications/initialized`, held back until the next request.
+    held: Mutex<Option<Value>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Outgoing {
+    pub(crate) fn new(options: &ClientOptions) -> Self {
+        Outgoing {
+            defects: options.defects,
+            modern_version: (options.era != Era::Legacy).then(|| options.protocol_version.clone()),
+            ..Outgoing::default()
+        }
+    }
+
+    /// The id a new request goes out with; `fresh` gives the correct one (never used before).
+    pub(crate) fn request_id(
+        &self,
+        method: &str,
+        params: &Value,
+        fresh: impl FnOnce() -> i64,
+    ) -> i64 {
+        let d = &self.defects;
+        let reused = match () {
+            _ if d.reuse_ids => Some(1),
+            _ if d.reuse_id_on_retry && is_retry(method, params) => *lock(&self.last_call_id),
+            _ => None,
+        };
+        let id = reused.unwrap_or_else(fresh);
+        if method == "tools/call" {
+            *lock(&self.last_call_id) = Some(id);
+        }
+        id
+    }
+
+    /// The messages actually written for `message` (a request or a notification), in order;
+    /// `fresh` gives an unused id. The correct client writes `[message]`.
+    pub(crate) fn messages(&self, mut message: Value, fresh: impl FnOnce() -> i64) -> Vec<Value> {
+        let d = &self.defects;
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if message.get("id").is_none() {
+            if method == "notifications/initialized" && d.skip_initialized {
+                return Vec::new();
+            }
+            if method == "notifications/initialized" && d.late_initialized {
+                *lock(&self.held) = Some(message);
+                return Vec::new();
+            }
+            if d.id_on_notifications {
+                message = with_id_after_version(message, fresh());
+            }
+            return vec![message];
+        }
+        if let Some(params) = message.get_mut("params") {
+            self.bend_params(&method, params);
+        }
+        let mut out = vec![message];
+        out.extend(lock(&self.held).take());
+        out
+    }
+
+    fn bend_params(&self, method: &str, params: &mut Value) {
+        let d = &self.defects;
+        if let (Some(version), true) = (&self.modern_version, d.meta_after_fallback) {
+            if method != "initialize" && params.get("_meta").is_none() {
+                *params = meta::with_meta(params.take(), version, &json!({}));
+            }
+        }
+        let retry = is_retry(method, params);
+        let Value::Object(p) = params else {
+            return;
+        };
+        if d.no_meta {
+            p.remove("_meta");
+        }
+        if d.no_client_info {
+            if let Some(Value::Object(m)) = p.get_mut("_meta") {
+                m.remove(meta::CLIENT_INFO);
+            }
+        }
+        match method {
+            "tools/list" if d.mangle_cursor => {
+                if let Some(Value::String(cursor)) = p.get_mut("cursor") {
+                    cursor.push('x');
+                }
+            }
+            "tools/call" => self.bend_call(p, retry),
+            _ => {}
+        }
+    }
+
+    fn bend_call(&self, p: &mut Map<String, Value>, retry: bool) {
+        let d = &self.defects;
+        if d.drop_arguments && p.contains_key("arguments") {
+            p.insert("arguments".into(), json!({}));
+        }
+        if d.state_on_fresh_request {
+            match p.get("requestState") {
+                Some(state) => *lock(&self.last_state) = Some(state.clone()),
+                None => {
+                    if let Some(state) = lock(&self.last_state).clone() {
+                        p.insert("requestState".into(), state);
+                    }
+                }
+            }
+        }
+        if d.alter_request_state {
+            if let Some(Value::String(state)) = p.get_mut("requestState") {
+                state.push('x');
+            }
+        }
+        if !retry {
+            return;
+        }
+        if d.bare_retry {
+            let keep = ["name", "uri", "inputResponses", "requestState", "_meta"];
+            p.retain(|k, _| keep.contains(&k.as_str()));
+        }
+        if d.no_input_responses {
+            p.remove("inputResponses");
+        }
+        if d.omit_declined {
+            if let Some(Value::Object(responses)) = p.get_mut("inputResponses") {
+                responses.retain(|_, r| *r != json!({"action": "decline"}));
+            }
+        }
+    }
+}
+
+/// A `tools/call` that answers an `input_required` result.
+fn is_retry(method: &str, params: &Value) -> bool {
+    method == "tools/call"
+        && (params.get("inputResponses").is_some() || params.get("requestState").is_some())
+}
+
+/// A notification with an `id` member right after `jsonrpc`.
+fn with_id_after_version(message: Value, id: i64) -> Value {
+    let Value::Object(fields) = message else {
+        return message;
+    };
+    let mut out = Map::new();
+    for (key, value) in fields {
+        out.insert(key.clone(), value);
+        if key == "jsonrpc" {
+            out.insert("id".into(), json!(id));
+        }
+    }
+    Value::Object(out)
+}
+
+impl Defects {
+    /// A line written to a stdio server before anything else; the correct client writes none.
+    pub(crate) fn first_line(&self) -> Option<&'static str> {
+        self.garbage_to_server
+            .then_some("hello from a broken client\n")
+    }
+
+    /// An HTTP request as it goes on the wire; the correct client's passes unchanged.
+    pub(crate) fn http_request(&self, request: &mut reqwest::Request) {
+        let post = request.method() == reqwest::Method::POST;
+        let headers = request.headers_mut();
+        let mut drop = |name: &str, yes: bool| {
+            if yes {
+                headers.remove(name);
+            }
+        };
+        drop("authorization", self.no_bearer);
+        drop("mcp-session-id", self.no_session_id);
+        drop("mcp-protocol-version", self.no_protocol_version_header);
+        if !post {
+            return;
+        }
+        drop("mcp-method", self.no_mcp_method_header);
+        drop("mcp-name", self.no_mcp_name_header);
+        if self.text_plain_body {
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        }
+        if self.accept_json_only {
+            headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(name: &str, era: Era) -> Outgoing {
+        let mut options = ClientOptions {
+            era,
+            ..ClientOptions::default()
+        };
+        assert!(options.defects.enable(name));
+        Outgoing::new(&options)
+    }
+
+    #[test]
+    fn a_correct_client_sends_what_it_built() {
+        let out = Outgoing::new(&ClientOptions::default());
+        let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+            "params":{"name":"t","arguments":{"a":1},"requestState":"s","inputResponses":{}}});
+        assert_eq!(
+            out.messages(call.clone(), || 9),
+            std::slice::from_ref(&call)
+        );
+        assert_eq!(out.request_id("tools/call", &call["params"], || 7), 7);
+        let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        assert_eq!(out.messages(note.clone(), || 9), [note]);
+        assert_eq!(Defects::default().first_line(), None);
+    }
+
+    #[test]
+    fn defects_bend_messages() {
+        let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"c"}});
+        let late = layer("late-initialized", Era::Legacy);
+        assert!(late.messages(note.clone(), || 1).is_empty());
+        let sent = late.messages(list.clone(), || 1);
+        assert_eq!(sent, [list.clone(), note.clone()]);
+        let with_id = layer("id-on-notifications", Era::Legacy).messages(note, || 5);
+        assert_eq!(with_id[0]["id"], 5);
+        let mangled = layer("mangle-cursor", Era::Legacy).messages(list.clone(), || 1);
+        assert_eq!(mangled[0]["params"]["cursor"], "cx");
+        let fallen = layer("meta-after-fallback", Era::Dual).messages(list, || 1);
+        assert!(fallen[0]["params"]["_meta"][meta::PROTOCOL_VERSION].is_string());
+        let retry = json!({"jsonrpc":"2.0","id":4,"method":"tools/call",
+            "params":{"name":"t","arguments":{},"requestState":"s","inputResponses":{"a":{}}}});
+        let bare = layer("bare-retry", Era::Modern).messages(retry.clone(), || 1);
+        assert_eq!(
+            bare[0]["params"],
+            json!({"name":"t","requestState":"s","inputResponses":{"a":{}}})
+        );
+        let reuse = layer("reuse-id-on-retry", Era::Modern);
+        assert_eq!(
+            reuse.request_id("tools/call", &json!({"name":"t"}), || 8),
+            8
+        );
+        assert_eq!(reuse.request_id("tools/call", &retry["params"], || 9), 8);
+    }
+}

@@ -1,0 +1,41 @@
+//! Seam: shutdown escalation. How a server is stopped and cleaned up after.
+//!
+//! Defects here: `no-sigterm`, `no-sigkill`, `kill-first`, `leak-on-handshake-failure`,
+//! `no-delete`.
+
+use nix::sys::signal::Signal::{SIGKILL, SIGTERM};
+
+use super::Defects;
+use crate::session::Session;
+use crate::transport::stdio::Stop;
+
+impl Defects {
+    /// Whether dropping the child process kills it; correct: yes, as a last resort.
+    pub(crate) fn kill_on_drop(&self) -> bool {
+        !(self.no_sigterm || self.no_sigkill || self.leak_on_handshake_failure)
+    }
+
+    /// The steps that stop a stdio server; correct: `escalation`.
+    pub(crate) fn escalation(&self, escalation: &'static [Stop]) -> &'static [Stop] {
+        use Stop::{CloseStdin, LeaveRunning, Signal};
+        match () {
+            _ if self.kill_first => &[Signal(SIGKILL)],
+            _ if self.no_sigterm => &[CloseStdin, LeaveRunning],
+            _ if self.no_sigkill => &[CloseStdin, Signal(SIGTERM), LeaveRunning],
+            _ => escalation,
+        }
+    }
+
+    /// Whether closing an HTTP connection sends `DELETE`; correct: `has_session`.
+    pub(crate) fn delete_on_close(&self, has_session: bool) -> bool {
+        has_session && !self.no_delete
+    }
+
+    /// Cleans up after a failed connect; correct: the session is shut down.
+    pub(crate) async fn clean_up_failed_connect(&self, session: &Session) {
+        match self.leak_on_handshake_failure {
+            true => session.abandon().await,
+            false => session.shutdown().await,
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! The `initialize` exchange over a session, judged by the rules of [`super`].
+
+use std::future::pending;
+
+use super::{Handshake, accept, initialize_params};
+use crate::error::Error;
+use crate::session::Session;
+
+/// `initialize` offering `offered`, its checks, then `notifications/initialized`; the server
+/// stream may open once it is done. Run again when an HTTP server ended the session.
+pub(crate) async fn run(session: &Session, offered: &str) -> Result<Handshake, Error> {
+    let outcome = match session.start("initialize", initialize_params(offered)) {
+        Ok(in_flight) => in_flight.wait(pending()).await,
+        Err(e) => Err(e),
+    };
+    let seams = session.seams();
+    let accepted = seams.accept_initialize(outcome, accept)?;
+    let transport = session.transport();
+    transport.set_protocol_version(seams.version_header(offered, accepted.protocol_version()));
+    session.notify("notifications/initialized", None)?;
+    transport.listen();
+    Ok(accepted)
+}
