@@ -150,6 +150,15 @@ pub fn run(opts: Options) -> ExitCode {
         .snapshots_dir
         .clone()
         .filter(|_| opts.client.is_none() && opts.bearer_token.is_none());
+    let stale = snapshots_dir
+        .as_deref()
+        .map_or_else(Vec::new, |d| snapshot::stale(d, &names));
+    for file in &stale {
+        eprintln!(
+            "error: snapshot {} belongs to no trial; delete it",
+            file.display()
+        );
+    }
     let client_cmd = opts
         .client
         .clone()
@@ -174,7 +183,7 @@ pub fn run(opts: Options) -> ExitCode {
                 let transcript = snapshot::render(&eval.run);
                 let verdict = judge(&eval, entry.clone(), profile_on, || match &snapshots {
                     Some(dir) if eval.grade == Grade::Pass || bless => {
-                        snapshot::compare(dir, &name, &transcript)
+                        snapshot::compare(dir, &case.path, &name, &transcript)
                     }
                     _ => Ok(()),
                 });
@@ -224,7 +233,7 @@ pub fn run(opts: Options) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    if conclusion.has_failed() || !strays.is_empty() {
+    if conclusion.has_failed() || !strays.is_empty() || !stale.is_empty() {
         ExitCode::from(101)
     } else {
         ExitCode::SUCCESS
