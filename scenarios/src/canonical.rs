@@ -66,7 +66,9 @@ fn drop_default_version(out: &mut Value, era: Option<ClientEra>) {
 }
 
 /// Pretty-prints `value`: the outer object one member per line, everything inside on one
-/// line when it fits.
+/// line when it fits, else one member per line; an object of one member (or an array of
+/// one element) that does not fit opens on its parent's line, so `{"reply": {"result": {`
+/// takes one line and closes with `}}}`.
 pub fn print(value: &Value) -> String {
     let mut out = String::new();
     block(value, 0, &mut out);
@@ -77,6 +79,18 @@ pub fn print(value: &Value) -> String {
 fn block(value: &Value, indent: usize, out: &mut String) {
     let pad = " ".repeat(indent + 2);
     match value {
+        // A wrapper of one member opens on its parent's line: `{"result": {` … `}}`.
+        Value::Object(map) if map.len() == 1 && indent > 0 => {
+            let (k, v) = map.iter().next().unwrap_or_else(|| unreachable!());
+            out.push_str(&format!("{{{}: ", string(k)));
+            block(v, indent, out);
+            out.push('}');
+        }
+        Value::Array(items) if items.len() == 1 && indent > 0 => {
+            out.push('[');
+            block(&items[0], indent, out);
+            out.push(']');
+        }
         Value::Object(map) if !map.is_empty() => {
             out.push_str("{\n");
             for (i, (k, v)) in map.iter().enumerate() {

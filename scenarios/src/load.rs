@@ -89,7 +89,7 @@ pub fn trials(cases: &[Case]) -> Vec<(Case, Transport)> {
 pub struct LoadError {
     /// The offending file.
     pub path: PathBuf,
-    /// Where in it: `line L column C` and/or a JSON path such as `plan[2].expect.error`.
+    /// Where in it: `line L column C` and/or a JSON path such as `plan[2].error`.
     pub location: String,
     /// What was wrong and what was expected.
     pub message: String,
@@ -543,7 +543,7 @@ mod tests {
         let no_wire = MINIMAL.replace(
             r#""wire": [{"check": "c", "sent": {"method": "initialize"}, "broken_by": ["do-nothing"]}]"#,
             r#""lifecycle": []"#,
-        ).replace(r#"["connect"]"#, r#"[{"op": "connect", "expect": {"ok": {}, "broken_by": []}}]"#);
+        ).replace(r#"["connect"]"#, r#"[{"op": "connect", "ok": {}, "broken_by": []}]"#);
         let err = load_case(&dir, &write(&dir, "no-wire.json", &no_wire)).unwrap_err();
         assert_eq!(err.location, "wire");
         let two = MINIMAL.replace(r#""sent""#, r#""not_sent": {}, "sent""#);
@@ -552,13 +552,13 @@ mod tests {
         assert!(err.message.contains("exactly one of"), "{err}");
         let both = MINIMAL.replace(
             r#"["connect"]"#,
-            r#"[{"op": "connect", "expect": {"ok": {}, "error": "timeout", "broken_by": []}}]"#,
+            r#"[{"op": "connect", "ok": {}, "error": "timeout", "broken_by": []}]"#,
         );
         let err = load_case(&dir, &write(&dir, "ok-and-error.json", &both)).unwrap_err();
         assert!(err.location.contains("plan[0]"), "{err}");
         let kind = MINIMAL.replace(
             r#"["connect"]"#,
-            r#"[{"op": "connect", "expect": {"error": ["timeout", "nap"], "broken_by": []}}]"#,
+            r#"[{"op": "connect", "error": ["timeout", "nap"], "broken_by": []}]"#,
         );
         let err = load_case(&dir, &write(&dir, "bad-kind.json", &kind)).unwrap_err();
         assert!(err.message.contains("nap"), "{err}");
@@ -575,9 +575,9 @@ mod tests {
         let text = MINIMAL.replace(
             r#""plan": ["connect"]"#,
             r#""plan": ["connect",
-              {"op": "list_tools", "expect": {"error": "timeout", "broken_by": []}},
-              {"op": "list_tools", "expect": {"error": ["tls", "timeout"], "broken_by": []}},
-              {"op": "list_tools", "expect": {"error": {"kind": ["protocol_error", "handshake_failed"], "code": -32021}, "broken_by": []}}]"#,
+              {"op": "list_tools", "error": "timeout", "broken_by": []},
+              {"op": "list_tools", "error": ["tls", "timeout"], "broken_by": []},
+              {"op": "list_tools", "error": {"kind": ["protocol_error", "handshake_failed"], "code": -32021}, "broken_by": []}]"#,
         );
         let case = load_case(&dir, &write(&dir, "errors.json", &text)).unwrap();
         let names: Vec<&str> = case

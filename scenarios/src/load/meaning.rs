@@ -138,7 +138,7 @@ fn locations(s: &Scenario) -> Vec<String> {
     s.checks
         .iter()
         .map(|c| match &c.rule {
-            Rule::Step { index, .. } => format!("plan[{index}].expect"),
+            Rule::Step { index, .. } => format!("plan[{index}]"),
             Rule::Wire(_) => {
                 wire += 1;
                 format!("wire[{}]", wire - 1)

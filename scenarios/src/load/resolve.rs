@@ -58,7 +58,7 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
     let mut checks = Vec::new();
     for (i, p) in file.plan.iter().enumerate() {
         let Some(e) = &p.expect else { continue };
-        let at = format!("plan[{i}].expect");
+        let at = format!("plan[{i}]");
         let outcome = match &e.outcome {
             StepOutcome::Ok(m) => StepOutcome::Ok(expand_fake(m, &format!("{at}.ok"))?),
             other => other.clone(),
@@ -210,17 +210,17 @@ fn expand_all(matchers: &[Value], at: &str) -> Result<Vec<Value>, Problem> {
     matchers.iter().map(|m| expand_fake(m, at)).collect()
 }
 
-/// Replaces `{"$fake": "server_info"}` with the matcher of the fakes' `serverInfo`.
+/// Replaces `{"$fake": "serverInfo"}` with the matcher of the fakes' `serverInfo`.
 fn expand_fake(matcher: &Value, at: &str) -> Result<Value, Problem> {
     Ok(match matcher {
         Value::Object(map) if map.len() == 1 && map.contains_key("$fake") => {
             match map.get("$fake").and_then(Value::as_str) {
-                Some("server_info") => json!({"name": FAKE_SERVER_NAME}),
+                Some("serverInfo") => json!({"name": FAKE_SERVER_NAME}),
                 _ => {
                     return Err((
                         at.to_owned(),
                         format!(
-                            "{matcher}: expected {{\"$fake\": \"server_info\"}} (the fakes' serverInfo)"
+                            "{matcher}: expected {{\"$fake\": \"serverInfo\"}} (the fakes' serverInfo)"
                         ),
                     ));
                 }

@@ -153,7 +153,8 @@ pub struct CaseFile {
 
 /// One plan step, with what it must report. Either an op without arguments as a string
 /// (`"connect"`, `"list_tools"`, `"close"`, `"discover"`), or an object with `op`, the op's
-/// arguments and an optional `expect`.
+/// arguments and, when the step is checked, its expectation beside them: `ok` or `error`,
+/// an optional `requirement` and `broken_by`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanStep {
     /// The step.
@@ -161,6 +162,9 @@ pub struct PlanStep {
     /// What the step must report, if it is checked.
     pub expect: Option<StepExpect>,
 }
+
+/// The members of a step object that belong to its expectation.
+const EXPECT_KEYS: [&str; 4] = ["ok", "error", "requirement", "broken_by"];
 
 impl<'de> Deserialize<'de> for PlanStep {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -182,14 +186,20 @@ impl<'de> Deserialize<'de> for PlanStep {
                 )));
             }
         };
-        let expect = match map.remove("expect") {
-            Some(e) => Some(
-                serde_json::from_value::<StepExpect>(e)
-                    .map_err(|e| D::Error::custom(format!("in `expect`: {e}")))?,
-            ),
-            None => None,
-        };
+        let mut expect = Map::new();
+        for key in EXPECT_KEYS {
+            if let Some(v) = map.remove(key) {
+                expect.insert(key.into(), v);
+            }
+        }
         let step = serde_json::from_value::<Step>(Value::Object(map)).map_err(D::Error::custom)?;
+        let expect = match expect.is_empty() {
+            true => None,
+            false => Some(
+                serde_json::from_value::<StepExpect>(Value::Object(expect))
+                    .map_err(D::Error::custom)?,
+            ),
+        };
         Ok(PlanStep { step, expect })
     }
 }
@@ -200,10 +210,7 @@ impl Serialize for PlanStep {
         let Some(map) = step.as_object_mut() else {
             return Err(serde::ser::Error::custom("a step serializes as an object"));
         };
-        if map
-            .get("arguments")
-            .is_some_and(|a| a.as_object().is_some_and(Map::is_empty))
-        {
+        if map.get("arguments").is_some_and(|a| a.as_object().is_some_and(Map::is_empty)) {
             map.remove("arguments");
         }
         match &self.expect {
@@ -211,7 +218,9 @@ impl Serialize for PlanStep {
             None => {}
             Some(e) => {
                 let e = serde_json::to_value(e).map_err(serde::ser::Error::custom)?;
-                map.insert("expect".into(), e);
+                if let Value::Object(members) = e {
+                    map.extend(members);
+                }
             }
         }
         step.serialize(s)
@@ -224,18 +233,22 @@ impl JsonSchema for PlanStep {
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let expect = generator.subschema_for::<StepExpect>().to_value();
+        let expect = RawStepExpect::json_schema(generator).to_value();
+        let members = expect.get("properties").cloned().unwrap_or_default();
         let mut step = Step::json_schema(generator).to_value();
-        // Each op's object form may also carry `expect`.
+        // Each op's object form may also carry its expectation.
         if let Some(branches) = step.get_mut("oneOf").and_then(Value::as_array_mut) {
             for branch in branches {
-                if let Some(props) = branch.get_mut("properties").and_then(Value::as_object_mut) {
-                    props.insert("expect".into(), expect.clone());
+                if let (Some(props), Some(extra)) = (
+                    branch.get_mut("properties").and_then(Value::as_object_mut),
+                    members.as_object(),
+                ) {
+                    props.extend(extra.clone());
                 }
             }
         }
         json_schema!({
-            "description": "One plan step: an op without arguments as a string, or an object with `op`, its arguments and an optional `expect`.",
+            "description": "One plan step: an op without arguments as a string, or an object with `op`, its arguments and, when the step is checked, `ok` or `error` with `broken_by` (and optionally `requirement`).",
             "anyOf": [
                 {
                     "type": "string",
@@ -267,7 +280,7 @@ pub struct StepExpect {
 #[serde(deny_unknown_fields, rename = "StepExpect")]
 pub struct RawStepExpect {
     /// The step must succeed, and its `ok` object must satisfy this matcher (`{}` accepts any
-    /// success). `{"$fake": "server_info"}` stands for the fakes' `serverInfo`.
+    /// success). `{"$fake": "serverInfo"}` stands for the fakes' `serverInfo`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ok: Option<Value>,
     /// The step must fail with this error: a kind (`"timeout"`), a list of kinds that are
