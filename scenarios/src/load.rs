@@ -242,7 +242,27 @@ fn parse_value<T: serde::de::DeserializeOwned>(
 /// Loads every case below `root` (except the catalogue, the fixtures and schemas), sorted by
 /// id. Stops at nothing: all errors are returned together, so one run shows every broken file.
 pub fn load_dir(root: &Path) -> Result<Vec<Case>, Vec<LoadError>> {
-    let library = Library::find(root).map_err(|e| vec![e])?;
+    let library = match Library::find(root) {
+        Ok(library) => library,
+        // Without a catalogue nothing resolves; still show what is wrong in each file.
+        Err(e) => {
+            let mut errors: Vec<LoadError> = case_files(root)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|f| {
+                    let text = std::fs::read_to_string(f).ok()?;
+                    parse_json::<Value>(f, &text)
+                        .and_then(|v| match v.get("variants") {
+                            Some(_) => Ok(()),
+                            None => parse_json::<CaseFile>(f, &text).map(drop),
+                        })
+                        .err()
+                })
+                .collect();
+            errors.push(e);
+            return Err(errors);
+        }
+    };
     let mut files = Vec::new();
     if let Err(e) = collect(root, &library.root.join(FIXTURES_DIR), &mut files) {
         return Err(vec![LoadError::new(

@@ -84,9 +84,12 @@ pub fn at_mut<'a>(value: &'a mut Value, path: &[Seg]) -> Option<&'a mut Value> {
     Some(here)
 }
 
+/// One case of a file: its variant's name (`None` without variants) and its JSON.
+pub type Member = (Option<String>, Value);
+
 /// The cases of one file: `(None, value)` for a file without `variants`, else one
 /// `(Some(name), value with the variant's values substituted)` per variant, in file order.
-pub fn expand(value: &Value) -> Result<Vec<(Option<String>, Value)>, (String, String)> {
+pub fn expand(value: &Value) -> Result<Vec<Member>, (String, String)> {
     let found = placeholders(value);
     let Some(variants) = value.get("variants") else {
         if let Some((path, _)) = found.first() {

@@ -210,7 +210,10 @@ impl Serialize for PlanStep {
         let Some(map) = step.as_object_mut() else {
             return Err(serde::ser::Error::custom("a step serializes as an object"));
         };
-        if map.get("arguments").is_some_and(|a| a.as_object().is_some_and(Map::is_empty)) {
+        if map
+            .get("arguments")
+            .is_some_and(|a| a.as_object().is_some_and(Map::is_empty))
+        {
             map.remove("arguments");
         }
         match &self.expect {

@@ -181,11 +181,23 @@ pub mod byte_string {
         }
     }
 
+    /// The text form, or (as older files wrote it) a list of byte values.
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<Vec<u8>>, D::Error> {
-        let text = String::deserialize(d)?;
-        decode(&text).map(Some).map_err(D::Error::custom)
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Text(String),
+            Values(Vec<u8>),
+        }
+        match Form::deserialize(d) {
+            Ok(Form::Text(text)) => decode(&text).map(Some).map_err(D::Error::custom),
+            Ok(Form::Values(bytes)) => Ok(Some(bytes)),
+            Err(_) => Err(D::Error::custom(
+                r#"expected a byte string: text with \xNN escapes, e.g. "\\xff\\xfe{}""#,
+            )),
+        }
     }
 
     #[cfg(test)]
