@@ -249,15 +249,7 @@ pub fn load_dir(root: &Path) -> Result<Vec<Case>, Vec<LoadError>> {
             let mut errors: Vec<LoadError> = case_files(root)
                 .unwrap_or_default()
                 .iter()
-                .filter_map(|f| {
-                    let text = std::fs::read_to_string(f).ok()?;
-                    parse_json::<Value>(f, &text)
-                        .and_then(|v| match v.get("variants") {
-                            Some(_) => Ok(()),
-                            None => parse_json::<CaseFile>(f, &text).map(drop),
-                        })
-                        .err()
-                })
+                .filter_map(|f| parse_file(f, &std::fs::read_to_string(f).ok()?).err())
                 .collect();
             errors.push(e);
             return Err(errors);
@@ -336,10 +328,25 @@ fn load_file(library: &Library, root: &Path, path: &Path) -> Result<Vec<Case>, L
 }
 
 /// Loads one case from its text, as if read from `path` (the fuzz target's entry); for a file
-/// with `variants`, the first variant.
+/// with `variants`, the first variant. The text is parsed before the library is looked up,
+/// and the library of a root is loaded once per process.
 pub fn parse_case(root: &Path, path: &Path, text: &str) -> Result<Case, LoadError> {
-    let library = Library::find(root)?;
-    parse_with(&library, root, path, text).map(|mut cases| cases.remove(0))
+    let files = parse_file(path, text)?;
+    let library = cached_library(root)?;
+    resolve_all(&library, root, path, files).map(|mut cases| cases.remove(0))
+}
+
+fn cached_library(root: &Path) -> Result<std::sync::Arc<Library>, LoadError> {
+    type Cache = HashMap<PathBuf, Result<std::sync::Arc<Library>, LoadError>>;
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<Cache>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    cache
+        .entry(root.to_owned())
+        .or_insert_with(|| Library::find(root).map(std::sync::Arc::new))
+        .clone()
 }
 
 /// Loads the cases of one file's text with a library already loaded.
@@ -349,19 +356,43 @@ pub fn parse_with(
     path: &Path,
     text: &str,
 ) -> Result<Vec<Case>, LoadError> {
-    let id = case_id(root, path).map_err(|m| LoadError::new(path, "file name", m))?;
+    let files = parse_file(path, text)?;
+    resolve_all(library, root, path, files)
+}
+
+/// One parsed member of a case file: its variant (if any), the parsed file, and the
+/// location prefix its errors carry.
+type Parsed = (Option<String>, CaseFile, String);
+
+/// Steps 1 and 2: the text as JSON, each variant substituted, each parsed as a [`CaseFile`].
+fn parse_file(path: &Path, text: &str) -> Result<Vec<Parsed>, LoadError> {
     let value: Value = parse_json(path, text)?;
     let family = variants::expand(&value).map_err(|(at, m)| LoadError::new(path, at, m))?;
-    let mut cases = Vec::new();
+    let mut out = Vec::new();
     for (variant, value) in family {
-        let (file, context) = match &variant {
+        out.push(match variant {
             // Without variants the text itself is parsed, so errors name line and column.
-            None => (parse_json::<CaseFile>(path, text)?, String::new()),
+            None => (None, parse_json::<CaseFile>(path, text)?, String::new()),
             Some(v) => {
                 let context = format!("variant {v:?}, ");
-                (parse_value::<CaseFile>(path, value, &context)?, context)
+                let file = parse_value::<CaseFile>(path, value, &context)?;
+                (Some(v), file, context)
             }
-        };
+        });
+    }
+    Ok(out)
+}
+
+/// Steps 3 and 4: each parsed member resolved and checked for meaning.
+fn resolve_all(
+    library: &Library,
+    root: &Path,
+    path: &Path,
+    files: Vec<Parsed>,
+) -> Result<Vec<Case>, LoadError> {
+    let id = case_id(root, path).map_err(|m| LoadError::new(path, "file name", m))?;
+    let mut cases = Vec::new();
+    for (variant, file, context) in files {
         let in_variant =
             |(at, m): (String, String)| LoadError::new(path, format!("{context}{at}"), m);
         if variant.is_some() && file.transports.contains(&Transport::Stdio) {
