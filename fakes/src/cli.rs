@@ -5,11 +5,11 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use mcp_harness_scenarios::matcher;
-use mcp_harness_scenarios::model::Scenario;
+use mcp_harness_scenarios::load;
+use mcp_harness_scenarios::model::ServerScript;
 
 /// Usage line shown with every command-line error.
-pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>]";
+pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>] [--variant <name>]";
 
 /// The parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,8 @@ pub struct Args {
     pub transcript: PathBuf,
     /// The protocol revision to play, for a case run at several revisions.
     pub revision: Option<String>,
+    /// The variant to play, for a case file holding a family of cases (`variants`).
+    pub variant: Option<String>,
 }
 
 impl Args {
@@ -29,6 +31,7 @@ impl Args {
         let mut scenario = None;
         let mut transcript = None;
         let mut revision = None;
+        let mut variant = None;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let text = arg
@@ -44,6 +47,7 @@ impl Args {
                 "--scenario" => &mut scenario,
                 "--transcript" => &mut transcript,
                 "--revision" => &mut revision,
+                "--variant" => &mut variant,
                 _ => return Err(format!("unexpected argument {text:?}")),
             };
             let value = inline
@@ -58,27 +62,17 @@ impl Args {
             scenario: scenario.ok_or("--scenario is required")?,
             transcript: transcript.ok_or("--transcript is required")?,
             revision: revision.map(|r: PathBuf| r.to_string_lossy().into_owned()),
+            variant: variant.map(|v: PathBuf| v.to_string_lossy().into_owned()),
         })
     }
 }
 
-/// Reads and parses a scenario file, and checks its handlers' `params` matchers, so that a
-/// broken script is reported at start-up rather than as a mysterious client failure. The
-/// error names the file and the problem.
-pub fn load_scenario(path: &Path) -> Result<Scenario, String> {
-    let shown = path.display();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;
-    let scenario: Scenario =
-        serde_json::from_str(&text).map_err(|e| format!("invalid scenario {shown}: {e}"))?;
-    for (i, handler) in scenario.server.handlers.iter().enumerate() {
-        if let Some(params) = &handler.params {
-            matcher::validate(params).map_err(|e| {
-                format!("invalid scenario {shown}: server.handlers[{i}].params: {e}")
-            })?;
-        }
-    }
-    Ok(scenario)
+/// Reads a case file and resolves the script the fake plays (its handlers, its fixtures', the
+/// built-in `echo`; for `variant` of a family), checking the handlers' `params` matchers, so
+/// that a broken script is reported at start-up rather than as a mysterious client failure.
+/// The error names the file and the problem.
+pub fn load_script(path: &Path, variant: Option<&str>) -> Result<ServerScript, String> {
+    load::server_script(path, variant)
 }
 
 #[cfg(test)]
@@ -95,6 +89,7 @@ mod tests {
             scenario: "s.json".into(),
             transcript: "t.jsonl".into(),
             revision: None,
+            variant: None,
         };
         assert_eq!(
             parse(&["--scenario", "s.json", "--transcript", "t.jsonl"]),
@@ -134,7 +129,7 @@ mod tests {
     #[test]
     fn scenario_errors_name_the_file() {
         let missing = Path::new("/nonexistent/mcp-fake-case.json");
-        let err = load_scenario(missing).unwrap_err();
+        let err = load_script(missing, None).unwrap_err();
         assert!(err.contains("mcp-fake-case.json"), "{err}");
     }
 }

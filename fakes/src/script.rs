@@ -14,8 +14,9 @@ pub const KNOWN_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18",
 /// The version the built-in `initialize` answer offers when the client's is unknown.
 pub const FALLBACK_VERSION: &str = "2025-11-25";
 
-/// The `serverInfo.name` of the built-in `initialize` answer.
-pub const SERVER_NAME: &str = "mcp-harness-fake";
+/// The `serverInfo.name` of the built-in `initialize` answer (what `{"$fake": "serverInfo"}`
+/// matches in a case).
+pub const SERVER_NAME: &str = mcp_harness_scenarios::model::FAKE_SERVER_NAME;
 
 /// What to do with one request.
 #[derive(Debug, Clone)]

@@ -8,6 +8,7 @@
 //! It depends on neither the client nor the fakes, so both sides of the wire can use it
 //! without sharing an implementation of the protocol.
 
+pub mod canonical;
 pub mod load;
 pub mod matcher;
 pub mod model;

@@ -1,27 +1,52 @@
 //! Finding and loading case files, with errors that name the file, the place in it and
-//! what was expected there. A case that parses but cannot mean anything (an outcome for a
-//! step that does not exist, a misspelt matcher operator, no check a do-nothing client
-//! would fail) is rejected here, before any client runs.
+//! what was expected there. Loading a case file takes four steps, each in its own place:
+//!
+//! 1. read the text as JSON, and for a family of cases (`variants`) substitute each
+//!    variant's values ([`variants`]);
+//! 2. parse it as a [`CaseFile`], the shape people write;
+//! 3. resolve it ([`resolve`]): defaults, the requirements catalogue, shared fixtures, the
+//!    built-in `echo` tool, each check with its requirement and its broken clients;
+//! 4. check that it can mean something ([`meaning`]): an expectation on a step that exists,
+//!    no misspelt matcher operator, a check a do-nothing client would fail, …
+//!
+//! The catalogue (`requirements.json`) and the fixtures (`fixtures/<name>.json`) live in the
+//! scenarios root: the directory given, or the nearest directory above it holding a
+//! `requirements.json`.
 
+mod meaning;
+mod resolve;
+pub mod variants;
+
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::matcher;
-use crate::model::era::{self, REVISIONS};
-use crate::model::{ClientEra, Endpoint, Scenario, Step, Transport, WireStream};
+use serde_json::Value;
 
-/// A loaded case: its id (the path below the scenarios root, without `.json`) and its content.
+use crate::model::era;
+use crate::model::file::CaseFile;
+use crate::model::{Catalogue, Fixture, Requirement, Scenario, ServerScript, Transport};
+
+/// The catalogue file's name in the scenarios root.
+pub const CATALOGUE_FILE: &str = "requirements.json";
+/// The fixtures directory's name in the scenarios root.
+pub const FIXTURES_DIR: &str = "fixtures";
+
+/// A loaded case: its id (the path below the scenarios root, without `.json`, plus
+/// `-<variant>` for a variant) and its resolved content.
 #[derive(Debug, Clone)]
 pub struct Case {
-    /// The case id, e.g. `tools/pagination-repeated-cursor`.
+    /// The case id, e.g. `tools/pagination-repeated-cursor` or `robust/redirect-301-to-other-host`.
     pub id: String,
     /// The file it came from.
     pub path: PathBuf,
-    /// The parsed scenario.
+    /// The resolved scenario.
     pub scenario: Scenario,
     /// The protocol revision this copy of the case runs at, for a case with `revisions`
     /// (see [`trials`]); `None` for a case without.
     pub revision: Option<String>,
+    /// The variant this case is, for a file with `variants`.
+    pub variant: Option<String>,
 }
 
 impl Case {
@@ -64,10 +89,20 @@ pub fn trials(cases: &[Case]) -> Vec<(Case, Transport)> {
 pub struct LoadError {
     /// The offending file.
     pub path: PathBuf,
-    /// Where in it: `line L column C` and/or a JSON path such as `expect.outcomes[2].step`.
+    /// Where in it: `line L column C` and/or a JSON path such as `plan[2].error`.
     pub location: String,
     /// What was wrong and what was expected.
     pub message: String,
+}
+
+impl LoadError {
+    fn new(path: &Path, location: impl Into<String>, message: impl Into<String>) -> LoadError {
+        LoadError {
+            path: path.to_owned(),
+            location: location.into(),
+            message: message.into(),
+        }
+    }
 }
 
 impl fmt::Display for LoadError {
@@ -84,25 +119,160 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// Loads every `*.json` case below `root` (except the schema), sorted by id. Stops at nothing:
-/// all errors are returned together, so one run shows every broken file.
-pub fn load_dir(root: &Path) -> Result<Vec<Case>, Vec<LoadError>> {
-    let mut files = Vec::new();
-    if let Err(e) = collect(root, &mut files) {
-        return Err(vec![LoadError {
-            path: root.to_owned(),
-            location: "directory".into(),
-            message: format!("cannot read: {e}"),
-        }]);
+/// What cases share: the requirements catalogue and the fixtures of one scenarios root.
+#[derive(Debug, Clone)]
+pub struct Library {
+    /// The scenarios root.
+    pub root: PathBuf,
+    /// The requirements catalogue.
+    pub catalogue: Catalogue,
+    fixtures: HashMap<String, Fixture>,
+}
+
+impl Library {
+    /// Loads the library of the scenarios root at or above `start`.
+    pub fn find(start: &Path) -> Result<Library, LoadError> {
+        let root = find_root(start).ok_or_else(|| {
+            LoadError::new(
+                start,
+                "directory",
+                format!(
+                    "no {CATALOGUE_FILE} here or in a directory above; expected the requirements catalogue beside the cases"
+                ),
+            )
+        })?;
+        Library::load(&root)
     }
+
+    /// Loads `root/requirements.json` and every `root/fixtures/*.json`.
+    pub fn load(root: &Path) -> Result<Library, LoadError> {
+        let path = root.join(CATALOGUE_FILE);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| LoadError::new(&path, "file", format!("cannot read: {e}")))?;
+        let entries: Vec<Requirement> = parse_json(&path, &text)?;
+        let catalogue = Catalogue::new(entries).map_err(|(at, m)| LoadError::new(&path, at, m))?;
+        let mut fixtures = HashMap::new();
+        let dir = root.join(FIXTURES_DIR);
+        if dir.is_dir() {
+            let mut files = Vec::new();
+            collect(&dir, &dir, &mut files)
+                .map_err(|e| LoadError::new(&dir, "directory", format!("cannot read: {e}")))?;
+            for file in files {
+                let name = file
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                fixtures.insert(name, load_fixture_file(&file)?);
+            }
+        }
+        Ok(Library {
+            root: root.to_owned(),
+            catalogue,
+            fixtures,
+        })
+    }
+
+    /// The fixture `name`.
+    pub fn fixture(&self, name: &str) -> Option<&Fixture> {
+        self.fixtures.get(name)
+    }
+
+    /// The names of every fixture, sorted.
+    pub fn fixture_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.fixtures.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+}
+
+/// The nearest directory at or above `start` holding a `requirements.json`.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    let start = if start.is_file() {
+        start.parent()?
+    } else {
+        start
+    };
+    start
+        .ancestors()
+        .find(|dir| dir.join(CATALOGUE_FILE).is_file())
+        .map(Path::to_owned)
+}
+
+fn load_fixture_file(path: &Path) -> Result<Fixture, LoadError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LoadError::new(path, "file", format!("cannot read: {e}")))?;
+    let fixture: Fixture = parse_json(path, &text)?;
+    meaning::check_handlers(&fixture.handlers, "handlers")
+        .map_err(|(at, m)| LoadError::new(path, at, m))?;
+    Ok(fixture)
+}
+
+/// Parses `text` as `T`, naming line, column and JSON path on failure.
+fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, LoadError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.inner();
+        let at = match e.path().to_string().as_str() {
+            "." => String::new(),
+            p => format!(", at {p}"),
+        };
+        LoadError::new(
+            path,
+            format!("line {} column {}{at}", inner.line(), inner.column()),
+            inner.to_string(),
+        )
+    })
+}
+
+/// Parses a value as `T`, naming the JSON path on failure (`context` prefixes the location).
+fn parse_value<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    value: Value,
+    context: &str,
+) -> Result<T, LoadError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let at = match e.path().to_string().as_str() {
+            "." => context.to_owned(),
+            p => format!("{context}at {p}"),
+        };
+        LoadError::new(path, at, e.inner().to_string())
+    })
+}
+
+/// Loads every case below `root` (except the catalogue, the fixtures and schemas), sorted by
+/// id. Stops at nothing: all errors are returned together, so one run shows every broken file.
+pub fn load_dir(root: &Path) -> Result<Vec<Case>, Vec<LoadError>> {
+    let library = match Library::find(root) {
+        Ok(library) => library,
+        // Without a catalogue nothing resolves; still show what is wrong in each file.
+        Err(e) => {
+            let mut errors: Vec<LoadError> = case_files(root)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|f| parse_file(f, &std::fs::read_to_string(f).ok()?).err())
+                .collect();
+            errors.push(e);
+            return Err(errors);
+        }
+    };
+    let mut files = Vec::new();
+    if let Err(e) = collect(root, &library.root.join(FIXTURES_DIR), &mut files) {
+        return Err(vec![LoadError::new(
+            root,
+            "directory",
+            format!("cannot read: {e}"),
+        )]);
+    }
+    files.retain(|f| f != &root.join(CATALOGUE_FILE));
     files.sort();
     let (mut cases, mut errors) = (Vec::new(), Vec::new());
     for file in files {
-        match load_case(root, &file) {
-            Ok(case) => cases.push(case),
+        match load_file(&library, root, &file) {
+            Ok(found) => cases.extend(found),
             Err(e) => errors.push(e),
         }
     }
+    cases.sort_by(|a, b| a.id.cmp(&b.id));
     if errors.is_empty() {
         Ok(cases)
     } else {
@@ -110,11 +280,26 @@ pub fn load_dir(root: &Path) -> Result<Vec<Case>, Vec<LoadError>> {
     }
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// The case files below `root`, sorted: every `*.json` except schemas, the catalogue and
+/// the fixtures.
+pub fn case_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let fixtures = find_root(root)
+        .unwrap_or_else(|| root.to_owned())
+        .join(FIXTURES_DIR);
+    let mut files = Vec::new();
+    collect(root, &fixtures, &mut files)?;
+    files.retain(|f| f.file_name().is_none_or(|n| n != CATALOGUE_FILE));
+    files.sort();
+    Ok(files)
+}
+
+fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            collect(&path, out)?;
+            if path != skip {
+                collect(&path, skip, out)?;
+            }
         } else if path.extension().is_some_and(|e| e == "json")
             && !path.to_string_lossy().ends_with(".schema.json")
         {
@@ -124,44 +309,137 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Loads one case file; `root` is the scenarios directory its id is relative to.
+/// Loads one case file; `root` is the scenarios directory its id is relative to. A file with
+/// `variants` holds several cases: this is the first (see [`load_cases`]).
 pub fn load_case(root: &Path, path: &Path) -> Result<Case, LoadError> {
-    let error = |location: String, message: String| LoadError {
-        path: path.to_owned(),
-        location,
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| error("file".into(), e.to_string()))?;
-    parse_case(root, path, &text)
+    load_cases(root, path).map(|mut cases| cases.remove(0))
 }
 
-/// Loads one case from its text, as if read from `path` (the fuzz target's entry).
+/// Loads every case of one file (several for a file with `variants`).
+pub fn load_cases(root: &Path, path: &Path) -> Result<Vec<Case>, LoadError> {
+    let library = Library::find(root)?;
+    load_file(&library, root, path)
+}
+
+fn load_file(library: &Library, root: &Path, path: &Path) -> Result<Vec<Case>, LoadError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| LoadError::new(path, "file", e.to_string()))?;
+    parse_with(library, root, path, &text)
+}
+
+/// Loads one case from its text, as if read from `path` (the fuzz target's entry); for a file
+/// with `variants`, the first variant. The text is parsed before the library is looked up,
+/// and the library of a root is loaded once per process.
 pub fn parse_case(root: &Path, path: &Path, text: &str) -> Result<Case, LoadError> {
-    let error = |location: String, message: String| LoadError {
-        path: path.to_owned(),
-        location,
-        message,
-    };
-    let id = case_id(root, path).map_err(|m| error("file name".into(), m))?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let scenario: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let inner = e.inner();
-        let at = match e.path().to_string().as_str() {
-            "." => String::new(),
-            p => format!(", at {p}"),
+    let files = parse_file(path, text)?;
+    let library = cached_library(root)?;
+    resolve_all(&library, root, path, files).map(|mut cases| cases.remove(0))
+}
+
+fn cached_library(root: &Path) -> Result<std::sync::Arc<Library>, LoadError> {
+    type Cache = HashMap<PathBuf, Result<std::sync::Arc<Library>, LoadError>>;
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<Cache>> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    cache
+        .entry(root.to_owned())
+        .or_insert_with(|| Library::find(root).map(std::sync::Arc::new))
+        .clone()
+}
+
+/// Loads the cases of one file's text with a library already loaded.
+pub fn parse_with(
+    library: &Library,
+    root: &Path,
+    path: &Path,
+    text: &str,
+) -> Result<Vec<Case>, LoadError> {
+    let files = parse_file(path, text)?;
+    resolve_all(library, root, path, files)
+}
+
+/// One parsed member of a case file: its variant (if any), the parsed file, and the
+/// location prefix its errors carry.
+type Parsed = (Option<String>, CaseFile, String);
+
+/// Steps 1 and 2: the text as JSON, each variant substituted, each parsed as a [`CaseFile`].
+fn parse_file(path: &Path, text: &str) -> Result<Vec<Parsed>, LoadError> {
+    let value: Value = parse_json(path, text)?;
+    let family = variants::expand(&value).map_err(|(at, m)| LoadError::new(path, at, m))?;
+    let mut out = Vec::new();
+    for (variant, value) in family {
+        out.push(match variant {
+            // Without variants the text itself is parsed, so errors name line and column.
+            None => (None, parse_json::<CaseFile>(path, text)?, String::new()),
+            Some(v) => {
+                let context = format!("variant {v:?}, ");
+                let file = parse_value::<CaseFile>(path, value, &context)?;
+                (Some(v), file, context)
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Steps 3 and 4: each parsed member resolved and checked for meaning.
+fn resolve_all(
+    library: &Library,
+    root: &Path,
+    path: &Path,
+    files: Vec<Parsed>,
+) -> Result<Vec<Case>, LoadError> {
+    let id = case_id(root, path).map_err(|m| LoadError::new(path, "file name", m))?;
+    let mut cases = Vec::new();
+    for (variant, file, context) in files {
+        let in_variant =
+            |(at, m): (String, String)| LoadError::new(path, format!("{context}{at}"), m);
+        if variant.is_some() && file.transports.contains(&Transport::Stdio) {
+            return Err(in_variant((
+                "transports".into(),
+                "a case with `variants` runs over https only for now (the stdio fake is not yet told its variant): expected `transports: [\"https\"]`".into(),
+            )));
+        }
+        let scenario = resolve::resolve(&file, library).map_err(in_variant)?;
+        meaning::check(&file, &scenario).map_err(in_variant)?;
+        let id = match &variant {
+            Some(v) => format!("{id}-{v}"),
+            None => id.clone(),
         };
-        error(
-            format!("line {} column {}{at}", inner.line(), inner.column()),
-            inner.to_string(),
-        )
-    })?;
-    check_meaning(&scenario).map_err(|(at, m)| error(at, m))?;
-    Ok(Case {
-        id,
-        path: path.to_owned(),
-        scenario,
-        revision: None,
-    })
+        cases.push(Case {
+            id,
+            path: path.to_owned(),
+            scenario,
+            revision: None,
+            variant,
+        });
+    }
+    Ok(cases)
+}
+
+/// The fake's view of a case file: its complete server script (the case's handlers, its
+/// fixtures', and the built-in `echo` when the plan calls it), for `variant` of a family.
+/// Only the parts that make the script are read; the runner has checked the rest.
+pub fn server_script(path: &Path, variant: Option<&str>) -> Result<ServerScript, String> {
+    let shown = path.display();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| format!("invalid scenario {shown}: {e}"))?;
+    let family = variants::expand(&value)
+        .map_err(|(at, m)| format!("invalid scenario {shown}: {at}: {m}"))?;
+    let value = match variant {
+        None => family.into_iter().next().map(|(_, v)| v),
+        Some(want) => family
+            .into_iter()
+            .find(|(name, _)| name.as_deref() == Some(want))
+            .map(|(_, v)| v),
+    }
+    .ok_or_else(|| format!("invalid scenario {shown}: no variant {variant:?}"))?;
+    let root = find_root(path);
+    resolve::fake_script(value, root.as_deref())
+        .map_err(|(at, m)| format!("invalid scenario {shown}: {at}: {m}"))
 }
 
 /// The id of a case file: its path below `root`, `/`-separated, without `.json`. Each part
@@ -176,13 +454,7 @@ pub fn case_id(root: &Path, path: &Path) -> Result<String, String> {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     for part in &parts {
-        let kebab = !part.is_empty()
-            && !part.starts_with('-')
-            && !part.ends_with('-')
-            && part
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if !kebab {
+        if !is_kebab(part) {
             return Err(format!(
                 "{part:?} is not kebab-case (expected lower-case letters, digits and single hyphens)"
             ));
@@ -191,188 +463,14 @@ pub fn case_id(root: &Path, path: &Path) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
-fn check_meaning(s: &Scenario) -> Result<(), (String, String)> {
-    if s.transports.is_empty() {
-        return Err((
-            "transports".into(),
-            "expected at least one transport".into(),
-        ));
-    }
-    if s.plan.is_empty() {
-        return Err(("plan".into(), "expected at least one step".into()));
-    }
-    if s.deadline_ms == 0 || s.timeout_ms == 0 {
-        return Err((
-            "deadline_ms / timeout_ms".into(),
-            "expected a positive number of milliseconds".into(),
-        ));
-    }
-    check_revisions(s)?;
-    for (i, h) in s.server.handlers.iter().enumerate() {
-        if let Some(params) = &h.params {
-            matcher::validate(params).map_err(|m| (format!("server.handlers[{i}].params"), m))?;
-        }
-        if let Some(faults) = &h.faults {
-            for (j, emit) in faults.before.iter().enumerate() {
-                if emit.payload().is_none() {
-                    return Err((
-                        format!("server.handlers[{i}].faults.before[{j}]"),
-                        "expected exactly one of `message`, `raw` and `bytes`".into(),
-                    ));
-                }
-            }
-        }
-        let redirect = h.http.as_ref().and_then(|r| r.redirect.as_ref());
-        if let Some(r) = redirect.filter(|r| !(300..400).contains(&r.status)) {
-            return Err((
-                format!("server.handlers[{i}].http.redirect.status"),
-                format!("expected a 3xx status, got {}", r.status),
-            ));
-        }
-    }
-    for (i, o) in s.expect.outcomes.iter().enumerate() {
-        let at = format!("expect.outcomes[{i}]");
-        if o.step >= s.plan.len() {
-            return Err((
-                format!("{at}.step"),
-                format!(
-                    "expected a step index below {} (the plan's length)",
-                    s.plan.len()
-                ),
-            ));
-        }
-        match (&o.ok, &o.error) {
-            (Some(ok), None) => matcher::validate(ok).map_err(|m| (format!("{at}.ok"), m))?,
-            (None, Some(_)) => {}
-            _ => return Err((at, "expected exactly one of `ok` and `error`".into())),
-        }
-    }
-    for (i, w) in s.expect.wire.iter().enumerate() {
-        let at = format!("expect.wire[{i}]");
-        let given = [
-            w.first.is_some(),
-            w.sequence.is_some(),
-            w.sent.is_some(),
-            w.not_sent.is_some(),
-            w.every.is_some(),
-        ];
-        if given.iter().filter(|g| **g).count() != 1 {
-            return Err((
-                at,
-                "expected exactly one of `first`, `sequence`, `sent`, `not_sent` and `every`"
-                    .into(),
-            ));
-        }
-        if w.count.is_some() && w.sent.is_none() {
-            return Err((format!("{at}.count"), "`count` goes with `sent`".into()));
-        }
-        if w.on == WireStream::HttpRequests && !s.transports.iter().all(|t| *t == Transport::Https)
-        {
-            return Err((
-                format!("{at}.on"),
-                "`http_requests` checks need `transports: [\"https\"]` only".into(),
-            ));
-        }
-        let matchers = w
-            .first
-            .iter()
-            .chain(&w.sequence)
-            .flatten()
-            .chain(&w.sent)
-            .chain(&w.not_sent)
-            .chain(&w.every)
-            .chain(&w.filter);
-        for m in matchers {
-            matcher::validate(m).map_err(|msg| (at.clone(), msg))?;
-        }
-    }
-    if !s.expect.lifecycle.is_empty() && s.transports.iter().any(|t| *t != Transport::Stdio) {
-        return Err((
-            "expect.lifecycle".into(),
-            "lifecycle checks are about a stdio server process: expected `transports: [\"stdio\"]`"
-                .into(),
-        ));
-    }
-    // Where the right behaviour is to send nothing at all (a refused URL or certificate), the
-    // outcome kind is what tells a careful client from an idle one.
-    let refuses_before_sending = matches!(
-        s.server.http.endpoint,
-        Endpoint::InsecureRemote | Endpoint::UntrustedCa | Endpoint::WrongName
-    );
-    let observes_traffic = s
-        .expect
-        .wire
-        .iter()
-        .any(|w| w.not_sent.is_none() && w.revisions.is_empty())
-        || !s.expect.lifecycle.is_empty()
-        || (refuses_before_sending && !s.expect.outcomes.is_empty());
-    if !observes_traffic {
-        return Err((
-            "expect".into(),
-            "expected at least one `wire` check other than `not_sent`, or a `lifecycle` check: \
-             outcome lines alone can be printed by a client that does nothing"
-                .into(),
-        ));
-    }
-    if !matches!(s.plan.first(), Some(Step::Connect)) {
-        return Err((
-            "plan[0]".into(),
-            "expected the plan to start with `connect`".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The revision dimension: known revisions, each once; wire checks restricted to revisions
-/// the case runs at.
-fn check_revisions(s: &Scenario) -> Result<(), (String, String)> {
-    for (i, rev) in s.revisions.iter().enumerate() {
-        if !REVISIONS.contains(&rev.as_str()) {
-            return Err((
-                format!("revisions[{i}]"),
-                format!("expected one of {REVISIONS:?}, found {rev:?}"),
-            ));
-        }
-        if s.revisions[..i].contains(rev) {
-            return Err((
-                format!("revisions[{i}]"),
-                format!("{rev:?} is listed twice"),
-            ));
-        }
-    }
-    let modern_client = matches!(s.client_era, Some(ClientEra::Modern | ClientEra::Dual));
-    if s.legacy_protocol_version.is_some() && s.client_era != Some(ClientEra::Dual) {
-        return Err((
-            "legacy_protocol_version".into(),
-            "only a dual-era client has a fallback version: expected `client_era: \"dual\"`".into(),
-        ));
-    }
-    for (i, step) in s.plan.iter().enumerate() {
-        let modern_only = match step {
-            Step::Discover => true,
-            Step::CallTool { input, .. } => input.is_some(),
-            _ => false,
-        };
-        if modern_only && !modern_client {
-            return Err((
-                format!("plan[{i}]"),
-                "`discover` and `input` are modern-era features: expected `client_era` \"modern\" or \"dual\""
-                    .into(),
-            ));
-        }
-    }
-    for (i, w) in s.expect.wire.iter().enumerate() {
-        if let Some(rev) = w.revisions.iter().find(|r| !s.revisions.contains(r)) {
-            return Err((
-                format!("expect.wire[{i}].revisions"),
-                format!(
-                    "{rev:?} is not among the case's `revisions` {:?}",
-                    s.revisions
-                ),
-            ));
-        }
-    }
-    Ok(())
+/// Lower-case letters, digits and hyphens, not at either end.
+pub fn is_kebab(part: &str) -> bool {
+    !part.is_empty()
+        && !part.starts_with('-')
+        && !part.ends_with('-')
+        && part
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 #[cfg(test)]
@@ -381,22 +479,37 @@ mod tests {
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
         std::fs::write(&path, text).unwrap();
         path
     }
 
+    /// A scenarios root with a catalogue of two requirements and one fixture.
     fn temp_dir(tag: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("mcp-harness-load-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        write(
+            &dir,
+            CATALOGUE_FILE,
+            r#"[{"id": "R-1", "level": "must", "text": "t", "source": "s"},
+                {"id": "R-2", "level": "should", "text": "t2", "source": "s2"}]"#,
+        );
+        write(
+            &dir,
+            "fixtures/listed.json",
+            r#"{"description": "d", "handlers": [{"method": "tools/list", "reply": {"result": {"tools": []}}}]}"#,
+        );
         dir
     }
 
     const MINIMAL: &str = r#"{
   "description": "d",
-  "requirement": {"text": "t", "source": "s", "level": "must"},
-  "plan": [{"op": "connect"}],
-  "expect": {"wire": [{"check": "c", "sent": {"method": "initialize"}}]}
+  "requirement": "R-1",
+  "plan": ["connect"],
+  "wire": [{"check": "c", "sent": {"method": "initialize"}, "broken_by": ["do-nothing"]}]
 }"#;
 
     #[test]
@@ -405,37 +518,133 @@ mod tests {
         let case = load_case(&dir, &write(&dir, "happy-path.json", MINIMAL)).unwrap();
         assert_eq!(case.id, "happy-path");
         assert_eq!(case.scenario.protocol_version, "2025-03-26");
+        assert_eq!(
+            case.scenario.transports,
+            [Transport::Stdio, Transport::Https]
+        );
+        assert_eq!(case.scenario.checks[0].requirement.id, "R-1");
+        assert_eq!(case.scenario.checks[0].broken_by[0].client, "do-nothing");
+        let modern = MINIMAL.replace(r#""plan""#, r#""client_era": "modern", "plan""#);
+        let case = load_case(&dir, &write(&dir, "modern.json", &modern)).unwrap();
+        assert_eq!(case.scenario.protocol_version, "2026-07-28");
     }
 
     #[test]
     fn an_unknown_field_names_line_column_and_path() {
         let dir = temp_dir("field");
-        let text = MINIMAL.replace(r#""level": "must""#, r#""level": "must", "levle": 1"#);
+        let text = MINIMAL.replace(r#""check": "c","#, r#""check": "c", "chek": 1,"#);
         let err = load_case(&dir, &write(&dir, "bad-field.json", &text)).unwrap_err();
         let shown = err.to_string();
         assert!(shown.contains("bad-field.json"), "{shown}");
-        assert!(shown.contains("line 3"), "{shown}");
-        assert!(shown.contains("requirement"), "{shown}");
-        assert!(shown.contains("levle"), "{shown}");
+        assert!(shown.contains("line 5"), "{shown}");
+        assert!(shown.contains("wire[0]"), "{shown}");
+        assert!(shown.contains("chek"), "{shown}");
+    }
+
+    #[test]
+    fn requirements_and_fixtures_must_exist() {
+        let dir = temp_dir("ids");
+        let text = MINIMAL.replace(r#""R-1""#, r#""R-9""#);
+        let err = load_case(&dir, &write(&dir, "unknown-id.json", &text)).unwrap_err();
+        assert_eq!(err.location, "requirement");
+        assert!(err.message.contains("R-9"), "{err}");
+        let text = MINIMAL.replace(r#""plan""#, r#""fixtures": ["listed", "nope"], "plan""#);
+        let err = load_case(&dir, &write(&dir, "unknown-fixture.json", &text)).unwrap_err();
+        assert_eq!(err.location, "fixtures[1]");
+        assert!(err.message.contains("listed"), "{err}");
+        let text = MINIMAL.replace(r#""broken_by""#, r#""requirement": "R-2", "broken_by""#);
+        let case = load_case(&dir, &write(&dir, "own-requirement.json", &text)).unwrap();
+        assert_eq!(
+            case.scenario.checks[0].requirement.level,
+            crate::model::Level::Should
+        );
+        let dup = temp_dir("dup");
+        write(
+            &dup,
+            CATALOGUE_FILE,
+            r#"[{"id": "A", "level": "must", "text": "t", "source": "s"}, {"id": "A", "level": "should", "text": "t", "source": "s"}]"#,
+        );
+        let err = load_dir(&dup).unwrap_err();
+        assert_eq!(err[0].location, "[1].id");
+    }
+
+    #[test]
+    fn fixtures_and_the_builtin_echo_join_the_script() {
+        let dir = temp_dir("fixtures");
+        let text = MINIMAL.replace(
+            r#""plan": ["connect"]"#,
+            r#""fixtures": ["listed"], "server": {"handlers": [{"method": "ping", "reply": {"result": {}}}]}, "plan": ["connect", {"op": "call_tool", "name": "echo"}]"#,
+        );
+        let path = write(&dir, "with-fixture.json", &text);
+        let case = load_case(&dir, &path).unwrap();
+        let methods: Vec<&str> = case
+            .scenario
+            .server
+            .handlers
+            .iter()
+            .map(|h| h.method.as_str())
+            .collect();
+        assert_eq!(methods, ["ping", "tools/list", "tools/call"]);
+        assert_eq!(server_script(&path, None).unwrap(), case.scenario.server);
     }
 
     #[test]
     fn meaningless_cases_are_rejected_with_their_field() {
         let dir = temp_dir("meaning");
         let no_wire = MINIMAL.replace(
-            r#""wire": [{"check": "c", "sent": {"method": "initialize"}}]"#,
-            r#""outcomes": [{"step": 0, "ok": {}}]"#,
-        );
+            r#""wire": [{"check": "c", "sent": {"method": "initialize"}, "broken_by": ["do-nothing"]}]"#,
+            r#""lifecycle": []"#,
+        ).replace(r#"["connect"]"#, r#"[{"op": "connect", "ok": {}, "broken_by": []}]"#);
         let err = load_case(&dir, &write(&dir, "no-wire.json", &no_wire)).unwrap_err();
-        assert_eq!(err.location, "expect");
-        let bad_step = MINIMAL.replace(
-            r#""expect": {"#,
-            r#""expect": {"outcomes": [{"step": 3, "ok": {}}], "#,
+        assert_eq!(err.location, "wire");
+        let two = MINIMAL.replace(r#""sent""#, r#""not_sent": {}, "sent""#);
+        let err = load_case(&dir, &write(&dir, "two-rules.json", &two)).unwrap_err();
+        assert!(err.location.contains("wire[0]"), "{err}");
+        assert!(err.message.contains("exactly one of"), "{err}");
+        let both = MINIMAL.replace(
+            r#"["connect"]"#,
+            r#"[{"op": "connect", "ok": {}, "error": "timeout", "broken_by": []}]"#,
         );
-        let err = load_case(&dir, &write(&dir, "bad-step.json", &bad_step)).unwrap_err();
-        assert_eq!(err.location, "expect.outcomes[0].step");
+        let err = load_case(&dir, &write(&dir, "ok-and-error.json", &both)).unwrap_err();
+        assert!(err.location.contains("plan[0]"), "{err}");
+        let kind = MINIMAL.replace(
+            r#"["connect"]"#,
+            r#"[{"op": "connect", "error": ["timeout", "nap"], "broken_by": []}]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "bad-kind.json", &kind)).unwrap_err();
+        assert!(err.message.contains("nap"), "{err}");
         let err = load_case(&dir, &write(&dir, "Not_Kebab.json", MINIMAL)).unwrap_err();
         assert_eq!(err.location, "file name");
+        let bad_entry = MINIMAL.replace(r#"["do-nothing"]"#, r#"["do-nothing@carrier-pigeon"]"#);
+        let err = load_case(&dir, &write(&dir, "bad-entry.json", &bad_entry)).unwrap_err();
+        assert_eq!(err.location, "wire[0].broken_by[0]");
+    }
+
+    #[test]
+    fn errors_accept_kinds_lists_and_objects() {
+        let dir = temp_dir("errors");
+        let text = MINIMAL.replace(
+            r#""plan": ["connect"]"#,
+            r#""plan": ["connect",
+              {"op": "list_tools", "error": "timeout", "broken_by": []},
+              {"op": "list_tools", "error": ["tls", "timeout"], "broken_by": []},
+              {"op": "list_tools", "error": {"kind": ["protocol_error", "handshake_failed"], "code": -32021}, "broken_by": []}]"#,
+        );
+        let case = load_case(&dir, &write(&dir, "errors.json", &text)).unwrap();
+        let names: Vec<&str> = case
+            .scenario
+            .checks
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(
+            names[..3],
+            [
+                "step 1 (list_tools) fails with error kind timeout",
+                "step 2 (list_tools) fails with error kind tls or timeout",
+                "step 3 (list_tools) fails with error kind protocol_error (code -32021) or handshake_failed"
+            ]
+        );
     }
 
     #[test]
@@ -448,19 +657,45 @@ mod tests {
             )
         };
         let two_forms = with_server(
-            r#"{"method": "ping", "reply": {"hang": null}, "faults": {"before": [{"raw": "x", "bytes": [255]}]}}"#,
+            r#"{"method": "ping", "reply": "hang", "faults": {"before": [{"raw": "x", "bytes": "\\xff"}]}}"#,
         );
         let err = load_case(&dir, &write(&dir, "two-forms.json", &two_forms)).unwrap_err();
         assert_eq!(err.location, "server.handlers[0].faults.before[0]");
         let not_3xx = with_server(
-            r#"{"method": "ping", "reply": {"hang": null}, "http": {"redirect": {"status": 200, "to": "other_host"}}}"#,
+            r#"{"method": "ping", "reply": "hang", "http": {"redirect": {"status": 200, "to": "other_host"}}}"#,
         );
         let err = load_case(&dir, &write(&dir, "not-3xx.json", &not_3xx)).unwrap_err();
         assert_eq!(err.location, "server.handlers[0].http.redirect.status");
         let fine = with_server(
-            r#"{"method": "ping", "reply": {"result": {}}, "faults": {"before": [{"bytes": [255, 10], "repeat": 3}], "padding_bytes": 10, "truncate": "stall", "then": "close_stdout"}}"#,
+            r#"{"method": "ping", "reply": {"result": {}}, "faults": {"before": [{"bytes": "\\xff\\x0a", "repeat": 3}], "padding_bytes": 10, "truncate": "stall", "then": "close_stdout"}}"#,
         );
-        load_case(&dir, &write(&dir, "fine.json", &fine)).unwrap();
+        let case = load_case(&dir, &write(&dir, "fine.json", &fine)).unwrap();
+        let emit = &case.scenario.server.handlers[0]
+            .faults
+            .as_ref()
+            .unwrap()
+            .before[0];
+        assert_eq!(emit.bytes.as_deref(), Some(&[0xff, 0x0a][..]));
+    }
+
+    #[test]
+    fn variants_make_one_case_each() {
+        let dir = temp_dir("variants");
+        let text = MINIMAL
+            .replace(r#""plan""#, r#""transports": ["https"], "variants": {"a": {"m": "initialize"}, "b": {"m": "ping"}}, "plan""#)
+            .replace(r#"{"method": "initialize"}"#, r#"{"method": {"$var": "m"}}"#)
+            .replace(r#"["do-nothing"]"#, r#"["do-nothing", "do-nothing@https@b"]"#);
+        let cases = load_cases(&dir, &write(&dir, "family.json", &text)).unwrap();
+        let ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["family-a", "family-b"]);
+        assert_eq!(cases[1].variant.as_deref(), Some("b"));
+        assert_eq!(
+            cases[0].scenario.checks[0].broken_by[1].variant.as_deref(),
+            Some("b")
+        );
+        let stdio = text.replace(r#""transports": ["https"], "#, "");
+        let err = load_cases(&dir, &write(&dir, "stdio-family.json", &stdio)).unwrap_err();
+        assert!(err.location.ends_with("transports"), "{err}");
     }
 
     #[test]
@@ -468,7 +703,7 @@ mod tests {
         let dir = temp_dir("revisions");
         let text = MINIMAL.replace(
             r#""plan""#,
-            r#""transports": ["stdio", "https"], "revisions": ["2025-03-26", "2025-06-18"], "plan""#,
+            r#""revisions": ["2025-03-26", "2025-06-18"], "plan""#,
         );
         let case = load_case(&dir, &write(&dir, "per-revision.json", &text)).unwrap();
         let names: Vec<String> = trials(&[case])
@@ -488,15 +723,12 @@ mod tests {
         let err = load_case(&dir, &write(&dir, "unknown-rev.json", &unknown)).unwrap_err();
         assert_eq!(err.location, "revisions[0]");
         let stray = MINIMAL.replace(
-            r#""sent": {"method": "initialize"}}"#,
-            r#""sent": {"method": "initialize"}, "revisions": ["2025-06-18"]}"#,
+            r#""sent": {"method": "initialize"},"#,
+            r#""sent": {"method": "initialize"}, "revisions": ["2025-06-18"],"#,
         );
         let err = load_case(&dir, &write(&dir, "stray-rev.json", &stray)).unwrap_err();
-        assert_eq!(err.location, "expect.wire[0].revisions");
-        let legacy_discover = MINIMAL.replace(
-            r#""plan": [{"op": "connect"}]"#,
-            r#""plan": [{"op": "connect"}, {"op": "discover"}]"#,
-        );
+        assert_eq!(err.location, "wire[0].revisions");
+        let legacy_discover = MINIMAL.replace(r#"["connect"]"#, r#"["connect", "discover"]"#);
         let err = load_case(&dir, &write(&dir, "discover.json", &legacy_discover)).unwrap_err();
         assert_eq!(err.location, "plan[1]");
     }
@@ -506,7 +738,7 @@ mod tests {
         let dir = temp_dir("dual");
         let text = MINIMAL.replace(
             r#""plan""#,
-            r#""protocol_version": "2026-07-28", "client_era": "dual", "revisions": ["2025-06-18"], "plan""#,
+            r#""client_era": "dual", "revisions": ["2025-06-18"], "plan""#,
         );
         let case = load_case(&dir, &write(&dir, "dual.json", &text)).unwrap();
         assert_eq!(case.versions().legacy.as_deref(), Some("2025-11-25"));

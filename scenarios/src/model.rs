@@ -1,8 +1,14 @@
-//! The types of a scenario file. Every field's `///` doc becomes its description in the
-//! generated JSON Schema (`scenarios/scenario.schema.json`), which editors use to validate
-//! and complete case files, so write these docs for case authors.
+//! The types of the harness's data. A case file is read as a [`file::CaseFile`] (the shape
+//! people write, with defaults, shorthands, fixtures and variants) and resolved by the loader
+//! into one [`Scenario`] per variant: the complete, explicit form the runner and the fakes
+//! use. Every field's `///` doc becomes its description in the generated JSON Schema
+//! (`scenarios/scenario.schema.json`), which editors use to validate and complete case
+//! files, so write these docs for case authors.
 
+pub mod catalogue;
+pub mod check;
 pub mod era;
+pub mod file;
 pub mod http;
 pub mod robust;
 
@@ -10,107 +16,87 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use catalogue::{Catalogue, Requirement};
+pub use check::{
+    BrokenBy, CaseCheck, ErrorExpectation, Rule, StepOutcome, WireExpectation, WireRule,
+};
 pub use era::{ClientEra, ModernScript, ServerEra};
+pub use file::{CaseFile, Fixture};
 pub use http::{
     DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, Redirect, RedirectTarget, ReplyFormat,
 };
 pub use robust::{Emit, Faults, Then, Truncate};
 
-/// One conformance case: the fake server's script, the client's plan, and what must be observed.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// The `serverInfo.name` of the fakes' built-in answers (`initialize`, `server/discover`).
+pub const FAKE_SERVER_NAME: &str = "mcp-harness-fake";
+
+/// One resolved trial setup: a case file with its defaults filled in, its fixtures merged
+/// into the server script, its variant substituted and its requirements looked up. Built by
+/// [`crate::load`]; never read from a file as such.
+#[derive(Debug, Clone)]
 pub struct Scenario {
-    /// Path of the JSON Schema for editors (for example `"../scenario.schema.json"`); the harness ignores it.
-    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
-    pub schema: Option<String>,
     /// One line saying which behaviour or fault this case exercises.
     pub description: String,
-    /// The requirement this case checks, quoted or paraphrased from its source.
+    /// The case's requirement, from the catalogue.
     pub requirement: Requirement,
-    /// Transports the case runs on; one trial per transport, named `<case-id>@<transport>`.
-    #[serde(default = "default_transports")]
+    /// Transports the case runs on, in order.
     pub transports: Vec<Transport>,
     /// Protocol version the client is asked to offer (`MCP_HARNESS_PROTOCOL_VERSION`).
-    #[serde(default = "default_protocol_version")]
     pub protocol_version: String,
-    /// The era the client is asked to speak (`MCP_HARNESS_ERA`); omitted, the variable is
-    /// not set and the client speaks the legacy era (the `initialize` handshake).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The era the client is asked to speak (`MCP_HARNESS_ERA`), if the case names one.
     pub client_era: Option<ClientEra>,
-    /// Protocol revisions the case applies to. Given, the case runs once per transport per
-    /// revision, as trials named `<case-id>@<transport>@<revision>`, with the revision as
-    /// `MCP_HARNESS_PROTOCOL_VERSION` (for a dual-era client, a legacy revision is the
-    /// fallback version `MCP_HARNESS_LEGACY_PROTOCOL_VERSION` instead) and the fake playing
-    /// that revision. Matchers can name the offered version as `{"$same": "revision"}` (and a
-    /// dual-era client's fallback version as `{"$same": "legacy_revision"}`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Protocol revisions the case runs at (see [`file::CaseFile::revisions`]).
     pub revisions: Vec<String>,
-    /// Dual-era clients only: the version of the fallback `initialize`
-    /// (`MCP_HARNESS_LEGACY_PROTOCOL_VERSION`; default `2025-11-25`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Dual-era clients only: the version of the fallback `initialize`.
     pub legacy_protocol_version: Option<String>,
-    /// Per-request timeout the client is asked to apply, in milliseconds (`MCP_HARNESS_TIMEOUT_MS`).
-    #[serde(default = "default_timeout_ms")]
+    /// Per-request timeout, in milliseconds (`MCP_HARNESS_TIMEOUT_MS`).
     pub timeout_ms: u64,
-    /// Grace the client is asked to give the server at each shutdown step, in milliseconds
-    /// (`MCP_HARNESS_SHUTDOWN_GRACE_MS`; a hint that clients may ignore).
-    #[serde(default = "default_shutdown_grace_ms")]
+    /// Grace per shutdown step, in milliseconds (`MCP_HARNESS_SHUTDOWN_GRACE_MS`).
     pub shutdown_grace_ms: u64,
-    /// Wall-clock limit of the whole trial in milliseconds. When it passes, the client's process
-    /// group is killed and the trial fails with what was seen so far.
-    #[serde(default = "default_deadline_ms")]
+    /// Wall-clock limit of the whole trial, in milliseconds.
     pub deadline_ms: u64,
-    /// Over HTTP, hand the client a fresh bearer token (`MCP_HARNESS_BEARER_TOKEN`) that the
-    /// fake requires on every request (401 without it). Transcripts record only whether the
-    /// right token came, never the token.
-    #[serde(default)]
+    /// Over HTTP, hand the client a fresh bearer token the fake requires.
     pub bearer_token: bool,
-    /// The official conformance suite's scenario with the same meaning (e.g. `initialize`,
-    /// `tools_call`); clients get it as `MCP_CONFORMANCE_SCENARIO`, so the suite's existing
-    /// conformance clients run this case unmodified. When such a client prints no outcome
-    /// lines at all, the case is judged on the wire alone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The official conformance suite's scenario with the same meaning.
     pub official_scenario: Option<String>,
-    /// The fake server's script.
-    #[serde(default)]
+    /// The fake server's complete script: the case's handlers, then its fixtures' handlers,
+    /// then the built-in `echo` tool when the plan calls it.
     pub server: ServerScript,
-    /// The steps the client is asked to perform, in order (`MCP_HARNESS_PLAN`).
+    /// The steps the client is asked to perform (`MCP_HARNESS_PLAN`).
     pub plan: Vec<Step>,
-    /// What must be observed. Every case needs at least one wire or lifecycle expectation, so
-    /// that a client which only prints plausible outcome lines cannot pass.
-    pub expect: Expectations,
+    /// Every check of the case, in file order: step expectations, wire checks, lifecycle checks.
+    pub checks: Vec<CaseCheck>,
 }
 
-fn default_transports() -> Vec<Transport> {
-    vec![Transport::Stdio]
-}
-fn default_protocol_version() -> String {
-    "2025-03-26".to_owned()
-}
-fn default_timeout_ms() -> u64 {
-    5_000
-}
-fn default_shutdown_grace_ms() -> u64 {
-    300
-}
-fn default_deadline_ms() -> u64 {
-    10_000
+impl Scenario {
+    /// A scenario that only serves `server` (for the fakes' own tests): no plan, no checks.
+    pub fn serving(server: ServerScript) -> Scenario {
+        Scenario {
+            description: "a fake serving a script".into(),
+            requirement: Requirement {
+                id: "FAKE".into(),
+                level: Level::Must,
+                text: "The fake plays its script.".into(),
+                source: "fakes".into(),
+            },
+            transports: file::default_transports(),
+            protocol_version: era::default_protocol_version(None).to_owned(),
+            client_era: None,
+            revisions: Vec::new(),
+            legacy_protocol_version: None,
+            timeout_ms: file::DEFAULT_TIMEOUT_MS,
+            shutdown_grace_ms: file::DEFAULT_SHUTDOWN_GRACE_MS,
+            deadline_ms: file::DEFAULT_DEADLINE_MS,
+            bearer_token: false,
+            official_scenario: None,
+            server,
+            plan: Vec::new(),
+            checks: Vec::new(),
+        }
+    }
 }
 
-/// The requirement a case checks and where it comes from.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Requirement {
-    /// The requirement sentence, in the words of its source or a close paraphrase.
-    pub text: String,
-    /// Where it comes from: a seed 000 section (`seed 000 § Tools`) or a specification path
-    /// (`docs/specification/2025-11-25/basic/lifecycle.mdx § Initialization`).
-    pub source: String,
-    /// How binding it is; expectations inherit it unless they set their own.
-    pub level: Level,
-}
-
-/// How binding a check is; decides the trial's grade when it fails.
+/// How binding a requirement is; decides the trial's grade when one of its checks fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
@@ -121,6 +107,8 @@ pub enum Level {
     /// The seed 000 client-boundary policy: fails the trial while the boundary profile is on
     /// (the default), non-strict with `--spec-only`.
     Profile,
+    /// Advice: shown everywhere, never fails a run by default (graded like `should`).
+    Advisory,
 }
 
 impl Level {
@@ -130,6 +118,7 @@ impl Level {
             Level::Must => "must",
             Level::Should => "should",
             Level::Profile => "profile",
+            Level::Advisory => "advisory",
         }
     }
 }
@@ -163,41 +152,49 @@ impl Transport {
     }
 }
 
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
 /// How the fake server behaves.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerScript {
     /// Answers to requests, tried in order; the first rule whose `method` and `params` match
-    /// answers. Without a matching rule, `initialize` gets a built-in success (the offered
-    /// version if the fake knows it, else `2025-11-25`; capabilities `{"tools":{}}`), `ping`
-    /// gets `{}`, and anything else gets JSON-RPC error -32601. Notifications are answered only by a rule
-    /// naming their method (a faulty server's response to a notification, with a null id;
-    /// over HTTP a 200 with that body instead of 202).
-    #[serde(default)]
+    /// answers. After the case's own rules come its `fixtures`' rules, then the built-in
+    /// `echo` tool: a `tools/call` of `echo` (when the plan calls it and no rule names it)
+    /// answers `{"content": [{"type": "text", "text": "ok"}]}`. Without a matching rule,
+    /// `initialize` gets a built-in success (the offered version if the fake knows it, else
+    /// `2025-11-25`; capabilities `{"tools":{}}`), `tools/list` lists the tools the rules
+    /// call (when no rule answers `tools/list` at all), `ping` gets `{}`, and anything else
+    /// gets JSON-RPC error -32601. Notifications are answered only by a rule naming their
+    /// method (a faulty server's response to a notification, with a null id; over HTTP a 200
+    /// with that body instead of 202).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handlers: Vec<Handler>,
     /// What the fake does when its stdin reaches end of file.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub on_eof: OnEof,
     /// What the fake does when it receives SIGTERM.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub on_sigterm: OnSigterm,
     /// Bytes of log-like noise the fake writes to its stderr at start-up (a chatty server must
     /// not block a client that fails to drain stderr).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub stderr_noise_bytes: u64,
     /// Streamable HTTP behaviour (ignored over stdio).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub http: HttpScript,
     /// The protocol era the fake speaks.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub era: ServerEra,
     /// Settings of a modern or dual-era fake (ignored by a legacy one).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub modern: ModernScript,
 }
 
 /// One scripted answer.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Handler {
     /// The JSON-RPC method this rule answers, e.g. `tools/list`.
@@ -208,7 +205,7 @@ pub struct Handler {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
     /// How long to wait before answering, in milliseconds.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub delay_ms: u64,
     /// What the fake does with the request.
     pub reply: Reply,
@@ -221,8 +218,22 @@ pub struct Handler {
     pub faults: Option<Faults>,
 }
 
+impl Handler {
+    /// The built-in `echo` tool's rule: `tools/call` of `echo` answers the text `ok`.
+    pub fn builtin_echo() -> Handler {
+        Handler {
+            method: "tools/call".into(),
+            params: Some(serde_json::json!({"name": "echo"})),
+            delay_ms: 0,
+            reply: Reply::Result(serde_json::json!({"content": [{"type": "text", "text": "ok"}]})),
+            http: None,
+            faults: None,
+        }
+    }
+}
+
 /// What the fake does with a matched request.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Reply {
     /// Answer with this `result`.
@@ -238,7 +249,7 @@ pub enum Reply {
 }
 
 /// A JSON-RPC error object.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RpcError {
     /// The integer error code, e.g. -32602.
@@ -273,7 +284,7 @@ pub enum OnSigterm {
 }
 
 /// One step of the client's plan, as the driver contract defines it.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {
     /// Start the transport and perform the handshake.
@@ -284,7 +295,7 @@ pub enum Step {
     CallTool {
         /// The tool's name.
         name: String,
-        /// The tool's arguments.
+        /// The tool's arguments (default `{}`).
         #[serde(default)]
         arguments: Map<String, Value>,
         /// Cancel the call after this many milliseconds.
@@ -319,61 +330,21 @@ impl Step {
             Step::Sleep { .. } => "sleep",
         }
     }
-}
 
-/// Everything a trial checks.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Expectations {
-    /// What particular plan steps must report. Every step must report exactly one outcome line
-    /// in any case; steps not listed here are not checked further.
-    #[serde(default)]
-    pub outcomes: Vec<OutcomeExpectation>,
-    /// What the fake must (or must not) have received from the client.
-    #[serde(default)]
-    pub wire: Vec<WireExpectation>,
-    /// How the server process must have been shut down (stdio only).
-    #[serde(default)]
-    pub lifecycle: Vec<LifecycleExpectation>,
-}
-
-/// What one plan step must report. Exactly one of `ok` and `error` is given.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OutcomeExpectation {
-    /// Index of the plan step, from 0.
-    pub step: usize,
-    /// The step must succeed, and its `ok` object must satisfy this matcher (`{}` accepts any success).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ok: Option<Value>,
-    /// The step must fail with this error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorExpectation>,
-    /// Overrides the requirement's level for this check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level: Option<Level>,
-}
-
-/// The error a step must report.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ErrorExpectation {
-    /// The error kind, from the driver contract's closed vocabulary.
-    pub kind: ErrorKind,
-    /// The JSON-RPC error code that caused it, when one did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<i64>,
-    /// With `http_status`: the HTTP status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// Other kinds that are equally right, where the requirement leaves the choice open
-    /// (a refused redirect may be `insecure_url` or the unfollowed `http_status`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub or_kinds: Vec<ErrorKind>,
+    /// The step of an op that takes no arguments, by name.
+    pub fn bare(op: &str) -> Option<Step> {
+        match op {
+            "connect" => Some(Step::Connect),
+            "list_tools" => Some(Step::ListTools),
+            "close" => Some(Step::Close),
+            "discover" => Some(Step::Discover),
+            _ => None,
+        }
+    }
 }
 
 /// The driver contract's closed vocabulary of error kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The negotiated protocol version is empty, missing or not supported.
@@ -431,50 +402,6 @@ impl ErrorKind {
     }
 }
 
-/// A check on what the fake received from the client. Exactly one of `first`, `sequence`,
-/// `sent`, `not_sent` and `every` is given. Matchers may bind values with
-/// `{"$capture": "name"}` and compare later ones with `{"$same": "name"}`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WireExpectation {
-    /// One line saying what is checked; it names the check in reports.
-    pub check: String,
-    /// Overrides the requirement's level for this check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level: Option<Level>,
-    /// What is checked: the JSON-RPC messages (default), or the HTTP requests, each seen as
-    /// `{"method", "path", "headers": {lower-case name: value}, "status"}` where `status` is the
-    /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`; with a
-    /// modern or dual fake, a response stream closed before its answer shows among them, in
-    /// order, as `{"stream_closed": <request id>}`.
-    #[serde(default)]
-    pub on: WireStream,
-    /// Only items matching this are considered (all, if omitted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filter: Option<Value>,
-    /// Every item considered matches this (and there is at least one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub every: Option<Value>,
-    /// The very first messages the client sent match these, one for one, in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first: Option<Vec<Value>>,
-    /// Messages matching these were sent in this order (others may come between).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sequence: Option<Vec<Value>>,
-    /// A message matching this was sent (exactly `count` times, if given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sent: Option<Value>,
-    /// With `sent`: how many matching messages there must be.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<usize>,
-    /// No message matching this was sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_sent: Option<Value>,
-    /// Check only in trials of these revisions (of the case's `revisions`); all if omitted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub revisions: Vec<String>,
-}
-
 /// What a wire check looks at.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -486,21 +413,8 @@ pub enum WireStream {
     HttpRequests,
 }
 
-/// A check on how the stdio server process ended.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LifecycleExpectation {
-    /// One line saying what is checked; it names the check in reports.
-    pub check: String,
-    /// Overrides the requirement's level for this check.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level: Option<Level>,
-    /// The server process's lifecycle events, exactly and in order, from its first launch.
-    pub events: Vec<LifecycleEvent>,
-}
-
 /// Something that happened to the server process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LifecycleEvent {
     /// Its stdin reached end of file (the client closed it).

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod conformance;
+pub mod fmt_cases;
 pub mod paths;
 pub mod report;
 pub mod schema;

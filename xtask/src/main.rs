@@ -39,6 +39,14 @@ enum Command {
     Bench(xtask::bench::Args),
     /// Run the cargo-fuzz targets of fuzz/ for a bounded time each (installs cargo-fuzz).
     Fuzz(fuzz::Args),
+    /// Rewrite the case files, fixtures and requirements catalogue in their canonical shape.
+    FmtCases {
+        /// List the files that differ from the canonical shape and fail, instead of writing.
+        #[arg(long)]
+        check: bool,
+        /// Only these files (default: everything under scenarios/).
+        files: Vec<PathBuf>,
+    },
     /// Regenerate scenarios/scenario.schema.json, or check that it is fresh.
     Schema {
         /// Fail if the committed schema is stale instead of writing it.
@@ -108,6 +116,27 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::FmtCases { check, files } => {
+            match xtask::fmt_cases::run(&paths::scenarios_dir(), &files, check) {
+                Ok(changed) if check && !changed.is_empty() => {
+                    for f in &changed {
+                        eprintln!("not in canonical shape: {}", f.display());
+                    }
+                    eprintln!("run `cargo xtask fmt-cases`");
+                    ExitCode::FAILURE
+                }
+                Ok(changed) => {
+                    for f in &changed {
+                        println!("formatted {}", f.display());
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Bench(args) => xtask::bench::main(args),
         Command::Fuzz(args) => fuzz::main(args),
         Command::Sdk { sdk, report_dir } => match sdk::run(sdk, report_dir) {

@@ -1,30 +1,51 @@
-//! `cargo xtask schema`: the scenario JSON Schema, generated from the model's `///` docs
-//! with schemars. The committed file is checked fresh in CI (`--check`), never hand-edited.
+//! `cargo xtask schema`: the JSON Schemas of case files (`scenarios/scenario.schema.json`)
+//! and of fixtures (`scenarios/fixture.schema.json`), generated from the model's `///` docs
+//! with schemars. The committed files are checked fresh in CI (`--check`), never hand-edited.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use mcp_harness_scenarios::Scenario;
+use mcp_harness_scenarios::model::{CaseFile, Fixture};
 
-/// The schema text as it should be committed.
+/// The case schema's text as it should be committed.
 pub fn generate() -> String {
-    let schema = schemars::schema_for!(Scenario);
+    text(schemars::schema_for!(CaseFile))
+}
+
+/// The fixture schema's text as it should be committed.
+pub fn generate_fixture() -> String {
+    text(schemars::schema_for!(Fixture))
+}
+
+fn text(schema: schemars::Schema) -> String {
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');
     text
 }
 
-/// Writes the schema, or with `check` fails when the committed file differs.
+/// The fixture schema's path, beside the case schema at `case_schema`.
+pub fn fixture_schema_path(case_schema: &Path) -> PathBuf {
+    case_schema.with_file_name("fixture.schema.json")
+}
+
+/// Writes both schemas (the case schema at `path`, the fixture schema beside it), or with
+/// `check` fails when a committed file differs.
 pub fn run(path: &Path, check: bool) -> Result<(), String> {
-    let fresh = generate();
-    if check {
-        let committed = std::fs::read_to_string(path).unwrap_or_default();
-        if committed != fresh {
-            return Err(format!(
-                "{} is stale; run `cargo xtask schema` and commit the result",
-                path.display()
-            ));
+    for (file, fresh) in [
+        (path.to_owned(), generate()),
+        (fixture_schema_path(path), generate_fixture()),
+    ] {
+        if check {
+            let committed = std::fs::read_to_string(&file).unwrap_or_default();
+            if committed != fresh {
+                return Err(format!(
+                    "{} is stale; run `cargo xtask schema` and commit the result",
+                    file.display()
+                ));
+            }
+        } else {
+            std::fs::write(&file, fresh)
+                .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         }
-        return Ok(());
     }
-    std::fs::write(path, fresh).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    Ok(())
 }

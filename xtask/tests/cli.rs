@@ -111,7 +111,7 @@ fn a_bad_baseline_entry_is_named_with_its_line() {
 fn a_malformed_case_is_named_with_its_place() {
     let dir = temp_file(
         "broken-case.json",
-        "{\n  \"description\": \"d\",\n  \"requirement\": {\"text\": \"t\", \"source\": \"s\", \"level\": \"sometimes\"},\n  \"plan\": [], \"expect\": {}\n}\n",
+        "{\n  \"description\": \"d\",\n  \"requirement\": \"R-1\", \"transports\": [\"carrier-pigeon\"],\n  \"plan\": []\n}\n",
     );
     let out = xtask()
         .arg("--scenarios")
@@ -123,7 +123,7 @@ fn a_malformed_case_is_named_with_its_place() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("broken-case.json: line 3 column"), "{err}");
     assert!(
-        err.contains("requirement.level") && err.contains("sometimes"),
+        err.contains("transports[0]") && err.contains("carrier-pigeon"),
         "{err}"
     );
 }

@@ -65,3 +65,37 @@ fn the_committed_schema_is_fresh() {
         "scenarios/scenario.schema.json is stale: run `cargo xtask schema` and commit it"
     );
 }
+
+#[test]
+fn the_committed_fixture_schema_is_fresh() {
+    let path = xtask::schema::fixture_schema_path(&xtask::paths::schema_file());
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == xtask::schema::generate_fixture(),
+        "{} is stale: run `cargo xtask schema` and commit it",
+        path.display()
+    );
+}
+
+#[test]
+fn every_snapshot_belongs_to_a_trial() {
+    let names: Vec<String> = support::trials()
+        .iter()
+        .map(|(case, transport)| case.trial_name(*transport))
+        .collect();
+    let stale = snapshot::stale(&xtask::paths::snapshots_dir(), &names);
+    assert!(
+        stale.is_empty(),
+        "snapshots whose trial no longer exists (delete them): {stale:?}"
+    );
+}
+
+#[test]
+fn every_case_file_is_in_canonical_shape() {
+    let differ = xtask::fmt_cases::run(&xtask::paths::scenarios_dir(), &[], true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        differ.is_empty(),
+        "not in canonical shape (run `cargo xtask fmt-cases`): {differ:?}"
+    );
+}

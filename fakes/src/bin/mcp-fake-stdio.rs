@@ -1,4 +1,4 @@
-//! `mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <rev>]`: the fake MCP server a
+//! `mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <rev>] [--variant <name>]`: the fake MCP server a
 //! client under test launches as its child. Exits 2 on bad usage or an unusable scenario;
 //! otherwise its exit status is the script's (see `mcp_harness_fakes::stdio`).
 
@@ -14,8 +14,8 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(problem) => return fail(&format!("{problem}\n{}", cli::USAGE)),
     };
-    let scenario = match cli::load_scenario(&args.scenario) {
-        Ok(scenario) => scenario,
+    let script = match cli::load_script(&args.scenario, args.variant.as_deref()) {
+        Ok(script) => script,
         Err(problem) => return fail(&problem),
     };
     let recorder = match Recorder::open(&args.transcript) {
@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    play(&runtime, scenario.server, args.revision, recorder)
+    play(&runtime, script, args.revision, recorder)
 }
 
 // `serve` ends the process itself (its output type is uninhabited); recent compilers see the

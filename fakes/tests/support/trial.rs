@@ -58,15 +58,8 @@ impl Trial {
         on: Endpoint,
         revision: Option<String>,
     ) -> Trial {
-        let scenario: Scenario = serde_json::from_value(json!({
-            "description": format!("http fake self-test: {name}"),
-            "requirement": {"text": "the fake plays its script", "source": "fakes/tests", "level": "must"},
-            "transports": ["https"],
-            "server": server,
-            "plan": [],
-            "expect": {},
-        }))
-        .expect("scenario");
+        let mut scenario = Scenario::serving(serde_json::from_value(server).expect("server"));
+        scenario.description = format!("http fake self-test: {name}");
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());

@@ -15,6 +15,9 @@ use super::Scenario;
 /// The modern protocol revision the harness knows.
 pub const MODERN_VERSION: &str = "2026-07-28";
 
+/// The version a legacy-era case has the client offer unless it says otherwise.
+pub const LEGACY_DEFAULT_VERSION: &str = "2025-03-26";
+
 /// The version a dual-era client offers in its fallback `initialize` unless the case says
 /// otherwise (`MCP_HARNESS_LEGACY_PROTOCOL_VERSION`).
 pub const DEFAULT_LEGACY_VERSION: &str = "2025-11-25";
@@ -75,22 +78,25 @@ pub enum ServerEra {
 }
 
 /// Settings of the modern (and dual) fake.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModernScript {
     /// The protocol versions accepted in `_meta["io.modelcontextprotocol/protocolVersion"]`;
     /// any other gets -32022 (UnsupportedProtocolVersion) with these as `data.supported`.
     /// The built-in `server/discover` answer lists them as `supportedVersions`.
-    #[serde(default = "default_supported")]
+    #[serde(
+        default = "default_supported",
+        skip_serializing_if = "is_default_supported"
+    )]
     pub supported_versions: Vec<String>,
     /// Add `resultType: "complete"` to scripted results that have no `resultType`
     /// (a modern server always sends it; turn off to play one that omits it).
-    #[serde(default = "yes")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub add_result_type: bool,
     /// Check the HTTP request metadata headers (`MCP-Protocol-Version`, `Mcp-Method`,
     /// `Mcp-Name`) against the body and answer 400 with -32020 (HeaderMismatch) when one
     /// is missing or differs. Off, the headers are only recorded.
-    #[serde(default = "yes")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub check_headers: bool,
 }
 
@@ -98,8 +104,25 @@ fn default_supported() -> Vec<String> {
     vec![MODERN_VERSION.to_owned()]
 }
 
+fn is_default_supported(v: &[String]) -> bool {
+    v == default_supported().as_slice()
+}
+
 fn yes() -> bool {
     true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// The protocol version a client of `era` offers unless the case says otherwise: the
+/// legacy era's `2025-03-26`, or the modern version for a modern or dual-era client.
+pub fn default_protocol_version(era: Option<ClientEra>) -> &'static str {
+    match era {
+        None | Some(ClientEra::Legacy) => LEGACY_DEFAULT_VERSION,
+        Some(ClientEra::Modern | ClientEra::Dual) => MODERN_VERSION,
+    }
 }
 
 impl Default for ModernScript {

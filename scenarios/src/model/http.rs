@@ -7,24 +7,24 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// How the HTTP fake behaves as a whole.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpScript {
     /// Which endpoint the client is given, and with which certificate.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub endpoint: Endpoint,
     /// Whether `initialize` answers carry an `Mcp-Session-Id`, which later requests must then
     /// carry (400 without it, 404 with an unknown or expired one).
-    #[serde(default = "yes")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub sessions: bool,
     /// How the fake answers `DELETE` on the endpoint.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub delete: DeleteMode,
     /// How the fake answers `GET` on the endpoint.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub get: GetMode,
     /// How requests are answered unless their handler says otherwise.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub replies: ReplyFormat,
     /// After this many requests in a session, the session expires: later requests carrying
     /// its id get 404.
@@ -34,6 +34,18 @@ pub struct HttpScript {
 
 fn yes() -> bool {
     true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 impl Default for HttpScript {
@@ -102,7 +114,7 @@ pub enum ReplyFormat {
 }
 
 /// HTTP details of one handler's answer (ignored over stdio).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpReply {
     /// The answer's shape, overriding the script's `replies`.
@@ -112,7 +124,7 @@ pub struct HttpReply {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events_before: Vec<Value>,
     /// SSE only: write the stream in small pieces, splitting events across chunks.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub split: bool,
     /// Answer with this HTTP status and a plain-text body instead of the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,7 +133,7 @@ pub struct HttpReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     /// Cut the body off in the middle and close the connection.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub cut: bool,
     /// Answer with a redirect instead of the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,7 +142,7 @@ pub struct HttpReply {
 
 /// A redirect answering a request. Its targets use the reserved `.invalid` name, which never
 /// resolves: a client that follows gets nowhere, and nothing leaves the machine.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Redirect {
     /// The 3xx status, e.g. 301, 302, 307 or 308.

@@ -72,8 +72,12 @@ pub struct Emit {
     /// Text written verbatim as one line (malformed JSON, for example).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
-    /// Bytes written verbatim as one line, for what JSON text cannot hold (invalid UTF-8).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Bytes written verbatim as one line, for what JSON text cannot hold (invalid UTF-8):
+    /// a string whose characters stand for their UTF-8 bytes and where `\xNN` (two hex
+    /// digits) is one byte; in the JSON file `"\\xff\\xfe{}"` is the bytes FF FE `{}`.
+    /// A backslash itself is `\x5c`.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "byte_string")]
+    #[schemars(with = "Option<String>")]
     pub bytes: Option<Vec<u8>>,
     /// How many times it is written, one after the other (a storm). The transcript records
     /// it once, followed by a note with the count.
@@ -113,6 +117,101 @@ impl Emit {
             (None, Some(r), None) => Some((r.clone().into_bytes(), false)),
             (None, None, Some(b)) => Some((b.clone(), false)),
             _ => None,
+        }
+    }
+}
+
+/// Byte strings: text with `\xNN` escapes for bytes that are not UTF-8.
+pub mod byte_string {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Decodes `\xNN` escapes; every other character stands for its UTF-8 bytes.
+    pub fn decode(text: &str) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('\\') {
+            out.extend_from_slice(&rest.as_bytes()[..at]);
+            let hex = rest.get(at + 1..at + 4).filter(|h| h.starts_with('x'));
+            let byte = hex.and_then(|h| u8::from_str_radix(&h[1..], 16).ok());
+            match byte {
+                Some(b) if hex.is_some_and(|h| h[1..].chars().all(|c| c.is_ascii_hexdigit())) => {
+                    out.push(b)
+                }
+                _ => {
+                    return Err(format!(
+                        "a backslash must start a \\xNN byte escape (two hex digits), found {:?}",
+                        rest.get(at..(at + 4).min(rest.len()))
+                            .unwrap_or(&rest[at..])
+                    ));
+                }
+            }
+            rest = &rest[at + 4..];
+        }
+        out.extend_from_slice(rest.as_bytes());
+        Ok(out)
+    }
+
+    /// Encodes bytes: valid UTF-8 runs as text (printable ASCII and non-ASCII characters),
+    /// everything else (and the backslash) as `\xNN`.
+    pub fn encode(bytes: &[u8]) -> String {
+        let mut out = String::new();
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c == '\\' || c.is_control() {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        out.push_str(&format!("\\x{b:02x}"));
+                    }
+                } else {
+                    out.push(c);
+                }
+            }
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        out
+    }
+
+    pub(crate) fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(bytes) => s.serialize_str(&encode(bytes)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// The text form, or (as older files wrote it) a list of byte values.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<u8>>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Text(String),
+            Values(Vec<u8>),
+        }
+        match Form::deserialize(d) {
+            Ok(Form::Text(text)) => decode(&text).map(Some).map_err(D::Error::custom),
+            Ok(Form::Values(bytes)) => Ok(Some(bytes)),
+            Err(_) => Err(D::Error::custom(
+                r#"expected a byte string: text with \xNN escapes, e.g. "\\xff\\xfe{}""#,
+            )),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn bytes_round_trip_through_text() {
+            let raw = b"\xff\xfe{}\\ \xc3(\n\xe2\x9c\x93".to_vec();
+            let text = encode(&raw);
+            assert_eq!(text, "\\xff\\xfe{}\\x5c \\xc3(\\x0a\u{2713}");
+            assert_eq!(decode(&text).unwrap(), raw);
+            assert!(decode("\\x4").is_err());
+            assert!(decode("a\\n").is_err());
         }
     }
 }

@@ -175,6 +175,17 @@ pub fn run(opts: Options) -> ExitCode {
 
     procs::become_subreaper();
     let ctx = RunContext::new(&opts, baseline);
+    // A snapshot whose trial is gone would otherwise linger unreviewed.
+    let stale = ctx
+        .snapshots_dir
+        .as_deref()
+        .map_or_else(Vec::new, |d| snapshot::stale(d, &names));
+    for file in &stale {
+        eprintln!(
+            "error: snapshot {} belongs to no trial; delete it",
+            file.display()
+        );
+    }
     let threads = opts.libtest.test_threads.unwrap_or_else(default_threads);
     let started = Instant::now();
     let finished = runner::run_all(
@@ -222,7 +233,7 @@ pub fn run(opts: Options) -> ExitCode {
         let entries = results.trials.iter().filter(|t| !t.grade.is_acceptable());
         println!("wrote {} ({} entries)", path.display(), entries.count());
     }
-    if finished.iter().any(|f| f.message.is_some()) || !strays.is_empty() {
+    if finished.iter().any(|f| f.message.is_some()) || !strays.is_empty() || !stale.is_empty() {
         ExitCode::from(101)
     } else {
         ExitCode::SUCCESS
@@ -358,7 +369,7 @@ impl RunContext {
         let (verdict, message) = judge(&eval, entry.as_ref(), &details, || {
             match &self.snapshots_dir {
                 Some(dir) if eval.grade == Grade::Pass || self.bless => {
-                    snapshot::compare(dir, name, &transcript)
+                    snapshot::compare(dir, &case.path, name, &transcript)
                 }
                 _ => Ok(()),
             }

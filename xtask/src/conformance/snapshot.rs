@@ -2,6 +2,9 @@
 //! like code. Only the reference client's trials are snapshotted: they pin what the
 //! reference client and the fakes put on the wire, so a change in either shows as a diff.
 //!
+//! Each snapshot's header names the case file it comes from (insta's `input_file`), and a
+//! snapshot whose trial no longer exists is reported ([`stale`]).
+//!
 //! Nondeterminism is removed before comparison: pids become `server#N`, implementation
 //! versions become `[version]`, error messages (free text) are dropped from outcome lines.
 //! libtest-mimic does not capture output, so insta is told to print nothing and a failed
@@ -28,12 +31,13 @@ thread_local! {
 }
 
 /// Configures insta for the runner: never write `.snap.new` files, print nothing, and
-/// write snapshots only when blessing. Call before any thread starts.
+/// write snapshots only when blessing (then every one, so that headers stay current). Call
+/// before any thread starts.
 pub fn configure(workspace_root: &Path, bless: bool) {
     // SAFETY: called at the start of `main`, before the runner starts any thread.
     unsafe {
         std::env::set_var("INSTA_WORKSPACE_ROOT", workspace_root);
-        std::env::set_var("INSTA_UPDATE", if bless { "always" } else { "no" });
+        std::env::set_var("INSTA_UPDATE", if bless { "force" } else { "no" });
         std::env::set_var("INSTA_OUTPUT", "none");
         std::env::set_var("INSTA_FORCE_PASS", "0");
     }
@@ -136,9 +140,11 @@ fn normalize(v: &mut Value) {
     }
 }
 
-/// Compares `content` with the snapshot `name` in `dir`; on a mismatch returns the diff.
-pub fn compare(dir: &Path, name: &str, content: &str) -> Result<(), String> {
+/// Compares `content` with the snapshot `name` in `dir`, whose header names `case_file`; on a
+/// mismatch returns the diff.
+pub fn compare(dir: &Path, case_file: &Path, name: &str, content: &str) -> Result<(), String> {
     let mut settings = insta::Settings::clone_current();
+    settings.set_input_file(case_file);
     settings.set_snapshot_path(dir);
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
@@ -150,7 +156,7 @@ pub fn compare(dir: &Path, name: &str, content: &str) -> Result<(), String> {
     if outcome.is_ok() {
         return Ok(());
     }
-    let file = dir.join(format!("{}.snap", name.replace('/', "__")));
+    let file = file_of(dir, name);
     let Ok(stored) = std::fs::read_to_string(&file) else {
         return Err(format!(
             "no snapshot {} yet; review the transcript and run `cargo xtask conformance --bless`",
@@ -165,6 +171,26 @@ pub fn compare(dir: &Path, name: &str, content: &str) -> Result<(), String> {
         file.display(),
         diff.unified_diff().context_radius(2)
     ))
+}
+
+/// The snapshot file of trial `name` in `dir`.
+pub fn file_of(dir: &Path, name: &str) -> std::path::PathBuf {
+    dir.join(format!("{}.snap", name.replace('/', "__")))
+}
+
+/// The snapshots in `dir` that belong to none of `trials` (their case was renamed or
+/// removed), sorted.
+pub fn stale(dir: &Path, trials: &[String]) -> Vec<std::path::PathBuf> {
+    let wanted: std::collections::HashSet<std::path::PathBuf> =
+        trials.iter().map(|t| file_of(dir, t)).collect();
+    let mut out: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "snap") && !wanted.contains(p))
+        .collect();
+    out.sort();
+    out
 }
 
 /// The content of a `.snap` file, after its front matter.

@@ -105,7 +105,7 @@ pub fn grade(checks: &[CheckResult], outcomes: &Outcomes, profile_on: bool) -> G
     let hard = failed.iter().any(|c| match c.level {
         Level::Must => true,
         Level::Profile => profile_on,
-        Level::Should => false,
+        Level::Should | Level::Advisory => false,
     });
     if hard { Grade::Fail } else { Grade::NonStrict }
 }

@@ -5,17 +5,14 @@ use serde_json::Value;
 
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::matcher::{self, Captures};
-use mcp_harness_scenarios::model::{
-    LifecycleEvent, LifecycleExpectation, OutcomeExpectation, WireExpectation,
-};
+use mcp_harness_scenarios::model::{LifecycleEvent, StepOutcome, WireExpectation, WireRule};
 use mcp_harness_scenarios::transcript::Event;
 
-use super::Checker;
-use crate::conformance::outcome::{self, Outcomes, Reported};
+use crate::conformance::outcome::{Outcomes, Reported};
 use crate::conformance::trial::TrialRun;
 
 /// The captures every matcher of a trial starts with: `revision`, the protocol version the
-/// client was asked to offer (for cases run at several revisions).
+/// client was asked to offer, and for a dual-era client `legacy_revision`, its fallback version.
 pub(super) fn seed(case: &Case) -> Captures {
     let mut seed = Captures::new();
     seed.insert("revision".into(), case.versions().protocol.into());
@@ -25,46 +22,33 @@ pub(super) fn seed(case: &Case) -> Captures {
     seed
 }
 
+/// What plan step `index` reported, against what it must report.
 pub(super) fn outcome_check(
-    c: &mut Checker<'_>,
-    o: &OutcomeExpectation,
+    index: usize,
+    want: &StepOutcome,
     outcomes: &Outcomes,
     seed: &Captures,
-) {
-    let op = c.case.scenario.plan[o.step].op();
-    let (name, expected) = match (&o.ok, &o.error) {
-        (Some(m), _) if m.as_object().is_some_and(|m| m.is_empty()) => {
-            (format!("step {} ({op}) succeeds", o.step), "ok".to_owned())
-        }
-        (Some(m), _) => (
-            format!("step {} ({op}) succeeds with {}", o.step, matcher::short(m)),
-            format!("ok {}", matcher::full(m)),
-        ),
-        (None, Some(e)) => {
-            let mut shown = outcome::describe_error(e.kind, e.code, e.status);
-            for other in &e.or_kinds {
-                shown.push_str(" or ");
-                shown.push_str(other.as_str());
-            }
-            (format!("step {} ({op}) fails with {shown}", o.step), shown)
-        }
-        (None, None) => return,
+) -> Result<(), (String, String)> {
+    let expected = match want {
+        StepOutcome::Ok(m) if m.as_object().is_some_and(|m| m.is_empty()) => "ok".to_owned(),
+        StepOutcome::Ok(m) => format!("ok {}", matcher::full(m)),
+        StepOutcome::Error(e) => e.describe(),
     };
-    let result = match (outcomes.by_step[o.step].as_ref(), &o.ok, &o.error) {
-        (None, _, _) => Err((expected, "no outcome line for this step".into())),
-        (Some(Reported::Ok(got)), Some(m), _) => matcher::matches(m, got, &mut seed.clone())
-            .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got)))),
-        (Some(Reported::Error { kind, code, status }), None, Some(e))
-            if (*kind == e.kind || e.or_kinds.contains(kind))
+    match (outcomes.by_step.get(index).and_then(Option::as_ref), want) {
+        (None, _) => Err((expected, "no outcome line for this step".into())),
+        (Some(Reported::Ok(got)), StepOutcome::Ok(m)) => {
+            matcher::matches(m, got, &mut seed.clone())
+                .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got))))
+        }
+        (Some(Reported::Error { kind, code, status }), StepOutcome::Error(e))
+            if e.kinds.contains(kind)
                 && (e.code.is_none() || e.code == *code)
                 && (e.status.is_none() || e.status == *status) =>
         {
             Ok(())
         }
-        (Some(other), _, _) => Err((expected, other.describe())),
-    };
-    let level = o.level.unwrap_or(c.case.scenario.requirement.level);
-    c.own(&name, level, result);
+        (Some(other), _) => Err((expected, other.describe())),
+    }
 }
 
 pub(super) fn wire_check(
@@ -73,107 +57,106 @@ pub(super) fn wire_check(
     seed: &Captures,
 ) -> Result<(), (String, String)> {
     let mut caps = seed.clone();
-    if let Some(first) = &w.first {
-        for (i, m) in first.iter().enumerate() {
-            let Some(got) = received.get(i) else {
-                return Err((
-                    format!("message {} matching {}", i + 1, matcher::full(m)),
-                    format!("only {} messages", received.len()),
-                ));
-            };
-            matcher::matches(m, got, &mut caps).map_err(|miss| {
-                (
-                    format!("message {} matching {}", i + 1, matcher::full(m)),
-                    format!("{} ({miss})", matcher::short(got)),
-                )
-            })?;
-        }
-        return Ok(());
-    }
-    if let Some(sequence) = &w.sequence {
-        let mut from = 0;
-        for (i, m) in sequence.iter().enumerate() {
-            let found = received[from..]
-                .iter()
-                .position(|got| matcher::matches(m, got, &mut caps).is_ok());
-            match found {
-                Some(at) => from += at + 1,
-                None => {
+    match &w.rule {
+        WireRule::First(first) => {
+            for (i, m) in first.iter().enumerate() {
+                let Some(got) = received.get(i) else {
                     return Err((
-                        format!(
-                            "then (item {} of the sequence) a message matching {}",
-                            i + 1,
-                            matcher::full(m)
-                        ),
-                        with_closest(m, received, from, &caps),
+                        format!("message {} matching {}", i + 1, matcher::full(m)),
+                        format!("only {} messages", received.len()),
+                    ));
+                };
+                matcher::matches(m, got, &mut caps).map_err(|miss| {
+                    (
+                        format!("message {} matching {}", i + 1, matcher::full(m)),
+                        format!("{} ({miss})", matcher::short(got)),
+                    )
+                })?;
+            }
+            Ok(())
+        }
+        WireRule::Sequence(sequence) => {
+            let mut from = 0;
+            for (i, m) in sequence.iter().enumerate() {
+                let found = received[from..]
+                    .iter()
+                    .position(|got| matcher::matches(m, got, &mut caps).is_ok());
+                match found {
+                    Some(at) => from += at + 1,
+                    None => {
+                        return Err((
+                            format!(
+                                "then (item {} of the sequence) a message matching {}",
+                                i + 1,
+                                matcher::full(m)
+                            ),
+                            with_closest(m, received, from, &caps),
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+        WireRule::Sent { matcher: m, count } => {
+            let n = received
+                .iter()
+                .filter(|got| matcher::matches(m, got, &mut seed.clone()).is_ok())
+                .count();
+            match count {
+                Some(want) if n != *want => Err((
+                    format!("{want} messages matching {}", matcher::full(m)),
+                    format!("{n}: {}", with_closest(m, received, 0, seed)),
+                )),
+                None if n == 0 => Err((
+                    format!("a message matching {}", matcher::full(m)),
+                    with_closest(m, received, 0, seed),
+                )),
+                _ => Ok(()),
+            }
+        }
+        WireRule::Every(m) => {
+            let considered: Vec<&Value> = received
+                .iter()
+                .copied()
+                .filter(|got| {
+                    w.filter
+                        .as_ref()
+                        .is_none_or(|f| matcher::matches(f, got, &mut seed.clone()).is_ok())
+                })
+                .collect();
+            if considered.is_empty() {
+                return Err((
+                    format!(
+                        "at least one item to which `every {}` applies",
+                        matcher::full(m)
+                    ),
+                    summary(received),
+                ));
+            }
+            for got in considered {
+                if let Err(miss) = matcher::matches(m, got, &mut seed.clone()) {
+                    return Err((
+                        format!("every item matching {}", matcher::full(m)),
+                        format!("{} ({miss})", matcher::short(got)),
                     ));
                 }
             }
+            Ok(())
         }
-        return Ok(());
-    }
-    if let Some(m) = &w.sent {
-        let n = received
-            .iter()
-            .filter(|got| matcher::matches(m, got, &mut seed.clone()).is_ok())
-            .count();
-        return match w.count {
-            Some(want) if n != want => Err((
-                format!("{want} messages matching {}", matcher::full(m)),
-                format!("{n}: {}", with_closest(m, received, 0, seed)),
-            )),
-            None if n == 0 => Err((
-                format!("a message matching {}", matcher::full(m)),
-                with_closest(m, received, 0, seed),
-            )),
-            _ => Ok(()),
-        };
-    }
-    if let Some(m) = &w.every {
-        let considered: Vec<&Value> = received
-            .iter()
-            .copied()
-            .filter(|got| {
-                w.filter
-                    .as_ref()
-                    .is_none_or(|f| matcher::matches(f, got, &mut seed.clone()).is_ok())
-            })
-            .collect();
-        if considered.is_empty() {
-            return Err((
-                format!(
-                    "at least one item to which `every {}` applies",
-                    matcher::full(m)
-                ),
-                summary(received),
-            ));
-        }
-        for got in considered {
-            if let Err(miss) = matcher::matches(m, got, &mut seed.clone()) {
-                return Err((
-                    format!("every item matching {}", matcher::full(m)),
-                    format!("{} ({miss})", matcher::short(got)),
-                ));
-            }
-        }
-        return Ok(());
-    }
-    if let Some(m) = &w.not_sent {
-        if let Some(got) = received
+        WireRule::NotSent(m) => match received
             .iter()
             .find(|got| matcher::matches(m, got, &mut seed.clone()).is_ok())
         {
-            return Err((
+            Some(got) => Err((
                 format!("no message matching {}", matcher::full(m)),
                 matcher::short(got),
-            ));
-        }
+            )),
+            None => Ok(()),
+        },
     }
-    Ok(())
 }
 
-/// The Actual of a message that was not found: what came from `from` on, then the closest
-/// of those items and exactly where it differs (see [`matcher::closest`]).
+/// The messages seen, and the one closest to `m` with where it departs from it.
 fn with_closest(m: &Value, received: &[&Value], from: usize, caps: &Captures) -> String {
     let rest = &received[from.min(received.len())..];
     let listed = summary(rest);
@@ -240,15 +223,15 @@ pub fn lifecycle_events(run: &TrialRun) -> Vec<LifecycleEvent> {
 }
 
 pub(super) fn lifecycle_check(
-    l: &LifecycleExpectation,
+    want: &[LifecycleEvent],
     run: &TrialRun,
 ) -> Result<(), (String, String)> {
     let names = |e: &[LifecycleEvent]| e.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(" → ");
     if run.servers.is_empty() {
-        return Err((names(&l.events), "the server was never started".into()));
+        return Err((names(want), "the server was never started".into()));
     }
     let got = lifecycle_events(run);
-    if got == l.events {
+    if got == want {
         Ok(())
     } else {
         let mut actual = names(&got);
@@ -256,7 +239,7 @@ pub(super) fn lifecycle_check(
             actual.push_str(" (and still running when the client exited)");
         }
         Err((
-            names(&l.events),
+            names(want),
             if actual.is_empty() {
                 "nothing".into()
             } else {

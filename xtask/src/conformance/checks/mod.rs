@@ -4,13 +4,14 @@
 //! - the JSON-RPC base rules and the HTTP POST rules ([`rules`]), always on;
 //! - the case's expectations: outcomes, wire messages, lifecycle events ([`expect`]).
 //!
-//! Each check carries its requirement sentence, its source and its level, so a failure can
-//! say what was required, where it is written, and how much it matters.
+//! Each check carries its requirement sentence, its source and its level (a case check's come
+//! from the catalogue entry it cites), so a failure can say what was required, where it is
+//! written, and how much it matters.
 
 use serde_json::Value;
 
 use mcp_harness_scenarios::Case;
-use mcp_harness_scenarios::model::{Level, Transport, WireStream};
+use mcp_harness_scenarios::model::{CaseCheck, Level, Rule, Transport, WireStream};
 use mcp_harness_scenarios::transcript::Event;
 
 mod expect;
@@ -53,9 +54,16 @@ pub(super) struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    pub(super) fn own(&mut self, name: &str, level: Level, outcome: Result<(), (String, String)>) {
-        let r = &self.case.scenario.requirement;
-        self.push(name, level, &r.text.clone(), &r.source.clone(), outcome);
+    /// A check of the case's own requirement.
+    pub(super) fn own(&mut self, name: &str, outcome: Result<(), (String, String)>) {
+        let r = self.case.scenario.requirement.clone();
+        self.push(name, r.level, &r.text, &r.source, outcome);
+    }
+
+    /// A check the case file wrote, graded by the requirement it cites.
+    pub(super) fn case_check(&mut self, check: &CaseCheck, outcome: Result<(), (String, String)>) {
+        let r = &check.requirement;
+        self.push(&check.name, r.level, &r.text, &r.source, outcome);
     }
 
     pub(super) fn push(
@@ -97,7 +105,6 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
 
     c.own(
         "the client finished within the trial deadline",
-        s.requirement.level,
         match &run.end {
             ClientEnd::Deadline => Err((
                 format!("exit within {} ms", s.deadline_ms),
@@ -180,29 +187,32 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     hostile_checks(&mut c, transport, run);
     c.always_on = false;
     let seed = expect::seed(case);
-    for o in s.expect.outcomes.iter().filter(|_| !wire_only) {
-        expect::outcome_check(&mut c, o, &outcomes, &seed);
-    }
     let received = run.received();
     let http_requests = rules::http_requests(run);
-    let at_this_revision = |w: &&mcp_harness_scenarios::model::WireExpectation| {
-        w.revisions.is_empty()
-            || case
-                .revision
-                .as_ref()
-                .is_some_and(|r| w.revisions.contains(r))
-    };
-    for w in s.expect.wire.iter().filter(at_this_revision) {
-        let items: Vec<&Value> = match w.on {
-            WireStream::Messages => received.clone(),
-            WireStream::HttpRequests => http_requests.iter().collect(),
+    for check in &s.checks {
+        let result = match &check.rule {
+            Rule::Step { .. } if wire_only => continue,
+            Rule::Step { index, outcome } => {
+                expect::outcome_check(*index, outcome, &outcomes, &seed)
+            }
+            Rule::Wire(w) => {
+                let at_this_revision = w.revisions.is_empty()
+                    || case
+                        .revision
+                        .as_ref()
+                        .is_some_and(|r| w.revisions.contains(r));
+                if !at_this_revision {
+                    continue;
+                }
+                let items: Vec<&Value> = match w.on {
+                    WireStream::Messages => received.clone(),
+                    WireStream::HttpRequests => http_requests.iter().collect(),
+                };
+                expect::wire_check(w, &items, &seed)
+            }
+            Rule::Lifecycle(events) => expect::lifecycle_check(events, run),
         };
-        let result = expect::wire_check(w, &items, &seed);
-        c.own(&w.check, w.level.unwrap_or(s.requirement.level), result);
-    }
-    for l in &s.expect.lifecycle {
-        let result = expect::lifecycle_check(l, run);
-        c.own(&l.check, l.level.unwrap_or(s.requirement.level), result);
+        c.case_check(check, result);
     }
     (c.results, outcomes)
 }

@@ -1,0 +1,221 @@
+//! Whether a resolved case can mean anything, checked in small named steps before any client
+//! runs. Each step returns the place in the file (a JSON path) and what was expected there.
+
+use crate::matcher;
+use crate::model::era::REVISIONS;
+use crate::model::file::CaseFile;
+use crate::model::{
+    ClientEra, Endpoint, Handler, Rule, Scenario, Step, Transport, WireRule, WireStream,
+};
+
+type Problem = (String, String);
+
+/// Every check of a case, in order.
+pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
+    shape(s)?;
+    revisions(file, s)?;
+    modern_ops(s)?;
+    check_handlers(&file.server.handlers, "server.handlers")?;
+    matchers(s)?;
+    transports_of_checks(s)?;
+    observes_traffic(s)
+}
+
+/// A transport, a plan that starts by connecting, positive times.
+fn shape(s: &Scenario) -> Result<(), Problem> {
+    if s.transports.is_empty() {
+        return Err((
+            "transports".into(),
+            "expected at least one transport".into(),
+        ));
+    }
+    if s.plan.is_empty() {
+        return Err(("plan".into(), "expected at least one step".into()));
+    }
+    if !matches!(s.plan.first(), Some(Step::Connect)) {
+        return Err((
+            "plan[0]".into(),
+            "expected the plan to start with `connect`".into(),
+        ));
+    }
+    if s.deadline_ms == 0 || s.timeout_ms == 0 {
+        return Err((
+            "deadline_ms / timeout_ms".into(),
+            "expected a positive number of milliseconds".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Known revisions, each once; wire checks restricted to revisions the case runs at; a
+/// fallback version only for a dual-era client.
+fn revisions(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
+    for (i, rev) in s.revisions.iter().enumerate() {
+        if !REVISIONS.contains(&rev.as_str()) {
+            return Err((
+                format!("revisions[{i}]"),
+                format!("expected one of {REVISIONS:?}, found {rev:?}"),
+            ));
+        }
+        if s.revisions[..i].contains(rev) {
+            return Err((
+                format!("revisions[{i}]"),
+                format!("{rev:?} is listed twice"),
+            ));
+        }
+    }
+    if s.legacy_protocol_version.is_some() && s.client_era != Some(ClientEra::Dual) {
+        return Err((
+            "legacy_protocol_version".into(),
+            "only a dual-era client has a fallback version: expected `client_era: \"dual\"`".into(),
+        ));
+    }
+    for (i, w) in file.wire.iter().enumerate() {
+        let revs = &w.expectation.revisions;
+        if let Some(rev) = revs.iter().find(|r| !s.revisions.contains(r)) {
+            return Err((
+                format!("wire[{i}].revisions"),
+                format!(
+                    "{rev:?} is not among the case's `revisions` {:?}",
+                    s.revisions
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `discover` and `input` need a modern or dual-era client.
+fn modern_ops(s: &Scenario) -> Result<(), Problem> {
+    let modern_client = matches!(s.client_era, Some(ClientEra::Modern | ClientEra::Dual));
+    for (i, step) in s.plan.iter().enumerate() {
+        let modern_only = match step {
+            Step::Discover => true,
+            Step::CallTool { input, .. } => input.is_some(),
+            _ => false,
+        };
+        if modern_only && !modern_client {
+            return Err((
+                format!("plan[{i}]"),
+                "`discover` and `input` are modern-era features: expected `client_era` \"modern\" or \"dual\""
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Handlers' `params` matchers, their faults' emits, their redirects (`at` is where the list is).
+pub(super) fn check_handlers(handlers: &[Handler], at: &str) -> Result<(), Problem> {
+    for (i, h) in handlers.iter().enumerate() {
+        if let Some(params) = &h.params {
+            matcher::validate(params).map_err(|m| (format!("{at}[{i}].params"), m))?;
+        }
+        if let Some(faults) = &h.faults {
+            for (j, emit) in faults.before.iter().enumerate() {
+                if emit.payload().is_none() {
+                    return Err((
+                        format!("{at}[{i}].faults.before[{j}]"),
+                        "expected exactly one of `message`, `raw` and `bytes`".into(),
+                    ));
+                }
+            }
+        }
+        let redirect = h.http.as_ref().and_then(|r| r.redirect.as_ref());
+        if let Some(r) = redirect.filter(|r| !(300..400).contains(&r.status)) {
+            return Err((
+                format!("{at}[{i}].http.redirect.status"),
+                format!("expected a 3xx status, got {}", r.status),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Where each check is written in the file.
+fn locations(s: &Scenario) -> Vec<String> {
+    let (mut wire, mut lifecycle) = (0, 0);
+    s.checks
+        .iter()
+        .map(|c| match &c.rule {
+            Rule::Step { index, .. } => format!("plan[{index}]"),
+            Rule::Wire(_) => {
+                wire += 1;
+                format!("wire[{}]", wire - 1)
+            }
+            Rule::Lifecycle(_) => {
+                lifecycle += 1;
+                format!("lifecycle[{}]", lifecycle - 1)
+            }
+        })
+        .collect()
+}
+
+/// No misspelt matcher operator in any expectation.
+fn matchers(s: &Scenario) -> Result<(), Problem> {
+    for (c, at) in s.checks.iter().zip(locations(s)) {
+        match &c.rule {
+            Rule::Step {
+                outcome: crate::model::StepOutcome::Ok(m),
+                ..
+            } => matcher::validate(m).map_err(|msg| (format!("{at}.ok"), msg))?,
+            Rule::Wire(w) => {
+                for m in w.rule.matchers().into_iter().chain(&w.filter) {
+                    matcher::validate(m).map_err(|msg| (at.clone(), msg))?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// HTTP request checks need an https-only case, lifecycle checks a stdio-only one.
+fn transports_of_checks(s: &Scenario) -> Result<(), Problem> {
+    for (c, at) in s.checks.iter().zip(locations(s)) {
+        match &c.rule {
+            Rule::Wire(w)
+                if w.on == WireStream::HttpRequests
+                    && !s.transports.iter().all(|t| *t == Transport::Https) =>
+            {
+                return Err((
+                    format!("{at}.on"),
+                    "`http_requests` checks need `transports: [\"https\"]` only".into(),
+                ));
+            }
+            Rule::Lifecycle(_) if s.transports.iter().any(|t| *t != Transport::Stdio) => {
+                return Err((
+                    at,
+                    "lifecycle checks are about a stdio server process: expected `transports: [\"stdio\"]`"
+                        .into(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A check a do-nothing client fails: outcome lines alone can be printed by anyone. Where
+/// the right behaviour is to send nothing at all (a refused URL or certificate), the outcome
+/// kind is what tells a careful client from an idle one.
+fn observes_traffic(s: &Scenario) -> Result<(), Problem> {
+    let refuses_before_sending = matches!(
+        s.server.http.endpoint,
+        Endpoint::InsecureRemote | Endpoint::UntrustedCa | Endpoint::WrongName
+    );
+    let observes = s.checks.iter().any(|c| match &c.rule {
+        Rule::Wire(w) => !matches!(w.rule, WireRule::NotSent(_)) && w.revisions.is_empty(),
+        Rule::Lifecycle(_) => true,
+        Rule::Step { .. } => refuses_before_sending,
+    });
+    if !observes {
+        return Err((
+            "wire".into(),
+            "expected at least one `wire` check other than `not_sent`, or a `lifecycle` check: \
+             outcome lines alone can be printed by a client that does nothing"
+                .into(),
+        ));
+    }
+    Ok(())
+}

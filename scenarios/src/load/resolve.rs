@@ -1,0 +1,237 @@
+//! From the file a person wrote to the scenario a trial runs: defaults filled in, the
+//! requirements looked up in the catalogue, the fixtures' handlers and the built-in `echo`
+//! tool appended to the server script, `{"$fake": …}` matchers expanded, and each check
+//! named, with its requirement and the broken clients that must fail it.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{FIXTURES_DIR, Library};
+use crate::model::check::{BrokenBy, CaseCheck, Rule, StepOutcome};
+use crate::model::era::default_protocol_version;
+use crate::model::file::CaseFile;
+use crate::model::{
+    Catalogue, FAKE_SERVER_NAME, Fixture, Handler, Requirement, Scenario, ServerScript, Step,
+};
+
+type Problem = (String, String);
+
+/// Resolves one (variant-substituted) case file.
+pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Problem> {
+    let catalogue = &library.catalogue;
+    let requirement = lookup(catalogue, &file.requirement, "requirement")?;
+    let mut fixtures = Vec::new();
+    for (i, name) in file.fixtures.iter().enumerate() {
+        let fixture = library.fixture(name).ok_or_else(|| {
+            (
+                format!("fixtures[{i}]"),
+                format!(
+                    "no fixture {name:?}: expected the name of a file in {} (known: {})",
+                    library.root.join(FIXTURES_DIR).display(),
+                    library.fixture_names().join(", ")
+                ),
+            )
+        })?;
+        fixtures.push(fixture);
+    }
+    let calls_echo = file.plan.iter().any(|p| calls_echo(&p.step));
+    let server = complete_server(file.server.clone(), &fixtures, calls_echo);
+    let variants: Vec<String> = file.variants.keys().cloned().collect();
+    let own = |id: &Option<String>, at: String| -> Result<Requirement, Problem> {
+        match id {
+            Some(id) => lookup(catalogue, id, &at),
+            None => Ok(requirement.clone()),
+        }
+    };
+    let broken = |entries: &[String], at: &str| -> Result<Vec<BrokenBy>, Problem> {
+        entries
+            .iter()
+            .enumerate()
+            .map(|(j, e)| {
+                BrokenBy::parse(e, &file.revisions, &variants)
+                    .map_err(|m| (format!("{at}.broken_by[{j}]"), m))
+            })
+            .collect()
+    };
+    let mut checks = Vec::new();
+    for (i, p) in file.plan.iter().enumerate() {
+        let Some(e) = &p.expect else { continue };
+        let at = format!("plan[{i}]");
+        let outcome = match &e.outcome {
+            StepOutcome::Ok(m) => StepOutcome::Ok(expand_fake(m, &format!("{at}.ok"))?),
+            other => other.clone(),
+        };
+        checks.push(CaseCheck {
+            name: outcome.check_name(i, p.step.op()),
+            requirement: own(&e.requirement, format!("{at}.requirement"))?,
+            broken_by: broken(&e.broken_by, &at)?,
+            rule: Rule::Step { index: i, outcome },
+        });
+    }
+    for (i, w) in file.wire.iter().enumerate() {
+        let at = format!("wire[{i}]");
+        let mut expectation = w.expectation.clone();
+        expectation.filter = match &expectation.filter {
+            Some(f) => Some(expand_fake(f, &at)?),
+            None => None,
+        };
+        expectation.rule = match expectation.rule {
+            crate::model::WireRule::First(ms) => {
+                crate::model::WireRule::First(expand_all(&ms, &at)?)
+            }
+            crate::model::WireRule::Sequence(ms) => {
+                crate::model::WireRule::Sequence(expand_all(&ms, &at)?)
+            }
+            crate::model::WireRule::Sent { matcher, count } => crate::model::WireRule::Sent {
+                matcher: expand_fake(&matcher, &at)?,
+                count,
+            },
+            crate::model::WireRule::NotSent(m) => {
+                crate::model::WireRule::NotSent(expand_fake(&m, &at)?)
+            }
+            crate::model::WireRule::Every(m) => {
+                crate::model::WireRule::Every(expand_fake(&m, &at)?)
+            }
+        };
+        checks.push(CaseCheck {
+            name: w.check.clone(),
+            requirement: own(&w.requirement, format!("{at}.requirement"))?,
+            broken_by: broken(&w.broken_by, &at)?,
+            rule: Rule::Wire(expectation),
+        });
+    }
+    for (i, l) in file.lifecycle.iter().enumerate() {
+        let at = format!("lifecycle[{i}]");
+        checks.push(CaseCheck {
+            name: l.check.clone(),
+            requirement: own(&l.requirement, format!("{at}.requirement"))?,
+            broken_by: broken(&l.broken_by, &at)?,
+            rule: Rule::Lifecycle(l.events.clone()),
+        });
+    }
+    Ok(Scenario {
+        description: file.description.clone(),
+        requirement,
+        transports: file.transports.clone(),
+        protocol_version: file
+            .protocol_version
+            .clone()
+            .unwrap_or_else(|| default_protocol_version(file.client_era).to_owned()),
+        client_era: file.client_era,
+        revisions: file.revisions.clone(),
+        legacy_protocol_version: file.legacy_protocol_version.clone(),
+        timeout_ms: file.timeout_ms,
+        shutdown_grace_ms: file.shutdown_grace_ms,
+        deadline_ms: file.deadline_ms,
+        bearer_token: file.bearer_token,
+        official_scenario: file.official_scenario.clone(),
+        server,
+        plan: file.plan.iter().map(|p| p.step.clone()).collect(),
+        checks,
+    })
+}
+
+fn lookup(catalogue: &Catalogue, id: &str, at: &str) -> Result<Requirement, Problem> {
+    catalogue.get(id).cloned().ok_or_else(|| {
+        (
+            at.to_owned(),
+            format!("unknown requirement {id:?}: expected the id of an entry of the catalogue (requirements.json)"),
+        )
+    })
+}
+
+fn calls_echo(step: &Step) -> bool {
+    matches!(step, Step::CallTool { name, .. } if name == "echo")
+}
+
+/// The case's handlers, then its fixtures', then the built-in `echo` tool when the plan
+/// calls `echo` and no handler names it (or answers every call).
+fn complete_server(
+    mut server: ServerScript,
+    fixtures: &[&Fixture],
+    calls_echo: bool,
+) -> ServerScript {
+    for fixture in fixtures {
+        server.handlers.extend(fixture.handlers.iter().cloned());
+    }
+    let answered = server.handlers.iter().any(|h| {
+        h.method == "tools/call"
+            && h.params
+                .as_ref()
+                .is_none_or(|p| p.get("name") == Some(&Value::from("echo")))
+    });
+    if calls_echo && !answered {
+        server.handlers.push(Handler::builtin_echo());
+    }
+    server
+}
+
+/// The fake's own resolution: only what makes the server script is read, so that the fake
+/// plays any case the runner accepted.
+pub(super) fn fake_script(value: Value, root: Option<&Path>) -> Result<ServerScript, Problem> {
+    #[derive(Deserialize)]
+    struct FakeView {
+        #[serde(default)]
+        server: ServerScript,
+        #[serde(default)]
+        fixtures: Vec<String>,
+        plan: Vec<Value>,
+    }
+    let view: FakeView = serde_path_to_error::deserialize(value)
+        .map_err(|e| (e.path().to_string(), e.inner().to_string()))?;
+    let mut fixtures = Vec::new();
+    for (i, name) in view.fixtures.iter().enumerate() {
+        let at = format!("fixtures[{i}]");
+        let Some(root) = root else {
+            return Err((
+                at,
+                "no scenarios root (requirements.json) above the case, so no fixtures".into(),
+            ));
+        };
+        let path = root.join(FIXTURES_DIR).join(format!("{name}.json"));
+        let fixture = super::load_fixture_file(&path).map_err(|e| (at, e.to_string()))?;
+        fixtures.push(fixture);
+    }
+    let calls_echo = view.plan.iter().any(|step| {
+        step.get("op") == Some(&Value::from("call_tool"))
+            && step.get("name") == Some(&Value::from("echo"))
+    });
+    super::meaning::check_handlers(&view.server.handlers, "server.handlers")?;
+    Ok(complete_server(
+        view.server,
+        &fixtures.iter().collect::<Vec<_>>(),
+        calls_echo,
+    ))
+}
+
+fn expand_all(matchers: &[Value], at: &str) -> Result<Vec<Value>, Problem> {
+    matchers.iter().map(|m| expand_fake(m, at)).collect()
+}
+
+/// Replaces `{"$fake": "serverInfo"}` with the matcher of the fakes' `serverInfo`.
+fn expand_fake(matcher: &Value, at: &str) -> Result<Value, Problem> {
+    Ok(match matcher {
+        Value::Object(map) if map.len() == 1 && map.contains_key("$fake") => {
+            match map.get("$fake").and_then(Value::as_str) {
+                Some("serverInfo") => json!({"name": FAKE_SERVER_NAME}),
+                _ => {
+                    return Err((
+                        at.to_owned(),
+                        format!(
+                            "{matcher}: expected {{\"$fake\": \"serverInfo\"}} (the fakes' serverInfo)"
+                        ),
+                    ));
+                }
+            }
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), expand_fake(v, at)?)))
+                .collect::<Result<_, Problem>>()?,
+        ),
+        Value::Array(items) => Value::Array(expand_all(items, at)?),
+        other => other.clone(),
+    })
+}

@@ -1,0 +1,65 @@
+//! The requirements catalogue (`scenarios/requirements.json`): every requirement a check can
+//! cite, once, with its level, its text and where it is written. Cases cite entries by id;
+//! a check's level is always its requirement's, so one requirement grades the same
+//! everywhere.
+
+use std::collections::HashMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::Level;
+
+/// One requirement of the catalogue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    /// The id cases cite, e.g. `PROF-TOOLS-3` (unique in the catalogue).
+    pub id: String,
+    /// How binding it is: `must`, `should`, `profile` or `advisory`.
+    pub level: Level,
+    /// The requirement sentence, in the words of its source or a close paraphrase.
+    pub text: String,
+    /// Where it comes from: a seed 000 section (`seed 000 § Tools`) or a specification path
+    /// (`docs/specification/2025-11-25/basic/lifecycle.mdx § Initialization`).
+    pub source: String,
+}
+
+/// The catalogue, by id.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    entries: Vec<Requirement>,
+    by_id: HashMap<String, usize>,
+}
+
+impl Catalogue {
+    /// Builds the catalogue; an empty or duplicate id is an error naming the entry's index.
+    pub fn new(entries: Vec<Requirement>) -> Result<Catalogue, (String, String)> {
+        let mut by_id = HashMap::new();
+        for (i, entry) in entries.iter().enumerate() {
+            if entry.id.trim().is_empty() {
+                return Err((format!("[{i}].id"), "expected a non-empty id".into()));
+            }
+            if let Some(first) = by_id.insert(entry.id.clone(), i) {
+                return Err((
+                    format!("[{i}].id"),
+                    format!(
+                        "the id {:?} is already used by entry [{first}]; expected each id once",
+                        entry.id
+                    ),
+                ));
+            }
+        }
+        Ok(Catalogue { entries, by_id })
+    }
+
+    /// The entry with this id.
+    pub fn get(&self, id: &str) -> Option<&Requirement> {
+        self.by_id.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// Every entry, in file order.
+    pub fn entries(&self) -> &[Requirement] {
+        &self.entries
+    }
+}

@@ -1,0 +1,605 @@
+//! The shape of a case file, as people write it: defaults left out (both transports, the
+//! era's protocol version, the usual timeouts), argument-less plan steps as bare strings,
+//! each step's expectation on the step it judges, shared `fixtures` and the built-in `echo`
+//! tool instead of copied handlers, and `variants` for a family of cases that differ in a
+//! few values. `cargo xtask fmt-cases` writes every file in one canonical shape.
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::check::{ErrorExpectation, StepOutcome, WireExpectation, WireRule};
+use super::era::ClientEra;
+use super::{ErrorKind, Handler, LifecycleEvent, ServerScript, Step, Transport, WireStream};
+
+/// Default per-request timeout, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+/// Default grace per shutdown step, in milliseconds.
+pub const DEFAULT_SHUTDOWN_GRACE_MS: u64 = 300;
+/// Default trial deadline, in milliseconds.
+pub const DEFAULT_DEADLINE_MS: u64 = 10_000;
+
+/// Both transports, stdio first: the default of `transports`.
+pub fn default_transports() -> Vec<Transport> {
+    vec![Transport::Stdio, Transport::Https]
+}
+
+fn is_both(t: &[Transport]) -> bool {
+    t == default_transports().as_slice()
+}
+fn default_timeout_ms() -> u64 {
+    DEFAULT_TIMEOUT_MS
+}
+fn is_default_timeout(n: &u64) -> bool {
+    *n == DEFAULT_TIMEOUT_MS
+}
+fn default_shutdown_grace_ms() -> u64 {
+    DEFAULT_SHUTDOWN_GRACE_MS
+}
+fn is_default_grace(n: &u64) -> bool {
+    *n == DEFAULT_SHUTDOWN_GRACE_MS
+}
+fn default_deadline_ms() -> u64 {
+    DEFAULT_DEADLINE_MS
+}
+fn is_default_deadline(n: &u64) -> bool {
+    *n == DEFAULT_DEADLINE_MS
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_default_server(s: &ServerScript) -> bool {
+    *s == ServerScript::default()
+}
+
+/// One conformance case: the fake server's script, the client's plan with what each step
+/// must report, and what must be seen on the wire and of the server process.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaseFile {
+    /// Path of the JSON Schema for editors (for example `"../scenario.schema.json"`); the harness ignores it.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// One line saying which behaviour or fault this case exercises.
+    pub description: String,
+    /// The id of the requirement this case checks, from the catalogue
+    /// `scenarios/requirements.json`. Every check of the case cites it unless the check names
+    /// its own; a check's level is its requirement's.
+    pub requirement: String,
+    /// Transports the case runs on; one trial per transport, named `<case-id>@<transport>`.
+    /// Default: both, `["stdio", "https"]`; write it only for a transport-specific case.
+    #[serde(default = "default_transports", skip_serializing_if = "is_both")]
+    pub transports: Vec<Transport>,
+    /// Protocol version the client is asked to offer (`MCP_HARNESS_PROTOCOL_VERSION`).
+    /// Default: the era's, `2025-03-26` for the legacy era (no `client_era`) and `2026-07-28`
+    /// for a modern or dual-era client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    /// The era the client is asked to speak (`MCP_HARNESS_ERA`); omitted, the variable is
+    /// not set and the client speaks the legacy era (the `initialize` handshake).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_era: Option<ClientEra>,
+    /// Dual-era clients only: the version of the fallback `initialize`
+    /// (`MCP_HARNESS_LEGACY_PROTOCOL_VERSION`; default `2025-11-25`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legacy_protocol_version: Option<String>,
+    /// Protocol revisions the case applies to. Given, the case runs once per transport per
+    /// revision, as trials named `<case-id>@<transport>@<revision>`, with the revision as
+    /// `MCP_HARNESS_PROTOCOL_VERSION` (for a dual-era client, a legacy revision is the
+    /// fallback version `MCP_HARNESS_LEGACY_PROTOCOL_VERSION` instead) and the fake playing
+    /// that revision. Matchers can name the offered version as `{"$same": "revision"}` (and a
+    /// dual-era client's fallback version as `{"$same": "legacy_revision"}`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
+    /// A family of cases in one file: a map from variant name to the values (an object) that
+    /// replace each `{"$var": "<name>"}` anywhere in the file. Variant `V` of `area/file.json`
+    /// is the case `area/file-V`, with trials named after it. Works beside `revisions`.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub variants: Map<String, Value>,
+    /// Per-request timeout the client is asked to apply, in milliseconds
+    /// (`MCP_HARNESS_TIMEOUT_MS`; default 5000).
+    #[serde(
+        default = "default_timeout_ms",
+        skip_serializing_if = "is_default_timeout"
+    )]
+    pub timeout_ms: u64,
+    /// Grace the client is asked to give the server at each shutdown step, in milliseconds
+    /// (`MCP_HARNESS_SHUTDOWN_GRACE_MS`, a hint that clients may ignore; default 300).
+    #[serde(
+        default = "default_shutdown_grace_ms",
+        skip_serializing_if = "is_default_grace"
+    )]
+    pub shutdown_grace_ms: u64,
+    /// Wall-clock limit of the whole trial in milliseconds (default 10000). When it passes,
+    /// the client's process group is killed and the trial fails with what was seen so far.
+    #[serde(
+        default = "default_deadline_ms",
+        skip_serializing_if = "is_default_deadline"
+    )]
+    pub deadline_ms: u64,
+    /// Over HTTP, hand the client a fresh bearer token (`MCP_HARNESS_BEARER_TOKEN`) that the
+    /// fake requires on every request (401 without it). Transcripts record only whether the
+    /// right token came, never the token.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bearer_token: bool,
+    /// The official conformance suite's scenario with the same meaning (e.g. `initialize`,
+    /// `tools_call`); clients get it as `MCP_CONFORMANCE_SCENARIO`, so the suite's existing
+    /// conformance clients run this case unmodified. When such a client prints no outcome
+    /// lines at all, the case is judged on the wire alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub official_scenario: Option<String>,
+    /// Shared pieces of the fake's script, by name: `scenarios/fixtures/<name>.json`. Their
+    /// handlers are tried after the case's own, in the order listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixtures: Vec<String>,
+    /// The fake server's script.
+    #[serde(default, skip_serializing_if = "is_default_server")]
+    pub server: ServerScript,
+    /// The steps the client is asked to perform, in order (`MCP_HARNESS_PLAN`). A step
+    /// without arguments and without an expectation is written as its op alone: `"connect"`.
+    pub plan: Vec<PlanStep>,
+    /// What the fake must (or must not) have received from the client. Every case needs at
+    /// least one wire check other than `not_sent` or one lifecycle check, so that a client
+    /// which only prints plausible outcome lines cannot pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wire: Vec<WireCheck>,
+    /// How the stdio server process must have been shut down (stdio-only cases).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lifecycle: Vec<LifecycleCheck>,
+}
+
+/// One plan step, with what it must report. Either an op without arguments as a string
+/// (`"connect"`, `"list_tools"`, `"close"`, `"discover"`), or an object with `op`, the op's
+/// arguments and, when the step is checked, its expectation beside them: `ok` or `error`,
+/// an optional `requirement` and `broken_by`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanStep {
+    /// The step.
+    pub step: Step,
+    /// What the step must report, if it is checked.
+    pub expect: Option<StepExpect>,
+}
+
+/// The members of a step object that belong to its expectation.
+const EXPECT_KEYS: [&str; 4] = ["ok", "error", "requirement", "broken_by"];
+
+impl<'de> Deserialize<'de> for PlanStep {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let mut map = match value {
+            Value::String(op) => {
+                return Step::bare(&op)
+                    .map(|step| PlanStep { step, expect: None })
+                    .ok_or_else(|| {
+                        D::Error::custom(format!(
+                            "{op:?} is not an op without arguments; expected \"connect\", \"list_tools\", \"close\", \"discover\" or an object with `op`"
+                        ))
+                    });
+            }
+            Value::Object(map) => map,
+            other => {
+                return Err(D::Error::custom(format!(
+                    "expected an op name or an object with `op`, found {other}"
+                )));
+            }
+        };
+        let mut expect = Map::new();
+        for key in EXPECT_KEYS {
+            if let Some(v) = map.remove(key) {
+                expect.insert(key.into(), v);
+            }
+        }
+        let step = serde_json::from_value::<Step>(Value::Object(map)).map_err(D::Error::custom)?;
+        let expect = match expect.is_empty() {
+            true => None,
+            false => Some(
+                serde_json::from_value::<StepExpect>(Value::Object(expect))
+                    .map_err(D::Error::custom)?,
+            ),
+        };
+        Ok(PlanStep { step, expect })
+    }
+}
+
+impl Serialize for PlanStep {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut step = serde_json::to_value(&self.step).map_err(serde::ser::Error::custom)?;
+        let Some(map) = step.as_object_mut() else {
+            return Err(serde::ser::Error::custom("a step serializes as an object"));
+        };
+        if map
+            .get("arguments")
+            .is_some_and(|a| a.as_object().is_some_and(Map::is_empty))
+        {
+            map.remove("arguments");
+        }
+        match &self.expect {
+            None if map.len() == 1 => return s.serialize_str(self.step.op()),
+            None => {}
+            Some(e) => {
+                let e = serde_json::to_value(e).map_err(serde::ser::Error::custom)?;
+                if let Value::Object(members) = e {
+                    map.extend(members);
+                }
+            }
+        }
+        step.serialize(s)
+    }
+}
+
+impl JsonSchema for PlanStep {
+    fn schema_name() -> Cow<'static, str> {
+        "PlanStep".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let expect = RawStepExpect::json_schema(generator).to_value();
+        let members = expect.get("properties").cloned().unwrap_or_default();
+        let mut step = Step::json_schema(generator).to_value();
+        // Each op's object form may also carry its expectation.
+        if let Some(branches) = step.get_mut("oneOf").and_then(Value::as_array_mut) {
+            for branch in branches {
+                if let (Some(props), Some(extra)) = (
+                    branch.get_mut("properties").and_then(Value::as_object_mut),
+                    members.as_object(),
+                ) {
+                    props.extend(extra.clone());
+                }
+            }
+        }
+        json_schema!({
+            "description": "One plan step: an op without arguments as a string, or an object with `op`, its arguments and, when the step is checked, `ok` or `error` with `broken_by` (and optionally `requirement`).",
+            "anyOf": [
+                {
+                    "type": "string",
+                    "enum": ["connect", "list_tools", "close", "discover"],
+                    "description": "An op without arguments, unchecked."
+                },
+                step
+            ]
+        })
+    }
+}
+
+/// What one plan step must report: exactly one of `ok` and `error`, with the broken clients
+/// that must fail this check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "RawStepExpect", into = "RawStepExpect")]
+#[schemars(with = "RawStepExpect")]
+pub struct StepExpect {
+    /// What it must report.
+    pub outcome: StepOutcome,
+    /// The requirement this check cites, if not the case's.
+    pub requirement: Option<String>,
+    /// The broken clients that must fail this check.
+    pub broken_by: Vec<String>,
+}
+
+/// What one plan step must report: exactly one of `ok` and `error`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename = "StepExpect")]
+pub struct RawStepExpect {
+    /// The step must succeed, and its `ok` object must satisfy this matcher (`{}` accepts any
+    /// success). `{"$fake": "serverInfo"}` stands for the fakes' `serverInfo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ok: Option<Value>,
+    /// The step must fail with this error: a kind (`"timeout"`), a list of kinds that are
+    /// equally right where the requirement leaves the choice open
+    /// (`["insecure_url", "http_status"]`), or `{"kind", "code", "status"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorSpec>,
+    /// The id of the requirement this check cites, if not the case's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    requirement: Option<String>,
+    /// The deliberately broken clients that must fail this check: a `--defect` of the
+    /// reference driver or a double of `xtask/tests/doubles.json`, optionally suffixed
+    /// `@stdio`/`@https` and `@<revision>`/`@<variant>` to pick the trial (default: the case's
+    /// first trial where the check is made, stdio before https, first revision and variant),
+    /// or `@<transport>@*` for every revision and variant on that transport.
+    #[serde(default)]
+    broken_by: Vec<String>,
+}
+
+impl TryFrom<RawStepExpect> for StepExpect {
+    type Error = String;
+
+    fn try_from(raw: RawStepExpect) -> Result<Self, String> {
+        let outcome = match (raw.ok, raw.error) {
+            (Some(ok), None) => StepOutcome::Ok(ok),
+            (None, Some(e)) => StepOutcome::Error(e.0),
+            _ => return Err("expected exactly one of `ok` and `error`".into()),
+        };
+        Ok(StepExpect {
+            outcome,
+            requirement: raw.requirement,
+            broken_by: raw.broken_by,
+        })
+    }
+}
+
+impl From<StepExpect> for RawStepExpect {
+    fn from(e: StepExpect) -> Self {
+        let (ok, error) = match e.outcome {
+            StepOutcome::Ok(ok) => (Some(ok), None),
+            StepOutcome::Error(e) => (None, Some(ErrorSpec(e))),
+        };
+        RawStepExpect {
+            ok,
+            error,
+            requirement: e.requirement,
+            broken_by: e.broken_by,
+        }
+    }
+}
+
+/// The error a step must report: a kind, a list of equally right kinds, or
+/// `{"kind": kind or kinds, "code": JSON-RPC code, "status": HTTP status}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorSpec(pub ErrorExpectation);
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(ErrorKind),
+    Many(Vec<ErrorKind>),
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ErrorObject {
+    /// The error kind, from the driver contract's closed vocabulary, or a list of kinds that
+    /// are equally right.
+    kind: OneOrMany,
+    /// The JSON-RPC error code that caused it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    code: Option<i64>,
+    /// With `http_status`: the HTTP status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+}
+
+/// The error a step must report.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum ErrorSpecShape {
+    /// One kind, e.g. `"timeout"`.
+    Kind(ErrorKind),
+    /// Kinds that are equally right, e.g. `["insecure_url", "http_status"]`.
+    Kinds(Vec<ErrorKind>),
+    /// A kind (or kinds) with the JSON-RPC `code` and/or HTTP `status` that must come with it.
+    Full(ErrorObject),
+}
+
+impl JsonSchema for ErrorSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "ErrorSpec".into()
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        ErrorSpecShape::json_schema(generator)
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let kinds = |v: Value| -> Result<Vec<ErrorKind>, D::Error> {
+            let kinds = match serde_json::from_value::<OneOrMany>(v.clone()) {
+                Ok(OneOrMany::One(k)) => vec![k],
+                Ok(OneOrMany::Many(ks)) => ks,
+                Err(_) => {
+                    return Err(D::Error::custom(format!(
+                        "{v} is not an error kind of the driver contract (e.g. \"timeout\", \"protocol_error\") or a list of them"
+                    )));
+                }
+            };
+            if kinds.is_empty() {
+                return Err(D::Error::custom("expected at least one error kind"));
+            }
+            Ok(kinds)
+        };
+        match value {
+            Value::Object(_) => {
+                let o: ErrorObject = serde_json::from_value(value).map_err(D::Error::custom)?;
+                let kinds = kinds(serde_json::to_value(&o.kind).map_err(D::Error::custom)?)?;
+                Ok(ErrorSpec(ErrorExpectation {
+                    kinds,
+                    code: o.code,
+                    status: o.status,
+                }))
+            }
+            other => Ok(ErrorSpec(ErrorExpectation {
+                kinds: kinds(other)?,
+                code: None,
+                status: None,
+            })),
+        }
+    }
+}
+
+impl Serialize for ErrorSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let e = &self.0;
+        let kind = match e.kinds.as_slice() {
+            [one] => OneOrMany::One(*one),
+            many => OneOrMany::Many(many.to_vec()),
+        };
+        if e.code.is_none() && e.status.is_none() {
+            return kind.serialize(s);
+        }
+        ErrorObject {
+            kind,
+            code: e.code,
+            status: e.status,
+        }
+        .serialize(s)
+    }
+}
+
+/// A check on what the fake received from the client: one line naming it, exactly one rule
+/// (`first`, `sequence`, `sent` with an optional `count`, `not_sent`, or `every` with an
+/// optional `filter`), and the broken clients that must fail it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "RawWireCheck", into = "RawWireCheck")]
+#[schemars(with = "RawWireCheck")]
+pub struct WireCheck {
+    /// One line saying what is checked; it names the check in reports.
+    pub check: String,
+    /// What it looks at and the rule.
+    pub expectation: WireExpectation,
+    /// The requirement this check cites, if not the case's.
+    pub requirement: Option<String>,
+    /// The broken clients that must fail this check.
+    pub broken_by: Vec<String>,
+}
+
+/// A check on what the fake received from the client. Exactly one of `first`, `sequence`,
+/// `sent`, `not_sent` and `every` is given. Matchers may bind values with
+/// `{"$capture": "name"}` and compare later ones with `{"$same": "name"}`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename = "WireCheck")]
+pub struct RawWireCheck {
+    /// One line saying what is checked; it names the check in reports.
+    check: String,
+    /// What is checked: the JSON-RPC messages (default), or the HTTP requests, each seen as
+    /// `{"method", "path", "headers": {lower-case name: value}, "status"}` where `status` is the
+    /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`; with a
+    /// modern or dual fake, a response stream closed before its answer shows among them, in
+    /// order, as `{"stream_closed": <request id>}`.
+    #[serde(default, skip_serializing_if = "is_messages")]
+    on: WireStream,
+    /// With `every`: only items matching this are considered (all, if omitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    filter: Option<Value>,
+    /// The very first messages the client sent match these, one for one, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    first: Option<Vec<Value>>,
+    /// Messages matching these were sent in this order (others may come between).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sequence: Option<Vec<Value>>,
+    /// A message matching this was sent (exactly `count` times, if given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sent: Option<Value>,
+    /// With `sent`: how many matching messages there must be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    count: Option<usize>,
+    /// No message matching this was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    not_sent: Option<Value>,
+    /// Every item considered matches this (and there is at least one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    every: Option<Value>,
+    /// Check only in trials of these revisions (of the case's `revisions`); all if omitted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    revisions: Vec<String>,
+    /// The id of the requirement this check cites, if not the case's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    requirement: Option<String>,
+    /// The deliberately broken clients that must fail this check (see a step's `broken_by`).
+    #[serde(default)]
+    broken_by: Vec<String>,
+}
+
+fn is_messages(on: &WireStream) -> bool {
+    *on == WireStream::Messages
+}
+
+impl TryFrom<RawWireCheck> for WireCheck {
+    type Error = String;
+
+    fn try_from(raw: RawWireCheck) -> Result<Self, String> {
+        let rule = match (raw.first, raw.sequence, raw.sent, raw.not_sent, raw.every) {
+            (Some(ms), None, None, None, None) => WireRule::First(ms),
+            (None, Some(ms), None, None, None) => WireRule::Sequence(ms),
+            (None, None, Some(matcher), None, None) => WireRule::Sent {
+                matcher,
+                count: raw.count,
+            },
+            (None, None, None, Some(m), None) => WireRule::NotSent(m),
+            (None, None, None, None, Some(m)) => WireRule::Every(m),
+            _ => {
+                return Err(
+                    "expected exactly one of `first`, `sequence`, `sent`, `not_sent` and `every`"
+                        .into(),
+                );
+            }
+        };
+        if raw.count.is_some() && !matches!(rule, WireRule::Sent { .. }) {
+            return Err("`count` goes with `sent`".into());
+        }
+        if raw.filter.is_some() && !matches!(rule, WireRule::Every(_)) {
+            return Err("`filter` goes with `every`".into());
+        }
+        Ok(WireCheck {
+            check: raw.check,
+            expectation: WireExpectation {
+                on: raw.on,
+                filter: raw.filter,
+                rule,
+                revisions: raw.revisions,
+            },
+            requirement: raw.requirement,
+            broken_by: raw.broken_by,
+        })
+    }
+}
+
+impl From<WireCheck> for RawWireCheck {
+    fn from(w: WireCheck) -> Self {
+        let e = w.expectation;
+        let mut raw = RawWireCheck {
+            check: w.check,
+            on: e.on,
+            filter: e.filter,
+            revisions: e.revisions,
+            requirement: w.requirement,
+            broken_by: w.broken_by,
+            ..RawWireCheck::default()
+        };
+        match e.rule {
+            WireRule::First(ms) => raw.first = Some(ms),
+            WireRule::Sequence(ms) => raw.sequence = Some(ms),
+            WireRule::Sent { matcher, count } => {
+                raw.sent = Some(matcher);
+                raw.count = count;
+            }
+            WireRule::NotSent(m) => raw.not_sent = Some(m),
+            WireRule::Every(m) => raw.every = Some(m),
+        }
+        raw
+    }
+}
+
+/// A check on how the stdio server process ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LifecycleCheck {
+    /// One line saying what is checked; it names the check in reports.
+    pub check: String,
+    /// The server process's lifecycle events, exactly and in order, from its first launch.
+    pub events: Vec<LifecycleEvent>,
+    /// The id of the requirement this check cites, if not the case's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<String>,
+    /// The deliberately broken clients that must fail this check (see a step's `broken_by`).
+    #[serde(default)]
+    pub broken_by: Vec<String>,
+}
+
+/// A shared piece of a fake server's script (`scenarios/fixtures/<name>.json`), for servers
+/// many cases reuse; a case lists it in `fixtures`, and its handlers are tried after the
+/// case's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fixture {
+    /// Path of the JSON Schema for editors (`"../fixture.schema.json"`); ignored.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// One line saying what this piece of server does.
+    pub description: String,
+    /// Its answers, as a case's `server.handlers`.
+    pub handlers: Vec<Handler>,
+}
