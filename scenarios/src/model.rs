@@ -21,7 +21,7 @@ pub use check::{
     BrokenBy, CaseCheck, ErrorExpectation, Rule, StepOutcome, WireExpectation, WireRule,
 };
 pub use era::{ClientEra, ModernScript, ServerEra};
-pub use file::{CaseFile, Fixture};
+pub use file::{CaseFile, Fixture, Need};
 pub use http::{
     DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, Redirect, RedirectTarget, ReplyFormat,
 };
@@ -59,6 +59,8 @@ pub struct Scenario {
     pub bearer_token: bool,
     /// The official conformance suite's scenario with the same meaning.
     pub official_scenario: Option<String>,
+    /// What the case asks of a client beyond the contract's minimum.
+    pub needs: Vec<Need>,
     /// The fake server's complete script: the case's handlers, then its fixtures' handlers,
     /// then the built-in `echo` tool when the plan calls it.
     pub server: ServerScript,
@@ -89,6 +91,7 @@ impl Scenario {
             deadline_ms: file::DEFAULT_DEADLINE_MS,
             bearer_token: false,
             official_scenario: None,
+            needs: Vec::new(),
             server,
             plan: Vec::new(),
             checks: Vec::new(),

@@ -67,6 +67,10 @@ struct ConformanceArgs {
     /// Check the specification alone: seed 000 profile checks grade non-strict, not fail.
     #[arg(long)]
     spec_only: bool,
+    /// Let advisory checks (robustness no text requires) fail a trial; by default they only
+    /// grade it non-strict.
+    #[arg(long)]
+    advisory_fails: bool,
     /// Write the reference client's snapshots instead of comparing them.
     #[arg(long)]
     bless: bool,
@@ -170,6 +174,7 @@ fn main() -> ExitCode {
                 client: args.client,
                 baseline: args.baseline,
                 spec_only: args.spec_only,
+                advisory_fails: args.advisory_fails,
                 bless: args.bless,
                 report_dir: args.report_dir,
                 client_name: args.client_name,

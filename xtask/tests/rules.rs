@@ -77,7 +77,7 @@ fn passed(eval: &Evaluation, name: &str) -> bool {
 }
 
 fn run(case: &Case, transport: Transport, client: &str, harness: &Harness) -> Evaluation {
-    conformance::evaluate(case, transport, client, harness, true)
+    conformance::evaluate(case, transport, client, harness, Default::default())
 }
 
 /// Runs `client` and asserts the check named like `name` failed, showing the trial otherwise.

@@ -127,6 +127,7 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         deadline_ms: file.deadline_ms,
         bearer_token: file.bearer_token,
         official_scenario: file.official_scenario.clone(),
+        needs: file.needs.clone(),
         server,
         plan: file.plan.iter().map(|p| p.step.clone()).collect(),
         checks,

@@ -131,6 +131,13 @@ pub struct CaseFile {
     /// lines at all, the case is judged on the wire alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub official_scenario: Option<String>,
+    /// What the case asks of a client beyond the contract's minimum. `choose_version`: the
+    /// client offers the version it is told (`MCP_HARNESS_PROTOCOL_VERSION`), where the case
+    /// depends on it (a made-up version, say). A client whose adapter declares that it cannot
+    /// (`"limits"` on its connect line, see CLIENTS.md) is graded `unimplemented` on such a
+    /// case instead of `fail`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needs: Vec<Need>,
     /// Shared pieces of the fake's script, by name: `scenarios/fixtures/<name>.json`. Their
     /// handlers are tried after the case's own, in the order listed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -602,4 +609,21 @@ pub struct Fixture {
     pub description: String,
     /// Its answers, as a case's `server.handlers`.
     pub handlers: Vec<Handler>,
+}
+
+/// An ability a case depends on that a real library may lack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Need {
+    /// Offering exactly the protocol version `MCP_HARNESS_PROTOCOL_VERSION` names.
+    ChooseVersion,
+}
+
+impl Need {
+    /// The name used in case files and in an adapter's `limits`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Need::ChooseVersion => "choose_version",
+        }
+    }
 }

@@ -38,7 +38,7 @@ use checks::CheckResult;
 use outcome::{Outcomes, Reported};
 use runner::{Finished, Selection};
 use trial::{Harness, TrialRun};
-use verdict::{Grade, Place, Verdict};
+use verdict::{Grade, Place, Strictness, Verdict};
 
 /// Everything one conformance run needs.
 #[derive(Debug, Clone)]
@@ -49,6 +49,8 @@ pub struct Options {
     pub baseline: Option<PathBuf>,
     /// Turn the seed 000 boundary profile off: profile checks then grade non-strict.
     pub spec_only: bool,
+    /// Let failed `advisory` checks fail a trial, as `must` ones do.
+    pub advisory_fails: bool,
     /// Write snapshots instead of comparing them.
     pub bless: bool,
     /// Where to write `results.json`, `junit.xml` and `report.html`.
@@ -104,11 +106,11 @@ pub fn evaluate(
     transport: Transport,
     client_cmd: &str,
     harness: &Harness,
-    profile_on: bool,
+    strictness: Strictness,
 ) -> Evaluation {
     let run = trial::run(case, transport, client_cmd, harness);
     let (checks, outcomes) = checks::evaluate(case, transport, &run);
-    let grade = verdict::grade(&checks, &outcomes, profile_on);
+    let grade = verdict::grade(&checks, &outcomes, &case.scenario.needs, strictness);
     Evaluation {
         run,
         checks,
@@ -319,6 +321,13 @@ struct RunContext {
 }
 
 impl RunContext {
+    fn strictness(&self) -> Strictness {
+        Strictness {
+            profile: self.profile_on,
+            advisory: self.opts.advisory_fails,
+        }
+    }
+
     fn new(opts: &Options, baseline: Baseline) -> RunContext {
         // Snapshots pin the reference client's plain run; a run token changes every HTTPS
         // transcript.
@@ -348,7 +357,7 @@ impl RunContext {
             transport,
             &self.client_cmd,
             &self.harness,
-            self.profile_on,
+            self.strictness(),
         );
         let transcript = snapshot::render(&eval.run);
         let entry = self.baseline.get(name).cloned();

@@ -52,6 +52,8 @@ pub struct Outcomes {
     pub problem: Option<(String, String)>,
     /// The `message` of each step's `error`, where the client gave one (escaped, bounded).
     pub messages: Vec<Option<String>>,
+    /// What the adapter declared its library cannot do (`"limits"` on the connect line).
+    pub limits: Vec<String>,
 }
 
 impl Outcomes {
@@ -75,6 +77,7 @@ pub fn parse(lines: &[String], plan: &[Step]) -> Outcomes {
         by_step: vec![None; plan.len()],
         problem: None,
         messages: vec![None; plan.len()],
+        limits: Vec::new(),
     };
     for (i, line) in lines.iter().enumerate() {
         let Some(step) = plan.get(i) else {
@@ -87,6 +90,9 @@ pub fn parse(lines: &[String], plan: &[Step]) -> Outcomes {
         match parse_line(line, i, step.op()) {
             Ok(reported) => {
                 out.messages[i] = error_message(line);
+                if matches!(step, Step::Connect) {
+                    out.limits.extend(limits(line));
+                }
                 out.by_step[i] = Some(reported);
             }
             Err(expected) => {
@@ -138,6 +144,20 @@ fn parse_line(line: &str, index: usize, op: &str) -> Result<Reported, String> {
     }
 }
 
+/// The names in a line's `"limits"` array: what the adapter says its library cannot do.
+fn limits(line: &str) -> Vec<String> {
+    let Ok(value) = serde_json::from_str::<Value>(line) else {
+        return Vec::new();
+    };
+    let names = value.get("limits").and_then(Value::as_array);
+    names
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|n| super::output::printable(n, false))
+        .collect()
+}
+
 /// The longest error message kept from an outcome line, in characters.
 const MESSAGE_CAP: usize = 500;
 
@@ -172,6 +192,17 @@ mod tests {
 
     fn plan() -> Vec<Step> {
         vec![Step::Connect, Step::ListTools]
+    }
+
+    #[test]
+    fn the_connect_line_may_declare_limits() {
+        let lines = vec![
+            r#"{"step":0,"op":"connect","ok":{},"limits":["choose_version"]}"#.to_owned(),
+            r#"{"step":1,"op":"list_tools","ok":{"tools":[]},"limits":["ignored"]}"#.to_owned(),
+        ];
+        let out = parse(&lines, &plan());
+        assert!(out.problem.is_none());
+        assert_eq!(out.limits, vec!["choose_version".to_owned()]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use mcp_harness_scenarios::model::Level;
+use mcp_harness_scenarios::model::{Level, Need};
 use mcp_harness_scenarios::transcript::Event;
 
 use super::checks::CheckResult;
@@ -93,21 +93,60 @@ pub struct Place {
     pub rerun: String,
 }
 
-/// Grades a trial's checks. `profile_on` is the seed 000 boundary profile (default on).
-pub fn grade(checks: &[CheckResult], outcomes: &Outcomes, profile_on: bool) -> Grade {
+/// How strictly a run grades: the boundary profile (on by default; `--spec-only` turns it
+/// off) and the advisories (off by default; `--advisory-fails` turns them on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Strictness {
+    /// `profile` checks fail a trial.
+    pub profile: bool,
+    /// `advisory` checks fail a trial.
+    pub advisory: bool,
+}
+
+impl Default for Strictness {
+    fn default() -> Self {
+        Strictness {
+            profile: true,
+            advisory: false,
+        }
+    }
+}
+
+impl Strictness {
+    /// Whether a failed check of this level fails the trial.
+    pub fn fails(self, level: Level) -> bool {
+        match level {
+            Level::Must => true,
+            Level::Profile => self.profile,
+            Level::Advisory => self.advisory,
+            Level::Should => false,
+        }
+    }
+}
+
+/// Grades a trial's checks. A trial whose client answered `unsupported_op`, or whose case
+/// needs an ability the client's adapter declared it lacks (`limits`), is `unimplemented`
+/// rather than failed.
+pub fn grade(
+    checks: &[CheckResult],
+    outcomes: &Outcomes,
+    needs: &[Need],
+    strictness: Strictness,
+) -> Grade {
     let failed: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed).collect();
     if failed.is_empty() {
         return Grade::Pass;
     }
-    if outcomes.has_unsupported_op() {
+    let lacks_a_need = needs
+        .iter()
+        .any(|n| outcomes.limits.iter().any(|l| l == n.as_str()));
+    if outcomes.has_unsupported_op() || lacks_a_need {
         return Grade::Unimplemented;
     }
-    let hard = failed.iter().any(|c| match c.level {
-        Level::Must => true,
-        Level::Profile => profile_on,
-        Level::Should | Level::Advisory => false,
-    });
-    if hard { Grade::Fail } else { Grade::NonStrict }
+    match failed.iter().any(|c| strictness.fails(c.level)) {
+        true => Grade::Fail,
+        false => Grade::NonStrict,
+    }
 }
 
 /// The report of a trial that did not pass.
@@ -198,5 +237,60 @@ pub fn describe_event(event: &Event) -> String {
             format!("response stream of request {id} closed by the client")
         }
         Event::Exited { code } => format!("exited with {code}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(level: Level) -> CheckResult {
+        CheckResult {
+            name: "x".into(),
+            level,
+            requirement: String::new(),
+            source: String::new(),
+            passed: false,
+            expected: String::new(),
+            actual: String::new(),
+            always_on: false,
+        }
+    }
+
+    fn outcomes(limits: &[&str]) -> Outcomes {
+        Outcomes {
+            by_step: Vec::new(),
+            problem: None,
+            messages: Vec::new(),
+            limits: limits.iter().map(|l| l.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn advisories_fail_a_trial_only_when_asked() {
+        let checks = [failed(Level::Advisory)];
+        let none = outcomes(&[]);
+        assert_eq!(
+            grade(&checks, &none, &[], Strictness::default()),
+            Grade::NonStrict
+        );
+        let strict = Strictness {
+            advisory: true,
+            ..Strictness::default()
+        };
+        assert_eq!(grade(&checks, &none, &[], strict), Grade::Fail);
+    }
+
+    #[test]
+    fn a_declared_limit_makes_a_case_that_needs_it_unimplemented() {
+        let checks = [failed(Level::Must)];
+        let needs = [Need::ChooseVersion];
+        let limited = outcomes(&["choose_version"]);
+        let s = Strictness::default();
+        assert_eq!(grade(&checks, &limited, &needs, s), Grade::Unimplemented);
+        // The same limit does not excuse a case that does not need it, nor a client that
+        // declared nothing.
+        assert_eq!(grade(&checks, &limited, &[], s), Grade::Fail);
+        assert_eq!(grade(&checks, &outcomes(&[]), &needs, s), Grade::Fail);
     }
 }

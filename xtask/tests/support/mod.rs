@@ -82,7 +82,7 @@ pub fn evaluate(case: &Case, client: &str) -> Evaluation {
 
 /// Runs `case` over `transport` against `client`.
 pub fn evaluate_on(case: &Case, transport: Transport, client: &str) -> Evaluation {
-    conformance::evaluate(case, transport, client, harness(), true)
+    conformance::evaluate(case, transport, client, harness(), Default::default())
 }
 
 /// The checks `eval` failed, each as `name: actual`, for failure messages.

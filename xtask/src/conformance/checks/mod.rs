@@ -14,6 +14,7 @@ use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::{CaseCheck, Level, Rule, Transport, WireStream};
 use mcp_harness_scenarios::transcript::Event;
 
+mod builtin;
 mod expect;
 mod rules;
 
@@ -44,20 +45,29 @@ pub struct CheckResult {
     pub always_on: bool,
 }
 
-pub(super) const CONTRACT: &str = "driver contract v1 (CLIENTS.md)";
-
 pub(super) struct Checker<'a> {
     case: &'a Case,
+    transport: Transport,
     results: Vec<CheckResult>,
     /// Set while the always-on checks are made, cleared for the case's own.
     always_on: bool,
 }
 
 impl Checker<'_> {
-    /// A check of the case's own requirement.
-    pub(super) fn own(&mut self, name: &str, outcome: Result<(), (String, String)>) {
-        let r = self.case.scenario.requirement.clone();
-        self.push(name, r.level, &r.text, &r.source, outcome);
+    /// A check the harness makes in every trial, citing requirement `id` of the harness's own
+    /// catalogue (the one compiled in: always-on checks are code, so their requirements are
+    /// the harness's, whatever `--scenarios` directory the cases come from).
+    pub(super) fn cite(&mut self, name: &str, id: &str, outcome: Result<(), (String, String)>) {
+        match builtin::requirement(id) {
+            Some(r) => self.push(name, r.level, &r.text, &r.source, outcome),
+            None => self.push(
+                name,
+                Level::Must,
+                &format!("(requirement {id} is missing from the catalogue)"),
+                "scenarios/requirements.json",
+                outcome,
+            ),
+        }
     }
 
     /// A check the case file wrote, graded by the requirement it cites.
@@ -96,6 +106,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     let s = &case.scenario;
     let mut c = Checker {
         case,
+        transport,
         results: Vec::new(),
         always_on: true,
     };
@@ -103,8 +114,9 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     // An official-suite client speaks no driver contract: judge it on the wire alone.
     let wire_only = s.official_scenario.is_some() && run.stdout_lines.is_empty();
 
-    c.own(
+    c.cite(
         "the client finished within the trial deadline",
+        "CONTRACT-3",
         match &run.end {
             ClientEnd::Deadline => Err((
                 format!("exit within {} ms", s.deadline_ms),
@@ -113,11 +125,9 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
             _ => Ok(()),
         },
     );
-    c.push(
+    c.cite(
         "the client exited with status 0 after carrying out the plan",
-        Level::Must,
-        "Exit status 0 means the plan was carried out; anything else is a crash.",
-        CONTRACT,
+        "CONTRACT-1",
         match &run.end {
             ClientEnd::Exited(0) | ClientEnd::Deadline => Ok(()),
             ClientEnd::OutputCapped => Err((
@@ -135,31 +145,30 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         },
     );
     if !wire_only {
-        c.push(
-        "the client printed one outcome line per step, in order",
-        Level::Must,
-        "The client writes one JSON line per step to stdout, in order; other output goes to stderr.",
-        CONTRACT,
-        match (&outcomes.problem, run.stdout_overflow) {
-            (_, true) => Err((
-                "bounded outcome output".into(),
-                format!("more than {} MiB on stdout (a flood; the client was stopped)", output::STDOUT_CAP >> 20),
-            )),
-            (Some(problem), _) => Err(problem.clone()),
-            (None, false) => Ok(()),
-        },
-    );
+        c.cite(
+            "the client printed one outcome line per step, in order",
+            "CONTRACT-2",
+            match (&outcomes.problem, run.stdout_overflow) {
+                (_, true) => Err((
+                    "bounded outcome output".into(),
+                    format!(
+                        "more than {} MiB on stdout (a flood; the client was stopped)",
+                        output::STDOUT_CAP >> 20
+                    ),
+                )),
+                (Some(problem), _) => Err(problem.clone()),
+                (None, false) => Ok(()),
+            },
+        );
     }
     rules::base_rules(&mut c, run);
     if transport == Transport::Https {
         rules::http_rules(&mut c, &rules::http_requests(run));
     }
     if run.token_given {
-        c.push(
+        c.cite(
             "the client never printed its bearer token",
-            Level::Must,
-            "Never log access tokens or secrets.",
-            "seed 001 (security: redact secrets from traces); seed 000 § Security and Scope",
+            "CONTRACT-6",
             match run.secret_leaked {
                 true => Err((
                     "no trace of the token on stdout or stderr".into(),
@@ -170,16 +179,16 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         );
     }
     if transport == Transport::Stdio {
-        c.push(
+        c.cite(
             "the server process was not left running after the client exited",
-            Level::Must,
-            "The client owns the child process lifecycle and must close it on success, error, and cancellation.",
-            "seed 000 § Transports › stdio",
+            "PROF-STDIO-1",
             match run.servers.iter().find(|p| p.outlived_client) {
-                Some(p) if !matches!(run.end, ClientEnd::Deadline | ClientEnd::OutputCapped) => Err((
-                    "no server process alive once the client has exited".into(),
-                    format!("server pid {} still running (an orphan)", p.pid),
-                )),
+                Some(p) if !matches!(run.end, ClientEnd::Deadline | ClientEnd::OutputCapped) => {
+                    Err((
+                        "no server process alive once the client has exited".into(),
+                        format!("server pid {} still running (an orphan)", p.pid),
+                    ))
+                }
                 _ => Ok(()),
             },
         );
@@ -227,19 +236,15 @@ fn hostile_checks(c: &mut Checker<'_>, transport: Transport, run: &TrialRun) {
             .iter()
             .map(|p| format!("pid {} ({})", p.pid, p.name))
             .collect();
-        c.push(
-            "the client left no process running outside its process group",
-            Level::Must,
-            "When the client's command ends, nothing it started is left running; every process left in its group is killed, and one that left the group fails the trial.",
-            CONTRACT,
+        c.cite(
+            "the client left no process running outside its process group", "CONTRACT-5",
             Err((
                 "no process of the trial running outside the client's process group once the client had ended".into(),
                 format!(
                     "{} still running outside the group (killed by the runner)",
                     shown.join(", ")
                 ),
-            )),
-        );
+            )));
     }
     let connects = run_plan_connects(c.case);
     let launched = run
@@ -248,13 +253,12 @@ fn hostile_checks(c: &mut Checker<'_>, transport: Transport, run: &TrialRun) {
         .map(|records| records.iter().any(|r| r.event == Event::Started));
     let started = !matches!(run.end, ClientEnd::SpawnFailed(_));
     if transport == Transport::Stdio && connects && started && launched == Ok(false) {
-        c.push(
+        c.cite(
             "the client launched the stdio server it was given",
-            Level::Must,
-            "stdio: MCP_HARNESS_SERVER_COMMAND is the argv of the fake server the client must launch as its own child.",
-            CONTRACT,
+            "CONTRACT-4",
             Err((
-                "the server of MCP_HARNESS_SERVER_COMMAND started (the plan has a connect step)".into(),
+                "the server of MCP_HARNESS_SERVER_COMMAND started (the plan has a connect step)"
+                    .into(),
                 "the server was never launched".into(),
             )),
         );

@@ -15,14 +15,11 @@ use serde_json::Value;
 use mcp_harness_fakes::batch;
 use mcp_harness_fakes::http::AUTH_VALID;
 use mcp_harness_scenarios::matcher;
-use mcp_harness_scenarios::model::{Level, era};
+use mcp_harness_scenarios::model::{ClientEra, Transport, era};
 use mcp_harness_scenarios::transcript::{Event, Record};
 
 use super::Checker;
 use crate::conformance::trial::TrialRun;
-
-const SPEC_BASE: &str = "docs/specification/2025-11-25/basic/index.mdx";
-const SPEC_STDIO: &str = "docs/specification/2025-11-25/basic/transports.mdx § stdio";
 
 /// What the client wrote as one unit: a stdio line or a POST body.
 enum Unit<'a> {
@@ -147,15 +144,14 @@ fn units<'a>(records: &'a [Record], fallback: String) -> Vec<Unit<'a>> {
 pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let records: &[Record] = run.records.as_deref().unwrap_or_default();
     let units = units(records, c.case.versions().protocol);
-    c.push(
-        "every line or POST body the client sent is one JSON-RPC 2.0 message (before 2025-06-18, or a batch of them)",
-        Level::Must,
-        "The client must not write anything to the server that is not a valid MCP message: one JSON-RPC request, notification or response per stdio line or POST body. Only before 2025-06-18 may it also be a JSON-RPC batch (a non-empty array of requests and notifications, or of responses); 2025-06-18 removed batches.",
-        &format!(
-            "{SPEC_STDIO} (MUST NOT write anything that is not a valid MCP message) and § Sending Messages to the Server item 3 (the POST body MUST be a single JSON-RPC message); docs/specification/2025-06-18/changelog.mdx § Major changes 1; docs/specification/2025-03-26/basic/index.mdx § Batching"
-        ),
-        units.iter().find_map(unit_problem).map_or(Ok(()), Err),
-    );
+    // stdio: nothing but valid messages on the server's stdin; HTTP: one message per POST.
+    let one_message_id = match c.transport {
+        Transport::Stdio => "STDIO-02",
+        Transport::Https => "HTTP-01",
+    };
+    c.cite(
+        "every line or POST body the client sent is one JSON-RPC 2.0 message (before 2025-06-18, or a batch of them)", one_message_id,
+        units.iter().find_map(unit_problem).map_or(Ok(()), Err));
     // Made only in trials where the client sent a batch: a client that never batches has
     // nothing to be judged on here (tests/rules.rs shows the check failing).
     let batched = units.iter().any(|u| matches!(u, Unit::Batch { .. }));
@@ -164,11 +160,9 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
         _ => None,
     });
     if batched {
-        c.push(
+        c.cite(
             "initialize is never part of a JSON-RPC batch",
-            Level::Must,
-            "The client sends initialize on its own, never inside a JSON-RPC batch: nothing else may be sent until initialization has completed.",
-            "docs/specification/2025-03-26/basic/lifecycle.mdx § Initialization",
+            "JSON-10",
             batched_initialize.map_or(Ok(()), |m| {
                 Err((
                     "initialize sent as a message of its own".into(),
@@ -177,7 +171,8 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
             }),
         );
     }
-    let mut ids_problem = None;
+    let mut bad_id: Option<String> = None;
+    let mut reused: Option<(String, bool)> = None;
     // A session is one server process (stdio) and, within it, what follows an `initialize`
     // (over HTTP a 404 makes the client start a new session, which may count from 1 again).
     let mut seen: HashSet<(u32, usize, String)> = HashSet::new();
@@ -214,28 +209,37 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
             *session += 1;
         }
         let modern = era::meta_version(message.get("params")).is_some_and(era::is_modern);
-        let problem = match id {
+        match id {
             Value::String(_) | Value::Number(_) if id.is_string() || id.is_i64() || id.is_u64() => {
                 let key = id.to_string();
-                let reused = match modern {
+                let again = match modern {
                     true => !outstanding.insert((r.pid, key)),
                     false => !seen.insert((r.pid, *session, key)),
                 };
-                reused.then(|| format!("the id {id} used twice"))
+                if again && reused.is_none() {
+                    reused = Some((format!("the id {id} used twice"), modern));
+                }
             }
-            other => Some(format!("the id {other}")),
-        };
-        if problem.is_some() {
-            ids_problem = problem;
-            break;
+            other => {
+                bad_id.get_or_insert_with(|| format!("the id {other}"));
+            }
         }
     }
-    c.push(
-        "request ids are strings or integers, never reused in a session",
-        Level::Must,
-        "Requests must include a string or integer ID that is not null and that the requestor has not used before in the same session (2026-07-28: that is not the id of another request still outstanding).",
-        &format!("{SPEC_BASE} § Requests"),
-        ids_problem.map_or(Ok(()), |p| Err(("unique string or integer ids".into(), p))),
+    c.cite(
+        "request ids are strings or integers",
+        "JSON-01",
+        bad_id.map_or(Ok(()), |p| Err(("string or integer ids".into(), p))),
+    );
+    // Legacy: never twice in a session; 2026-07-28: never the id of a request still open.
+    let (reuse_id, problem) = match reused {
+        Some((p, modern)) => (if modern { "JSON-03" } else { "JSON-02" }, Some(p)),
+        None if c.case.scenario.client_era == Some(ClientEra::Modern) => ("JSON-03", None),
+        None => ("JSON-02", None),
+    };
+    c.cite(
+        "request ids are never reused in a session",
+        reuse_id,
+        problem.map_or(Ok(()), |p| Err(("ids unique in the session".into(), p))),
     );
     let numbered = run.received().into_iter().find(|m| {
         m.get("id").is_some()
@@ -243,11 +247,9 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
                 .and_then(Value::as_str)
                 .is_some_and(|n| n.starts_with("notifications/"))
     });
-    c.push(
+    c.cite(
         "notifications carry no id",
-        Level::Must,
-        "Notifications must not include an ID.",
-        &format!("{SPEC_BASE} § Notifications"),
+        "JSON-05",
         numbered.map_or(Ok(()), |m| {
             Err(("no `id` member".into(), matcher::short(m)))
         }),
@@ -334,8 +336,6 @@ pub(super) fn http_requests(run: &TrialRun) -> HttpRequests<'_> {
 }
 
 pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
-    const SENDING: &str =
-        "docs/specification/2025-11-25/basic/transports.mdx § Sending Messages to the Server";
     let posts: Vec<&Value> = requests.iter().filter(|r| r["method"] == "POST").collect();
     let bad_accept = posts.iter().find(|r| {
         let accept = r["headers"]["accept"]
@@ -344,13 +344,14 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
             .to_ascii_lowercase();
         !(accept.contains("application/json") && accept.contains("text/event-stream"))
     });
-    c.push(
+    c.cite(
         "every POST accepts both application/json and text/event-stream",
-        Level::Must,
-        "The client must include an Accept header listing both application/json and text/event-stream.",
-        SENDING,
+        "HTTP-02",
         bad_accept.map_or(Ok(()), |r| {
-            Err(("Accept: application/json, text/event-stream".into(), matcher::short(&r["headers"])))
+            Err((
+                "Accept: application/json, text/event-stream".into(),
+                matcher::short(&r["headers"]),
+            ))
         }),
     );
     let bad_type = posts.iter().find(|r| {
@@ -360,13 +361,14 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
             .to_ascii_lowercase()
             .starts_with("application/json")
     });
-    c.push(
+    c.cite(
         "every POST body is sent as application/json",
-        Level::Must,
-        "Every JSON-RPC message sent from the client is a new HTTP POST request to the MCP endpoint, with a JSON body.",
-        SENDING,
+        "PROF-ERA-2",
         bad_type.map_or(Ok(()), |r| {
-            Err(("Content-Type: application/json".into(), matcher::short(&r["headers"])))
+            Err((
+                "Content-Type: application/json".into(),
+                matcher::short(&r["headers"]),
+            ))
         }),
     );
     session_rules(c, requests.run);
@@ -375,11 +377,9 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
         let missing = exchanges(records)
             .into_iter()
             .find(|x| x.header("authorization") != Some(AUTH_VALID));
-        c.push(
+        c.cite(
             "every HTTP request carries the bearer token the client was given",
-            Level::Must,
-            "Authorization must be included in every HTTP request from client to server (POST, GET and DELETE alike), even within one session, as `Authorization: Bearer <token>`.",
-            "docs/specification/2025-11-25/basic/authorization.mdx § Access Token Usage › Token Requirements; README (--bearer-token)",
+            "AUTH-08",
             missing.map_or(Ok(()), |x| {
                 Err((
                     "Authorization: Bearer <the token of MCP_HARNESS_BEARER_TOKEN>".to_owned(),
@@ -388,7 +388,9 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
                         x.method,
                         x.path,
                         x.header("authorization")
-                            .map_or("no Authorization header".to_owned(), |a| format!("Authorization: {a}")),
+                            .map_or("no Authorization header".to_owned(), |a| format!(
+                                "Authorization: {a}"
+                            )),
                         x.status
                     ),
                 ))
@@ -497,13 +499,14 @@ fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let no_session = later()
         .filter(|_| sessions)
         .find(|x| x.header("mcp-session-id").is_none());
-    c.push(
+    c.cite(
         "every HTTP request after initialize carries the session id the server issued",
-        Level::Must,
-        "If the server returned an Mcp-Session-Id during initialization, the client must include it in the Mcp-Session-Id header of all its subsequent HTTP requests: POST, GET and DELETE alike.",
-        "docs/specification/2025-11-25/basic/transports.mdx § Session Management (item 2)",
+        "HTTP-06",
         no_session.map_or(Ok(()), |x| {
-            Err(("Mcp-Session-Id on every request after initialize".into(), x.describe()))
+            Err((
+                "Mcp-Session-Id on every request after initialize".into(),
+                x.describe(),
+            ))
         }),
     );
     // The header exists from 2025-06-18 on, and the legacy era ends with 2025-11-25.
@@ -515,28 +518,26 @@ fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let versioned: Vec<&Exchange<'_>> = later()
         .filter(|x| x.settled.as_ref().is_some_and(has_header))
         .collect();
-    const HEADER: &str = "docs/specification/2025-11-25/basic/transports.mdx § Protocol Version Header (from 2025-06-18; 2025-03-26 has no such header)";
     let no_header = versioned
         .iter()
         .find(|x| x.header("mcp-protocol-version").is_none());
-    c.push(
+    c.cite(
         "every HTTP request after initialize carries MCP-Protocol-Version (from 2025-06-18)",
-        Level::Must,
-        "Over HTTP, once a revision from 2025-06-18 on is negotiated, the client must include the MCP-Protocol-Version header on all subsequent requests: POST, GET and DELETE alike.",
-        HEADER,
+        "HTTP-09a",
         no_header.map_or(Ok(()), |x| {
-            Err(("MCP-Protocol-Version on every request after initialize".into(), x.describe()))
+            Err((
+                "MCP-Protocol-Version on every request after initialize".into(),
+                x.describe(),
+            ))
         }),
     );
     let other_version = versioned.iter().find(|x| {
         x.header("mcp-protocol-version")
             .is_some_and(|v| Some(v) != x.settled.as_ref().and_then(|s| s.as_deref()))
     });
-    c.push(
+    c.cite(
         "MCP-Protocol-Version names the version negotiated at initialize",
-        Level::Should,
-        "The protocol version the client sends in MCP-Protocol-Version should be the one negotiated during initialization.",
-        HEADER,
+        "HTTP-09b",
         other_version.map_or(Ok(()), |x| {
             let settled = x.settled.clone().flatten().unwrap_or_default();
             Err((format!("MCP-Protocol-Version: {settled}"), x.describe()))
