@@ -78,6 +78,7 @@ impl Scenario {
             requirement: Requirement {
                 id: "FAKE".into(),
                 level: Level::Must,
+                transport: None,
                 text: "The fake plays its script.".into(),
                 source: "fakes".into(),
             },

@@ -6,5 +6,6 @@ pub mod conformance;
 pub mod fmt_cases;
 pub mod paths;
 pub mod report;
+pub mod requirements;
 pub mod schema;
 pub mod sdk;

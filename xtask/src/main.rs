@@ -47,6 +47,13 @@ enum Command {
         /// Only these files (default: everything under scenarios/).
         files: Vec<PathBuf>,
     },
+    /// The requirements catalogue: for each requirement, the checks and trials that cite it,
+    /// its coverage (covered, partly, not), and the counts by level.
+    Requirements {
+        /// Only requirements with this coverage (`covered`, `partly`, `not`; repeatable).
+        #[arg(long, value_parser = xtask::requirements::parse_coverage)]
+        coverage: Vec<xtask::requirements::Coverage>,
+    },
     /// Regenerate scenarios/scenario.schema.json, or check that it is fresh.
     Schema {
         /// Fail if the committed schema is stale instead of writing it.
@@ -133,6 +140,18 @@ fn main() -> ExitCode {
                     for f in &changed {
                         println!("formatted {}", f.display());
                     }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Requirements { coverage } => {
+            match xtask::requirements::report(&paths::scenarios_dir(), &coverage) {
+                Ok(text) => {
+                    print!("{text}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

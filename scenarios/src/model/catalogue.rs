@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Level;
+use super::{Level, Transport};
 
 /// One requirement of the catalogue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -18,6 +18,11 @@ pub struct Requirement {
     pub id: String,
     /// How binding it is: `must`, `should`, `profile` or `advisory`.
     pub level: Level,
+    /// The one transport the requirement is about, when it is about one (`stdio` or
+    /// `https`); left out, it concerns both. `cargo xtask requirements` counts a
+    /// requirement as covered once checks cite it on every transport it concerns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
     /// The requirement sentence, in the words of its source or a close paraphrase.
     pub text: String,
     /// Where it comes from: a seed 000 section (`seed 000 § Tools`) or a specification path

@@ -18,6 +18,121 @@ fn catalogue() -> &'static Catalogue {
     })
 }
 
+/// Where an always-on check is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// In every trial.
+    Every,
+    /// In stdio trials.
+    Stdio,
+    /// In Streamable HTTP trials.
+    Http,
+    /// Only when the trial calls for it (a batch was sent, a token was given, a process
+    /// escaped, the stdio server never started).
+    When,
+}
+
+/// Every always-on check: its name, the requirement it cites, and where it is made (for
+/// `cargo xtask requirements`; a test keeps this list in step with the code).
+pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
+    (
+        "the client finished within the trial deadline",
+        "CONTRACT-3",
+        Scope::Every,
+    ),
+    (
+        "the client exited with status 0 after carrying out the plan",
+        "CONTRACT-1",
+        Scope::Every,
+    ),
+    (
+        "the client printed one outcome line per step, in order",
+        "CONTRACT-2",
+        Scope::Every,
+    ),
+    (
+        "the client never printed its bearer token",
+        "CONTRACT-6",
+        Scope::When,
+    ),
+    (
+        "the server process was not left running after the client exited",
+        "PROF-STDIO-1",
+        Scope::Stdio,
+    ),
+    (
+        "the client left no process running outside its process group",
+        "CONTRACT-5",
+        Scope::When,
+    ),
+    (
+        "the client launched the stdio server it was given",
+        "CONTRACT-4",
+        Scope::When,
+    ),
+    (
+        "every line the client sent is one JSON-RPC 2.0 message",
+        "STDIO-02",
+        Scope::Stdio,
+    ),
+    (
+        "every POST body the client sent is one JSON-RPC 2.0 message",
+        "HTTP-01",
+        Scope::Http,
+    ),
+    (
+        "initialize is never part of a JSON-RPC batch",
+        "JSON-10",
+        Scope::When,
+    ),
+    (
+        "request ids are strings or integers",
+        "JSON-01",
+        Scope::Every,
+    ),
+    (
+        "request ids are never reused in a session (legacy)",
+        "JSON-02",
+        Scope::Every,
+    ),
+    (
+        "request ids are never reused while outstanding (2026-07-28)",
+        "JSON-03",
+        Scope::Every,
+    ),
+    ("notifications carry no id", "JSON-05", Scope::Every),
+    (
+        "every POST accepts both application/json and text/event-stream",
+        "HTTP-02",
+        Scope::Http,
+    ),
+    (
+        "every POST body is sent as application/json",
+        "PROF-ERA-2",
+        Scope::Http,
+    ),
+    (
+        "every HTTP request carries the bearer token the client was given",
+        "AUTH-08",
+        Scope::When,
+    ),
+    (
+        "every HTTP request after initialize carries the session id the server issued",
+        "HTTP-06",
+        Scope::Http,
+    ),
+    (
+        "every HTTP request after initialize carries MCP-Protocol-Version (from 2025-06-18)",
+        "HTTP-09a",
+        Scope::Http,
+    ),
+    (
+        "MCP-Protocol-Version names the version negotiated at initialize",
+        "HTTP-09b",
+        Scope::Http,
+    ),
+];
+
 /// The catalogue entry `id`, if the compiled-in catalogue has it.
 pub(super) fn requirement(id: &str) -> Option<&'static Requirement> {
     catalogue().get(id)
@@ -44,6 +159,14 @@ mod tests {
             }
         }
         ids
+    }
+
+    #[test]
+    fn the_list_of_always_on_checks_names_every_id_the_code_cites() {
+        let listed: std::collections::BTreeSet<&str> = ALWAYS_ON.iter().map(|c| c.1).collect();
+        let cited: std::collections::BTreeSet<String> = cited().into_iter().collect();
+        let cited: std::collections::BTreeSet<&str> = cited.iter().map(String::as_str).collect();
+        assert_eq!(listed, cited);
     }
 
     #[test]

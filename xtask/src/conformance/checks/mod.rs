@@ -18,6 +18,7 @@ mod builtin;
 mod expect;
 mod rules;
 
+pub use builtin::{ALWAYS_ON, Scope};
 pub use expect::lifecycle_events;
 
 use super::outcome::{self, Outcomes};

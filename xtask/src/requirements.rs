@@ -1,0 +1,210 @@
+//! `cargo xtask requirements`: the catalogue with, for each requirement, the checks and
+//! trials that cite it, and how well it is covered. A requirement is *covered* when checks
+//! cite it on every transport it concerns (its catalogue `transport`, else both), *partly*
+//! when they cite it on some, *not* when nothing cites it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use mcp_harness_scenarios::load;
+use mcp_harness_scenarios::model::{Level, Requirement, Transport};
+
+use crate::conformance::checks::{ALWAYS_ON, Scope};
+
+/// How much of a requirement the suite checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Coverage {
+    /// Cited on every transport the requirement concerns.
+    Covered,
+    /// Cited, but not on every transport it concerns.
+    Partly,
+    /// Cited by no check.
+    Not,
+}
+
+impl Coverage {
+    fn as_str(self) -> &'static str {
+        match self {
+            Coverage::Covered => "covered",
+            Coverage::Partly => "partly",
+            Coverage::Not => "not",
+        }
+    }
+}
+
+/// What cites one requirement.
+#[derive(Debug, Default)]
+struct Citations {
+    /// `case id: check name` of each case check citing it.
+    checks: BTreeSet<String>,
+    /// The trials those checks run in.
+    trials: BTreeSet<String>,
+    /// The always-on checks citing it.
+    always_on: BTreeSet<&'static str>,
+    /// The transports on which something checks it.
+    transports: BTreeSet<&'static str>,
+}
+
+/// The transports a requirement concerns: its `transport`, else both; none for the driver
+/// contract, which binds the adapter whatever the transport.
+fn concerns(r: &Requirement) -> Vec<&'static str> {
+    match r.transport {
+        Some(t) => vec![t.as_str()],
+        None if r.id.starts_with("CONTRACT-") => Vec::new(),
+        None => vec!["stdio", "https"],
+    }
+}
+
+fn coverage(r: &Requirement, c: Option<&Citations>) -> Coverage {
+    match c {
+        None => Coverage::Not,
+        Some(c) if c.checks.is_empty() && c.always_on.is_empty() => Coverage::Not,
+        Some(c) if concerns(r).iter().all(|t| c.transports.contains(t)) => Coverage::Covered,
+        Some(_) => Coverage::Partly,
+    }
+}
+
+/// Builds the report for the scenarios under `root`; `only` keeps the requirements whose
+/// coverage is one of those given (all when empty).
+pub fn report(root: &Path, only: &[Coverage]) -> Result<String, String> {
+    let library = load::Library::find(root).map_err(|e| e.to_string())?;
+    let cases = load::load_dir(root).map_err(|errors| {
+        let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        shown.join("\n")
+    })?;
+    let mut cited: BTreeMap<String, Citations> = BTreeMap::new();
+    for (case, transport) in mcp_harness_scenarios::trials(&cases) {
+        let trial = case.trial_name(transport);
+        for check in &case.scenario.checks {
+            let c = cited.entry(check.requirement.id.clone()).or_default();
+            c.checks.insert(format!("{}: {}", case.id, check.name));
+            c.trials.insert(trial.clone());
+            c.transports.insert(transport.as_str());
+        }
+    }
+    for &(name, id, scope) in ALWAYS_ON {
+        let c = cited.entry(id.to_owned()).or_default();
+        c.always_on.insert(name);
+        let on: &[Transport] = match scope {
+            Scope::Stdio => &[Transport::Stdio],
+            Scope::Http => &[Transport::Https],
+            Scope::Every | Scope::When => &[Transport::Stdio, Transport::Https],
+        };
+        c.transports.extend(on.iter().map(|t| t.as_str()));
+    }
+
+    let mut out = String::new();
+    let mut tally: std::collections::HashMap<(Level, Coverage), usize> = Default::default();
+    for r in library.catalogue.entries() {
+        let c = cited.get(&r.id);
+        let cov = coverage(r, c);
+        *tally.entry((r.level, cov)).or_default() += 1;
+        if !only.is_empty() && !only.contains(&cov) {
+            continue;
+        }
+        describe(&mut out, r, cov, c);
+    }
+    let unknown: Vec<&String> = cited
+        .keys()
+        .filter(|id| library.catalogue.get(id).is_none())
+        .collect();
+    for id in unknown {
+        let _ = writeln!(
+            out,
+            "{id}: cited by an always-on check but not in the catalogue"
+        );
+    }
+    let _ = writeln!(out, "\ncoverage by level (covered / partly / not):");
+    for level in [Level::Must, Level::Should, Level::Profile, Level::Advisory] {
+        let n = |cov| tally.get(&(level, cov)).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "  {:<9} {:>3} / {:>3} / {:>3}",
+            level.as_str(),
+            n(Coverage::Covered),
+            n(Coverage::Partly),
+            n(Coverage::Not)
+        );
+    }
+    Ok(out)
+}
+
+fn describe(out: &mut String, r: &Requirement, cov: Coverage, c: Option<&Citations>) {
+    let _ = writeln!(
+        out,
+        "{} [{}] {}: {}",
+        r.id,
+        r.level.as_str(),
+        cov.as_str(),
+        r.text
+    );
+    let _ = writeln!(out, "    source: {}", r.source);
+    let Some(c) = c else { return };
+    for name in &c.always_on {
+        let _ = writeln!(out, "    always on: {name}");
+    }
+    for check in &c.checks {
+        let _ = writeln!(out, "    check: {check}");
+    }
+    if !c.trials.is_empty() {
+        let _ = writeln!(out, "    trials: {}", c.trials.len());
+    }
+    if cov == Coverage::Partly {
+        let missing: Vec<&str> = concerns(r)
+            .into_iter()
+            .filter(|t| !c.transports.contains(t))
+            .collect();
+        let _ = writeln!(out, "    not checked over: {}", missing.join(", "));
+    }
+}
+
+/// Parses `covered`, `partly` or `not`.
+pub fn parse_coverage(s: &str) -> Result<Coverage, String> {
+    match s {
+        "covered" => Ok(Coverage::Covered),
+        "partly" => Ok(Coverage::Partly),
+        "not" => Ok(Coverage::Not),
+        other => Err(format!(
+            "unknown coverage {other:?}; expected covered, partly or not"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(id: &str, transport: Option<Transport>) -> Requirement {
+        Requirement {
+            id: id.into(),
+            level: Level::Must,
+            transport,
+            text: String::new(),
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn transport_specific_requirements_need_only_their_transport() {
+        let mut c = Citations::default();
+        c.checks.insert("x: y".into());
+        c.transports.insert("https");
+        let http = req("HTTP-06", Some(Transport::Https));
+        let stdio = req("STDIO-02", Some(Transport::Stdio));
+        let both = req("LIFE-01", None);
+        assert_eq!(coverage(&http, Some(&c)), Coverage::Covered);
+        assert_eq!(coverage(&both, Some(&c)), Coverage::Partly);
+        assert_eq!(coverage(&stdio, Some(&c)), Coverage::Partly);
+        assert_eq!(coverage(&both, None), Coverage::Not);
+    }
+
+    #[test]
+    fn the_shipped_catalogue_reports_every_level() {
+        let root = crate::paths::scenarios_dir();
+        let text = report(&root, &[]).expect("the shipped cases load");
+        assert!(text.contains("coverage by level"));
+        assert!(text.contains("LIFE-01 [must] covered"), "{text}");
+        assert!(!text.contains("not in the catalogue"), "{text}");
+    }
+}
