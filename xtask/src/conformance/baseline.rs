@@ -159,6 +159,7 @@ mod tests {
                     name: (*n).into(),
                     level: *level,
                     passed: false,
+                    requirement_id: String::new(),
                     requirement: String::new(),
                     source: format!("source of {n}"),
                     expected: String::new(),

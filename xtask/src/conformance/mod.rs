@@ -475,6 +475,7 @@ fn check_record(c: &CheckResult) -> CheckRecord {
         name: c.name.clone(),
         level: c.level,
         passed: c.passed,
+        requirement_id: c.requirement_id.clone(),
         requirement: c.requirement.clone(),
         source: c.source.clone(),
         expected: c.expected.clone(),

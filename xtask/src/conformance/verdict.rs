@@ -176,7 +176,7 @@ pub fn render_report(
     for c in checks.iter().filter(|c| !c.passed) {
         let level = level_label(c.level, profile_on);
         let _ = writeln!(out, "\n✗ {} [{level}]", c.name);
-        let _ = writeln!(out, "  Requirement: {}", c.requirement);
+        let _ = writeln!(out, "  Requirement: {} {}", c.requirement_id, c.requirement);
         let _ = writeln!(out, "  Source:      {}", c.source);
         let _ = writeln!(out, "  Expected:    {}", c.expected);
         let _ = writeln!(out, "  Actual:      {}", c.actual);
@@ -248,6 +248,7 @@ mod tests {
         CheckResult {
             name: "x".into(),
             level,
+            requirement_id: "X-1".into(),
             requirement: String::new(),
             source: String::new(),
             passed: false,

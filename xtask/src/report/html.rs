@@ -3,10 +3,10 @@
 //! the transcript behind it. No script and no external resource, so the file can be mailed,
 //! archived by CI, or opened offline.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::{RunResults, TrialResult};
+use super::{CheckRecord, RunResults, TrialResult};
 use crate::conformance::verdict::{Grade, Verdict};
 
 const STYLE: &str = r#"
@@ -30,6 +30,10 @@ details[open] { background: #fafbfc; }
 pre { white-space: pre-wrap; word-break: break-word; font-size: 12px; max-width: 70ch; margin: 6px 0; }
 .totals td { font-weight: 600; }
 .note { color: #666; font-size: 12px; }
+ul.failed { margin: 6px 0; padding-left: 18px; font-size: 12px; }
+ul.failed a, table.reqs a { color: #2457a6; }
+table.reqs td { font-size: 13px; }
+h2 { font-size: 16px; margin: 28px 0 8px; }
 "#;
 
 /// The matrix page for one or more clients' runs.
@@ -104,8 +108,49 @@ pub fn render(runs: &[RunResults]) -> String {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table></body></html>\n");
+    out.push_str("</tbody></table>");
+    requirements(&mut out, runs);
+    out.push_str("</body></html>\n");
     out
+}
+
+/// The anchor of a requirement's row in the page's requirements table.
+fn anchor(id: &str) -> String {
+    let safe: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("req-{safe}")
+}
+
+/// Every requirement a failed check cites, once: id, level, sentence, source. Failed checks
+/// in the cells link here.
+fn requirements(out: &mut String, runs: &[RunResults]) {
+    let mut cited: BTreeMap<&str, &CheckRecord> = BTreeMap::new();
+    for check in runs
+        .iter()
+        .flat_map(|r| &r.trials)
+        .flat_map(|t| &t.checks)
+        .filter(|c| !c.passed && !c.requirement_id.is_empty())
+    {
+        cited.entry(check.requirement_id.as_str()).or_insert(check);
+    }
+    if cited.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Requirements cited by failed checks</h2><table class=\"reqs\"><thead><tr><th>id</th><th>level</th><th>requirement</th><th>source</th></tr></thead><tbody>");
+    for (id, c) in cited {
+        let _ = write!(
+            out,
+            "<tr id=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            anchor(id),
+            esc(id),
+            c.level.as_str(),
+            esc(&c.requirement),
+            esc(&c.source)
+        );
+    }
+    out.push_str("</tbody></table>");
 }
 
 fn cell(out: &mut String, trial: &TrialResult) {
@@ -121,6 +166,21 @@ fn cell(out: &mut String, trial: &TrialResult) {
     );
     if let Some(reason) = &trial.baseline_reason {
         let _ = write!(out, "<p class=\"note\">baseline: {}</p>", esc(reason));
+    }
+    let failed: Vec<&CheckRecord> = trial.checks.iter().filter(|c| !c.passed).collect();
+    if !failed.is_empty() {
+        out.push_str("<ul class=\"failed\">");
+        for c in failed {
+            let _ = write!(
+                out,
+                "<li>✗ {} [{}] <a href=\"#{}\">{}</a></li>",
+                esc(&c.name),
+                c.level.as_str(),
+                anchor(&c.requirement_id),
+                esc(&c.requirement_id)
+            );
+        }
+        out.push_str("</ul>");
     }
     if trial.grade != Grade::Pass {
         let _ = write!(out, "<pre>{}</pre>", esc(&trial.details));

@@ -76,6 +76,9 @@ pub struct CheckRecord {
     pub level: Level,
     /// Whether it held.
     pub passed: bool,
+    /// The id of the catalogue requirement it cites.
+    #[serde(default)]
+    pub requirement_id: String,
     /// The requirement it checks, in a sentence.
     #[serde(default)]
     pub requirement: String,

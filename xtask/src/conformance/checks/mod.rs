@@ -32,6 +32,8 @@ pub struct CheckResult {
     pub name: String,
     /// How binding it is.
     pub level: Level,
+    /// The id of the catalogue requirement it cites.
+    pub requirement_id: String,
     /// The requirement sentence.
     pub requirement: String,
     /// Where the requirement is written.
@@ -60,10 +62,10 @@ impl Checker<'_> {
     /// the harness's, whatever `--scenarios` directory the cases come from).
     pub(super) fn cite(&mut self, name: &str, id: &str, outcome: Result<(), (String, String)>) {
         match builtin::requirement(id) {
-            Some(r) => self.push(name, r.level, &r.text, &r.source, outcome),
+            Some(r) => self.push(name, (id, r.level), &r.text, &r.source, outcome),
             None => self.push(
                 name,
-                Level::Must,
+                (id, Level::Must),
                 &format!("(requirement {id} is missing from the catalogue)"),
                 "scenarios/requirements.json",
                 outcome,
@@ -74,17 +76,18 @@ impl Checker<'_> {
     /// A check the case file wrote, graded by the requirement it cites.
     pub(super) fn case_check(&mut self, check: &CaseCheck, outcome: Result<(), (String, String)>) {
         let r = &check.requirement;
-        self.push(&check.name, r.level, &r.text, &r.source, outcome);
+        self.push(&check.name, (&r.id, r.level), &r.text, &r.source, outcome);
     }
 
     pub(super) fn push(
         &mut self,
         name: &str,
-        level: Level,
+        cited: (&str, Level),
         requirement: &str,
         source: &str,
         outcome: Result<(), (String, String)>,
     ) {
+        let (requirement_id, level) = cited;
         let (passed, (expected, actual)) = match outcome {
             Ok(()) => (true, Default::default()),
             Err(detail) => (false, detail),
@@ -92,6 +95,7 @@ impl Checker<'_> {
         self.results.push(CheckResult {
             name: name.to_owned(),
             level,
+            requirement_id: requirement_id.to_owned(),
             requirement: requirement.to_owned(),
             source: source.to_owned(),
             passed,
