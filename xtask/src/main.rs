@@ -33,6 +33,10 @@ enum Command {
         /// Where the reports go (default: target/sdk/reports).
         #[arg(long, value_name = "DIR")]
         report_dir: Option<PathBuf>,
+        /// Rewrite each SDK's baseline from this run (`--write-baseline`, keeping the reasons
+        /// of entries that stay); review the diff line by line before committing it.
+        #[arg(long)]
+        write_baselines: bool,
     },
     /// Benchmark the reference client (against rmcp), the suite and the fakes; writes
     /// target/bench/bench.json.
@@ -162,7 +166,11 @@ fn main() -> ExitCode {
         }
         Command::Bench(args) => xtask::bench::main(args),
         Command::Fuzz(args) => fuzz::main(args),
-        Command::Sdk { sdk, report_dir } => match sdk::run(sdk, report_dir) {
+        Command::Sdk {
+            sdk,
+            report_dir,
+            write_baselines,
+        } => match sdk::run(sdk, report_dir, write_baselines) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(101),
             Err(e) => {

@@ -38,7 +38,7 @@ impl Sdk {
 }
 
 /// Installs and runs; returns whether every run met its baseline.
-pub fn run(which: Sdk, report_dir: Option<PathBuf>) -> Result<bool, String> {
+pub fn run(which: Sdk, report_dir: Option<PathBuf>, write_baselines: bool) -> Result<bool, String> {
     let root = paths::workspace_root();
     let cache = root.join("target").join("sdk");
     let reports = report_dir.unwrap_or_else(|| cache.join("reports"));
@@ -53,12 +53,13 @@ pub fn run(which: Sdk, report_dir: Option<PathBuf>) -> Result<bool, String> {
         let client = install(sdk, &root, &cache)?;
         let baseline = root.join("adapters").join(sdk.name()).join("baseline.txt");
         let dir = reports.join(sdk.name());
-        all_met &= conformance(sdk.name(), Some(&client), Some(&baseline), &dir)?;
+        let rewrite = write_baselines.then_some(baseline.as_path());
+        all_met &= conformance(sdk.name(), Some(&client), Some(&baseline), rewrite, &dir)?;
         runs.push(RunResults::load(&dir.join("results.json"))?);
     }
     if which == Sdk::All {
         let dir = reports.join("reference");
-        all_met &= conformance("reference", None, None, &dir)?;
+        all_met &= conformance("reference", None, None, None, &dir)?;
         runs.insert(0, RunResults::load(&dir.join("results.json"))?);
         let matrix = reports.join("matrix.html");
         std::fs::write(&matrix, html::render(&runs))
@@ -148,6 +149,7 @@ fn conformance(
     name: &str,
     client: Option<&str>,
     baseline: Option<&Path>,
+    rewrite: Option<&Path>,
     dir: &Path,
 ) -> Result<bool, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
@@ -173,6 +175,9 @@ fn conformance(
     }
     if let Some(baseline) = baseline {
         cmd.arg("--baseline").arg(baseline);
+    }
+    if let Some(path) = rewrite {
+        cmd.arg("--write-baseline").arg(path);
     }
     println!("== {name}");
     let status = cmd
