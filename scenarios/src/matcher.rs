@@ -12,7 +12,10 @@
 //!   `{"$type": "string"}` (also `integer`, `number`, `boolean`, `object`, `array`, `null`);
 //!   `{"$capture": "name"}` any value, remembered under `name`;
 //!   `{"$same": "name"}` equal to the value captured under `name`;
-//!   `{"$not": m}` does not match `m`.
+//!   `{"$not": m}` does not match `m`;
+//!   `{"$unordered": [m1, m2, ...]}` an array of the same length whose elements can be paired
+//!   one for one with the matchers, in any order (each matcher with a distinct element; the
+//!   items may use captures made before the array, not captures made by each other).
 //!
 //! A failed match names its first difference ([`Mismatch`]: JSON path, expected, found), and
 //! [`closest`] picks, among several candidates, the one a matcher comes nearest to, so a
@@ -70,16 +73,22 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     ("$capture" | "$same", Value::String(_)) => Ok(()),
                     ("$type", Value::String(t)) if TYPES.contains(&t.as_str()) => Ok(()),
                     ("$not", inner) => validate_at(path, inner),
+                    ("$unordered", Value::Array(items)) => {
+                        for (i, item) in items.iter().enumerate() {
+                            validate_at(&format!("{path}[{i}]"), item)?;
+                        }
+                        Ok(())
+                    }
                     _ => Err(format!(
                         "{path}: operator {op} has an invalid argument {arg}; expected \
-                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher"
+                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher, $unordered: [matchers]"
                     )),
                 };
             }
             if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
                 return Err(format!(
                     "{path}: unknown operator {key:?} (operators stand alone in their object: \
-                     $absent, $absent_or_null, $present, $type, $capture, $same, $not)"
+                     $absent, $absent_or_null, $present, $type, $capture, $same, $not, $unordered)"
                 ));
             }
             for (key, value) in map {
@@ -163,6 +172,16 @@ fn match_at(
                     Err(_) => Ok(()),
                 }
             }
+            "$unordered" => {
+                let want = arg.as_array().map(Vec::as_slice).unwrap_or_default();
+                match actual {
+                    Some(Value::Array(got)) => unordered(path, want, got, captures),
+                    _ => Err(fail(format!(
+                        "an array of {} items, in any order",
+                        want.len()
+                    ))),
+                }
+            }
             _ => Err(fail(format!("a known operator, not {op}"))),
         };
     }
@@ -193,6 +212,76 @@ fn match_at(
         _ if scalar_eq(expected, actual) => Ok(()),
         _ => Err(fail(full(expected))),
     }
+}
+
+/// `$unordered`: pairs each matcher with a distinct element (a maximum bipartite matching,
+/// so the order of either side never decides), then matches the pairs in the matchers' order
+/// to keep their captures.
+fn unordered(
+    path: &str,
+    want: &[Value],
+    got: &[Value],
+    captures: &mut Captures,
+) -> Result<(), Mismatch> {
+    if want.len() != got.len() {
+        return Err(Mismatch {
+            path: path.to_owned(),
+            expected: format!("an array of {} items, in any order", want.len()),
+            actual: found(&Value::Array(got.to_vec())),
+        });
+    }
+    let fits: Vec<Vec<bool>> = want
+        .iter()
+        .map(|w| {
+            got.iter()
+                .map(|g| match_at(path, w, Some(g), &mut captures.clone()).is_ok())
+                .collect()
+        })
+        .collect();
+    // element index -> the matcher it is paired with
+    let mut owner: Vec<Option<usize>> = vec![None; got.len()];
+    for w in 0..want.len() {
+        let mut seen = vec![false; got.len()];
+        if !augment(w, &fits, &mut seen, &mut owner) {
+            let element = fits[w].iter().position(|&f| f);
+            return Err(Mismatch {
+                path: path.to_owned(),
+                expected: match element {
+                    None => format!("an element matching {} (any order)", full(&want[w])),
+                    Some(_) => format!(
+                        "an element matching {} (any order) besides those the other items need",
+                        full(&want[w])
+                    ),
+                },
+                actual: found(&Value::Array(got.to_vec())),
+            });
+        }
+    }
+    let mut pairs: Vec<(usize, usize)> = owner
+        .iter()
+        .enumerate()
+        .filter_map(|(g, w)| w.map(|w| (w, g)))
+        .collect();
+    pairs.sort_unstable();
+    for (w, g) in pairs {
+        match_at(&format!("{path}[{g}]"), &want[w], Some(&got[g]), captures)?;
+    }
+    Ok(())
+}
+
+/// One step of Kuhn's algorithm: finds an element for matcher `w`, moving earlier pairs along
+/// when that frees one.
+fn augment(w: usize, fits: &[Vec<bool>], seen: &mut [bool], owner: &mut [Option<usize>]) -> bool {
+    for g in 0..owner.len() {
+        if fits[w][g] && !seen[g] {
+            seen[g] = true;
+            if owner[g].is_none_or(|other| augment(other, fits, seen, owner)) {
+                owner[g] = Some(w);
+                return true;
+            }
+        }
+    }
+    false
 }
 
 fn absent_only(expected: &Value) -> bool {
@@ -443,7 +532,82 @@ mod tests {
     }
 
     #[test]
+    fn unordered_arrays_pair_items_in_any_order() {
+        let want = json!({"$unordered": [{"name": "a"}, {"name": "b"}, {"name": "c"}]});
+        assert!(ok(
+            want.clone(),
+            json!([{"name": "c"}, {"name": "a"}, {"name": "b"}])
+        ));
+        assert!(ok(
+            want.clone(),
+            json!([{"name": "a"}, {"name": "b"}, {"name": "c"}])
+        ));
+        // Same length, each matcher a distinct element.
+        assert!(!ok(want.clone(), json!([{"name": "a"}, {"name": "b"}])));
+        assert!(!ok(
+            want.clone(),
+            json!([{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}])
+        ));
+        assert!(!ok(
+            want.clone(),
+            json!([{"name": "a"}, {"name": "a"}, {"name": "b"}])
+        ));
+        assert!(!ok(want, json!({"name": "a"})));
+        assert!(ok(json!({"$unordered": []}), json!([])));
+        // A greedy pairing would give the element both could take to the first matcher and
+        // leave the second without one; the pairing is searched for.
+        assert!(ok(
+            json!({"$unordered": [{"$type": "object"}, {"name": "x"}]}),
+            json!([{"name": "x"}, {"name": "y"}])
+        ));
+        // Nested, and beside plain members.
+        assert!(ok(
+            json!({"tools": {"$unordered": [{"name": "p"}, {"name": "q"}]}, "more": false}),
+            json!({"tools": [{"name": "q", "extra": 1}, {"name": "p"}], "more": false})
+        ));
+    }
+
+    #[test]
+    fn unordered_mismatches_name_the_missing_item_and_keep_captures() {
+        let miss = matches(
+            &json!({"tools": {"$unordered": [{"name": "a"}, {"name": "z"}]}}),
+            &json!({"tools": [{"name": "b"}, {"name": "a"}]}),
+            &mut Captures::new(),
+        )
+        .unwrap_err();
+        assert_eq!(miss.path, "$.tools");
+        assert!(
+            miss.expected.contains(r#"{"name":"z"}"#),
+            "{}",
+            miss.expected
+        );
+        let miss = matches(
+            &json!({"$unordered": [{"name": "a"}]}),
+            &json!([]),
+            &mut Captures::new(),
+        )
+        .unwrap_err();
+        assert_eq!(miss.expected, "an array of 1 items, in any order");
+        let mut caps = Captures::new();
+        matches(
+            &json!({"$unordered": [{"id": {"$capture": "x"}, "n": 2}, {"n": 1}]}),
+            &json!([{"n": 1, "id": 7}, {"n": 2, "id": 9}]),
+            &mut caps,
+        )
+        .unwrap();
+        assert_eq!(caps.get("x"), Some(&json!(9)));
+        assert!(ok(
+            json!([{"$capture": "v"}, {"$unordered": [{"$same": "v"}, 2]}]),
+            json!([1, [2, 1]])
+        ));
+    }
+
+    #[test]
     fn validation_names_the_bad_operator() {
+        assert!(validate(&json!({"$unordered": [{"a": {"$present": true}}]})).is_ok());
+        assert!(validate(&json!({"$unordered": {"a": 1}})).is_err());
+        let err = validate(&json!({"t": {"$unordered": [{"$presnt": true}]}})).unwrap_err();
+        assert!(err.contains("$.t[0]"), "{err}");
         assert!(validate(&json!({"a": {"$absent": true}})).is_ok());
         assert!(validate(&json!({"a": {"$absent_or_null": true}})).is_ok());
         assert!(validate(&json!({"a": {"$absent_or_null": false}})).is_err());

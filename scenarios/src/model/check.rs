@@ -49,11 +49,13 @@ pub enum StepOutcome {
 /// The error a step must report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorExpectation {
-    /// The kinds that are right (one, or several equally right ones); never empty.
+    /// The kinds that are right (one, or several equally right ones); never empty. The first
+    /// is the main kind, the one `code` and `status` belong to.
     pub kinds: Vec<ErrorKind>,
-    /// The JSON-RPC error code that caused it, when one did.
+    /// The JSON-RPC error code that caused it, when one did; required only when the first
+    /// kind is reported.
     pub code: Option<i64>,
-    /// With `http_status`: the HTTP status.
+    /// With `http_status`: the HTTP status; required only when the first kind is reported.
     pub status: Option<u16>,
 }
 

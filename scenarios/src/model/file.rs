@@ -295,7 +295,8 @@ pub struct RawStepExpect {
     ok: Option<Value>,
     /// The step must fail with this error: a kind (`"timeout"`), a list of kinds that are
     /// equally right where the requirement leaves the choice open
-    /// (`["insecure_url", "http_status"]`), or `{"kind", "code", "status"}`.
+    /// (`["insecure_url", "http_status"]`), or `{"kind", "code", "status"}`, where `code` and
+    /// `status` bind only the first kind listed (the others are accepted whatever they carry).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<ErrorSpec>,
     /// The id of the requirement this check cites, if not the case's.
@@ -343,7 +344,8 @@ impl From<StepExpect> for RawStepExpect {
 }
 
 /// The error a step must report: a kind, a list of equally right kinds, or
-/// `{"kind": kind or kinds, "code": JSON-RPC code, "status": HTTP status}`.
+/// `{"kind": kind or kinds, "code": JSON-RPC code, "status": HTTP status}`; with several
+/// kinds, `code` and `status` bind only the first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorSpec(pub ErrorExpectation);
 
@@ -360,10 +362,12 @@ struct ErrorObject {
     /// The error kind, from the driver contract's closed vocabulary, or a list of kinds that
     /// are equally right.
     kind: OneOrMany,
-    /// The JSON-RPC error code that caused it, when one did.
+    /// The JSON-RPC error code that caused it, when one did. With several kinds, it binds
+    /// only the first kind listed: a report of another listed kind passes whatever its code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     code: Option<i64>,
-    /// With `http_status`: the HTTP status.
+    /// With `http_status`: the HTTP status. With several kinds, it binds only the first kind
+    /// listed (`{"kind": ["http_status", "transport_closed"], "status": 500}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     status: Option<u16>,
 }
@@ -377,7 +381,8 @@ enum ErrorSpecShape {
     Kind(ErrorKind),
     /// Kinds that are equally right, e.g. `["insecure_url", "http_status"]`.
     Kinds(Vec<ErrorKind>),
-    /// A kind (or kinds) with the JSON-RPC `code` and/or HTTP `status` that must come with it.
+    /// A kind (or kinds) with the JSON-RPC `code` and/or HTTP `status` that must come with it
+    /// (with several kinds, with the first one only).
     Full(ErrorObject),
 }
 

@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::matcher::{self, Captures};
-use mcp_harness_scenarios::model::{LifecycleEvent, StepOutcome, WireExpectation, WireRule};
+use mcp_harness_scenarios::model::{
+    ErrorExpectation, ErrorKind, LifecycleEvent, StepOutcome, WireExpectation, WireRule,
+};
 use mcp_harness_scenarios::transcript::Event;
 
 use crate::conformance::outcome::{Outcomes, Reported};
@@ -41,14 +43,31 @@ pub(super) fn outcome_check(
                 .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got))))
         }
         (Some(Reported::Error { kind, code, status }), StepOutcome::Error(e))
-            if e.kinds.contains(kind)
-                && (e.code.is_none() || e.code == *code)
-                && (e.status.is_none() || e.status == *status) =>
+            if error_accepted(e, *kind, *code, *status) =>
         {
             Ok(())
         }
         (Some(other), _) => Err((expected, other.describe())),
     }
+}
+
+/// Whether a reported error is one the step accepts: any listed kind, and the `code` and
+/// `status` only when the kind reported is the first one listed (the main kind, the one they
+/// belong to: `{"kind": ["http_status", "transport_closed"], "status": 500}` accepts a 500,
+/// or a closed transport whatever it carries).
+fn error_accepted(
+    want: &ErrorExpectation,
+    kind: ErrorKind,
+    code: Option<i64>,
+    status: Option<u16>,
+) -> bool {
+    if !want.kinds.contains(&kind) {
+        return false;
+    }
+    if want.kinds.first() != Some(&kind) {
+        return true;
+    }
+    (want.code.is_none() || want.code == code) && (want.status.is_none() || want.status == status)
 }
 
 pub(super) fn wire_check(
@@ -246,5 +265,44 @@ pub(super) fn lifecycle_check(
                 actual
             },
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn want(kinds: &[ErrorKind], code: Option<i64>, status: Option<u16>) -> ErrorExpectation {
+        ErrorExpectation {
+            kinds: kinds.to_vec(),
+            code,
+            status,
+        }
+    }
+
+    #[test]
+    fn code_and_status_bind_only_the_first_kind() {
+        use ErrorKind::{HttpStatus, InvalidResponse, Timeout, TransportClosed};
+        let e = want(
+            &[HttpStatus, TransportClosed, InvalidResponse],
+            None,
+            Some(500),
+        );
+        assert!(error_accepted(&e, HttpStatus, None, Some(500)));
+        assert!(!error_accepted(&e, HttpStatus, None, Some(502)));
+        assert!(!error_accepted(&e, HttpStatus, None, None));
+        assert!(error_accepted(&e, TransportClosed, None, None));
+        assert!(error_accepted(&e, InvalidResponse, None, Some(200)));
+        assert!(!error_accepted(&e, Timeout, None, Some(500)));
+    }
+
+    #[test]
+    fn a_code_on_a_single_kind_is_required() {
+        use ErrorKind::{HandshakeFailed, ProtocolError};
+        let e = want(&[ProtocolError], Some(-32601), None);
+        assert!(error_accepted(&e, ProtocolError, Some(-32601), None));
+        assert!(!error_accepted(&e, ProtocolError, Some(-32602), None));
+        assert!(!error_accepted(&e, ProtocolError, None, None));
+        assert!(!error_accepted(&e, HandshakeFailed, Some(-32601), None));
     }
 }
