@@ -71,6 +71,11 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         Scope::When,
     ),
     (
+        "a connect reported as successful reached the server",
+        "CONTRACT-12",
+        Scope::When,
+    ),
+    (
         "every line the client sent is one JSON-RPC 2.0 message",
         "STDIO-02",
         Scope::Stdio,

@@ -199,6 +199,9 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         );
     }
     hostile_checks(&mut c, transport, run);
+    if !wire_only {
+        claimed_connect(&mut c, &outcomes, run);
+    }
     c.always_on = false;
     let seed = expect::seed(case);
     let received = run.received();
@@ -265,6 +268,31 @@ fn hostile_checks(c: &mut Checker<'_>, transport: Transport, run: &TrialRun) {
                 "the server of MCP_HARNESS_SERVER_COMMAND started (the plan has a connect step)"
                     .into(),
                 "the server was never launched".into(),
+            )),
+        );
+    }
+}
+
+/// A connect the client reports as successful must have reached the server: a client that
+/// prints plausible outcome lines without doing anything fails here, by the contract, even in
+/// a case whose own checks are all `should` or `advisory`. Made only when it fails.
+fn claimed_connect(c: &mut Checker<'_>, outcomes: &Outcomes, run: &TrialRun) {
+    let first_connect = c
+        .case
+        .scenario
+        .plan
+        .iter()
+        .position(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect));
+    let claimed = first_connect
+        .and_then(|i| outcomes.by_step.get(i))
+        .is_some_and(|r| matches!(r, Some(outcome::Reported::Ok(_))));
+    if claimed && run.received().is_empty() {
+        c.cite(
+            "a connect reported as successful reached the server",
+            "CONTRACT-12",
+            Err((
+                "the server received the client's first message before connect reported ok".into(),
+                "connect reported ok, but the server received nothing".into(),
             )),
         );
     }
