@@ -53,6 +53,7 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
         "not left running",
     ),
     ("reuse-ids", "tools/pagination-three-pages", "never reused"),
+    ("float-ids", "handshake/happy-path", "strings or integers"),
     (
         "id-on-notifications",
         "handshake/happy-path",

@@ -84,6 +84,8 @@ pub struct Defects {
     reuse_ids: bool,
     /// Put an `id` on notifications (breaks: notifications carry no id).
     id_on_notifications: bool,
+    /// Give requests a fractional id such as 1.5 (breaks: ids are strings or integers).
+    float_ids: bool,
     /// Send `notifications/cancelled` for a timed-out `initialize` (breaks: initialize is never cancelled).
     cancel_initialize: bool,
     /// Write a line that is not JSON to the server before anything else
@@ -187,7 +189,7 @@ pub struct Defects {
 
 impl Defects {
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 66] = [
+    pub const NAMES: [&'static str; 67] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -209,6 +211,7 @@ impl Defects {
         "close-on-error",
         "reuse-ids",
         "id-on-notifications",
+        "float-ids",
         "cancel-initialize",
         "garbage-to-server",
         "ignore-server-exit",
@@ -280,6 +283,7 @@ impl Defects {
             "close-on-error" => &mut self.close_on_error,
             "reuse-ids" => &mut self.reuse_ids,
             "id-on-notifications" => &mut self.id_on_notifications,
+            "float-ids" => &mut self.float_ids,
             "cancel-initialize" => &mut self.cancel_initialize,
             "garbage-to-server" => &mut self.garbage_to_server,
             "ignore-server-exit" => &mut self.ignore_server_exit,

@@ -89,6 +89,11 @@ impl Outgoing {
         if let Some(params) = message.get_mut("params") {
             self.bend_params(&method, params);
         }
+        if d.float_ids
+            && let Some(id) = message.get("id").and_then(Value::as_i64)
+        {
+            message["id"] = json!(id as f64 + 0.5);
+        }
         let mut out = vec![message];
         out.extend(lock(&self.held).take());
         out
