@@ -90,9 +90,7 @@ mod tests {
     }
 
     fn with(name: &str) -> Defects {
-        let mut d = Defects::default();
-        assert!(d.enable(name));
-        d
+        Defects::only(name)
     }
 
     fn judged(d: &Defects, code: i64) -> Verdict {

@@ -188,6 +188,14 @@ pub struct Defects {
 }
 
 impl Defects {
+    /// Only the defect `name` (for the seams' unit tests).
+    #[cfg(test)]
+    pub(crate) fn only(name: &str) -> Defects {
+        let mut d = Defects::default();
+        assert!(d.enable(name), "unknown defect {name}");
+        d
+    }
+
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
     pub const NAMES: [&'static str; 67] = [
         "skip-initialized",

@@ -76,9 +76,7 @@ mod tests {
     use serde_json::json;
 
     fn with(name: &str) -> Defects {
-        let mut d = Defects::default();
-        assert!(d.enable(name));
-        d
+        Defects::only(name)
     }
 
     #[test]
