@@ -53,10 +53,9 @@ from mcp_types import (
     PARSE_ERROR,
     REQUEST_TIMEOUT,
 )
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 
 CONTRACT_VERSION = "1"
-LIST_PAGE_CAP = 100  # the SDK has no list-all helper; the plan loop follows nextCursor this far
 
 # Text the SDK itself puts on the MCPErrors it makes up locally (jsonrpc_dispatcher.py and
 # client/streamable_http.py). The SDK reuses the JSON-RPC error type, with the codes -32001 and
@@ -95,6 +94,8 @@ class Config:
     timeout_s: float
     protocol_version: str
     era: str = "legacy"
+    # dual era: the version the fallback initialize should offer (the contract's default).
+    legacy_protocol_version: str = "2025-11-25"
     server_argv: list[str] | None = None
     url: str | None = None
     ca_file: str | None = None
@@ -136,6 +137,7 @@ def read_config(argv: list[str], env: dict[str, str]) -> Config:
         plan=plan,
         timeout_s=timeout_ms / 1000,
         protocol_version=required("MCP_HARNESS_PROTOCOL_VERSION", "a protocol version"),
+        legacy_protocol_version=env.get("MCP_HARNESS_LEGACY_PROTOCOL_VERSION") or "2025-11-25",
         ca_file=env.get("MCP_HARNESS_CA_FILE") or None,
         bearer_token=env.get("MCP_HARNESS_BEARER_TOKEN") or None,
     )
@@ -190,6 +192,28 @@ def legacy_mode(protocol_version: str) -> str:
     if protocol_version in MODERN_PROTOCOL_VERSIONS:
         return protocol_version
     return "legacy"
+
+
+def version_limits(config: Config) -> list[str]:
+    """The contract's `limits` for the connect line: `choose_version` when the SDK will not offer
+    a version the harness asks for.
+
+    What the SDK offers is fixed by its mode (see connect_mode): 'legacy' offers
+    LATEST_HANDSHAKE_VERSION in initialize; a modern version pin uses that version; 'auto'
+    probes server/discover at LATEST_MODERN_VERSION and falls back to an initialize offering
+    LATEST_HANDSHAKE_VERSION. Asked: MCP_HARNESS_PROTOCOL_VERSION (initialize in the legacy
+    era, server/discover otherwise) and, in the dual era, the fallback's
+    MCP_HARNESS_LEGACY_PROTOCOL_VERSION.
+    """
+    if config.era == "legacy":
+        mode = legacy_mode(config.protocol_version)
+        offered = config.protocol_version if mode != "legacy" else LATEST_HANDSHAKE_VERSION
+        mismatched = config.protocol_version != offered
+    else:
+        mismatched = config.protocol_version != LATEST_MODERN_VERSION
+        if config.era == "dual":
+            mismatched = mismatched or config.legacy_protocol_version != LATEST_HANDSHAKE_VERSION
+    return ["choose_version"] if mismatched else []
 
 
 def make_http_client(config: Config) -> httpx2.AsyncClient:
@@ -296,6 +320,22 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return found
 
 
+def _refused_input(e: MCPError) -> bool:
+    """Whether the SDK raised `e` itself for a refused input request (2026-07-28 input_required).
+
+    The SDK's driver (mcp/client/_input_required.py, `_dispatch_all`) turns the ErrorData an
+    input callback returns into an MCPError, the same type as a server's JSON-RPC error; where
+    it was raised is what tells the two apart.
+    """
+    tb = e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "_dispatch_all" and code.co_filename.endswith("_input_required.py"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def _sdk_http_error(e: MCPError) -> dict[str, Any] | None:
     """The contract's error for an MCPError the SDK's streamable HTTP transport made up itself.
 
@@ -303,22 +343,27 @@ def _sdk_http_error(e: MCPError) -> dict[str, Any] | None:
     exchange fails (client/streamable_http.py). Its fixed wording is the only way to tell these
     from errors the server sent. The HTTP status itself is not kept: only a 404 can be named
     (the SDK words it "Session terminated" or "Not Found"); any other 4xx/5xx without a JSON-RPC
-    body becomes -32603 "Server returned an error response", reported here as http_status
-    without a status, since the SDK gives its caller no way to learn it.
+    body becomes -32603 "Server returned an error response", and an unfollowed redirect -32600
+    "Redirect to ... not followed". Neither code came from the server and the status is hidden,
+    so both are reported as transport_closed (CLIENTS.md, "Adapting a real library").
     """
     text = e.message
     if (e.code, text) in ((INVALID_REQUEST, "Session terminated"), (METHOD_NOT_FOUND, "Not Found")):
         return {"kind": "http_status", "status": 404, "message": f"{text} (the SDK's wording for HTTP 404)"}
     if e.code == INTERNAL_ERROR and text == "Server returned an error response":
-        return {"kind": "http_status", "message": f"{text} (the SDK does not say which HTTP status)"}
+        # Any other 4xx/5xx: the SDK keeps no status, so the contract's kind is transport_closed
+        # (http_status needs the status; -32603 is the SDK's, not the server's).
+        return {"kind": "transport_closed", "message": f"{text} (the SDK does not say which HTTP status)"}
+    if e.code == INVALID_REQUEST and text.startswith("Redirect to ") and " not followed" in text:
+        # A 3xx the SDK refused to follow (stream_within_origin): the SDK keeps neither the
+        # status nor a JSON-RPC error from the server, so -32600 would be invented.
+        return {"kind": "transport_closed", "message": f"{text} (the SDK does not say which HTTP status)"}
     if (e.code == INVALID_REQUEST and text.startswith("Unexpected content type:")) or (
         e.code == PARSE_ERROR and text.startswith(("Failed to parse JSON response", "Failed to parse SSE message"))
     ):
         return {"kind": "invalid_response", "message": text}
     if e.code == INVALID_REQUEST and text == "server answered a request with 202 Accepted":
         return {"kind": "invalid_response", "message": text}
-    # Unfollowed redirects ("Redirect to ... not followed") stay protocol_error -32600: the
-    # SDK does not keep the 3xx status either, and no case exercises them.
     return None
 
 
@@ -333,6 +378,11 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
     for linked in _chain(e):
         if isinstance(linked, ssl.SSLError):
             return {"kind": "tls", "message": str(linked) or text}
+    if isinstance(e, MCPError) and _refused_input(e):
+        # The SDK's input_required driver raised the ErrorData its own input callback (or the
+        # adapter's, for a method this step has no answer for) returned: the call failed on an
+        # input request the caller could not answer. Its code is the SDK's, not the server's.
+        return {"kind": "input_unsupported", "message": e.message}
     if isinstance(e, MCPError):
         if e.code == REQUEST_TIMEOUT and _SDK_TIMEOUT_TEXT.match(e.message):
             return {"kind": "timeout", "message": e.message}
@@ -409,19 +459,18 @@ def call_outcome(result: Any) -> dict[str, Any]:
 
 
 async def list_all_tools(client: Client) -> dict[str, Any]:
-    # The SDK lists one page per call; follow nextCursor naively, as the SDK's own
-    # re-list after HEADER_MISMATCH does (it also stops at 100 pages).
+    # The SDK lists one page per call and has no list-all helper: this is the loop its users
+    # write, following nextCursor until it is absent and no more (CLIENTS.md: no page cap or
+    # cursor check the SDK lacks; a server that repeats a cursor keeps it going until the
+    # trial's deadline).
     tools: list[Any] = []
     cursor: str | None = None
-    for page_number in range(LIST_PAGE_CAP):
+    while True:
         page = await client.list_tools(cursor=cursor)
         tools.extend(dump(tool) for tool in page.tools)
         cursor = page.next_cursor
         if cursor is None:
-            break
-    else:
-        print(f"adapter: stopped listing after {LIST_PAGE_CAP} pages", file=sys.stderr)
-    return {"tools": tools}
+            return {"tools": tools}
 
 
 async def call_tool(
@@ -569,7 +618,14 @@ class Output:
         self.stream = stream
         self.secret = secret
 
-    def line(self, index: int, op: Any, ok: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+    def line(
+        self,
+        index: int,
+        op: Any,
+        ok: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+        limits: list[str] | None = None,
+    ) -> None:
         record: dict[str, Any] = {"step": index, "op": op}
         if error is not None:
             error = dict(error)
@@ -577,6 +633,8 @@ class Output:
             record["error"] = error
         else:
             record["ok"] = ok
+        if limits:
+            record["limits"] = limits
         self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.stream.flush()
         note(f"step {index} ({op}) answered")
@@ -676,7 +734,8 @@ async def run_plan(config: Config, out: Output) -> None:
             except Exception as e:  # an adapter fault; report it and go on with the plan
                 logging.getLogger("adapter").exception("step %d failed inside the adapter", index)
                 error = classify(e, during_connect=op == "connect", http=config.transport == "http")
-            out.line(index, op, ok, error)
+            # The connect line says what the SDK cannot do for this trial (CLIENTS.md, limits).
+            out.line(index, op, ok, error, version_limits(config) if op == "connect" else None)
         if connection is not None:  # the implicit close prints no line
             try:
                 await connection.close()

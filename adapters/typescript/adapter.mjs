@@ -4,8 +4,9 @@
 //
 // The adapter drives the SDK the way a typical application would and reports what the SDK
 // does. It deliberately adds no guard the SDK lacks: no URL policy, no repeated-cursor or
-// duplicate-name detection, no timeout other than the SDK's own per-request timeout, no DELETE
-// on close. Outcome lines go to stdout, one per plan step; everything else goes to stderr.
+// duplicate-name detection, no timeout other than the SDK's own per-request timeout. The close
+// step ends an HTTP session with the SDK's terminateSession() before Client.close() (see
+// Connection.close). Outcome lines go to stdout, one per plan step; everything else to stderr.
 
 import process from 'node:process';
 import { performance } from 'node:perf_hooks';
@@ -15,13 +16,10 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 const SDK_NAME = '@modelcontextprotocol/sdk';
 const SDK_VERSION = '1.32.2';
-// The SDK has no "list every tool" helper; the adapter follows nextCursor itself, bounded so
-// that a server which never stops paginating cannot hang the trial.
-const PAGE_CAP = 100;
 
 // Node error codes (error.cause.code of a failed fetch) that mean the peer's certificate was
 // refused.
@@ -120,7 +118,19 @@ function readConfig() {
   if (!['legacy', 'modern', 'dual'].includes(era)) {
     fail(`MCP_HARNESS_ERA is ${JSON.stringify(era)}; expected "legacy", "modern" or "dual"`);
   }
-  return { transport, plan, argv, url, timeoutMs, token, era };
+  const protocolVersion = env.MCP_HARNESS_PROTOCOL_VERSION ?? '';
+  return { transport, plan, argv, url, timeoutMs, token, era, protocolVersion };
+}
+
+/**
+ * The contract's `limits` for the connect line. The SDK's Client always offers
+ * LATEST_PROTOCOL_VERSION in initialize (there is no option for it), and it has no
+ * server/discover at all, so it cannot offer a version the harness asks for unless that is
+ * LATEST_PROTOCOL_VERSION in the handshake era.
+ */
+function versionLimits(config) {
+  const offered = config.era === 'legacy' && config.protocolVersion === LATEST_PROTOCOL_VERSION;
+  return offered ? [] : ['choose_version'];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,7 +285,10 @@ class Connection {
   async listTools() {
     const tools = [];
     let cursor;
-    for (let page = 0; page < PAGE_CAP; page += 1) {
+    // The SDK has no "list every tool" helper: this is the loop its users write, following
+    // nextCursor until it is absent and no more (CLIENTS.md: no page cap or cursor check the
+    // SDK lacks; a server that repeats a cursor keeps it going until the trial's deadline).
+    for (;;) {
       // The usual paging loop: `{ cursor }` with cursor undefined on the first page, which
       // the SDK serializes as `"params": {}`.
       const result = await this.client.listTools({ cursor }, { timeout: this.config.timeoutMs });
@@ -284,8 +297,6 @@ class Connection {
       if (result.nextCursor === undefined || result.nextCursor === null) return { tools };
       cursor = result.nextCursor;
     }
-    log(`list_tools: stopped after ${PAGE_CAP} pages; reporting what was gathered`);
-    return { tools };
   }
 
   async callTool(name, args, cancelAfterMs) {
@@ -314,8 +325,23 @@ class Connection {
     }
   }
 
+  /**
+   * Ends the connection the way a user ending a session does. Over HTTP that is the transport's
+   * terminateSession() (DELETE with the server-issued session id; the SDK takes a 405 as
+   * "not supported") and then Client.close(), which by itself only aborts the transport's
+   * requests and sends nothing. A failed DELETE is reported after the client is closed.
+   */
   async close() {
+    let failure;
+    if (this.transport instanceof StreamableHTTPClientTransport && this.transport.sessionId) {
+      try {
+        await this.transport.terminateSession();
+      } catch (error) {
+        failure = error;
+      }
+    }
     await this.client.close();
+    if (failure !== undefined) throw classify(failure);
   }
 }
 
@@ -342,8 +368,13 @@ async function runPlan(config) {
       switch (op) {
         case 'connect': {
           if (connection) {
-            await connection.close();
+            const previous = connection;
             connection = null;
+            try {
+              await previous.close();
+            } catch (error) {
+              log('closing the previous connection failed:', describe(error));
+            }
           }
           if (config.era !== 'legacy') {
             throw new StepError(
@@ -413,6 +444,10 @@ async function runPlan(config) {
       const mapped = classify(error);
       line.error = { kind: mapped.kind, message: mapped.message, ...mapped.extra };
       log(`step ${index} (${op}): ${mapped.kind}: ${mapped.message}`);
+    }
+    if (op === 'connect') {
+      const limits = versionLimits(config);
+      if (limits.length > 0) line.limits = limits;
     }
     log(`step ${index} (${op}) took ${Math.round(performance.now() - started)} ms`);
     emit(line);

@@ -20,6 +20,7 @@ pub(crate) enum Kind {
     Tls,
     HttpStatus,
     UnsupportedOp,
+    InputUnsupported,
 }
 
 impl Kind {
@@ -36,6 +37,7 @@ impl Kind {
             Kind::Tls => "tls",
             Kind::HttpStatus => "http_status",
             Kind::UnsupportedOp => "unsupported_op",
+            Kind::InputUnsupported => "input_unsupported",
         }
     }
 }

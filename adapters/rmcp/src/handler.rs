@@ -7,6 +7,7 @@
 #![allow(deprecated)]
 
 use std::future::{Future, ready};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -21,10 +22,15 @@ use serde_json::{Map, Value};
 /// Answers by input-request method, set by the adapter before each call.
 pub(crate) type Answers = Arc<Mutex<Map<String, Value>>>;
 
+/// Set when the handler refused an input request for lack of an answer (as rmcp's default
+/// refuses sampling), so the adapter can tell the call's failure from a server's JSON-RPC error.
+pub(crate) type Refused = Arc<AtomicBool>;
+
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub info: ClientConfig,
     pub answers: Answers,
+    pub refused: Refused,
 }
 
 impl Handler {
@@ -58,7 +64,10 @@ impl ClientHandler for Handler {
     ) -> impl Future<Output = Result<CreateMessageResult, ErrorData>> + Send + '_ {
         let answer = self.answer("sampling/createMessage");
         ready(answer.unwrap_or_else(|| {
-            Err(ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>())
+            self.refused.store(true, Ordering::SeqCst);
+            Err(ErrorData::method_not_found::<
+                rmcp::model::CreateMessageRequestMethod,
+            >())
         }))
     }
 

@@ -8,6 +8,7 @@
 //! preferred versions are the harness's version, then rmcp's newest modern one.
 
 use std::process::Stdio;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -25,12 +26,14 @@ use serde_json::{Value, json};
 
 use crate::Config;
 use crate::failure::{Failure, Kind};
-use crate::handler::{Answers, Handler};
+use crate::handler::{Answers, Handler, Refused};
 
 pub(crate) struct Session {
     service: RunningService<RoleClient, Handler>,
     /// The plan's input answers for the call in progress (read by the handler).
     answers: Answers,
+    /// Set by the handler when it refused an input request of the call in progress.
+    refused: Refused,
     /// Connected in the modern era (2026-07-28): calls go through rmcp's multi round-trip helper.
     modern: bool,
 }
@@ -83,9 +86,11 @@ impl Session {
     /// session and the step's `ok` payload.
     pub async fn connect(config: &Config) -> Result<(Session, Value), Failure> {
         let answers = Answers::default();
+        let refused = Refused::default();
         let handler = Handler {
             info: client_info(config),
             answers: answers.clone(),
+            refused: refused.clone(),
         };
         let service = match config.transport.as_str() {
             "stdio" => {
@@ -156,6 +161,7 @@ impl Session {
             Session {
                 service,
                 answers,
+                refused,
                 modern,
             },
             ok,
@@ -240,11 +246,21 @@ impl Session {
                 _ => serde_json::Map::new(),
             };
             *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = answers;
-            let result = self
-                .service
-                .call_tool(params)
-                .await
-                .map_err(|e| Failure::from_service(&e))?;
+            self.refused.store(false, Ordering::SeqCst);
+            let result = self.service.call_tool(params).await.map_err(|e| {
+                match (&e, self.refused.load(Ordering::SeqCst)) {
+                    // rmcp hands the handler's refusal back as an McpError of its own making
+                    // (the server sent a result, not an error): the input was unsupported.
+                    (ServiceError::McpError(data), true) => Failure::new(
+                        Kind::InputUnsupported,
+                        format!(
+                            "the server asked for an input this call has no answer for: {}",
+                            data.message
+                        ),
+                    ),
+                    _ => Failure::from_service(&e),
+                }
+            })?;
             return call_output(result);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
