@@ -340,6 +340,40 @@ fn chaos_expectation(double: &str, transport: &str) -> Option<(&'static str, &'s
     })
 }
 
+/// Copies the case directory's JSON files (cases, catalogue, fixtures, schemas) under `to`,
+/// giving the cases of `trials` the deadline [`DEADLINE_MS`] where theirs is longer: the
+/// suite-wide run's doubles that hang then hold the run for 5 s, not 10 or 20, and the
+/// deadline they must be cut off at is still their case's (read back from the copy).
+fn scenarios_with_short_deadlines(to: &Path, trials: &[(String, &str)]) {
+    fn copy_json(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                copy_json(&path, &to.join(entry.file_name()));
+            } else if path.extension().is_some_and(|e| e == "json") {
+                std::fs::copy(&path, to.join(entry.file_name())).unwrap();
+            }
+        }
+    }
+    let from = xtask::paths::scenarios_dir();
+    copy_json(&from, to);
+    let ids: BTreeSet<&str> = trials
+        .iter()
+        .filter_map(|(name, _)| name.split('@').next())
+        .collect();
+    for case in support::cases() {
+        if !ids.contains(case.id.as_str()) || case.scenario.deadline_ms <= DEADLINE_MS {
+            continue;
+        }
+        let copy = to.join(case.path.strip_prefix(&from).unwrap());
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&copy).unwrap()).unwrap();
+        json["deadline_ms"] = DEADLINE_MS.into();
+        std::fs::write(&copy, json.to_string()).unwrap();
+    }
+}
+
 /// How many trials of each transport every double plays in the suite-wide run.
 const PER_DOUBLE_AND_TRANSPORT: usize = 2;
 
@@ -369,8 +403,9 @@ fn chaos_trials(names: &[&'static str]) -> Vec<(String, &'static str)> {
     chosen
 }
 
-/// A subset of the suite, run through `cargo xtask conformance` against a client that is
-/// hostile in a different way on each trial: every trial fails for its double's reason
+/// A subset of the suite, run through `cargo xtask conformance` (from a copy of the case
+/// directory whose deadlines are at most 5 s) against a client that is hostile in a different
+/// way on each trial: every trial fails for its double's reason
 /// within its deadline, the daemon is swept at the end (and fails the run), and the
 /// processes carrying the run's marker, and this test's descendants, are the same before
 /// and after.
@@ -400,6 +435,8 @@ fn the_whole_suite_against_hostile_clients_leaves_no_process() {
     let reports = dir.path().join("reports");
     let chosen = chaos_trials(&names);
     let chosen_names: Vec<&str> = chosen.iter().map(|(t, _)| t.as_str()).collect();
+    let scenarios = dir.path().join("scenarios");
+    scenarios_with_short_deadlines(&scenarios, &chosen);
 
     let (machine_before, descendants_before) = (census::machine_total(), census::descendants());
     let marked_before = census::marked(&entry);
@@ -413,6 +450,8 @@ fn the_whole_suite_against_hostile_clients_leaves_no_process() {
         ))
         .arg("--report-dir")
         .arg(&reports)
+        .arg("--scenarios")
+        .arg(&scenarios)
         .arg("--exact")
         .args(&chosen_names)
         .env("HOSTILE_MARK", &marker)
@@ -431,7 +470,8 @@ fn the_whole_suite_against_hostile_clients_leaves_no_process() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 
     let results = xtask::report::RunResults::load(&reports.join("results.json")).unwrap();
-    let deadlines: std::collections::HashMap<String, u64> = support::cases()
+    let cases = mcp_harness_scenarios::load_dir(&scenarios).unwrap();
+    let deadlines: std::collections::HashMap<String, u64> = cases
         .into_iter()
         .map(|c| (c.id.clone(), c.scenario.deadline_ms))
         .collect();
