@@ -218,7 +218,7 @@ struct Seen {
 /// A run of the pool: a listed (client, trial) pair, or a trial of the reference run.
 enum Work<'a> {
     Broken(&'a Job),
-    Reference((Case, Transport)),
+    Reference(&'a (Case, Transport)),
 }
 
 /// A listed (client, trial) pair, with the checks it must fail: (file, check index, level).
@@ -296,10 +296,11 @@ fn every_check_is_seen_to_fail_against_a_broken_client() {
     // on processes (some on a deadline of several seconds), so more of them go at once
     // than there are cores; each (client, trial) pair is still run once, in its own trial.
     let reference = support::driver_cmd("");
+    let reference_trials = support::trials();
     let work: Vec<Work> = jobs
         .iter()
         .map(Work::Broken)
-        .chain(support::trials().into_iter().map(Work::Reference))
+        .chain(reference_trials.iter().map(Work::Reference))
         .collect();
     let mut seen: Vec<Seen> = support::in_parallel_on(16, work, |work| {
         let eval = match work {
@@ -309,7 +310,7 @@ fn every_check_is_seen_to_fail_against_a_broken_client() {
                 &client_for(&job.client, &doubles),
             ),
             Work::Reference((case, transport)) => {
-                support::evaluate_on(&case, transport, &reference)
+                support::evaluate_on(case, *transport, &reference)
             }
         };
         Seen {
