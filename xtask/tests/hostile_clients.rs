@@ -405,10 +405,9 @@ fn chaos_trials(names: &[&'static str]) -> Vec<(String, &'static str)> {
 
 /// A subset of the suite, run through `cargo xtask conformance` (from a copy of the case
 /// directory whose deadlines are at most 5 s) against a client that is hostile in a different
-/// way on each trial: every trial fails for its double's reason
-/// within its deadline, the daemon is swept at the end (and fails the run), and the
-/// processes carrying the run's marker, and this test's descendants, are the same before
-/// and after.
+/// way on each trial: every trial fails for its double's reason within its deadline, the
+/// daemon is swept at the end (and fails the run), and the processes carrying the run's
+/// marker, and this test's descendants, are the same before and after.
 ///
 /// Why a subset suffices: what a hostile client does to the harness (hang, flood, crash,
 /// leave processes or a daemon behind, never launch or reach the server) does not depend
@@ -419,7 +418,7 @@ fn chaos_trials(names: &[&'static str]) -> Vec<(String, &'static str)> {
 /// through the runner's own parallel schedule and end-of-run sweep, which the test above
 /// does not reach; running the other trials would repeat the same pairs of behaviour.
 #[test]
-fn the_whole_suite_against_hostile_clients_leaves_no_process() {
+fn a_suite_run_against_hostile_clients_leaves_no_process() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     procs::become_subreaper();
     let dir = tempfile::tempdir().unwrap();
