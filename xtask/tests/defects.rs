@@ -81,6 +81,15 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Broken clients that run until a deadline or a timeout of several seconds: only the order
+/// of the runs depends on this list.
+const WAITERS: &[&str] = &[
+    "no-timeout",
+    "ignore-cancel",
+    "no-stderr-drain",
+    "float-ids",
+];
+
 /// The named doubles: name → command line (`{driver}` is the reference driver, `{doubles}`
 /// the directory of `doubles.json`).
 fn doubles() -> HashMap<String, String> {
@@ -197,11 +206,19 @@ fn entry_for(client: &str, trial: &Trial, check: usize, all: &[Trial]) -> String
     out
 }
 
-/// What one run of a broken client showed.
+/// What one run of a broken client (or of the reference client) showed.
 struct Seen {
     grade: Grade,
     /// Failed checks: (always-on, name).
     failed: Vec<(bool, String)>,
+    /// The always-on checks made, passed or not.
+    always_on_made: Vec<String>,
+}
+
+/// A run of the pool: a listed (client, trial) pair, or a trial of the reference run.
+enum Work<'a> {
+    Broken(&'a Job),
+    Reference(&'a (Case, Transport)),
 }
 
 /// A listed (client, trial) pair, with the checks it must fail: (file, check index, level).
@@ -272,13 +289,30 @@ fn every_check_is_seen_to_fail_against_a_broken_client() {
         job.always_on = Some(check.to_owned());
     }
 
-    let jobs: Vec<Job> = jobs.into_values().collect();
-    let seen: Vec<Seen> = support::in_parallel(jobs.iter().collect(), |job| {
-        let eval = support::evaluate_on(
-            &job.trial.case,
-            job.trial.transport,
-            &client_for(&job.client, &doubles),
-        );
+    let mut jobs: Vec<Job> = jobs.into_values().collect();
+    // Those that wait out a deadline go first, so the others fill the time they wait.
+    jobs.sort_by_key(|job| !WAITERS.contains(&job.client.as_str()));
+    // The broken clients' runs and the reference run (below) share one pool. Most runs wait
+    // on processes (some on a deadline of several seconds), so more of them go at once
+    // than there are cores; each (client, trial) pair is still run once, in its own trial.
+    let reference = support::driver_cmd("");
+    let reference_trials = support::trials();
+    let work: Vec<Work> = jobs
+        .iter()
+        .map(Work::Broken)
+        .chain(reference_trials.iter().map(Work::Reference))
+        .collect();
+    let mut seen: Vec<Seen> = support::in_parallel_on(16, work, |work| {
+        let eval = match work {
+            Work::Broken(job) => support::evaluate_on(
+                &job.trial.case,
+                job.trial.transport,
+                &client_for(&job.client, &doubles),
+            ),
+            Work::Reference((case, transport)) => {
+                support::evaluate_on(case, *transport, &reference)
+            }
+        };
         Seen {
             grade: eval.grade,
             failed: eval
@@ -287,8 +321,15 @@ fn every_check_is_seen_to_fail_against_a_broken_client() {
                 .filter(|c| !c.passed)
                 .map(|c| (c.always_on, c.name.clone()))
                 .collect(),
+            always_on_made: eval
+                .checks
+                .into_iter()
+                .filter(|c| c.always_on)
+                .map(|c| c.name)
+                .collect(),
         }
     });
+    let reference_seen = seen.split_off(jobs.len());
 
     for (job, seen) in jobs.iter().zip(&seen) {
         let shown = || {
@@ -356,17 +397,9 @@ fn every_check_is_seen_to_fail_against_a_broken_client() {
         .iter()
         .flat_map(|s| s.failed.iter().filter(|f| f.0).map(|f| f.1.clone()))
         .collect();
-    let always_made: BTreeSet<String> =
-        support::in_parallel(support::trials(), |(case, transport)| {
-            support::evaluate_on(&case, transport, &support::driver_cmd(""))
-                .checks
-                .into_iter()
-                .filter(|c| c.always_on)
-                .map(|c| c.name)
-                .collect::<Vec<_>>()
-        })
+    let always_made: BTreeSet<String> = reference_seen
         .into_iter()
-        .flatten()
+        .flat_map(|s| s.always_on_made)
         .collect();
     for name in always_made.difference(&always_failed) {
         problems.push(format!(

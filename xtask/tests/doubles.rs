@@ -23,21 +23,94 @@ fn a_client_that_does_nothing_fails_every_case() {
     assert_every_case_fails("true");
 }
 
-/// Prints a plausible success line for every step of the plan, without ever launching
-/// the server.
+/// Prints a plausible success line for every step of the plan, without ever launching the
+/// server. Written in awk rather than Python: it plays every trial, and a Python start per
+/// trial was most of this file's time. It walks the plan's JSON (strings with escapes, any
+/// nesting) and takes each top-level step's `op`; that it reads every plan of the suite
+/// right is shown by the test after the next.
+const PRINTS_SUCCESS: &str = r#"awk 'BEGIN {
+  p = ENVIRON["MCP_HARNESS_PLAN"]; n = length(p); depth = 0; instr = 0; esc = 0
+  step = 0; op = "null"; last = ""; want = 0
+  for (i = 1; i <= n; i++) {
+    c = substr(p, i, 1)
+    if (instr) {
+      if (esc) { esc = 0; tok = tok c }
+      else if (c == "\\") { esc = 1; tok = tok c }
+      else if (c == "\"") {
+        instr = 0; last = tok
+        if (depth == 2 && want) { op = "\"" tok "\""; want = 0 }
+      }
+      else tok = tok c
+      continue
+    }
+    if (c == "\"") { instr = 1; tok = ""; continue }
+    if (c == ":" && depth == 2 && last == "op") want = 1
+    else if (c == "," && depth == 2) want = 0
+    if (c == "{" || c == "[") depth++
+    if (c == "}" || c == "]") {
+      if (depth == 2 && c == "}") {
+        printf "{\"step\": %d, \"op\": %s, \"ok\": {\"protocolVersion\": \"2025-03-26\", \"tools\": [], \"text\": []}}\n", step, op
+        step++; op = "null"
+      }
+      depth--
+    }
+  }
+}'"#;
+
 #[test]
 fn a_client_that_only_prints_success_fails_every_case() {
-    let script = r#"python3 -c '
-import json, os
-for i, step in enumerate(json.loads(os.environ["MCP_HARNESS_PLAN"])):
-    print(json.dumps({"step": i, "op": step.get("op"), "ok": {"protocolVersion": "2025-03-26", "tools": [], "text": []}}))
-'"#;
-    assert_every_case_fails(script);
+    assert_every_case_fails(PRINTS_SUCCESS);
+}
+
+/// The awk double reads every plan of the suite right: one line per step, numbered from 0,
+/// each with its step's `op`, each a success. Run here on the plans themselves rather than
+/// through the harness, so what it prints is compared with the plan exactly.
+#[test]
+fn the_print_only_double_prints_one_success_line_per_step_of_every_plan() {
+    let plans: std::collections::BTreeSet<String> = support::cases()
+        .iter()
+        .map(|case| serde_json::to_string(&case.scenario.plan).unwrap())
+        .collect();
+    let problems: Vec<String> = support::in_parallel(plans.into_iter().collect(), |plan| {
+        let out = std::process::Command::new("/bin/sh")
+            .args(["-c", PRINTS_SUCCESS])
+            .env("MCP_HARNESS_PLAN", &plan)
+            .output()
+            .unwrap();
+        let steps: Vec<serde_json::Value> = serde_json::from_str(&plan).unwrap();
+        let lines: Vec<Result<serde_json::Value, _>> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(serde_json::from_str)
+            .collect();
+        let right = out.status.success()
+            && lines.len() == steps.len()
+            && lines
+                .iter()
+                .zip(&steps)
+                .enumerate()
+                .all(|(i, (line, step))| {
+                    line.as_ref().is_ok_and(|l| {
+                        l["step"] == i && l["op"] == step["op"] && l["ok"].is_object()
+                    })
+                });
+        (!right).then(|| {
+            format!(
+                "plan {plan}: printed {:?}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
 fn a_hanging_client_is_killed_at_the_deadline_with_its_children() {
-    let case = support::case("handshake/initialize-timeout");
+    let mut case = support::case("handshake/initialize-timeout");
+    // Shorter than the case's own: what is shown is the cut-off, not how long it waits.
+    case.scenario.deadline_ms = 3_000;
     let marker = format!("mcp-harness-hang-{}", std::process::id());
     // A child of the client that would outlive it if the group were not killed.
     let client = format!("(exec -a {marker} sleep 3600) & exec -a {marker} sleep 3600");

@@ -7,14 +7,51 @@ use mcp_harness_scenarios::model::Transport;
 use xtask::conformance::snapshot;
 use xtask::conformance::verdict::{self, Grade};
 
+/// Run through `cargo xtask conformance` as a user runs it, which also compares every
+/// trial's transcript with its committed snapshot. The test binaries that need the whole
+/// suite against the reference client otherwise (the defects inventory collects the checks it
+/// makes) run it in their own way; this is the one run of the command line's default.
 #[test]
-fn the_reference_client_passes_every_trial() {
+fn the_reference_client_passes_every_trial_with_its_snapshots() {
+    let trials = support::trials();
+    assert!(trials.len() >= 60, "only {} trials", trials.len());
+    let reports = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["conformance", "--no-build", "--report-dir"])
+        .arg(reports.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        support::trials().len() >= 60,
-        "only {} trials",
-        support::trials().len()
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    let failures = support::graded_where(&support::driver_cmd(""), |grade| grade != Grade::Pass);
+    assert!(stdout.contains(" 0 fail"), "{stdout}");
+    assert!(!stdout.contains(" 0 pass"), "{stdout}");
+    let results = xtask::report::RunResults::load(&reports.path().join("results.json")).unwrap();
+    let mut ran: Vec<&str> = results.trials.iter().map(|t| t.name.as_str()).collect();
+    ran.sort_unstable();
+    let mut all: Vec<String> = trials
+        .iter()
+        .map(|(case, transport)| case.trial_name(*transport))
+        .collect();
+    all.sort_unstable();
+    assert_eq!(ran, all, "every trial ran once");
+    let failures: Vec<String> = results
+        .trials
+        .iter()
+        .filter(|t| t.grade != Grade::Pass)
+        .map(|t| {
+            let failed: Vec<_> = t
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| &c.name)
+                .collect();
+            format!("{} graded {}: {failed:?}", t.name, t.grade.as_str())
+        })
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -1,9 +1,10 @@
-//! A bearer token never appears in any log, error, transcript, snapshot or report. The whole
-//! suite runs with `--bearer-token` (every HTTPS trial gets the token, and the fake requires
-//! it) against the reference client and against a leaky client that prints its environment
-//! and arguments on stdout and stderr and sends the token inside a message; then every output
-//! is searched for the token: the runner's stdout and stderr, results.json, junit.xml,
-//! report.html, whatever the runner left in its temporary directory, and the snapshots.
+//! A bearer token never appears in any log, error, transcript, snapshot or report. The suite
+//! runs with `--bearer-token` (every HTTPS trial gets the token, and the fake requires it)
+//! against the reference client on every HTTPS trial, and against a leaky client that prints
+//! its environment and arguments on stdout and stderr and sends the token inside a message on
+//! a few trials of both transports ([`LEAKY_TRIALS`]); then every output is searched for the
+//! token: the runner's stdout and stderr, results.json, junit.xml, report.html, whatever the
+//! runner left in its temporary directory, and the snapshots.
 
 mod support;
 
@@ -47,6 +48,23 @@ try:
 except Exception as e:
     print("wire leak failed:", e, token)
 "#;
+
+/// The leaky client's trials. It leaks the same way in every trial, and the runner writes
+/// every trial's output (failure report, transcript, rerun line, JUnit and HTML entries)
+/// through the same code, so a few trials suffice: plain calls and SSE over HTTPS, the case
+/// about the token, a redirect to another host (where the token must not follow), a trial
+/// at a protocol revision, and stdio trials (which get no token, but whose failures are
+/// reported by the same run). Stdio trials get no token at all, so the reference client
+/// runs the HTTPS trials only.
+const LEAKY_TRIALS: &[&str] = &[
+    "calls/text-blocks@https",
+    "http/bearer-token-sent@https",
+    "http/sse-replies@https",
+    "robust/redirect-307-to-other-host@https",
+    "era/legacy/protocol-version-header-per-revision@https@2025-06-18",
+    "calls/text-blocks@stdio",
+    "cleanup/ignores-eof@stdio",
+];
 
 fn fresh_token() -> String {
     let word = || RandomState::new().build_hasher().finish();
@@ -114,10 +132,9 @@ fn no_output_of_a_run_with_a_bearer_token_contains_it() {
 
     let mut haystacks: Vec<(String, Vec<u8>)> = Vec::new();
     let mut results = Vec::new();
-    for (label, args) in [
-        ("reference", vec![]),
-        ("leaky", vec!["--client", leaky.as_str()]),
-    ] {
+    let mut leaky_args = vec!["--client", leaky.as_str(), "--exact"];
+    leaky_args.extend(LEAKY_TRIALS);
+    for (label, args) in [("reference", vec!["@https"]), ("leaky", leaky_args)] {
         let reports = work.path().join(format!("reports-{label}"));
         let tmp = work.path().join(format!("tmp-{label}"));
         std::fs::create_dir_all(&tmp).unwrap();
@@ -160,6 +177,25 @@ fn no_output_of_a_run_with_a_bearer_token_contains_it() {
     for file in &snapshot_files {
         haystacks.push((file.display().to_string(), std::fs::read(file).unwrap()));
     }
+
+    // The runs were the ones meant: every HTTPS trial of the suite, and the leaky trials.
+    let all_https = support::trials()
+        .iter()
+        .map(|(case, transport)| case.trial_name(*transport))
+        .filter(|name| name.contains("@https"))
+        .count();
+    assert_eq!(results[0].1.trials.len(), all_https);
+    let leaky_ran: Vec<&str> = results[1]
+        .1
+        .trials
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    let mut leaky_meant = LEAKY_TRIALS.to_vec();
+    leaky_meant.sort();
+    let mut leaky_ran_sorted = leaky_ran.clone();
+    leaky_ran_sorted.sort();
+    assert_eq!(leaky_ran_sorted, leaky_meant);
 
     // The token was really handed out: every HTTPS trial made the check, the reference
     // client passed it everywhere, the leaky one failed it everywhere, and what it sent

@@ -115,25 +115,30 @@ pub fn graded_where(client: &str, keep: impl Fn(Grade) -> bool + Sync) -> Vec<St
 
 /// Runs `jobs` on a few threads at once; trials mostly wait on processes.
 pub fn in_parallel<T: Send, R: Send>(jobs: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let mut results: Vec<Option<R>> = Vec::new();
-    let chunks: Vec<Vec<(usize, T)>> = {
-        let mut chunks: Vec<Vec<(usize, T)>> = (0..6).map(|_| Vec::new()).collect();
-        for (i, job) in jobs.into_iter().enumerate() {
-            chunks[i % 6].push((i, job));
-            results.push(None);
-        }
-        chunks
-    };
-    let f = &f;
-    let done: Vec<(usize, R)> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
+    in_parallel_on(6, jobs, f)
+}
+
+/// Runs `jobs` on `threads` threads, each taking the next job as it finishes one (so a job
+/// that waits out a deadline holds up one thread, not a fixed share of the others); the
+/// results come back in the order of `jobs`.
+pub fn in_parallel_on<T: Send, R: Send>(
+    threads: usize,
+    jobs: Vec<T>,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let count = jobs.len();
+    let queue = std::sync::Mutex::new(jobs.into_iter().enumerate());
+    let next = || queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+    let (next, f) = (&next, &f);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.clamp(1, count.max(1)))
+            .map(|_| {
                 s.spawn(move || {
-                    chunk
-                        .into_iter()
-                        .map(|(i, job)| (i, f(job)))
-                        .collect::<Vec<_>>()
+                    let mut out = Vec::new();
+                    while let Some((i, job)) = next() {
+                        out.push((i, f(job)));
+                    }
+                    out
                 })
             })
             .collect();
@@ -142,8 +147,7 @@ pub fn in_parallel<T: Send, R: Send>(jobs: Vec<T>, f: impl Fn(T) -> R + Sync) ->
             .flat_map(|h| h.join().unwrap())
             .collect()
     });
-    for (i, r) in done {
-        results[i] = Some(r);
-    }
-    results.into_iter().map(Option::unwrap).collect()
+    done.sort_by_key(|(i, _)| *i);
+    assert_eq!(done.len(), count, "a job was lost");
+    done.into_iter().map(|(_, r)| r).collect()
 }
