@@ -181,12 +181,27 @@ pub fn pipe_name(fd: &impl std::os::fd::AsRawFd) -> Option<String> {
     name.starts_with("pipe:").then_some(name)
 }
 
+/// Held (shared) while this runner starts a process, and (exclusive) while it looks for a
+/// trial's processes by the pipes they hold. Between fork and exec a child holds copies of
+/// every descriptor of the runner, the write ends of another trial's pipes included, if that
+/// trial is starting its client at the same moment; `Command::spawn` returns only once the
+/// child has exec'd (dropping those copies), so a search that waits for every spawn in
+/// flight never mistakes a half-started child for a process of its trial.
+static SPAWNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Starts `cmd` so that no trial's search for its processes sees the child half-started.
+pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+    let _starting = SPAWNING.read().unwrap_or_else(|p| p.into_inner());
+    cmd.spawn()
+}
+
 /// Live processes other than this one that belong to a trial: their environment holds
 /// `entry` (`NAME=value`, inherited from the client), or they hold the write end of one of
 /// the trial's output `pipes` (found even if they cleared their environment). Only write
 /// ends count: a process this runner is just starting holds copies of the runner's read
 /// ends for a moment, and must not be mistaken for a trial's.
 pub fn trial_processes(entry: &str, pipes: &[String]) -> Vec<u32> {
+    let _searching = SPAWNING.write().unwrap_or_else(|p| p.into_inner());
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();

@@ -273,7 +273,7 @@ struct Ran {
 /// deadline (then its process group is killed).
 fn run_client(mut cmd: Command, deadline: Duration) -> std::io::Result<Ran> {
     let start = Instant::now();
-    let mut child = cmd.spawn()?;
+    let mut child = procs::spawn(&mut cmd)?;
     let pgid = child.id();
     let pipes: Vec<String> = [
         child.stdout.as_ref().and_then(procs::pipe_name),
