@@ -1,12 +1,12 @@
 //! The checks of one trial. Three families:
-//! - the contract's own (deadline, exit status, well-formed outcome lines, no printed token)
-//!   and the stdio ownership rule, here, always on;
-//! - the JSON-RPC base rules and the HTTP POST rules ([`rules`]), always on;
+//! - the contract's own (deadline, exit status, well-formed outcome lines, no printed token, a
+//!   successful connect that reached the server) and the stdio ownership rule, here, always on;
+//! - the JSON-RPC base rules and the HTTP rules on every request ([`rules`]), always on;
 //! - the case's expectations: outcomes, wire messages, lifecycle events ([`expect`]).
 //!
-//! Each check carries its requirement sentence, its source and its level (a case check's come
-//! from the catalogue entry it cites), so a failure can say what was required, where it is
-//! written, and how much it matters.
+//! Each check cites a requirement of the catalogue (the always-on ones through [`builtin`])
+//! and carries its id, sentence, source and level, so a failure can say what was required,
+//! where it is written, and how much it matters.
 
 use serde_json::Value;
 
