@@ -58,7 +58,7 @@ impl Outgoing {
             _ => None,
         };
         let id = reused.unwrap_or_else(fresh);
-        if method == "tools/call" {
+        if d.reuse_id_on_retry && method == "tools/call" {
             *lock(&self.last_call_id) = Some(id);
         }
         id
