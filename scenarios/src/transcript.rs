@@ -59,6 +59,10 @@ pub enum Event {
         /// The status the fake answered with.
         status: u16,
     },
+    /// Streamable HTTP: a client opened a TCP connection to the fake (recorded as it is
+    /// accepted, before any TLS handshake, so a client that refuses the certificate has
+    /// still shown that it tried).
+    Connected,
     /// Stdin reached end of file.
     StdinEof,
     /// A signal arrived.

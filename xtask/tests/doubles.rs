@@ -62,6 +62,16 @@ fn a_client_that_only_prints_success_fails_every_case() {
     assert_every_case_fails(PRINTS_SUCCESS);
 }
 
+/// The same double, printing a plausible error for every step instead: cases whose own checks
+/// are all `should` or `advisory` must still fail it (the contract's "reached the server").
+#[test]
+fn a_client_that_only_prints_errors_fails_every_case() {
+    let success = r#"\"ok\": {\"protocolVersion\": \"2025-03-26\", \"tools\": [], \"text\": []}"#;
+    assert!(PRINTS_SUCCESS.contains(success));
+    let error = r#"\"error\": {\"kind\": \"transport_closed\"}"#;
+    assert_every_case_fails(&PRINTS_SUCCESS.replace(success, error));
+}
+
 /// The awk double reads every plan of the suite right: one line per step, numbered from 0,
 /// each with its step's `op`, each a success. Run here on the plans themselves rather than
 /// through the harness, so what it prints is compared with the plan exactly.

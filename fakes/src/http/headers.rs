@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use axum::http::HeaderMap;
-use axum::http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use axum::http::header::{ACCEPT, AUTHORIZATION};
 
 /// The headers a transcript shows, lower-case. `authorization` is shown only as a verdict.
 pub const RECORDED: [&str; 8] = [
@@ -93,12 +93,6 @@ pub fn accepts_all(headers: &HeaderMap, wanted: &[&str]) -> bool {
         .all(|w| listed.iter().any(|l| l.eq_ignore_ascii_case(w)))
 }
 
-/// Whether `Content-Type` is `application/json` (parameters such as `charset` allowed).
-pub fn is_json_body(headers: &HeaderMap) -> bool {
-    single(headers, CONTENT_TYPE.as_str())
-        .is_some_and(|v| media_type(v).eq_ignore_ascii_case("application/json"))
-}
-
 /// Whether an `MCP-Protocol-Version` header, if present, names a version the fake knows.
 /// A missing header passes: servers assume a default for backward compatibility, and the
 /// harness checks its presence from the transcript instead.
@@ -168,12 +162,6 @@ mod tests {
         ));
         let star = map(&[("accept", "*/*")]);
         assert!(!accepts_all(&star, &["application/json"]));
-        assert!(is_json_body(&map(&[(
-            "content-type",
-            "application/json; charset=utf-8"
-        )])));
-        assert!(!is_json_body(&map(&[("content-type", "text/plain")])));
-        assert!(!is_json_body(&HeaderMap::new()));
         assert!(version_acceptable_at(&HeaderMap::new(), None));
         let v = |value: &'static str| map(&[(PROTOCOL_VERSION, value)]);
         assert!(version_acceptable_at(&v("2025-06-18"), None));

@@ -152,6 +152,7 @@ async fn accept_loop(
                 Ok((tcp, _peer)) => {
                     let conn = Conn { fake: Arc::clone(&fake), kill: Arc::new(Notify::new()) };
                     let service = TowerToHyperService::new(routes.clone().with_state(conn.clone()));
+                    fake.recorder.record(Event::Connected);
                     connections.spawn(connection(tcp, tls.clone(), service, conn.kill));
                 }
                 Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
@@ -167,7 +168,7 @@ async fn accept_loop(
 type Service = TowerToHyperService<axum::Router>;
 
 /// Serves one connection until it ends or the script kills it. A failed or slow TLS
-/// handshake just drops the connection; nothing is recorded for it.
+/// handshake just drops the connection (its `Connected` record shows the client tried).
 async fn connection(tcp: TcpStream, tls: Option<TlsAcceptor>, service: Service, kill: Arc<Notify>) {
     // Small scripted pieces (split streams) must leave as written.
     let _ = tcp.set_nodelay(true);

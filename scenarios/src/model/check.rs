@@ -98,7 +98,7 @@ impl StepOutcome {
 pub struct WireExpectation {
     /// Messages or HTTP requests.
     pub on: WireStream,
-    /// Only items matching this are considered (all, if `None`); used by `every`.
+    /// Only items matching this are considered (all, if `None`), whatever the rule.
     pub filter: Option<Value>,
     /// The rule the items must follow.
     pub rule: WireRule,

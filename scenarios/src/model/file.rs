@@ -480,10 +480,11 @@ pub struct RawWireCheck {
     /// `{"method", "path", "headers": {lower-case name: value}, "status"}` where `status` is the
     /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`; with a
     /// modern or dual fake, a response stream closed before its answer shows among them, in
-    /// order, as `{"stream_closed": <request id>}`.
+    /// order, as `{"stream_closed": <request id>}`; each TCP connection the client
+    /// opened shows, as it was accepted, as `{"connected": true}`.
     #[serde(default, skip_serializing_if = "is_messages")]
     on: WireStream,
-    /// With `every`: only items matching this are considered (all, if omitted).
+    /// Only items matching this are considered (all, if omitted), whatever the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     filter: Option<Value>,
     /// The very first messages the client sent match these, one for one, in order.
@@ -541,9 +542,6 @@ impl TryFrom<RawWireCheck> for WireCheck {
         };
         if raw.count.is_some() && !matches!(rule, WireRule::Sent { .. }) {
             return Err("`count` goes with `sent`".into());
-        }
-        if raw.filter.is_some() && !matches!(rule, WireRule::Every(_)) {
-            return Err("`filter` goes with `every`".into());
         }
         Ok(WireCheck {
             check: raw.check,

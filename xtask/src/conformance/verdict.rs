@@ -233,6 +233,7 @@ pub fn describe_event(event: &Event) -> String {
         Event::StdinEof => "stdin closed".into(),
         Event::Signal { name } => format!("got {name}"),
         Event::Truncated => "(transcript truncated)".into(),
+        Event::Connected => "a connection opened".into(),
         Event::StreamClosed { id } => {
             format!("response stream of request {id} closed by the client")
         }

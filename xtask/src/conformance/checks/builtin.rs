@@ -71,7 +71,7 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         Scope::When,
     ),
     (
-        "a connect reported as successful reached the server",
+        "the client reached the server it was given",
         "CONTRACT-12",
         Scope::When,
     ),

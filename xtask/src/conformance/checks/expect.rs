@@ -75,6 +75,17 @@ pub(super) fn wire_check(
     received: &[&Value],
     seed: &Captures,
 ) -> Result<(), (String, String)> {
+    // `filter` narrows what every rule looks at.
+    let considered: Vec<&Value> = received
+        .iter()
+        .copied()
+        .filter(|got| {
+            w.filter
+                .as_ref()
+                .is_none_or(|f| matcher::matches(f, got, &mut seed.clone()).is_ok())
+        })
+        .collect();
+    let received = considered.as_slice();
     let mut caps = seed.clone();
     match &w.rule {
         WireRule::First(first) => {
@@ -134,15 +145,7 @@ pub(super) fn wire_check(
             }
         }
         WireRule::Every(m) => {
-            let considered: Vec<&Value> = received
-                .iter()
-                .copied()
-                .filter(|got| {
-                    w.filter
-                        .as_ref()
-                        .is_none_or(|f| matcher::matches(f, got, &mut seed.clone()).is_ok())
-                })
-                .collect();
+            let considered = received;
             if considered.is_empty() {
                 return Err((
                     format!(

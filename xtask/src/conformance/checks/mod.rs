@@ -199,9 +199,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         );
     }
     hostile_checks(&mut c, transport, run);
-    if !wire_only {
-        claimed_connect(&mut c, &outcomes, run);
-    }
+    reached_the_server(&mut c, transport, &outcomes, run);
     c.always_on = false;
     let seed = expect::seed(case);
     let received = run.received();
@@ -273,29 +271,46 @@ fn hostile_checks(c: &mut Checker<'_>, transport: Transport, run: &TrialRun) {
     }
 }
 
-/// A connect the client reports as successful must have reached the server: a client that
-/// prints plausible outcome lines without doing anything fails here, by the contract, even in
-/// a case whose own checks are all `should` or `advisory`. Made only when it fails.
-fn claimed_connect(c: &mut Checker<'_>, outcomes: &Outcomes, run: &TrialRun) {
-    let first_connect = c
+/// A plan that connects must reach the server it was given, unless the case's server is one
+/// the client must refuse before sending anything (an untrusted or wrong-name certificate, an
+/// insecure remote URL): a client that prints plausible outcome lines, successes or errors,
+/// without doing anything fails here, by the contract, even in a case whose own checks are
+/// all `should` or `advisory`. Made only when it fails.
+fn reached_the_server(
+    c: &mut Checker<'_>,
+    transport: Transport,
+    outcomes: &Outcomes,
+    run: &TrialRun,
+) {
+    use mcp_harness_scenarios::model::Endpoint;
+    let must_refuse = transport == Transport::Https
+        && matches!(
+            c.case.scenario.server.http.endpoint,
+            Endpoint::UntrustedCa | Endpoint::WrongName | Endpoint::InsecureRemote
+        );
+    let started = !matches!(run.end, ClientEnd::SpawnFailed(_));
+    if !run_plan_connects(c.case) || must_refuse || !started || !run.received().is_empty() {
+        return;
+    }
+    let connect = c
         .case
         .scenario
         .plan
         .iter()
         .position(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect));
-    let claimed = first_connect
-        .and_then(|i| outcomes.by_step.get(i))
-        .is_some_and(|r| matches!(r, Some(outcome::Reported::Ok(_))));
-    if claimed && run.received().is_empty() {
-        c.cite(
-            "a connect reported as successful reached the server",
-            "CONTRACT-12",
-            Err((
-                "the server received the client's first message before connect reported ok".into(),
-                "connect reported ok, but the server received nothing".into(),
-            )),
-        );
-    }
+    let reported = match connect.and_then(|i| outcomes.by_step.get(i)) {
+        Some(Some(outcome::Reported::Ok(_))) => "connect reported ok",
+        Some(Some(_)) => "connect reported an error",
+        _ => "connect reported nothing",
+    };
+    c.cite(
+        "the client reached the server it was given",
+        "CONTRACT-12",
+        Err((
+            "the server received the client's first message (the plan has a connect step)".into(),
+            format!("{reported}, but the server received nothing"),
+        )),
+    );
 }
 
 fn run_plan_connects(case: &Case) -> bool {

@@ -329,6 +329,7 @@ pub(super) fn http_requests(run: &TrialRun) -> HttpRequests<'_> {
                 "method": method, "path": path, "headers": headers, "status": status,
             })),
             Event::StreamClosed { id } => Some(serde_json::json!({"stream_closed": id})),
+            Event::Connected => Some(serde_json::json!({"connected": true})),
             _ => None,
         })
         .collect();
