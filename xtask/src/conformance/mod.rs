@@ -273,6 +273,9 @@ impl Options {
         if self.spec_only {
             parts.push("--spec-only".to_owned());
         }
+        if self.advisory_fails {
+            parts.push("--advisory-fails".to_owned());
+        }
         parts.join(", ")
     }
 
@@ -291,6 +294,9 @@ impl Options {
         }
         if self.spec_only {
             cmd.push_str(" --spec-only");
+        }
+        if self.advisory_fails {
+            cmd.push_str(" --advisory-fails");
         }
         if self.bearer_token.is_some() {
             cmd.push_str(" --bearer-token <TOKEN>");

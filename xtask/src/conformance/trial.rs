@@ -357,11 +357,24 @@ fn collect_output(ran: &Ran, secret: Option<&str>) -> Printed {
     };
     let mut secret_leaked = false;
     if let Some(secret) = secret {
+        // Outcome lines are read decoded later (an error message goes into results.json), so
+        // a token the client wrote with JSON escapes (`\/`, `\u0041`) is searched for in the
+        // line as its decoded value reads.
+        for line in stdout_lines.iter_mut() {
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(line)
+                && let Ok(plain) = serde_json::to_string(&value)
+            {
+                *line = plain;
+            }
+        }
         for text in stdout_lines
             .iter_mut()
             .chain(std::iter::once(&mut stderr_tail))
         {
             secret_leaked |= output::redact(text, secret);
+            if let Ok(quoted) = serde_json::to_string(secret) {
+                secret_leaked |= output::redact(text, quoted.trim_matches('"'));
+            }
         }
     }
     Printed {

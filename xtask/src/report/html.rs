@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::{CheckRecord, RunResults, TrialResult};
-use crate::conformance::verdict::{Grade, Verdict};
+use crate::conformance::verdict::{Grade, Verdict, level_label};
 
 const STYLE: &str = r#"
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d2330; }
@@ -102,7 +102,7 @@ pub fn render(runs: &[RunResults]) -> String {
         );
         for run in runs {
             match run.trials.iter().find(|t| t.name == *name) {
-                Some(trial) => cell(&mut out, trial),
+                Some(trial) => cell(&mut out, trial, run.profile),
                 None => out.push_str("<td class=\"note\">not run</td>"),
             }
         }
@@ -153,7 +153,7 @@ fn requirements(out: &mut String, runs: &[RunResults]) {
     out.push_str("</tbody></table>");
 }
 
-fn cell(out: &mut String, trial: &TrialResult) {
+fn cell(out: &mut String, trial: &TrialResult, profile: bool) {
     let grade = trial.grade.as_str();
     let xfail = if trial.verdict == Verdict::ExpectedFailure {
         " xfail"
@@ -171,14 +171,13 @@ fn cell(out: &mut String, trial: &TrialResult) {
     if !failed.is_empty() {
         out.push_str("<ul class=\"failed\">");
         for c in failed {
-            let _ = write!(
-                out,
-                "<li>✗ {} [{}] <a href=\"#{}\">{}</a></li>",
-                esc(&c.name),
-                c.level.as_str(),
-                anchor(&c.requirement_id),
-                esc(&c.requirement_id)
-            );
+            let level = level_label(c.level, profile);
+            let _ = write!(out, "<li>✗ {} [{level}]", esc(&c.name));
+            if !c.requirement_id.is_empty() {
+                let id = &c.requirement_id;
+                let _ = write!(out, " <a href=\"#{}\">{}</a>", anchor(id), esc(id));
+            }
+            out.push_str("</li>");
         }
         out.push_str("</ul>");
     }

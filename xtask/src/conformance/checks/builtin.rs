@@ -21,7 +21,8 @@ fn catalogue() -> &'static Catalogue {
 /// Where an always-on check is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
-    /// In every trial.
+    /// In every trial (for an id the code picks at run time, such as JSON-02 or JSON-03 by
+    /// the trial's era: in every trial where it is the one picked).
     Every,
     /// In stdio trials.
     Stdio,
@@ -76,12 +77,12 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         Scope::When,
     ),
     (
-        "every line the client sent is one JSON-RPC 2.0 message",
+        "every line or POST body the client sent is one JSON-RPC 2.0 message (before 2025-06-18, or a batch of them)",
         "STDIO-02",
         Scope::Stdio,
     ),
     (
-        "every POST body the client sent is one JSON-RPC 2.0 message",
+        "every line or POST body the client sent is one JSON-RPC 2.0 message (before 2025-06-18, or a batch of them)",
         "HTTP-01",
         Scope::Http,
     ),
@@ -96,12 +97,12 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         Scope::Every,
     ),
     (
-        "request ids are never reused in a session (legacy)",
+        "request ids are never reused in a session",
         "JSON-02",
         Scope::Every,
     ),
     (
-        "request ids are never reused while outstanding (2026-07-28)",
+        "request ids are never reused in a session",
         "JSON-03",
         Scope::Every,
     ),
@@ -172,6 +173,14 @@ mod tests {
         let cited: std::collections::BTreeSet<String> = cited().into_iter().collect();
         let cited: std::collections::BTreeSet<&str> = cited.iter().map(String::as_str).collect();
         assert_eq!(listed, cited);
+        let sources = [include_str!("mod.rs"), include_str!("rules.rs")];
+        for (name, id, _) in ALWAYS_ON {
+            let quoted = format!("\"{name}\"");
+            assert!(
+                sources.iter().any(|s| s.contains(&quoted)),
+                "{id}: no check in mod.rs or rules.rs is named {quoted}"
+            );
+        }
     }
 
     #[test]
