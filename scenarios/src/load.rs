@@ -395,12 +395,6 @@ fn resolve_all(
     for (variant, file, context) in files {
         let in_variant =
             |(at, m): (String, String)| LoadError::new(path, format!("{context}{at}"), m);
-        if variant.is_some() && file.transports.contains(&Transport::Stdio) {
-            return Err(in_variant((
-                "transports".into(),
-                "a case with `variants` runs over https only for now (the stdio fake is not yet told its variant): expected `transports: [\"https\"]`".into(),
-            )));
-        }
         let scenario = resolve::resolve(&file, library).map_err(in_variant)?;
         meaning::check(&file, &scenario).map_err(in_variant)?;
         let id = match &variant {
@@ -693,9 +687,10 @@ mod tests {
             cases[0].scenario.checks[0].broken_by[1].variant.as_deref(),
             Some("b")
         );
-        let stdio = text.replace(r#""transports": ["https"], "#, "");
-        let err = load_cases(&dir, &write(&dir, "stdio-family.json", &stdio)).unwrap_err();
-        assert!(err.location.ends_with("transports"), "{err}");
+        // Over both transports too: the stdio fake is told its variant.
+        let both = text.replace(r#""transports": ["https"], "#, "");
+        let cases = load_cases(&dir, &write(&dir, "both-family.json", &both)).unwrap();
+        assert_eq!(cases.len(), 2);
     }
 
     #[test]

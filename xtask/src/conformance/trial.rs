@@ -239,6 +239,9 @@ fn prepare<'h>(
             if let Some(rev) = &case.revision {
                 server_argv.extend(["--revision".to_owned(), rev.clone()]);
             }
+            if let Some(variant) = &case.variant {
+                server_argv.extend(["--variant".to_owned(), variant.clone()]);
+            }
             cmd.env(
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),
