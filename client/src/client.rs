@@ -118,7 +118,14 @@ impl Client {
         let mut params = json!({});
         loop {
             let page = match &self.connection {
-                Connection::Legacy(_) => self.request("tools/list", params, pending()).await?,
+                Connection::Legacy(_) => {
+                    match self.request("tools/list", params.clone(), pending()).await {
+                        Err(e) if seams.resume_listing(&e) => {
+                            self.request("tools/list", params, pending()).await?
+                        }
+                        page => page?,
+                    }
+                }
                 Connection::Modern(modern) => modern.tools_page(&self.session, params).await?,
             };
             match listing.take_page(page)? {

@@ -28,6 +28,8 @@ pub(crate) struct ListingRules {
     pub(crate) reject_duplicate_names: bool,
     /// The most pages one listing fetches.
     pub(crate) max_pages: usize,
+    /// An empty-string `nextCursor` ends the listing (wrong: only an absent or null one does).
+    pub(crate) empty_cursor_ends: bool,
 }
 
 impl ListingRules {
@@ -37,6 +39,7 @@ impl ListingRules {
         reject_repeated_cursors: true,
         reject_duplicate_names: true,
         max_pages: usize::MAX,
+        empty_cursor_ends: false,
     };
 }
 
@@ -65,6 +68,7 @@ impl Listing {
     pub(crate) fn take_page(&mut self, result: Value) -> Result<Option<String>, Error> {
         self.pages += 1;
         match self.add_page(result)? {
+            Some(next) if next.is_empty() && self.rules.empty_cursor_ends => Ok(None),
             Some(next) if self.pages < self.rules.max_pages => {
                 self.use_cursor(&next)?;
                 Ok(Some(next))

@@ -13,6 +13,8 @@
 //!   `{"$capture": "name"}` any value, remembered under `name`;
 //!   `{"$same": "name"}` equal to the value captured under `name`;
 //!   `{"$not": m}` does not match `m`;
+//!   `{"$one_of": [m1, m2, ...]}` matches at least one of the matchers (e.g. a method among
+//!   several; captures are kept from the first that matches);
 //!   `{"$unordered": [m1, m2, ...]}` an array of the same length whose elements can be paired
 //!   one for one with the matchers, in any order (each matcher with a distinct element; the
 //!   items may use captures made before the array, not captures made by each other).
@@ -73,7 +75,7 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     ("$capture" | "$same", Value::String(_)) => Ok(()),
                     ("$type", Value::String(t)) if TYPES.contains(&t.as_str()) => Ok(()),
                     ("$not", inner) => validate_at(path, inner),
-                    ("$unordered", Value::Array(items)) => {
+                    ("$unordered" | "$one_of", Value::Array(items)) => {
                         for (i, item) in items.iter().enumerate() {
                             validate_at(&format!("{path}[{i}]"), item)?;
                         }
@@ -81,14 +83,14 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     }
                     _ => Err(format!(
                         "{path}: operator {op} has an invalid argument {arg}; expected \
-                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher, $unordered: [matchers]"
+                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers]"
                     )),
                 };
             }
             if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
                 return Err(format!(
                     "{path}: unknown operator {key:?} (operators stand alone in their object: \
-                     $absent, $absent_or_null, $present, $type, $capture, $same, $not, $unordered)"
+                     $absent, $absent_or_null, $present, $type, $capture, $same, $not, $unordered, $one_of)"
                 ));
             }
             for (key, value) in map {
@@ -171,6 +173,18 @@ fn match_at(
                     Ok(()) => Err(fail(format!("anything but {}", full(arg)))),
                     Err(_) => Ok(()),
                 }
+            }
+            "$one_of" => {
+                let options = arg.as_array().map(Vec::as_slice).unwrap_or_default();
+                for option in options {
+                    let mut scratch = captures.clone();
+                    if match_at(path, option, actual, &mut scratch).is_ok() {
+                        *captures = scratch;
+                        return Ok(());
+                    }
+                }
+                let shown: Vec<String> = options.iter().map(full).collect();
+                Err(fail(format!("one of {}", shown.join(", "))))
             }
             "$unordered" => {
                 let want = arg.as_array().map(Vec::as_slice).unwrap_or_default();
@@ -448,6 +462,13 @@ mod tests {
         assert!(ok(json!({"$type": "number"}), json!(3)));
         assert!(ok(json!({"$not": "a"}), json!("b")));
         assert!(!ok(json!({"$not": "a"}), json!("a")));
+        let either = json!({"method": {"$one_of": ["a", {"$type": "integer"}]}});
+        assert!(ok(either.clone(), json!({"method": "a"})));
+        assert!(ok(either.clone(), json!({"method": 3})));
+        assert!(!ok(either.clone(), json!({"method": "b"})));
+        assert!(!ok(either, json!({})));
+        assert!(validate(&json!({"$one_of": "a"})).is_err());
+        assert!(validate(&json!({"$one_of": [{"$nope": 1}]})).is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Seam: the result cache. How long a modern result may be reused.
 //!
-//! Defects here: `no-cache`, `ignore-ttl`, `cache-mrtr-retry`.
+//! Defects here: `no-cache`, `ignore-ttl`, `cache-mrtr-retry`, `cache-key-method-only`,
+//! `keep-pages-on-invalid-cursor`.
 
 use super::Defects;
 use crate::era::cache::Lifetime;
@@ -15,5 +16,19 @@ impl Defects {
             ("tools/call", true) if self.cache_mrtr_retry => Lifetime::Forever,
             _ => lifetime,
         }
+    }
+
+    /// The cache key of a request of `method`; correct: `key` (method and params).
+    pub(crate) fn cache_key(&self, method: &str, key: String) -> String {
+        match self.cache_key_method_only {
+            true => method.to_owned(),
+            false => key,
+        }
+    }
+
+    /// Whether a cursor the server refused (-32602) drops every cached `tools/list` page;
+    /// correct: yes.
+    pub(crate) fn discard_pages_on_invalid_cursor(&self) -> bool {
+        !self.keep_pages_on_invalid_cursor
     }
 }

@@ -2,9 +2,12 @@
 //! whether the era found is cached, and what follows a modern connect.
 //!
 //! Defects here: `no-discover-probe`, `no-fallback`, `fallback-on-any-error`,
-//! `fallback-on-one-code`, `no-era-cache`, `initialize-after-discover`, `get-stream-in-modern`.
+//! `fallback-on-one-code`, `no-era-cache`, `initialize-after-discover`, `get-stream-in-modern`,
+//! `claim-server-extensions`.
 
 use std::future::pending;
+
+use serde_json::Value;
 
 use super::Defects;
 use crate::era::discover::{self, Verdict};
@@ -67,6 +70,24 @@ impl Defects {
             let _ = in_flight.wait(pending()).await;
         }
         let _ = session.notify("notifications/initialized", None);
+    }
+
+    /// The client capabilities a modern request declares in `_meta`; correct: `capabilities`,
+    /// the client's own (an extension only the server supports is ignored).
+    pub(crate) fn client_capabilities(&self, capabilities: &Value, found: &Discovery) -> Value {
+        let offered = found
+            .result
+            .as_ref()
+            .and_then(|r| r.get("capabilities"))
+            .and_then(|c| c.get("extensions"));
+        match (self.claim_server_extensions, offered, capabilities) {
+            (true, Some(extensions), Value::Object(own)) => {
+                let mut own = own.clone();
+                own.insert("extensions".into(), extensions.clone());
+                Value::Object(own)
+            }
+            _ => capabilities.clone(),
+        }
     }
 
     /// Runs once a modern-era connect succeeded; the correct client opens no GET stream.

@@ -1,9 +1,11 @@
 //! Seam: cursor handling. The rules a `tools/list` listing enforces.
 //!
-//! Defects here: `no-cursor-check`, `allow-duplicate-names`, `first-page-only`. (`mangle-cursor`
-//! changes what is sent; see [`super::sent`].)
+//! Defects here: `no-cursor-check`, `allow-duplicate-names`, `first-page-only`,
+//! `empty-cursor-is-end`, `resume-listing-after-new-session`. (`mangle-cursor` changes what is
+//! sent; see [`super::sent`].)
 
 use super::Defects;
+use crate::error::{Error, ErrorKind};
 use crate::tools::ListingRules;
 
 /// The pages a listing fetches at most under the `no-cursor-check` defect.
@@ -23,6 +25,16 @@ impl Defects {
         if self.first_page_only {
             rules.max_pages = 1;
         }
+        rules.empty_cursor_ends = self.empty_cursor_is_end;
         rules
+    }
+
+    /// Whether a page request that failed with `error` is sent again, same cursor, once a new
+    /// session has been started; correct: never (a cursor belongs to its session, and the
+    /// listing fails).
+    pub(crate) fn resume_listing(&self, error: &Error) -> bool {
+        self.resume_listing_after_new_session
+            && error.kind == ErrorKind::HttpStatus
+            && error.status == Some(404)
     }
 }

@@ -185,6 +185,27 @@ pub struct Defects {
     /// Modern HTTP: report a cancelled or timed-out request but leave its response stream open
     /// until close (breaks: closing the response stream is the cancellation).
     keep_stream_on_cancel: bool,
+    /// Send a `tools/list` while `initialize` still waits for its result (breaks: no request
+    /// but ping before the initialize result).
+    request_before_initialize_result: bool,
+    /// Send `logging/setLevel` after the handshake although the server declared no `logging`
+    /// (breaks: only negotiated capabilities are used).
+    use_undeclared_capability: bool,
+    /// Take an empty-string `nextCursor` as the end of the listing (breaks: an empty cursor is
+    /// a cursor).
+    empty_cursor_is_end: bool,
+    /// HTTP: when a page request gets 404 (the session ended), start a new session and send the
+    /// same cursor again (breaks: no cursor is carried into a new session).
+    resume_listing_after_new_session: bool,
+    /// Modern era: keep the cached pages when the server refuses a cursor with -32602 (breaks:
+    /// an invalid cursor discards the cached pages).
+    keep_pages_on_invalid_cursor: bool,
+    /// Modern era: key cached results by method only (breaks: a cached result is never served
+    /// for other params).
+    cache_key_method_only: bool,
+    /// Modern era: declare the server's `extensions` as the client's own in `_meta` (breaks: an
+    /// extension only the server supports is ignored).
+    claim_server_extensions: bool,
 }
 
 impl Defects {
@@ -197,7 +218,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 67] = [
+    pub const NAMES: [&'static str; 74] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -265,6 +286,13 @@ impl Defects {
         "omit-declined",
         "bare-retry",
         "keep-stream-on-cancel",
+        "request-before-initialize-result",
+        "use-undeclared-capability",
+        "empty-cursor-is-end",
+        "resume-listing-after-new-session",
+        "keep-pages-on-invalid-cursor",
+        "cache-key-method-only",
+        "claim-server-extensions",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -337,6 +365,13 @@ impl Defects {
             "omit-declined" => &mut self.omit_declined,
             "bare-retry" => &mut self.bare_retry,
             "keep-stream-on-cancel" => &mut self.keep_stream_on_cancel,
+            "request-before-initialize-result" => &mut self.request_before_initialize_result,
+            "use-undeclared-capability" => &mut self.use_undeclared_capability,
+            "empty-cursor-is-end" => &mut self.empty_cursor_is_end,
+            "resume-listing-after-new-session" => &mut self.resume_listing_after_new_session,
+            "keep-pages-on-invalid-cursor" => &mut self.keep_pages_on_invalid_cursor,
+            "cache-key-method-only" => &mut self.cache_key_method_only,
+            "claim-server-extensions" => &mut self.claim_server_extensions,
             _ => return false,
         };
         *flag = true;

@@ -3,13 +3,15 @@
 //! version a request is retried with after -32022.
 //!
 //! Defects here: `accept-any-version`, `ignore-initialize-error`, `offered-version-header`,
-//! `no-reinitialize`, `no-version-retry`, `retry-any-version`.
+//! `no-reinitialize`, `no-version-retry`, `retry-any-version`,
+//! `request-before-initialize-result`, `use-undeclared-capability`.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::Defects;
 use crate::error::{Error, ErrorKind};
 use crate::handshake::Handshake;
+use crate::session::{InFlight, Session};
 
 impl Defects {
     /// Judges the answer to `initialize`; the correct client takes `judge`'s verdict.
@@ -38,6 +40,28 @@ impl Defects {
         match self.offered_version_header {
             true => Some(offered),
             false => negotiated,
+        }
+    }
+
+    /// Runs while `initialize` waits for its result; the correct client sends nothing (no
+    /// request but ping before the result). The request it returns is dropped once the
+    /// result is in.
+    pub(crate) fn while_initializing<'s>(&self, session: &'s Session) -> Option<InFlight<'s>> {
+        match self.request_before_initialize_result {
+            true => session.start("tools/list", json!({})).ok(),
+            false => None,
+        }
+    }
+
+    /// Runs once the handshake is done; the correct client uses no capability the server did
+    /// not declare, so it sends nothing here.
+    pub(crate) async fn after_handshake(&self, session: &Session) {
+        if !self.use_undeclared_capability {
+            return;
+        }
+        let level = json!({"level": "info"});
+        if let Ok(in_flight) = session.start("logging/setLevel", level) {
+            let _ = in_flight.wait(std::future::pending()).await;
         }
     }
 

@@ -62,6 +62,13 @@ impl ResultCache {
         }
     }
 
+    /// Drops every entry of `method` (all pages of a listing).
+    pub(crate) fn discard(&mut self, method: &str) {
+        let prefix = format!("{method} ");
+        self.entries
+            .retain(|key, _| key != method && !key.starts_with(&prefix));
+    }
+
     /// Keeps `result` for `lifetime`.
     pub(crate) fn store(&mut self, key: String, result: &Value, lifetime: Lifetime) {
         let expires = match lifetime {

@@ -15,6 +15,9 @@ use super::{Discovery, UNSUPPORTED_PROTOCOL_VERSION, meta};
 use crate::error::Error;
 use crate::session::Session;
 
+/// JSON-RPC's "Invalid params", which a server answers to a cursor it does not know.
+const INVALID_PARAMS: i64 = -32602;
+
 /// A connection in the modern era: what `server/discover` found, the version in use, and the
 /// result cache.
 pub(crate) struct Modern {
@@ -48,14 +51,28 @@ impl Modern {
         session: &Session,
         params: Value,
     ) -> Result<Value, Error> {
-        let key = cache::key("tools/list", &params);
+        let seams = session.seams();
+        let key = seams.cache_key("tools/list", cache::key("tools/list", &params));
         if let Some(page) = lock(&self.cache).fresh(&key) {
             return Ok(page);
         }
         let cancel = pin!(pending::<()>());
-        let (Shape::Complete(page) | Shape::InputRequired(page)) = self
-            .request(session, "tools/list", &params, &json!({}), cancel)
-            .await?;
+        let capabilities = seams.client_capabilities(&json!({}), &self.found);
+        let answer = self
+            .request(session, "tools/list", &params, &capabilities, cancel)
+            .await;
+        let (Shape::Complete(page) | Shape::InputRequired(page)) = match answer {
+            Err(e) if e.code == Some(INVALID_PARAMS) && params.get("cursor").is_some() => {
+                // A cursor the server refuses makes every page of the listing suspect: the
+                // next listing starts over from the server (caching.mdx, Interaction with
+                // Pagination).
+                if seams.discard_pages_on_invalid_cursor() {
+                    lock(&self.cache).discard("tools/list");
+                }
+                return Err(e);
+            }
+            answer => answer?,
+        };
         self.offer(session, key, "tools/list", &page, false);
         Ok(page)
     }
@@ -72,11 +89,15 @@ impl Modern {
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
     ) -> Result<Value, Error> {
-        let key = cache::key("tools/call", &params);
+        let key = session
+            .seams()
+            .cache_key("tools/call", cache::key("tools/call", &params));
         if let Some(result) = lock(&self.cache).fresh(&key) {
             return Ok(result);
         }
-        let capabilities = input.capabilities();
+        let capabilities = session
+            .seams()
+            .client_capabilities(&input.capabilities(), &self.found);
         let mut cancel = pin!(cancel);
         let mut request = params.clone();
         for round in 0..MAX_ROUNDS {

@@ -9,15 +9,21 @@ use crate::session::Session;
 /// `initialize` offering `offered`, its checks, then `notifications/initialized`; the server
 /// stream may open once it is done. Run again when an HTTP server ended the session.
 pub(crate) async fn run(session: &Session, offered: &str) -> Result<Handshake, Error> {
+    let seams = session.seams();
     let outcome = match session.start("initialize", initialize_params(offered)) {
-        Ok(in_flight) => in_flight.wait(pending()).await,
+        Ok(in_flight) => {
+            let early = seams.while_initializing(session);
+            let outcome = in_flight.wait(pending()).await;
+            drop(early);
+            outcome
+        }
         Err(e) => Err(e),
     };
-    let seams = session.seams();
     let accepted = seams.accept_initialize(outcome, accept)?;
     let transport = session.transport();
     transport.set_protocol_version(seams.version_header(offered, accepted.protocol_version()));
     session.notify("notifications/initialized", None)?;
     transport.listen();
+    seams.after_handshake(session).await;
     Ok(accepted)
 }
