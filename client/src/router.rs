@@ -91,6 +91,15 @@ impl Router {
         }
     }
 
+    /// Takes the waiter of the oldest request in flight (only the read seam's
+    /// `misdeliver-stray-responses` defect calls this).
+    pub(crate) fn take_any(&self) -> Option<oneshot::Sender<Outcome>> {
+        let mut guard = self.lock();
+        let map = guard.as_mut()?;
+        let oldest = *map.keys().min()?;
+        map.remove(&oldest)
+    }
+
     /// Fails every waiter with `error`; the router stays open (only the read seam's
     /// `obey-server-cancel` defect calls this).
     pub(crate) fn fail_all(&self, error: &Error) {
@@ -119,6 +128,7 @@ impl Router {
                 let waiter = id
                     .as_i64()
                     .and_then(|n| self.lock().as_mut().and_then(|m| m.remove(&n)));
+                let waiter = waiter.or_else(|| self.seams.stray_response_waiter(|| self.take_any()));
                 match waiter {
                     // The waiter may have just given up; that is fine.
                     Some(tx) => drop(tx.send(outcome)),

@@ -136,6 +136,9 @@ pub struct Defects {
     assumed_code_meanings: bool,
     /// Modern era: send `ping` after connecting (breaks: a 2026-07-28 client sends no ping).
     ping_in_modern: bool,
+    /// Hand a response whose id is not pending (a late answer to a cancelled request) to the
+    /// oldest request still waiting (breaks: a response after the cancellation is ignored).
+    misdeliver_stray_responses: bool,
     /// HTTP: send the offered version in `MCP-Protocol-Version` instead of the negotiated one
     /// (breaks: the header carries the negotiated version).
     offered_version_header: bool,
@@ -213,7 +216,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 75] = [
+    pub const NAMES: [&'static str; 76] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -259,6 +262,7 @@ impl Defects {
         "no-batches",
         "assumed-code-meanings",
         "ping-in-modern",
+        "misdeliver-stray-responses",
         "offered-version-header",
         "no-reinitialize",
         "lenient-content-type",
@@ -339,6 +343,7 @@ impl Defects {
             "no-batches" => &mut self.no_batches,
             "assumed-code-meanings" => &mut self.assumed_code_meanings,
             "ping-in-modern" => &mut self.ping_in_modern,
+            "misdeliver-stray-responses" => &mut self.misdeliver_stray_responses,
             "offered-version-header" => &mut self.offered_version_header,
             "no-reinitialize" => &mut self.no_reinitialize,
             "lenient-content-type" => &mut self.lenient_content_type,

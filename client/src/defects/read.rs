@@ -3,7 +3,7 @@
 //!
 //! Defects here: `ignore-server-requests`, `answer-in-modern`, `stringify-reply-ids`,
 //! `string-error-codes`, `answer-notifications`, `obey-server-cancel`, `no-batches`,
-//! `assumed-code-meanings`, `ignore-server-exit`, `json-only`, `lenient-content-type`,
+//! `assumed-code-meanings`, `misdeliver-stray-responses`, `ignore-server-exit`, `json-only`, `lenient-content-type`,
 //! `ignore-result-type`, `text-only`, `ignore-is-error`, `join-text`, `rpc-error-as-empty`,
 //! `close-on-error`, `normalize-tools`.
 
@@ -63,6 +63,15 @@ impl Defects {
             }
         }
         Some(reply)
+    }
+
+    /// Who gets a response whose id is not pending (late, after a cancel or timeout, or
+    /// never used); correct: nobody, it is ignored.
+    pub(crate) fn stray_response_waiter<T>(&self, oldest: impl FnOnce() -> Option<T>) -> Option<T> {
+        match self.misdeliver_stray_responses {
+            true => oldest(),
+            false => None,
+        }
     }
 
     /// The reply to a server notification; correct: none.
