@@ -128,7 +128,8 @@ impl Router {
                 let waiter = id
                     .as_i64()
                     .and_then(|n| self.lock().as_mut().and_then(|m| m.remove(&n)));
-                let waiter = waiter.or_else(|| self.seams.stray_response_waiter(|| self.take_any()));
+                let waiter =
+                    waiter.or_else(|| self.seams.stray_response_waiter(|| self.take_any()));
                 match waiter {
                     // The waiter may have just given up; that is fine.
                     Some(tx) => drop(tx.send(outcome)),

@@ -228,6 +228,33 @@ mod tests {
     }
 
     #[test]
+    fn reply_defects_bend_answers_to_the_server() {
+        let ping = || json!({"jsonrpc":"2.0","id":7,"result":{}});
+        let ok = Defects::default();
+        assert_eq!(ok.request_reply(Some(ping()), ping), Some(ping()));
+        assert_eq!(ok.request_reply(None, ping), None);
+        assert_eq!(ok.notification_reply("notifications/x"), None);
+        assert_eq!(
+            with("answer-in-modern").request_reply(None, ping),
+            Some(ping())
+        );
+        assert_eq!(
+            with("ignore-server-requests").request_reply(Some(ping()), ping),
+            None
+        );
+        let bent = with("stringify-reply-ids").request_reply(Some(ping()), ping);
+        assert_eq!(bent.unwrap()["id"], json!("7"));
+        let error = json!({"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"m"}});
+        let bent = with("string-error-codes").request_reply(Some(error.clone()), || error);
+        assert_eq!(bent.unwrap()["error"]["code"], json!("-32601"));
+        let answer = with("answer-notifications").notification_reply("notifications/x");
+        assert_eq!(answer.unwrap()["id"], Value::Null);
+        let batch = br#"[{"jsonrpc":"2.0","method":"m"}]"#;
+        assert!(ok.read_frame(batch, jsonrpc::classify_frame)[0].is_ok());
+        assert!(with("no-batches").read_frame(batch, jsonrpc::classify_frame)[0].is_err());
+    }
+
+    #[test]
     fn result_type_is_read_unless_ignored() {
         let banana = json!({"resultType":"banana"});
         let shape = |r| crate::era::mrtr::shape(r, "m", false);
