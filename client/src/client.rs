@@ -76,12 +76,15 @@ impl Client {
             Era::Legacy => exchange::run(&session, &options.protocol_version)
                 .await
                 .map(Connected::Legacy),
-            Era::Modern | Era::Dual => discover::detect(&session, origin.as_deref()).await,
+            Era::Modern | Era::Dual => {
+                session.router().set_modern(true);
+                discover::detect(&session, origin.as_deref()).await
+            }
         };
         let connection = match found {
             Ok(Connected::Legacy(handshake)) => Connection::Legacy(handshake),
             Ok(Connected::Modern(found)) => {
-                session.seams().after_modern_connect(&session);
+                session.seams().after_modern_connect(&session).await;
                 Connection::Modern(Modern::new(found))
             }
             Err(e) => {

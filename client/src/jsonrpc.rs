@@ -68,6 +68,26 @@ pub enum Incoming {
 /// skipped by the caller).
 pub fn classify(line: &[u8]) -> Result<Incoming, String> {
     let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON ({e})"))?;
+    classify_value(value)
+}
+
+/// Sorts one received frame (a stdio line, an SSE event, a JSON body), which may be a JSON-RPC
+/// batch: a non-empty array of messages, which 2025-03-26 lets a peer send and obliges the
+/// receiver to accept. Each element is sorted on its own, in order; a frame that is not JSON,
+/// or an empty array, is one `Err`.
+pub fn classify_frame(frame: &[u8]) -> Vec<Result<Incoming, String>> {
+    match serde_json::from_slice(frame) {
+        Err(e) => vec![Err(format!("not JSON ({e})"))],
+        Ok(Value::Array(items)) if items.is_empty() => vec![Err("an empty batch".into())],
+        Ok(Value::Array(items)) => items
+            .into_iter()
+            .map(|item| classify_value(item).map_err(|why| format!("in a batch, {why}")))
+            .collect(),
+        Ok(value) => vec![classify_value(value)],
+    }
+}
+
+fn classify_value(value: Value) -> Result<Incoming, String> {
     let Value::Object(obj) = value else {
         return Err("not a JSON object".into());
     };
@@ -250,6 +270,20 @@ impl<'a> Scan<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_is_sorted_element_by_element() {
+        let frame = br#"[{"jsonrpc":"2.0","method":"notifications/message"},{"jsonrpc":"2.0","id":7,"method":"ping"},3]"#;
+        let items = classify_frame(frame);
+        assert_eq!(items.len(), 3);
+        assert!(matches!(&items[0], Ok(Incoming::Notification { .. })));
+        assert!(matches!(&items[1], Ok(Incoming::Request { id, .. }) if *id == json!(7)));
+        assert!(items[2].as_ref().is_err_and(|why| why.contains("batch")));
+        assert!(classify_frame(b"[]")[0].is_err());
+        assert!(classify_frame(b"[").len() == 1 && classify_frame(b"[")[0].is_err());
+        let single = classify_frame(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert!(matches!(&single[..], [Ok(Incoming::Response { .. })]));
+    }
 
     #[test]
     fn sorts_responses_requests_and_notifications() {

@@ -4,11 +4,13 @@
 //! or HTTP, so the same correlation rules hold on every transport.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use crate::defects::Defects;
 use crate::error::Error;
 use crate::jsonrpc::{self, Incoming};
 
@@ -21,24 +23,39 @@ type Pending = Option<HashMap<i64, oneshot::Sender<Outcome>>>;
 /// Pending requests by id, shared by the caller side and the transport's reader.
 pub(crate) struct Router {
     pending: Mutex<Pending>,
-    answer_requests: bool,
+    /// Speaking the 2026-07-28 era, where servers send no requests and clients never answer
+    /// one (a dual-era client switches this when it knows the server's era).
+    modern: AtomicBool,
+    /// The seam on what is read (see [`crate::defects::read`]).
+    seams: Defects,
 }
 
 impl Router {
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
+        Router::with_seams(Defects::default())
+    }
+
+    /// A router whose reading may be bent by `seams` (only the read seam builds one with
+    /// defects; see [`crate::defects::read`]).
+    pub(crate) fn with_seams(seams: Defects) -> Self {
         Router {
             pending: Mutex::new(Some(HashMap::new())),
-            answer_requests: true,
+            modern: AtomicBool::new(false),
+            seams,
         }
     }
 
-    /// A router that never answers server requests (only the read seam builds one; see
-    /// [`crate::defects::read`]).
-    pub(crate) fn deaf() -> Self {
-        Router {
-            answer_requests: false,
-            ..Router::new()
-        }
+    /// Switches between the legacy eras (server requests are answered) and 2026-07-28 (they
+    /// are not: a modern client never sends a response).
+    pub(crate) fn set_modern(&self, modern: bool) {
+        self.modern.store(modern, Ordering::Relaxed);
+    }
+
+    /// Sorts one received frame into messages (a batch gives several); see
+    /// [`jsonrpc::classify_frame`].
+    pub(crate) fn read(&self, frame: &[u8]) -> Vec<Result<Incoming, String>> {
+        self.seams.read_frame(frame, jsonrpc::classify_frame)
     }
 
     fn lock(&self) -> MutexGuard<'_, Pending> {
@@ -74,6 +91,27 @@ impl Router {
         }
     }
 
+    /// Takes the waiter of the oldest request in flight (only the read seam's
+    /// `misdeliver-stray-responses` defect calls this).
+    pub(crate) fn take_any(&self) -> Option<oneshot::Sender<Outcome>> {
+        let mut guard = self.lock();
+        let map = guard.as_mut()?;
+        let oldest = *map.keys().min()?;
+        map.remove(&oldest)
+    }
+
+    /// Fails every waiter with `error`; the router stays open (only the read seam's
+    /// `obey-server-cancel` defect calls this).
+    pub(crate) fn fail_all(&self, error: &Error) {
+        let waiters: Vec<_> = match self.lock().as_mut() {
+            Some(map) => map.drain().map(|(_, tx)| tx).collect(),
+            None => Vec::new(),
+        };
+        for tx in waiters {
+            let _ = tx.send(Err(error.clone()));
+        }
+    }
+
     /// Closes the router: every waiter fails with `transport_closed` saying `why`, and so does
     /// every later registration. Idempotent.
     pub(crate) fn close(&self, why: &str) {
@@ -90,6 +128,8 @@ impl Router {
                 let waiter = id
                     .as_i64()
                     .and_then(|n| self.lock().as_mut().and_then(|m| m.remove(&n)));
+                let waiter =
+                    waiter.or_else(|| self.seams.stray_response_waiter(|| self.take_any()));
                 match waiter {
                     // The waiter may have just given up; that is fine.
                     Some(tx) => drop(tx.send(outcome)),
@@ -99,17 +139,35 @@ impl Router {
                 }
                 None
             }
-            Incoming::Request { .. } if !self.answer_requests => None,
-            Incoming::Request { id, method } if method == "ping" => {
-                Some(jsonrpc::result_response(id, json!({})))
+            Incoming::Request { id, method } => {
+                let modern = self.modern.load(Ordering::Relaxed);
+                if modern {
+                    eprintln!(
+                        "mcp-harness-client: ignoring a {method} request from the server \
+                         (2026-07-28 servers send none, and clients answer none)"
+                    );
+                }
+                let answer = || answer(id.clone(), &method);
+                let reply = (!modern).then(answer);
+                self.seams.request_reply(reply, answer)
             }
-            Incoming::Request { id, method } => Some(jsonrpc::error_response(
-                id,
-                jsonrpc::METHOD_NOT_FOUND,
-                &format!("method not supported by this client: {method}"),
-            )),
-            Incoming::Notification { .. } => None,
+            Incoming::Notification { method } => {
+                self.seams.after_notification(&method, self);
+                self.seams.notification_reply(&method)
+            }
         }
+    }
+}
+
+/// The answer to the server request `method`: an empty result for `ping`, -32601 otherwise.
+fn answer(id: Value, method: &str) -> Value {
+    match method {
+        "ping" => jsonrpc::result_response(id, json!({})),
+        _ => jsonrpc::error_response(
+            id,
+            jsonrpc::METHOD_NOT_FOUND,
+            &format!("method not supported by this client: {method}"),
+        ),
     }
 }
 
@@ -171,6 +229,23 @@ mod tests {
             method: "notifications/progress".into(),
         };
         assert_eq!(r.dispatch(note), None);
+    }
+
+    #[test]
+    fn a_modern_router_answers_no_server_request() {
+        let r = Router::new();
+        r.set_modern(true);
+        let ping = Incoming::Request {
+            id: json!(1),
+            method: "ping".into(),
+        };
+        assert_eq!(r.dispatch(ping), None);
+        r.set_modern(false);
+        let ping = Incoming::Request {
+            id: json!(1),
+            method: "ping".into(),
+        };
+        assert!(r.dispatch(ping).is_some());
     }
 
     #[test]

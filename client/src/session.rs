@@ -52,6 +52,11 @@ impl Session {
         &self.transport
     }
 
+    /// The table of requests in flight, which also answers the server's requests.
+    pub(crate) fn router(&self) -> &Router {
+        &self.router
+    }
+
     fn fresh_id(&self) -> i64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }

@@ -90,10 +90,16 @@ impl Defects {
         }
     }
 
-    /// Runs once a modern-era connect succeeded; the correct client opens no GET stream.
-    pub(crate) fn after_modern_connect(&self, session: &Session) {
+    /// Runs once a modern-era connect succeeded; the correct client opens no GET stream and
+    /// sends no `ping` (2026-07-28 has none).
+    pub(crate) async fn after_modern_connect(&self, session: &Session) {
         if self.get_stream_in_modern {
             session.transport().open_server_stream();
+        }
+        if self.ping_in_modern {
+            if let Ok(in_flight) = session.start("ping", serde_json::json!({})) {
+                let _ = in_flight.wait(pending()).await;
+            }
         }
     }
 }

@@ -120,6 +120,25 @@ pub struct Defects {
     text_plain_body: bool,
     /// Never answer the server's requests, `ping` included (breaks: a ping is answered).
     ignore_server_requests: bool,
+    /// Modern era: answer server requests as in the legacy eras (breaks: a modern client never sends a response).
+    answer_in_modern: bool,
+    /// Answer a server request whose id is a number under that number as a string (breaks: a response echoes its request's id, type included).
+    stringify_reply_ids: bool,
+    /// Send the `code` of an error response to a server request as a string (breaks: error codes are integers).
+    string_error_codes: bool,
+    /// Answer every server notification with a -32601 error with a null id (breaks: no response to a notification).
+    answer_notifications: bool,
+    /// Fail every pending request as cancelled when the server sends `notifications/cancelled`, whatever it names (breaks: invalid cancellations are ignored).
+    obey_server_cancel: bool,
+    /// Refuse a JSON-RPC batch (an array) from the server as junk (breaks: batches are accepted at 2025-03-26).
+    no_batches: bool,
+    /// Report a `tools/call` answered with -32001 as `timeout` and with -32000 as `transport_closed`, meanings some libraries give those codes (breaks: no meaning assumed for -32000..-32019).
+    assumed_code_meanings: bool,
+    /// Modern era: send `ping` after connecting (breaks: a 2026-07-28 client sends no ping).
+    ping_in_modern: bool,
+    /// Hand a response whose id is not pending (a late answer to a cancelled request) to the
+    /// oldest request still waiting (breaks: a response after the cancellation is ignored).
+    misdeliver_stray_responses: bool,
     /// HTTP: send the offered version in `MCP-Protocol-Version` instead of the negotiated one
     /// (breaks: the header carries the negotiated version).
     offered_version_header: bool,
@@ -218,7 +237,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 74] = [
+    pub const NAMES: [&'static str; 83] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -256,6 +275,15 @@ impl Defects {
         "accept-json-only",
         "text-plain-body",
         "ignore-server-requests",
+        "answer-in-modern",
+        "stringify-reply-ids",
+        "string-error-codes",
+        "answer-notifications",
+        "obey-server-cancel",
+        "no-batches",
+        "assumed-code-meanings",
+        "ping-in-modern",
+        "misdeliver-stray-responses",
         "offered-version-header",
         "no-reinitialize",
         "lenient-content-type",
@@ -335,6 +363,15 @@ impl Defects {
             "accept-json-only" => &mut self.accept_json_only,
             "text-plain-body" => &mut self.text_plain_body,
             "ignore-server-requests" => &mut self.ignore_server_requests,
+            "answer-in-modern" => &mut self.answer_in_modern,
+            "stringify-reply-ids" => &mut self.stringify_reply_ids,
+            "string-error-codes" => &mut self.string_error_codes,
+            "answer-notifications" => &mut self.answer_notifications,
+            "obey-server-cancel" => &mut self.obey_server_cancel,
+            "no-batches" => &mut self.no_batches,
+            "assumed-code-meanings" => &mut self.assumed_code_meanings,
+            "ping-in-modern" => &mut self.ping_in_modern,
+            "misdeliver-stray-responses" => &mut self.misdeliver_stray_responses,
             "offered-version-header" => &mut self.offered_version_header,
             "no-reinitialize" => &mut self.no_reinitialize,
             "lenient-content-type" => &mut self.lenient_content_type,

@@ -1,26 +1,96 @@
 //! Seam: what is read. Whether server requests are answered and a server exit noticed, how
 //! an HTTP answer's content type is taken, and how results become the caller's answer.
 //!
-//! Defects here: `ignore-server-requests`, `ignore-server-exit`, `json-only`,
-//! `lenient-content-type`, `ignore-result-type`, `text-only`, `ignore-is-error`, `join-text`,
-//! `rpc-error-as-empty`, `close-on-error`, `normalize-tools`.
+//! Defects here: `ignore-server-requests`, `answer-in-modern`, `stringify-reply-ids`,
+//! `string-error-codes`, `answer-notifications`, `obey-server-cancel`, `no-batches`,
+//! `assumed-code-meanings`, `misdeliver-stray-responses`, `ignore-server-exit`, `json-only`, `lenient-content-type`,
+//! `ignore-result-type`, `text-only`, `ignore-is-error`, `join-text`, `rpc-error-as-empty`,
+//! `close-on-error`, `normalize-tools`.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::Defects;
 use crate::era::mrtr::Shape;
 use crate::error::{Error, ErrorKind};
+use crate::jsonrpc::{self, Incoming};
 use crate::router::Router;
 use crate::session::Session;
 use crate::tools::ToolOutput;
 use crate::transport::http::Body;
 
 impl Defects {
-    /// The router of a new connection; correct: one that answers server requests.
+    /// The router of a new connection; it reads through this seam.
     pub(crate) fn router(&self) -> Router {
-        match self.ignore_server_requests {
-            true => Router::deaf(),
-            false => Router::new(),
+        Router::with_seams(*self)
+    }
+
+    /// How a received frame becomes messages; correct: `classify`'s reading (a batch is
+    /// taken element by element).
+    pub(crate) fn read_frame(
+        &self,
+        frame: &[u8],
+        classify: impl FnOnce(&[u8]) -> Vec<Result<Incoming, String>>,
+    ) -> Vec<Result<Incoming, String>> {
+        let batch = frame.trim_ascii_start().starts_with(b"[");
+        match batch && self.no_batches {
+            true => vec![Err("a batch, which the no-batches defect refuses".into())],
+            false => classify(frame),
+        }
+    }
+
+    /// The reply to a server request; correct: `reply` as it is (none in the 2026-07-28 era).
+    /// `answer` makes the legacy answer for a defect that answers in the modern era.
+    pub(crate) fn request_reply(
+        &self,
+        reply: Option<Value>,
+        answer: impl FnOnce() -> Value,
+    ) -> Option<Value> {
+        if self.ignore_server_requests {
+            return None;
+        }
+        let mut reply = match reply {
+            None if self.answer_in_modern => Some(answer()),
+            reply => reply,
+        }?;
+        if self.stringify_reply_ids {
+            if let Some(id) = reply.get("id").filter(|id| id.is_number()) {
+                reply["id"] = json!(id.to_string());
+            }
+        }
+        if self.string_error_codes {
+            if let Some(code) = reply.pointer("/error/code").filter(|c| c.is_number()) {
+                reply["error"]["code"] = json!(code.to_string());
+            }
+        }
+        Some(reply)
+    }
+
+    /// Who gets a response whose id is not pending (late, after a cancel or timeout, or
+    /// never used); correct: nobody, it is ignored.
+    pub(crate) fn stray_response_waiter<T>(&self, oldest: impl FnOnce() -> Option<T>) -> Option<T> {
+        match self.misdeliver_stray_responses {
+            true => oldest(),
+            false => None,
+        }
+    }
+
+    /// The reply to a server notification; correct: none.
+    pub(crate) fn notification_reply(&self, method: &str) -> Option<Value> {
+        self.answer_notifications.then(|| {
+            jsonrpc::error_response(
+                Value::Null,
+                jsonrpc::METHOD_NOT_FOUND,
+                &format!("notification not handled: {method}"),
+            )
+        })
+    }
+
+    /// Runs after a server notification was read; correct: nothing (a server's
+    /// `notifications/cancelled` names one of its own requests, never ours).
+    pub(crate) fn after_notification(&self, method: &str, router: &Router) {
+        if self.obey_server_cancel && method == "notifications/cancelled" {
+            let why = "the server sent notifications/cancelled (obey-server-cancel defect)";
+            router.fail_all(&Error::new(ErrorKind::Cancelled, why));
         }
     }
 
@@ -86,6 +156,13 @@ impl Defects {
             Err(e) if e.kind == ErrorKind::ProtocolError && self.rpc_error_as_empty => {
                 Ok(ToolOutput::Text(Vec::new()))
             }
+            // As some libraries name -32001 a request timeout and -32000 a closed connection.
+            Err(e) if self.assumed_code_meanings && e.code == Some(-32001) => {
+                Err(e.with_kind(ErrorKind::Timeout))
+            }
+            Err(e) if self.assumed_code_meanings && e.code == Some(-32000) => {
+                Err(e.with_kind(ErrorKind::TransportClosed))
+            }
             other => other,
         };
         if outcome.is_err() && self.close_on_error {
@@ -148,6 +225,33 @@ mod tests {
             with("normalize-tools").tools_returned(tools),
             [json!({"name":"a","inputSchema":{}})]
         );
+    }
+
+    #[test]
+    fn reply_defects_bend_answers_to_the_server() {
+        let ping = || json!({"jsonrpc":"2.0","id":7,"result":{}});
+        let ok = Defects::default();
+        assert_eq!(ok.request_reply(Some(ping()), ping), Some(ping()));
+        assert_eq!(ok.request_reply(None, ping), None);
+        assert_eq!(ok.notification_reply("notifications/x"), None);
+        assert_eq!(
+            with("answer-in-modern").request_reply(None, ping),
+            Some(ping())
+        );
+        assert_eq!(
+            with("ignore-server-requests").request_reply(Some(ping()), ping),
+            None
+        );
+        let bent = with("stringify-reply-ids").request_reply(Some(ping()), ping);
+        assert_eq!(bent.unwrap()["id"], json!("7"));
+        let error = json!({"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"m"}});
+        let bent = with("string-error-codes").request_reply(Some(error.clone()), || error);
+        assert_eq!(bent.unwrap()["error"]["code"], json!("-32601"));
+        let answer = with("answer-notifications").notification_reply("notifications/x");
+        assert_eq!(answer.unwrap()["id"], Value::Null);
+        let batch = br#"[{"jsonrpc":"2.0","method":"m"}]"#;
+        assert!(ok.read_frame(batch, jsonrpc::classify_frame)[0].is_ok());
+        assert!(with("no-batches").read_frame(batch, jsonrpc::classify_frame)[0].is_err());
     }
 
     #[test]

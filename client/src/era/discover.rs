@@ -62,6 +62,7 @@ pub(crate) async fn detect(session: &Session, origin: Option<&str>) -> Result<Co
 /// Speaks `version` from now on (HTTP: modern mode, and the version header).
 pub(crate) fn use_version(session: &Session, version: &str) {
     session.transport().set_modern(true);
+    session.router().set_modern(true);
     session.transport().set_protocol_version(Some(version));
 }
 
@@ -69,6 +70,7 @@ pub(crate) fn use_version(session: &Session, version: &str) {
 /// legacy era.
 pub(crate) async fn fall_back(session: &Session) -> Result<Connected, Error> {
     session.transport().set_modern(false);
+    session.router().set_modern(false);
     session.transport().set_protocol_version(None);
     let offered = &session.options().legacy_protocol_version;
     exchange::run(session, offered).await.map(Connected::Legacy)

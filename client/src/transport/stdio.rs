@@ -289,14 +289,17 @@ async fn read_messages(
 }
 
 /// Hands one line to the router (sending back its reply), or refuses it.
+/// A batch (an array of messages) is handled element by element.
 fn deliver(line: &[u8], router: &Router, outbound: &Outbound) {
-    match jsonrpc::classify(line) {
-        Ok(message) => {
-            if let Some(reply) = router.dispatch(message) {
-                let _ = outbound.send(&reply);
+    for message in router.read(line) {
+        match message {
+            Ok(message) => {
+                if let Some(reply) = router.dispatch(message) {
+                    let _ = outbound.send(&reply);
+                }
             }
+            Err(why) => refuse(line, router, &why),
         }
-        Err(why) => refuse(line, router, &why),
     }
 }
 

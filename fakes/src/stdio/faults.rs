@@ -40,18 +40,27 @@ impl Fake {
             flood_stderr(faults.stderr_bytes).await;
         }
         let mut out = self.stdout.lock().await;
+        // The items ahead of the reply are recorded now and written together with the reply
+        // (one write), so every line the fake sends is in the transcript before the client
+        // can react to any of them: a client answering a server request in between is always
+        // recorded after the reply, never in a place that depends on timing.
+        let mut ahead = Vec::new();
         for emit in &faults.before {
-            self.emit(&mut out, emit).await;
+            ahead.extend(self.emit(emit));
         }
         let response = match reply {
             Reply::Result(result) => jsonrpc::result(&id, result),
             Reply::Error(error) => jsonrpc::error(&id, &error),
-            Reply::Hang => return,
-            Reply::Exit(code) => self.exit_holding_stdout(code),
+            Reply::Hang => return write_bytes(&mut out, &ahead, None).await,
+            Reply::Exit(code) => {
+                write_bytes(&mut out, &ahead, None).await;
+                self.exit_holding_stdout(code)
+            }
             Reply::RawLine(line) => {
-                let text = format!("{line}\n");
+                ahead.extend_from_slice(line.as_bytes());
+                ahead.push(b'\n');
                 self.recorder.record(Event::SentRaw { line });
-                return write_bytes(&mut out, text.as_bytes(), None).await;
+                return write_bytes(&mut out, &ahead, None).await;
             }
         };
         let (text, recorded) = faults::pad(response, faults.padding_bytes);
@@ -61,6 +70,7 @@ impl Fake {
             let half = first_half(&text);
             let line = keep_start(&String::from_utf8_lossy(half), INVALID_LINE_KEEP);
             self.recorder.record(Event::SentRaw { line });
+            write_bytes(&mut out, &ahead, None).await;
             write_bytes(&mut out, half, drip).await;
             match truncate {
                 Truncate::Exit => self.exit_holding_stdout(1),
@@ -76,7 +86,16 @@ impl Fake {
         self.recorder.record(Event::Sent {
             message: recorded.clone(),
         });
-        write_bytes(&mut out, &line, drip).await;
+        match drip {
+            Some(_) => {
+                write_bytes(&mut out, &ahead, None).await;
+                write_bytes(&mut out, &line, drip).await;
+            }
+            None => {
+                ahead.extend_from_slice(&line);
+                write_bytes(&mut out, &ahead, None).await;
+            }
+        }
         if let Some(ms) = faults.duplicate_after_ms {
             drop(out);
             tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -103,10 +122,11 @@ impl Fake {
         std::process::exit(code)
     }
 
-    /// Writes one item `repeat` times, in one write, recording the first copy and a note.
-    async fn emit(&self, out: &mut Stdout, emit: &Emit) {
+    /// Records one item (its first copy, and a note for the repeats) and returns its bytes,
+    /// `repeat` times, for the caller to write.
+    fn emit(&self, emit: &Emit) -> Vec<u8> {
         let Some((bytes, event)) = emitted(emit) else {
-            return;
+            return Vec::new();
         };
         let copies = usize::try_from(emit.repeat).unwrap_or(1);
         let mut all = Vec::with_capacity((bytes.len() + 1) * copies);
@@ -118,7 +138,7 @@ impl Fake {
         if emit.repeat > 1 {
             self.recorder.record(repeat_note(emit.repeat - 1));
         }
-        write_bytes(out, &all, None).await;
+        all
     }
 
     /// Points stdout at `/dev/null`, which closes the pipe the client reads, and keeps running.

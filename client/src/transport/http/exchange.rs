@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 
 use super::{Item, Shared, security};
 use crate::error::Error;
-use crate::jsonrpc::{self, Incoming};
+use crate::jsonrpc::Incoming;
 use crate::transport::framing::{self, SseError};
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
@@ -109,10 +109,13 @@ async fn exchange(
     match shared.seams.reply_body(body_kind(reply.headers())) {
         Body::Json => {
             let bytes = read_body(reply, shared.max_message_bytes, &what).await?;
-            let message = jsonrpc::classify(&bytes)
-                .map_err(|why| Error::invalid(format!("the JSON answer to {what} is {why}")))?;
-            let ours = answers(&message, id);
-            shared.deliver(message);
+            let mut ours = false;
+            for message in shared.router.read(&bytes) {
+                let message = message
+                    .map_err(|why| Error::invalid(format!("the JSON answer to {what} is {why}")))?;
+                ours |= answers(&message, id);
+                shared.deliver(message);
+            }
             match ours {
                 true => Ok(()),
                 false => Err(Error::invalid(format!(
@@ -155,11 +158,14 @@ async fn read_stream(shared: &Shared, reply: Response, id: i64, what: &str) -> R
     let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
         let event = event.map_err(|e| stream_error(e, what))?;
-        let message = jsonrpc::classify(event.data.as_bytes()).map_err(|why| {
-            Error::invalid(format!("an event on the SSE answer to {what} is {why}"))
-        })?;
-        let ours = answers(&message, id);
-        shared.deliver(message);
+        let mut ours = false;
+        for message in shared.router.read(event.data.as_bytes()) {
+            let message = message.map_err(|why| {
+                Error::invalid(format!("an event on the SSE answer to {what} is {why}"))
+            })?;
+            ours |= answers(&message, id);
+            shared.deliver(message);
+        }
         if ours {
             return Ok(());
         }
@@ -295,12 +301,14 @@ async fn listen_once(
         if event.retry.is_some() {
             *retry = event.retry;
         }
-        match jsonrpc::classify(event.data.as_bytes()) {
-            Ok(message) => {
-                delivered += 1;
-                shared.deliver(message);
+        for message in shared.router.read(event.data.as_bytes()) {
+            match message {
+                Ok(message) => {
+                    delivered += 1;
+                    shared.deliver(message);
+                }
+                Err(why) => eprintln!("mcp-harness-client: skipping an event on {what}: {why}"),
             }
-            Err(why) => eprintln!("mcp-harness-client: skipping an event on {what}: {why}"),
         }
     }
     Ended::Dropped { delivered }
