@@ -2,7 +2,8 @@
 //! whether the era found is cached, and what follows a modern connect.
 //!
 //! Defects here: `no-discover-probe`, `no-fallback`, `fallback-on-any-error`,
-//! `fallback-on-one-code`, `no-era-cache`, `initialize-after-discover`, `get-stream-in-modern`.
+//! `fallback-on-one-code`, `no-era-cache`, `initialize-after-discover`, `get-stream-in-modern`,
+//! `no-stream-reconnect`, `reinitialize-on-reconnect`.
 
 use std::future::pending;
 
@@ -67,6 +68,17 @@ impl Defects {
             let _ = in_flight.wait(pending()).await;
         }
         let _ = session.notify("notifications/initialized", None);
+    }
+
+    /// Whether a dropped standalone GET stream is opened again; correct: yes.
+    pub(crate) fn reopens_stream(&self) -> bool {
+        !self.no_stream_reconnect
+    }
+
+    /// Whether a dropped standalone GET stream costs the session (a new `initialize` before
+    /// the next request); correct: no, reconnecting re-sends nothing.
+    pub(crate) fn stream_drop_loses_session(&self) -> bool {
+        self.reinitialize_on_reconnect
     }
 
     /// Runs once a modern-era connect succeeded; the correct client opens no GET stream.

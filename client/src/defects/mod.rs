@@ -182,9 +182,26 @@ pub struct Defects {
     omit_declined: bool,
     /// Modern era: retry with only the name plus the input fields, without the original arguments (breaks: the retry repeats the original params).
     bare_retry: bool,
-    /// Modern HTTP: report a cancelled or timed-out request but leave its response stream open
-    /// until close (breaks: closing the response stream is the cancellation).
+    /// HTTP: report a cancelled or timed-out request but leave its HTTP request (its response
+    /// stream) open until close (breaks: the HTTP request is aborted; in 2026-07-28 closing
+    /// the stream is the cancellation).
     keep_stream_on_cancel: bool,
+    /// HTTP: when the standalone GET stream drops, never open it again (breaks: a cut GET
+    /// stream is reopened).
+    no_stream_reconnect: bool,
+    /// HTTP: treat a dropped standalone GET stream as a lost session, so `initialize` is sent
+    /// again before the next request (breaks: reconnecting never re-sends earlier requests).
+    reinitialize_on_reconnect: bool,
+    /// HTTP: a 403 answering a request does not fail it; the request runs into its timeout
+    /// (breaks: a refusal surfaces as an error at once).
+    ignore_forbidden: bool,
+    /// Refuse a `structuredContent` that is not an object, as a 2025-06-18 client would
+    /// (breaks: any JSON value is structured content at 2026-07-28).
+    object_structured_only: bool,
+    /// Refuse a result holding content blocks other than text, image and embedded resource,
+    /// or blocks with annotations, as a client written for 2024-11-05 would (breaks: every
+    /// content type of the revision is read).
+    first_revision_content: bool,
 }
 
 impl Defects {
@@ -197,7 +214,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 67] = [
+    pub const NAMES: [&'static str; 72] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -265,6 +282,11 @@ impl Defects {
         "omit-declined",
         "bare-retry",
         "keep-stream-on-cancel",
+        "no-stream-reconnect",
+        "reinitialize-on-reconnect",
+        "ignore-forbidden",
+        "object-structured-only",
+        "first-revision-content",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -337,6 +359,11 @@ impl Defects {
             "omit-declined" => &mut self.omit_declined,
             "bare-retry" => &mut self.bare_retry,
             "keep-stream-on-cancel" => &mut self.keep_stream_on_cancel,
+            "no-stream-reconnect" => &mut self.no_stream_reconnect,
+            "reinitialize-on-reconnect" => &mut self.reinitialize_on_reconnect,
+            "ignore-forbidden" => &mut self.ignore_forbidden,
+            "object-structured-only" => &mut self.object_structured_only,
+            "first-revision-content" => &mut self.first_revision_content,
             _ => return false,
         };
         *flag = true;

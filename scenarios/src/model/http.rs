@@ -100,6 +100,10 @@ pub enum GetMode {
     NotAllowed,
     /// Open a standalone SSE stream and keep it open (it carries nothing).
     Stream,
+    /// Open a standalone SSE stream and cut it after about half a second (a keep-alive
+    /// comment written slowly, then the connection dropped mid-stream); every `GET` is
+    /// answered so. A client that keeps the stream opens it again; none re-sends a request.
+    Cut,
 }
 
 /// The shape of a POST answer.
@@ -126,7 +130,9 @@ pub struct HttpReply {
     /// SSE only: write the stream in small pieces, splitting events across chunks.
     #[serde(default, skip_serializing_if = "is_false")]
     pub split: bool,
-    /// Answer with this HTTP status and a plain-text body instead of the reply.
+    /// Answer with this HTTP status and a plain-text body instead of the reply; when the reply
+    /// is an `error`, the body is that JSON-RPC error without an `id` member (`application/json`), as a
+    /// server answers a request it refuses before reading it (an `Origin` it does not allow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// Send this `Content-Type` instead of the right one.

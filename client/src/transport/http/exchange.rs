@@ -80,7 +80,9 @@ pub(super) async fn request(
     mirror: HeaderMap,
     begun: oneshot::Sender<()>,
 ) {
-    if let Err(e) = exchange(&shared, id, &method, body, mirror, begun).await {
+    if let Err(e) = exchange(&shared, id, &method, body, mirror, begun).await
+        && shared.seams.fails_on_status(e.status)
+    {
         shared.router.fail(id, e);
     }
 }
@@ -228,6 +230,12 @@ pub(super) async fn listen(shared: Arc<Shared>) {
             Ended::Refused => return,
             Ended::Dropped { delivered } if delivered > 0 => failures = 0,
             Ended::Dropped { .. } => {}
+        }
+        if !shared.seams.reopens_stream() {
+            return;
+        }
+        if shared.seams.stream_drop_loses_session() {
+            shared.forget_session();
         }
         failures += 1;
         if failures > STREAM_RECONNECTS {

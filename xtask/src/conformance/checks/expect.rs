@@ -86,6 +86,14 @@ pub(super) fn wire_check(
         })
         .collect();
     let received = considered.as_slice();
+    // `when`: the rule binds only once the client took up what it is about.
+    if let Some(when) = &w.when
+        && !received
+            .iter()
+            .any(|got| matcher::matches(when, got, &mut seed.clone()).is_ok())
+    {
+        return Ok(());
+    }
     let mut caps = seed.clone();
     match &w.rule {
         WireRule::First(first) => {
