@@ -74,6 +74,18 @@ impl Router {
         }
     }
 
+    /// Fails every waiter with `transport_closed` saying `why`, and stays open for later
+    /// requests (a stdio server that exited and is started again: what was in flight is lost).
+    pub(crate) fn fail_pending(&self, why: &str) {
+        let waiters: Vec<_> = match self.lock().as_mut() {
+            Some(map) => map.drain().map(|(_, tx)| tx).collect(),
+            None => Vec::new(),
+        };
+        for tx in waiters {
+            let _ = tx.send(Err(Error::closed(why.to_owned())));
+        }
+    }
+
     /// Closes the router: every waiter fails with `transport_closed` saying `why`, and so does
     /// every later registration. Idempotent.
     pub(crate) fn close(&self, why: &str) {
@@ -171,6 +183,16 @@ mod tests {
             method: "notifications/progress".into(),
         };
         assert_eq!(r.dispatch(note), None);
+    }
+
+    #[test]
+    fn fail_pending_fails_waiters_but_keeps_the_router_open() {
+        let r = Router::new();
+        let mut rx = r.register(1).unwrap();
+        r.fail_pending("the server exited");
+        let e = rx.try_recv().unwrap().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TransportClosed);
+        assert!(r.register(2).is_ok(), "a later request is still taken");
     }
 
     #[test]

@@ -202,6 +202,9 @@ pub struct Defects {
     /// or blocks with annotations, as a client written for 2024-11-05 would (breaks: every
     /// content type of the revision is read).
     first_revision_content: bool,
+    /// Modern stdio: a server that exits on its own is not started again; the connection ends
+    /// (breaks: the client should restart a server that exited unexpectedly).
+    no_restart: bool,
 }
 
 impl Defects {
@@ -214,7 +217,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 72] = [
+    pub const NAMES: [&'static str; 73] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -287,6 +290,7 @@ impl Defects {
         "ignore-forbidden",
         "object-structured-only",
         "first-revision-content",
+        "no-restart",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -364,6 +368,7 @@ impl Defects {
             "ignore-forbidden" => &mut self.ignore_forbidden,
             "object-structured-only" => &mut self.object_structured_only,
             "first-revision-content" => &mut self.first_revision_content,
+            "no-restart" => &mut self.no_restart,
             _ => return false,
         };
         *flag = true;

@@ -4,7 +4,7 @@
 //! Defects here: `ignore-server-requests`, `ignore-server-exit`, `json-only`,
 //! `lenient-content-type`, `ignore-result-type`, `text-only`, `ignore-is-error`, `join-text`,
 //! `rpc-error-as-empty`, `close-on-error`, `normalize-tools`, `ignore-forbidden`,
-//! `object-structured-only`, `first-revision-content`.
+//! `object-structured-only`, `first-revision-content`, `no-restart`.
 
 use serde_json::Value;
 
@@ -25,10 +25,21 @@ impl Defects {
         }
     }
 
-    /// The server's stdout closed; correct: every request in flight fails (`router.close`).
-    pub(crate) fn server_exited(&self, router: &Router, why: &str) {
-        if !self.ignore_server_exit {
-            router.close(why);
+    /// The server's stdout closed; correct: every request in flight fails, and the connection
+    /// ends (`router.close`) unless the server is to be started again (`restart`: a 2026-07-28
+    /// stdio server), when the router stays open for the next request. Returns whether the
+    /// server is to be started again.
+    pub(crate) fn server_exited(&self, router: &Router, why: &str, restart: bool) -> bool {
+        match (self.ignore_server_exit, restart && !self.no_restart) {
+            (true, _) => false,
+            (false, true) => {
+                router.fail_pending(why);
+                true
+            }
+            (false, false) => {
+                router.close(why);
+                false
+            }
         }
     }
 
