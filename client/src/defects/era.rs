@@ -3,7 +3,7 @@
 //!
 //! Defects here: `no-discover-probe`, `no-fallback`, `fallback-on-any-error`,
 //! `fallback-on-one-code`, `no-era-cache`, `initialize-after-discover`, `get-stream-in-modern`,
-//! `no-stream-reconnect`, `reinitialize-on-reconnect`.
+//! `no-stream-reconnect`, `reinitialize-on-reconnect`, `no-last-event-id`.
 
 use std::future::pending;
 
@@ -73,6 +73,11 @@ impl Defects {
     /// Whether a dropped standalone GET stream is opened again; correct: yes.
     pub(crate) fn reopens_stream(&self) -> bool {
         !self.no_stream_reconnect
+    }
+
+    /// The `Last-Event-ID` a reopened GET stream resumes from; correct: the last id seen.
+    pub(crate) fn resume_from<'a, T>(&self, last: Option<&'a T>) -> Option<&'a T> {
+        last.filter(|_| !self.no_last_event_id)
     }
 
     /// Whether a dropped standalone GET stream costs the session (a new `initialize` before

@@ -205,6 +205,9 @@ pub struct Defects {
     /// Modern stdio: a server that exits on its own is not started again; the connection ends
     /// (breaks: the client should restart a server that exited unexpectedly).
     no_restart: bool,
+    /// HTTP: reopen a dropped standalone GET stream without `Last-Event-ID` (breaks: a client
+    /// resumes with the last event id it saw).
+    no_last_event_id: bool,
 }
 
 impl Defects {
@@ -217,7 +220,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 73] = [
+    pub const NAMES: [&'static str; 74] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -291,6 +294,7 @@ impl Defects {
         "object-structured-only",
         "first-revision-content",
         "no-restart",
+        "no-last-event-id",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -369,6 +373,7 @@ impl Defects {
             "object-structured-only" => &mut self.object_structured_only,
             "first-revision-content" => &mut self.first_revision_content,
             "no-restart" => &mut self.no_restart,
+            "no-last-event-id" => &mut self.no_last_event_id,
             _ => return false,
         };
         *flag = true;

@@ -26,8 +26,10 @@ use super::sse::{self, End, Paced};
 use crate::script::Answer;
 use crate::{batch, faults, jsonrpc};
 
-/// The pause between the bytes of a standalone stream that is cut (`get: cut`).
-const CUT_STREAM_GAP: Duration = Duration::from_millis(40);
+/// What a standalone stream that is cut (`get: cut`) carries before the cut, and the pause
+/// between its bytes: a client that resumes sends the event id as `Last-Event-ID`.
+const CUT_STREAM: &str = "id: cut-stream-1\ndata:\n\n: keep-alive\n\n";
+const CUT_STREAM_GAP: Duration = Duration::from_millis(20);
 
 /// What the fake does with a request, decided before it is recorded.
 #[derive(Debug)]
@@ -175,8 +177,9 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
         }
         Verdict::Stream { cut } => {
             let keep_alive = match cut {
-                // One keep-alive comment, a byte every 40 ms, then the connection drops.
-                true => Paced::dripped(sse::KEEP_ALIVE.as_bytes(), CUT_STREAM_GAP, End::Cut),
+                // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
+                // keep-alive comment, a byte every 20 ms, then the connection drops.
+                true => Paced::dripped(CUT_STREAM.as_bytes(), CUT_STREAM_GAP, End::Cut),
                 false => Paced::new(sse::KEEP_ALIVE.as_bytes(), false, End::KeepAlive),
             };
             let mut response = with_body(StatusCode::OK, keep_alive.into_body());

@@ -258,7 +258,7 @@ async fn listen_once(
         .get(shared.url.clone())
         .header(header::ACCEPT, "text/event-stream");
     let mut get = shared.decorate(get, false);
-    if let Some(id) = last_event_id {
+    if let Some(id) = shared.seams.resume_from(last_event_id.as_ref()) {
         get = get.header(LAST_EVENT_ID, id.clone());
     }
     let (sent, session) = shared.send(get);

@@ -292,6 +292,34 @@ mod tests {
     }
 
     #[test]
+    fn when_makes_a_rule_bind_only_once_its_subject_was_sent() {
+        use mcp_harness_scenarios::model::WireStream;
+        use serde_json::json;
+        let check = WireExpectation {
+            on: WireStream::HttpRequests,
+            filter: None,
+            rule: WireRule::Sequence(vec![
+                json!({"method": "GET", "status": 200}),
+                json!({"method": "GET"}),
+            ]),
+            revisions: Vec::new(),
+            when: Some(json!({"method": "GET", "status": 200})),
+        };
+        let post = json!({"method": "POST", "status": 200});
+        let get = json!({"method": "GET", "status": 200});
+        let seed = Captures::new();
+        assert!(
+            wire_check(&check, &[&post], &seed).is_ok(),
+            "no GET: nothing to judge"
+        );
+        assert!(
+            wire_check(&check, &[&post, &get], &seed).is_err(),
+            "opened, never reopened"
+        );
+        assert!(wire_check(&check, &[&get, &post, &get], &seed).is_ok());
+    }
+
+    #[test]
     fn code_and_status_bind_only_the_first_kind() {
         use ErrorKind::{HttpStatus, InvalidResponse, Timeout, TransportClosed};
         let e = want(
