@@ -100,8 +100,8 @@ impl Router {
         map.remove(&oldest)
     }
 
-    /// Fails every waiter with `error`; the router stays open (only the read seam's
-    /// `obey-server-cancel` defect calls this).
+    /// Fails every waiter with `error`; the router stays open (the read seam's
+    /// `obey-server-cancel` defect, and [`Router::fail_pending`]).
     pub(crate) fn fail_all(&self, error: &Error) {
         let waiters: Vec<_> = match self.lock().as_mut() {
             Some(map) => map.drain().map(|(_, tx)| tx).collect(),
@@ -110,6 +110,12 @@ impl Router {
         for tx in waiters {
             let _ = tx.send(Err(error.clone()));
         }
+    }
+
+    /// Fails every waiter with `transport_closed` saying `why`, and stays open for later
+    /// requests (a stdio server that exited and is started again: what was in flight is lost).
+    pub(crate) fn fail_pending(&self, why: &str) {
+        self.fail_all(&Error::closed(why.to_owned()));
     }
 
     /// Closes the router: every waiter fails with `transport_closed` saying `why`, and so does
@@ -246,6 +252,16 @@ mod tests {
             method: "ping".into(),
         };
         assert!(r.dispatch(ping).is_some());
+    }
+
+    #[test]
+    fn fail_pending_fails_waiters_but_keeps_the_router_open() {
+        let r = Router::new();
+        let mut rx = r.register(1).unwrap();
+        r.fail_pending("the server exited");
+        let e = rx.try_recv().unwrap().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TransportClosed);
+        assert!(r.register(2).is_ok(), "a later request is still taken");
     }
 
     #[test]

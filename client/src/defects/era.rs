@@ -3,7 +3,8 @@
 //!
 //! Defects here: `no-discover-probe`, `no-fallback`, `fallback-on-any-error`,
 //! `fallback-on-one-code`, `no-era-cache`, `initialize-after-discover`, `get-stream-in-modern`,
-//! `claim-server-extensions`.
+//! `claim-server-extensions`, `no-stream-reconnect`, `reinitialize-on-reconnect`,
+//! `no-last-event-id`.
 
 use std::future::pending;
 
@@ -88,6 +89,22 @@ impl Defects {
             }
             _ => capabilities.clone(),
         }
+    }
+
+    /// Whether a dropped standalone GET stream is opened again; correct: yes.
+    pub(crate) fn reopens_stream(&self) -> bool {
+        !self.no_stream_reconnect
+    }
+
+    /// The `Last-Event-ID` a reopened GET stream resumes from; correct: the last id seen.
+    pub(crate) fn resume_from<'a, T>(&self, last: Option<&'a T>) -> Option<&'a T> {
+        last.filter(|_| !self.no_last_event_id)
+    }
+
+    /// Whether a dropped standalone GET stream costs the session (a new `initialize` before
+    /// the next request); correct: no, reconnecting re-sends nothing.
+    pub(crate) fn stream_drop_loses_session(&self) -> bool {
+        self.reinitialize_on_reconnect
     }
 
     /// Runs once a modern-era connect succeeded; the correct client opens no GET stream and

@@ -33,8 +33,8 @@ impl Defects {
     }
 
     /// How the server is told that `method` was given up, and whether the request's exchange
-    /// is dropped (`closes`: the transport cancels by closing the response stream); correct:
-    /// `telling`, and the exchange always dropped.
+    /// is dropped (`closes`: the transport cancels by closing the response stream, as modern
+    /// HTTP does); correct: `telling`, and the exchange always dropped.
     pub(crate) fn telling(&self, telling: Telling, method: &str, closes: bool) -> (bool, Telling) {
         let telling = match telling {
             Telling::Not(_) if method == "initialize" && self.cancel_initialize => match closes {
@@ -49,6 +49,6 @@ impl Defects {
             }
             telling => telling,
         };
-        (!(closes && self.keep_stream_on_cancel), telling)
+        (!self.keep_stream_on_cancel, telling)
     }
 }

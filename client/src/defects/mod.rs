@@ -201,8 +201,9 @@ pub struct Defects {
     omit_declined: bool,
     /// Modern era: retry with only the name plus the input fields, without the original arguments (breaks: the retry repeats the original params).
     bare_retry: bool,
-    /// Modern HTTP: report a cancelled or timed-out request but leave its response stream open
-    /// until close (breaks: closing the response stream is the cancellation).
+    /// HTTP: report a cancelled or timed-out request but leave its HTTP request (its response
+    /// stream) open until close (breaks: the HTTP request is aborted; in 2026-07-28 closing
+    /// the stream is the cancellation).
     keep_stream_on_cancel: bool,
     /// Send a `tools/list` while `initialize` still waits for its result (breaks: no request
     /// but ping before the initialize result).
@@ -225,6 +226,28 @@ pub struct Defects {
     /// Modern era: declare the server's `extensions` as the client's own in `_meta` (breaks: an
     /// extension only the server supports is ignored).
     claim_server_extensions: bool,
+    /// HTTP: when the standalone GET stream drops, never open it again (breaks: a cut GET
+    /// stream is reopened).
+    no_stream_reconnect: bool,
+    /// HTTP: treat a dropped standalone GET stream as a lost session, so `initialize` is sent
+    /// again before the next request (breaks: reconnecting never re-sends earlier requests).
+    reinitialize_on_reconnect: bool,
+    /// HTTP: a 403 answering a request does not fail it; the request runs into its timeout
+    /// (breaks: a refusal surfaces as an error at once).
+    ignore_forbidden: bool,
+    /// Refuse a `structuredContent` that is not an object, as a 2025-06-18 client would
+    /// (breaks: any JSON value is structured content at 2026-07-28).
+    object_structured_only: bool,
+    /// Refuse a result holding content blocks other than text, image and embedded resource,
+    /// or blocks with annotations, as a client written for 2024-11-05 would (breaks: every
+    /// content type of the revision is read).
+    first_revision_content: bool,
+    /// Modern stdio: a server that exits on its own is not started again; the connection ends
+    /// (breaks: the client should restart a server that exited unexpectedly).
+    no_restart: bool,
+    /// HTTP: reopen a dropped standalone GET stream without `Last-Event-ID` (breaks: a client
+    /// resumes with the last event id it saw).
+    no_last_event_id: bool,
 }
 
 impl Defects {
@@ -237,7 +260,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 83] = [
+    pub const NAMES: [&'static str; 90] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -321,6 +344,13 @@ impl Defects {
         "keep-pages-on-invalid-cursor",
         "cache-key-method-only",
         "claim-server-extensions",
+        "no-stream-reconnect",
+        "reinitialize-on-reconnect",
+        "ignore-forbidden",
+        "object-structured-only",
+        "first-revision-content",
+        "no-restart",
+        "no-last-event-id",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -409,6 +439,13 @@ impl Defects {
             "keep-pages-on-invalid-cursor" => &mut self.keep_pages_on_invalid_cursor,
             "cache-key-method-only" => &mut self.cache_key_method_only,
             "claim-server-extensions" => &mut self.claim_server_extensions,
+            "no-stream-reconnect" => &mut self.no_stream_reconnect,
+            "reinitialize-on-reconnect" => &mut self.reinitialize_on_reconnect,
+            "ignore-forbidden" => &mut self.ignore_forbidden,
+            "object-structured-only" => &mut self.object_structured_only,
+            "first-revision-content" => &mut self.first_revision_content,
+            "no-restart" => &mut self.no_restart,
+            "no-last-event-id" => &mut self.no_last_event_id,
             _ => return false,
         };
         *flag = true;

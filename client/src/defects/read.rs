@@ -3,9 +3,10 @@
 //!
 //! Defects here: `ignore-server-requests`, `answer-in-modern`, `stringify-reply-ids`,
 //! `string-error-codes`, `answer-notifications`, `obey-server-cancel`, `no-batches`,
-//! `assumed-code-meanings`, `misdeliver-stray-responses`, `ignore-server-exit`, `json-only`, `lenient-content-type`,
-//! `ignore-result-type`, `text-only`, `ignore-is-error`, `join-text`, `rpc-error-as-empty`,
-//! `close-on-error`, `normalize-tools`.
+//! `assumed-code-meanings`, `misdeliver-stray-responses`, `ignore-server-exit`, `json-only`,
+//! `lenient-content-type`, `ignore-result-type`, `text-only`, `ignore-is-error`, `join-text`,
+//! `rpc-error-as-empty`, `close-on-error`, `normalize-tools`, `ignore-forbidden`,
+//! `object-structured-only`, `first-revision-content`, `no-restart`.
 
 use serde_json::{Value, json};
 
@@ -94,10 +95,21 @@ impl Defects {
         }
     }
 
-    /// The server's stdout closed; correct: every request in flight fails (`router.close`).
-    pub(crate) fn server_exited(&self, router: &Router, why: &str) {
-        if !self.ignore_server_exit {
-            router.close(why);
+    /// The server's stdout closed; correct: every request in flight fails, and the connection
+    /// ends (`router.close`) unless the server is to be started again (`restart`: a 2026-07-28
+    /// stdio server), when the router stays open for the next request. Returns whether the
+    /// server is to be started again.
+    pub(crate) fn server_exited(&self, router: &Router, why: &str, restart: bool) -> bool {
+        match (self.ignore_server_exit, restart && !self.no_restart) {
+            (true, _) => false,
+            (false, true) => {
+                router.fail_pending(why);
+                true
+            }
+            (false, false) => {
+                router.close(why);
+                false
+            }
         }
     }
 
@@ -130,6 +142,24 @@ impl Defects {
         mut result: Value,
         output: impl FnOnce(Value) -> Result<ToolOutput, Error>,
     ) -> Result<ToolOutput, Error> {
+        if self.object_structured_only
+            && let Some(structured) = result.get("structuredContent")
+            && !(structured.is_object() || structured.is_null())
+        {
+            return Err(Error::invalid(format!(
+                "structuredContent is not an object: {structured}"
+            )));
+        }
+        let blocks = result.get("content").and_then(Value::as_array);
+        let known = |b: &Value| {
+            let kind = b.get("type").and_then(Value::as_str).unwrap_or_default();
+            ["text", "image", "resource"].contains(&kind) && b.get("annotations").is_none()
+        };
+        if self.first_revision_content && blocks.is_some_and(|b| !b.iter().all(known)) {
+            return Err(Error::invalid(
+                "a content block of a type or shape unknown in 2024-11-05",
+            ));
+        }
         if let Value::Object(fields) = &mut result {
             if self.ignore_is_error {
                 fields.remove("isError");
@@ -144,6 +174,11 @@ impl Defects {
             }
             answer => Ok(answer),
         }
+    }
+
+    /// Whether an HTTP error status fails its request at once; correct: always (`true`).
+    pub(crate) fn fails_on_status(&self, status: Option<u16>) -> bool {
+        !(self.ignore_forbidden && status == Some(403))
     }
 
     /// What the caller gets for a finished `tools/call`; correct: `outcome` as it is.

@@ -80,10 +80,12 @@ impl Transport {
 
     /// Switches HTTP between the modern era (no sessions, no server stream, request-metadata
     /// headers, JSON-RPC error bodies of non-2xx answers read) and the legacy one. A dual-era
-    /// client starts modern and switches to legacy when it falls back. No-op on stdio.
+    /// client starts modern and switches to legacy when it falls back. On stdio it says
+    /// whether a server that exits on its own is started again (modern only).
     pub(crate) fn set_modern(&self, modern: bool) {
-        if let Transport::Http(t) = self {
-            t.set_modern(modern);
+        match self {
+            Transport::Stdio(t) => t.set_modern(modern),
+            Transport::Http(t) => t.set_modern(modern),
         }
     }
 

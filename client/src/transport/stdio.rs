@@ -13,6 +13,7 @@
 //! with `invalid_response` (otherwise it runs into its timeout). Bytes after the last newline
 //! at end of file are not a message and are dropped with a report.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout_at};
 
 use crate::defects::Defects;
+use crate::era::Era;
 use crate::error::Error;
 use crate::jsonrpc;
 use crate::options::{ClientOptions, StdioCommand};
@@ -93,7 +95,22 @@ struct Process {
 /// A running stdio server.
 pub(crate) struct StdioTransport {
     outbound: Arc<Outbound>,
-    process: tokio::sync::Mutex<Option<Process>>,
+    process: tokio::sync::Mutex<Option<Box<Process>>>,
+    /// What it takes to start the server (again).
+    launch: Box<Launch>,
+    /// The server exited on its own and is to be started again before the next message
+    /// (2026-07-28: "the client SHOULD restart it"; what was in flight is lost).
+    exited: Arc<AtomicBool>,
+    /// Speaking the 2026-07-28 era, where a server that exits is restarted (a dual-era
+    /// client that falls back to `initialize` turns this off).
+    modern: Arc<AtomicBool>,
+}
+
+/// The command, the router and the options a server is started with.
+struct Launch {
+    command: StdioCommand,
+    router: Arc<Router>,
+    options: ClientOptions,
 }
 
 impl StdioTransport {
@@ -103,6 +120,31 @@ impl StdioTransport {
         router: Arc<Router>,
         options: &ClientOptions,
     ) -> Result<Self, Error> {
+        let mut transport = StdioTransport {
+            outbound: Arc::new(Outbound(Mutex::new(None))),
+            process: tokio::sync::Mutex::new(None),
+            launch: Box::new(Launch {
+                command: command.clone(),
+                router,
+                options: options.clone(),
+            }),
+            exited: Arc::new(AtomicBool::new(false)),
+            modern: Arc::new(AtomicBool::new(options.era != Era::Legacy)),
+        };
+        let process = transport.start()?;
+        *transport.process.get_mut() = Some(Box::new(process));
+        Ok(transport)
+    }
+
+    /// Launches the server and the tasks serving its pipes, and points the outbound queue at
+    /// its stdin.
+    fn start(&self) -> Result<Process, Error> {
+        let Launch {
+            command,
+            router,
+            options,
+        } = &*self.launch;
+        let router = Arc::clone(router);
         let seams = &options.defects;
         let mut child = Command::new(&command.program)
             .args(&command.args)
@@ -126,28 +168,55 @@ impl StdioTransport {
         if let Some(line) = seams.first_line() {
             let _ = tx.send(line.to_owned());
         }
-        let outbound = Arc::new(Outbound(Mutex::new(Some(tx))));
+        *self.outbound.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
         let writer = tokio::spawn(write_lines(stdin, rx));
         let reader = tokio::spawn(read_messages(
             stdout,
             router,
-            Arc::clone(&outbound),
+            Arc::clone(&self.outbound),
             *seams,
             options.max_message_bytes,
+            Exit {
+                exited: Arc::clone(&self.exited),
+                modern: Arc::clone(&self.modern),
+            },
         ));
         tokio::spawn(drain_stderr(stderr));
-        Ok(StdioTransport {
-            outbound,
-            process: tokio::sync::Mutex::new(Some(Process {
-                child,
-                writer,
-                reader,
-            })),
+        Ok(Process {
+            child,
+            writer,
+            reader,
         })
     }
 
     pub(crate) fn send(&self, message: &Value) -> Result<(), Error> {
+        if self.exited.swap(false, Ordering::SeqCst) {
+            self.restart()?;
+        }
         self.outbound.send(message)
+    }
+
+    /// Starts a server that exited on its own again; the old one is reaped in the background.
+    fn restart(&self) -> Result<(), Error> {
+        let closed = || Error::closed("the connection is closed");
+        // Held only by a shutdown, which is ending the connection anyway.
+        let mut guard = self.process.try_lock().map_err(|_| closed())?;
+        let Some(old) = guard.take() else {
+            return Err(closed());
+        };
+        eprintln!("mcp-harness-client: the server exited unexpectedly; starting it again");
+        tokio::spawn(async move {
+            let mut old = old;
+            let _ = old.child.wait().await;
+            old.writer.abort();
+        });
+        *guard = Some(Box::new(self.start()?));
+        Ok(())
+    }
+
+    /// See [`Transport::set_modern`](super::Transport::set_modern).
+    pub(crate) fn set_modern(&self, modern: bool) {
+        self.modern.store(modern, Ordering::Relaxed);
     }
 
     /// Stops the server step by step (see [`ESCALATION`]; `seams`: the shutdown seam).
@@ -168,7 +237,7 @@ impl StdioTransport {
                     }
                 }
                 Stop::Signal(sig) => signal(&p.child, *sig),
-                Stop::LeaveRunning => return leave_running(p),
+                Stop::LeaveRunning => return leave_running(*p),
             }
             if i + 1 == steps.len() {
                 let _ = p.child.wait().await;
@@ -192,7 +261,7 @@ impl StdioTransport {
                     .unwrap_or_else(|p| p.into_inner())
                     .take(),
             );
-            leave_running(p);
+            leave_running(*p);
         }
     }
 }
@@ -250,12 +319,20 @@ async fn write_lines(mut stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<Stri
     // Dropping stdin here is what closes the server's input.
 }
 
+/// Where the reader tells that the server exited on its own, and whether it is to be
+/// restarted.
+struct Exit {
+    exited: Arc<AtomicBool>,
+    modern: Arc<AtomicBool>,
+}
+
 async fn read_messages(
     mut stdout: ChildStdout,
     router: Arc<Router>,
     outbound: Arc<Outbound>,
     seams: Defects,
     max: usize,
+    exit: Exit,
 ) {
     let mut framer = LineFramer::new(max);
     let mut chunk = vec![0; READ_CHUNK];
@@ -285,7 +362,13 @@ async fn read_messages(
              ({len} bytes without a newline); dropped"
         );
     }
-    seams.server_exited(&router, "the server closed its stdout");
+    let restart = exit.modern.load(Ordering::Relaxed);
+    // Marked before the waiters fail, so a request sent after one sees it.
+    exit.exited.store(restart, Ordering::SeqCst);
+    let why = "the server closed its stdout";
+    if !seams.server_exited(&router, why, restart) {
+        exit.exited.store(false, Ordering::SeqCst);
+    }
 }
 
 /// Hands one line to the router (sending back its reply), or refuses it.

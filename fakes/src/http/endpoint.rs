@@ -345,7 +345,9 @@ impl Fake {
             return Rejection::new(406, "Not Acceptable: Accept must list text/event-stream")
                 .into();
         }
-        Verdict::Stream
+        Verdict::Stream {
+            cut: self.scenario.server.http.get == GetMode::Cut,
+        }
     }
 
     fn judge_delete(&self, headers: &HeaderMap) -> Verdict {
@@ -396,8 +398,8 @@ impl Fake {
             };
         }
         let allow = match (http.get, http.delete == DeleteMode::Allow && http.sessions) {
-            (GetMode::Stream, true) => "GET, POST, DELETE",
-            (GetMode::Stream, false) => "GET, POST",
+            (GetMode::Stream | GetMode::Cut, true) => "GET, POST, DELETE",
+            (GetMode::Stream | GetMode::Cut, false) => "GET, POST",
             (GetMode::NotAllowed, true) => "POST, DELETE",
             (GetMode::NotAllowed, false) => "POST",
         };

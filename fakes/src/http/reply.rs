@@ -16,7 +16,7 @@ use axum::http::header::{
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use mcp_harness_scenarios::model::{
-    Emit, Faults, HttpReply, Redirect, Reply, ReplyFormat, RpcError, ServerEra, Truncate,
+    Emit, Faults, HttpReply, Redirect, Reply, ReplyFormat, RpcError, Truncate,
 };
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
@@ -25,6 +25,11 @@ use super::endpoint::{Conn, Fake};
 use super::sse::{self, End, Paced};
 use crate::script::Answer;
 use crate::{batch, faults, jsonrpc};
+
+/// What a standalone stream that is cut (`get: cut`) carries before the cut, and the pause
+/// between its bytes: a client that resumes sends the event id as `Last-Event-ID`.
+const CUT_STREAM: &str = "id: cut-stream-1\ndata:\n\n: keep-alive\n\n";
+const CUT_STREAM_GAP: Duration = Duration::from_millis(20);
 
 /// What the fake does with a request, decided before it is recorded.
 #[derive(Debug)]
@@ -53,8 +58,11 @@ pub enum Verdict {
         /// The script's answer.
         answer: Box<Answer>,
     },
-    /// A standalone SSE stream, held open.
-    Stream,
+    /// A standalone SSE stream, held open (or cut after about half a second, when `cut`).
+    Stream {
+        /// Cut the stream rather than hold it.
+        cut: bool,
+    },
     /// An accepted batch holding requests: one batched answer (see [`crate::batch::play`]),
     /// as JSON or as one SSE event, per the script's `replies`.
     Batch(Vec<batch::Item>),
@@ -109,7 +117,7 @@ impl Verdict {
             Verdict::Plain { status, .. } => *status,
             Verdict::Reject(r) => r.status,
             Verdict::Accepted => 202,
-            Verdict::Stream => 200,
+            Verdict::Stream { .. } => 200,
             Verdict::Refuse { status, .. } => scripted_status(*status).as_u16(),
             Verdict::Batch(items) if batch::exits(items) => 0,
             Verdict::Batch(_) => 200,
@@ -167,8 +175,13 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             set(&mut response, CONTENT_TYPE, "application/json");
             response
         }
-        Verdict::Stream => {
-            let keep_alive = Paced::new(sse::KEEP_ALIVE.as_bytes(), false, End::KeepAlive);
+        Verdict::Stream { cut } => {
+            let keep_alive = match cut {
+                // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
+                // keep-alive comment, a byte every 20 ms, then the connection drops.
+                true => Paced::dripped(CUT_STREAM.as_bytes(), CUT_STREAM_GAP, End::Cut),
+                false => Paced::new(sse::KEEP_ALIVE.as_bytes(), false, End::KeepAlive),
+            };
             let mut response = with_body(StatusCode::OK, keep_alive.into_body());
             set(&mut response, CONTENT_TYPE, "text/event-stream");
             set(&mut response, CACHE_CONTROL, "no-cache");
@@ -222,6 +235,17 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
         tokio::time::sleep(std::time::Duration::from_millis(answer.delay_ms)).await;
     }
     if let Some(status) = http.status {
+        if let Reply::Error(error) = &answer.reply {
+            // A refusal before the request was read answers no id: the member is left out.
+            let mut refusal = jsonrpc::error(&Value::Null, error);
+            if let Some(fields) = refusal.as_object_mut() {
+                fields.remove("id");
+            }
+            let text = sent(fake, refusal);
+            let mut response = with_body(scripted_status(status), Body::from(text));
+            set_content_type(&mut response, &http, "application/json");
+            return response;
+        }
         let text = format!("scripted status {status}\n");
         let mut response = with_body(scripted_status(status), Body::from(text));
         set_content_type(&mut response, &http, "text/plain; charset=utf-8");
@@ -295,7 +319,8 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
         (None, End::Finish) if !split => Body::from(body),
         (None, _) => {
             let paced = Paced::new(sent_bytes, split, end);
-            match close_guard(conn, &id).filter(|_| end == End::Hold) {
+            // Only a held stream has a guard: dropping one records the client's close.
+            match (end == End::Hold).then(|| close_guard(conn, &id)).flatten() {
                 Some(guard) => paced.with_guard(guard).into_body(),
                 None => paced.into_body(),
             }
@@ -374,10 +399,10 @@ impl Drop for CloseGuard {
     }
 }
 
-/// A guard for a request the fake never answers, in the modern and dual eras only (legacy
-/// transcripts stay as they were).
+/// A guard for a request the fake never answers, in every era: a 2026-07-28 client cancels by
+/// closing the stream, and seed 000 asks a 2025 client to abort the HTTP request as well.
 fn close_guard(conn: &Conn, id: &Value) -> Option<CloseGuard> {
-    (conn.fake.scenario.server.era != ServerEra::Legacy).then(|| CloseGuard {
+    Some(CloseGuard {
         fake: std::sync::Arc::clone(&conn.fake),
         id: id.clone(),
     })

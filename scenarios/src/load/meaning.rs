@@ -160,7 +160,13 @@ fn matchers(s: &Scenario) -> Result<(), Problem> {
                 ..
             } => matcher::validate(m).map_err(|msg| (format!("{at}.ok"), msg))?,
             Rule::Wire(w) => {
-                for m in w.rule.matchers().into_iter().chain(&w.filter) {
+                for m in w
+                    .rule
+                    .matchers()
+                    .into_iter()
+                    .chain(&w.filter)
+                    .chain(&w.when)
+                {
                     matcher::validate(m).map_err(|msg| (at.clone(), msg))?;
                 }
             }

@@ -77,6 +77,10 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
             Some(f) => Some(expand_fake(f, &at)?),
             None => None,
         };
+        expectation.when = match &expectation.when {
+            Some(m) => Some(expand_fake(m, &at)?),
+            None => None,
+        };
         expectation.rule = match expectation.rule {
             crate::model::WireRule::First(ms) => {
                 crate::model::WireRule::First(expand_all(&ms, &at)?)

@@ -104,6 +104,10 @@ pub struct WireExpectation {
     pub rule: WireRule,
     /// Check only in trials of these revisions; all if empty.
     pub revisions: Vec<String>,
+    /// The rule binds only when an item matching this was sent (of those `filter` keeps);
+    /// otherwise the check passes. For behaviour that is optional as a whole but has rules
+    /// once taken up (a standalone GET stream that, once opened and cut, is reopened).
+    pub when: Option<Value>,
 }
 
 /// The one rule of a wire check.

@@ -508,6 +508,11 @@ pub struct RawWireCheck {
     /// Check only in trials of these revisions (of the case's `revisions`); all if omitted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     revisions: Vec<String>,
+    /// The rule binds only if an item matching this was sent (among those `filter` keeps);
+    /// otherwise the check passes: for something optional that has rules once the client
+    /// takes it up (a standalone GET stream, once opened and cut, is opened again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    when: Option<Value>,
     /// The id of the requirement this check cites, if not the case's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     requirement: Option<String>,
@@ -550,6 +555,7 @@ impl TryFrom<RawWireCheck> for WireCheck {
                 filter: raw.filter,
                 rule,
                 revisions: raw.revisions,
+                when: raw.when,
             },
             requirement: raw.requirement,
             broken_by: raw.broken_by,
@@ -565,6 +571,7 @@ impl From<WireCheck> for RawWireCheck {
             on: e.on,
             filter: e.filter,
             revisions: e.revisions,
+            when: e.when,
             requirement: w.requirement,
             broken_by: w.broken_by,
             ..RawWireCheck::default()

@@ -100,6 +100,11 @@ pub enum GetMode {
     NotAllowed,
     /// Open a standalone SSE stream and keep it open (it carries nothing).
     Stream,
+    /// Open a standalone SSE stream and cut it after about 700 ms (a priming event with the id
+    /// `cut-stream-1` and empty data, a keep-alive comment, written slowly, then the
+    /// connection dropped mid-stream); every `GET` is answered so. A client that keeps the
+    /// stream opens it again (resuming with `Last-Event-ID`); none re-sends a request.
+    Cut,
 }
 
 /// The shape of a POST answer.
@@ -126,7 +131,9 @@ pub struct HttpReply {
     /// SSE only: write the stream in small pieces, splitting events across chunks.
     #[serde(default, skip_serializing_if = "is_false")]
     pub split: bool,
-    /// Answer with this HTTP status and a plain-text body instead of the reply.
+    /// Answer with this HTTP status and a plain-text body instead of the reply; when the reply
+    /// is an `error`, the body is that JSON-RPC error without an `id` member (`application/json`), as a
+    /// server answers a request it refuses before reading it (an `Origin` it does not allow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// Send this `Content-Type` instead of the right one.

@@ -79,8 +79,23 @@ pub fn render(run: &TrialRun) -> String {
         .enumerate()
         .map(|(i, p)| (p.pid, format!("server#{}", i + 1)))
         .collect();
+    // When the fake notices that the client closed a response stream races the client's next
+    // POST (a 2025 client's notifications/cancelled goes out as it aborts); the wire checks
+    // judge that order. The snapshot shows each close right after the request it closes.
+    let mut closed: Vec<Value> = run
+        .records
+        .iter()
+        .flatten()
+        .filter_map(|r| match &r.event {
+            Event::StreamClosed { id } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
     for record in run.records.iter().flatten() {
         let mut event = record.event.clone();
+        if matches!(event, Event::StreamClosed { .. }) {
+            continue;
+        }
         if let Event::HttpRequest {
             method, headers, ..
         } = &mut event
@@ -106,6 +121,25 @@ pub fn render(run: &TrialRun) -> String {
         }
         let who = names.get(&record.pid).map_or("fake", String::as_str);
         let _ = writeln!(out, "  {who} {}", describe_event_full(&event));
+        let request_id = match &event {
+            Event::Received { message } if message.get("method").is_some() => message.get("id"),
+            _ => None,
+        };
+        if let Some(at) = request_id.and_then(|id| closed.iter().position(|c| c == id)) {
+            let id = closed.remove(at);
+            let _ = writeln!(
+                out,
+                "  {who} {}",
+                describe_event(&Event::StreamClosed { id })
+            );
+        }
+    }
+    for id in closed {
+        let _ = writeln!(
+            out,
+            "  fake {}",
+            describe_event(&Event::StreamClosed { id })
+        );
     }
     if !run.servers.is_empty() {
         let ends: Vec<&str> = lifecycle_events(run).iter().map(|e| e.as_str()).collect();

@@ -80,7 +80,9 @@ pub(super) async fn request(
     mirror: HeaderMap,
     begun: oneshot::Sender<()>,
 ) {
-    if let Err(e) = exchange(&shared, id, &method, body, mirror, begun).await {
+    if let Err(e) = exchange(&shared, id, &method, body, mirror, begun).await
+        && shared.seams.fails_on_status(e.status)
+    {
         shared.router.fail(id, e);
     }
 }
@@ -235,6 +237,12 @@ pub(super) async fn listen(shared: Arc<Shared>) {
             Ended::Dropped { delivered } if delivered > 0 => failures = 0,
             Ended::Dropped { .. } => {}
         }
+        if !shared.seams.reopens_stream() {
+            return;
+        }
+        if shared.seams.stream_drop_loses_session() {
+            shared.forget_session();
+        }
         failures += 1;
         if failures > STREAM_RECONNECTS {
             eprintln!("mcp-harness-client: giving up on the server's event stream");
@@ -256,7 +264,7 @@ async fn listen_once(
         .get(shared.url.clone())
         .header(header::ACCEPT, "text/event-stream");
     let mut get = shared.decorate(get, false);
-    if let Some(id) = last_event_id {
+    if let Some(id) = shared.seams.resume_from(last_event_id.as_ref()) {
         get = get.header(LAST_EVENT_ID, id.clone());
     }
     let (sent, session) = shared.send(get);

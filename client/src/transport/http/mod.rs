@@ -196,6 +196,12 @@ impl Shared {
         Err(Error::http_status(status.as_u16(), message))
     }
 
+    /// Forgets the session id and owes a new handshake before the next request.
+    fn forget_session(&self) {
+        lock(&self.session_id).take();
+        self.session_lost.store(true, Ordering::Relaxed);
+    }
+
     /// (Re)starts the standalone stream task, stopping any previous one.
     fn restart_listener(self: &Arc<Self>) {
         let task = tokio::spawn(exchange::listen(Arc::clone(self)));

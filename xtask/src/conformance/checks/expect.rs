@@ -86,6 +86,14 @@ pub(super) fn wire_check(
         })
         .collect();
     let received = considered.as_slice();
+    // `when`: the rule binds only once the client took up what it is about.
+    if let Some(when) = &w.when
+        && !received
+            .iter()
+            .any(|got| matcher::matches(when, got, &mut seed.clone()).is_ok())
+    {
+        return Ok(());
+    }
     let mut caps = seed.clone();
     match &w.rule {
         WireRule::First(first) => {
@@ -281,6 +289,34 @@ mod tests {
             code,
             status,
         }
+    }
+
+    #[test]
+    fn when_makes_a_rule_bind_only_once_its_subject_was_sent() {
+        use mcp_harness_scenarios::model::WireStream;
+        use serde_json::json;
+        let check = WireExpectation {
+            on: WireStream::HttpRequests,
+            filter: None,
+            rule: WireRule::Sequence(vec![
+                json!({"method": "GET", "status": 200}),
+                json!({"method": "GET"}),
+            ]),
+            revisions: Vec::new(),
+            when: Some(json!({"method": "GET", "status": 200})),
+        };
+        let post = json!({"method": "POST", "status": 200});
+        let get = json!({"method": "GET", "status": 200});
+        let seed = Captures::new();
+        assert!(
+            wire_check(&check, &[&post], &seed).is_ok(),
+            "no GET: nothing to judge"
+        );
+        assert!(
+            wire_check(&check, &[&post, &get], &seed).is_err(),
+            "opened, never reopened"
+        );
+        assert!(wire_check(&check, &[&get, &post, &get], &seed).is_ok());
     }
 
     #[test]
