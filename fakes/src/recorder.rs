@@ -1,6 +1,13 @@
-//! The transcript writer. Each record is one JSON line appended with a single `write_all`
-//! to a file opened in append mode, so several fake processes can share one transcript and
-//! a fake killed at any moment leaves only whole lines behind.
+//! The transcript writer. Each record is one JSON line; lines are appended with a single
+//! `write_all` to a file opened in append mode, so several fake processes can share one
+//! transcript and a fake killed at any moment leaves only whole lines behind.
+//!
+//! [`Recorder::record`] writes through at once. A fake under load may instead
+//! [`Recorder::buffer`] records and [`Recorder::flush`] them in one write, as long as it
+//! flushes before any byte they describe reaches the client, before it waits for input and
+//! before it sleeps: a record still in the buffer when the process is killed must describe
+//! nothing the client could have seen. Writing through also writes what is buffered first,
+//! so the order of records never changes.
 //!
 //! Message records are capped: a client that loops forever must not fill the disk.
 
@@ -29,7 +36,12 @@ struct State {
     messages: usize,
     truncated: bool,
     write_failed: bool,
+    /// Whole lines not yet written, in order.
+    pending: Vec<u8>,
 }
+
+/// Buffered records past this many bytes are written without waiting for a flush.
+const BUFFER_LIMIT: usize = 256 * 1024;
 
 impl Recorder {
     /// Opens (creating if needed) the transcript at `path` for appending, with the default cap.
@@ -48,6 +60,7 @@ impl Recorder {
                 messages: 0,
                 truncated: false,
                 write_failed: false,
+                pending: Vec::new(),
             }),
         })
     }
@@ -63,10 +76,40 @@ impl Recorder {
     /// and the messages of its body, a batch and its messages), each counted like
     /// [`Recorder::record`].
     pub fn record_all(&self, events: impl IntoIterator<Item = Event>) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.lock();
         for event in events {
             self.record_locked(&mut state, event);
         }
+        write_pending(&mut state);
+    }
+
+    /// Like [`Recorder::record`], but the record waits in memory for the next write (a
+    /// [`Recorder::flush`], or any record written through).
+    pub fn buffer(&self, event: Event) {
+        self.buffer_all([event]);
+    }
+
+    /// Like [`Recorder::record_all`], but the records wait in memory for the next write.
+    pub fn buffer_all(&self, events: impl IntoIterator<Item = Event>) {
+        let mut state = self.lock();
+        for event in events {
+            self.record_locked(&mut state, event);
+        }
+        if state.pending.len() > BUFFER_LIMIT {
+            write_pending(&mut state);
+        }
+    }
+
+    /// Writes every buffered record, in one write.
+    pub fn flush(&self) {
+        let mut state = self.lock();
+        if !state.pending.is_empty() {
+            write_pending(&mut state);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn record_locked(&self, state: &mut State, event: Event) {
@@ -96,18 +139,30 @@ impl Recorder {
             pid: self.pid,
             event,
         };
-        let mut line = match serde_json::to_string(&record) {
-            Ok(line) => line,
-            Err(e) => return report_once(state, &e.to_string()),
-        };
-        line.push('\n');
-        let written = state
-            .file
-            .write_all(line.as_bytes())
-            .and_then(|()| state.file.flush());
-        if let Err(e) = written {
-            report_once(state, &e.to_string());
+        let start = state.pending.len();
+        match serde_json::to_writer(&mut state.pending, &record) {
+            Ok(()) => state.pending.push(b'\n'),
+            Err(e) => {
+                state.pending.truncate(start);
+                report_once(state, &e.to_string());
+            }
         }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// Writes the buffered lines (a file opened for appending writes them in one piece). What
+/// cannot be written is dropped, after a report.
+fn write_pending(state: &mut State) {
+    let written = state.file.write_all(&state.pending);
+    state.pending.clear();
+    if let Err(e) = written {
+        report_once(state, &e.to_string());
     }
 }
 
@@ -126,6 +181,47 @@ mod tests {
     use super::*;
     use mcp_harness_scenarios::transcript;
     use serde_json::json;
+
+    #[test]
+    fn buffered_records_wait_for_a_write_and_keep_their_order() {
+        let path = std::env::temp_dir().join(format!(
+            "mcp-fake-recorder-buffered-{}.jsonl",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&path);
+        let read = || {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            transcript::parse(&text)
+                .expect("parse transcript")
+                .into_iter()
+                .map(|r| r.event)
+                .collect::<Vec<_>>()
+        };
+        let recorder = Recorder::open(&path).expect("open transcript");
+        recorder.buffer(Event::Started);
+        assert_eq!(read(), vec![]);
+        recorder.record(Event::StdinEof);
+        assert_eq!(read(), vec![Event::Started, Event::StdinEof]);
+        recorder.buffer(Event::Signal {
+            name: "SIGTERM".into(),
+        });
+        recorder.flush();
+        recorder.flush();
+        recorder.buffer(Event::Exited { code: 0 });
+        drop(recorder);
+        let events = read();
+        let _ = std::fs::remove_file(&path);
+        let signal = Event::Signal {
+            name: "SIGTERM".into(),
+        };
+        let all = [
+            Event::Started,
+            Event::StdinEof,
+            signal,
+            Event::Exited { code: 0 },
+        ];
+        assert_eq!(events, all);
+    }
 
     #[test]
     fn appends_whole_lines_and_caps_messages() {

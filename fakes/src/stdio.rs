@@ -2,26 +2,31 @@
 //! sees a server it launched as its child.
 //!
 //! Each request is answered from its own task, so a delayed or hanging answer never holds up
-//! later ones. All writes to stdout go through one lock, each message a whole flushed line,
-//! and each is recorded just before it is written, so the transcript can never show a
-//! client's reaction ahead of what caused it. A handler's hostile-server `faults` are
-//! carried out in the `faults` submodule, all of a handler's lines under one hold of the
-//! lock, so whatever the client does meanwhile, the handler's script is played whole.
+//! later ones. An answer is recorded and queued as a whole line in one step; a writer task
+//! writes what is queued in one go, after writing the records of it to the transcript, so
+//! under load many answers share one write and the transcript can never show a client's
+//! reaction ahead of what caused it. Received messages are recorded in memory too, and
+//! written out before the fake waits for more input. All writes to stdout go through one
+//! lock. A handler's hostile-server `faults` are carried out in the `faults` submodule, all
+//! of a handler's lines under one hold of the lock, during which nothing else is queued, so
+//! whatever the client does meanwhile, the handler's script is played whole and unmixed.
 //! A line holding a JSON-RPC batch is recorded message by message and answered as one batch
 //! line where the version in force allows batches (see [`crate::batch`]). The process always ends through
 //! [`std::process::exit`]: dropping a runtime with a pending stdin read would hang.
 
 use std::convert::Infallible;
 use std::io::Write;
-use std::sync::{Arc, PoisonError};
+use std::pin::Pin;
+use std::sync::{Arc, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mcp_harness_scenarios::model::{OnEof, OnSigterm, Reply, ServerScript};
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Stdout};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, ReadBuf, Stdin, Stdout};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 
 use crate::batch;
 use crate::jsonrpc::{self, Incoming};
@@ -61,7 +66,10 @@ pub async fn serve_at(
         negotiated: std::sync::Mutex::new(None),
         recorder,
         stdout: Mutex::new(tokio::io::stdout()),
+        queue: std::sync::Mutex::new(Queue::default()),
+        queued: Notify::new(),
     });
+    tokio::spawn(write_queued(Arc::clone(&fake)));
     match sigterm {
         Ok(stream) => {
             tokio::spawn(watch_sigterm(Arc::clone(&fake), stream, on_sigterm));
@@ -85,29 +93,91 @@ struct Fake {
     negotiated: std::sync::Mutex<Option<String>>,
     recorder: Recorder,
     stdout: Mutex<Stdout>,
+    /// Lines recorded as sent and waiting for the writer task.
+    queue: std::sync::Mutex<Queue>,
+    /// Wakes the writer task when the queue stops being empty.
+    queued: Notify,
+}
+
+/// What [`Fake::queue`] holds.
+#[derive(Debug, Default)]
+struct Queue {
+    /// Whole lines, in the order of their records.
+    bytes: Vec<u8>,
+    /// Set while a handler's faults hold stdout (see [`faults`]): nothing may be queued
+    /// (and so recorded) until they are played.
+    held: bool,
 }
 
 impl Fake {
     /// Records and writes one message as a line. Write errors (client gone) are ignored.
     async fn send(&self, message: Value) {
-        let line = format!("{message}\n");
-        let mut out = self.stdout.lock().await;
-        self.recorder.record(Event::Sent { message });
-        write_line(&mut out, &line).await;
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        self.queue(line, vec![Event::Sent { message }]).await;
     }
 
     /// Records and writes a scripted raw line verbatim, followed by a newline.
     async fn send_raw(&self, line: String) {
-        let text = format!("{line}\n");
-        let mut out = self.stdout.lock().await;
-        self.recorder.record(Event::SentRaw { line });
-        write_line(&mut out, &text).await;
+        let text = format!("{line}\n").into_bytes();
+        self.queue(text, vec![Event::SentRaw { line }]).await;
+    }
+
+    /// Records `records` and queues `line` for the writer task, in one step; while a
+    /// handler's faults hold stdout, first waits for them to be played.
+    async fn queue(&self, line: Vec<u8>, mut records: Vec<Event>) {
+        loop {
+            match self.try_queue(&line, records) {
+                Ok(()) => return,
+                Err(back) => records = back,
+            }
+            drop(self.stdout.lock().await);
+        }
+    }
+
+    fn try_queue(&self, line: &[u8], records: Vec<Event>) -> Result<(), Vec<Event>> {
+        let mut queue = self.lock_queue();
+        if queue.held {
+            return Err(records);
+        }
+        self.recorder.buffer_all(records);
+        let was_empty = queue.bytes.is_empty();
+        queue.bytes.extend_from_slice(line);
+        drop(queue);
+        if was_empty {
+            self.queued.notify_one();
+        }
+        Ok(())
+    }
+
+    fn lock_queue(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes what is queued, marking the queue held (or not) for the caller, who holds
+    /// stdout; the records of the bytes returned are written to the transcript.
+    fn take_queued(&self, held: bool, spare: Vec<u8>) -> Vec<u8> {
+        let mut queue = self.lock_queue();
+        queue.held = held;
+        let bytes = std::mem::replace(&mut queue.bytes, spare);
+        drop(queue);
+        self.recorder.flush();
+        bytes
     }
 
     /// Records `Exited` and ends the process with `code`, after at most a short wait for a
-    /// write in progress.
+    /// write in progress and what is queued.
     async fn exit(&self, code: i32) -> Infallible {
-        let _quiet = tokio::time::timeout(EXIT_WRITE_GRACE, self.stdout.lock()).await;
+        // Stdout stays held, and the queue with it: whatever is answered meanwhile waits.
+        let _held = tokio::time::timeout(EXIT_WRITE_GRACE, async {
+            let mut out = self.stdout.lock().await;
+            let bytes = self.take_queued(true, Vec::new());
+            if !bytes.is_empty() {
+                write_line(&mut out, &bytes).await;
+            }
+            out
+        })
+        .await;
         self.recorder.record(Event::Exited { code });
         std::process::exit(code)
     }
@@ -150,7 +220,7 @@ impl Fake {
                 .map(|answer| (Value::Null, answer)),
             Incoming::Other => None,
         };
-        self.recorder.record(Event::Received { message });
+        self.recorder.buffer(Event::Received { message });
         if let Some((id, answer)) = request {
             let fake = Arc::clone(self);
             tokio::spawn(async move { fake.answer(id, answer).await });
@@ -202,10 +272,9 @@ impl Fake {
             match batch::play(planned).await {
                 batch::Played::Responses(responses) if responses.is_empty() => {}
                 batch::Played::Responses(responses) => {
-                    let line = format!("{}\n", Value::Array(responses.clone()));
-                    let mut out = fake.stdout.lock().await;
-                    fake.recorder.record_all(batch::sent_records(&responses));
-                    write_line(&mut out, &line).await;
+                    let records = batch::sent_records(&responses);
+                    let line = format!("{}\n", Value::Array(responses));
+                    fake.queue(line.into_bytes(), records).await;
                 }
                 batch::Played::Exit(code) => match fake.exit(code).await {},
             }
@@ -214,12 +283,13 @@ impl Fake {
 
     fn record_invalid(&self, content: &[u8], error: String) {
         let line = keep_start(&String::from_utf8_lossy(content), INVALID_LINE_KEEP);
-        self.recorder.record(Event::ReceivedInvalid { line, error });
+        self.recorder.buffer(Event::ReceivedInvalid { line, error });
     }
 
     /// Carries out one scripted answer to the request `id`.
     async fn answer(&self, id: Value, mut answer: script::Answer) {
         if answer.delay_ms > 0 {
+            self.recorder.flush();
             tokio::time::sleep(Duration::from_millis(answer.delay_ms)).await;
         }
         if let Some(faults) = answer.faults.take() {
@@ -238,7 +308,11 @@ impl Fake {
 /// Reads stdin line by line until end of file (a read error counts as the end). Lines may
 /// be of any length and need not be UTF-8.
 async fn read_stdin(fake: &Arc<Fake>) {
-    let mut input = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    let stdin = FlushingStdin {
+        stdin: tokio::io::stdin(),
+        fake: Arc::clone(fake),
+    };
+    let mut input = BufReader::with_capacity(64 * 1024, stdin);
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -255,8 +329,42 @@ async fn read_stdin(fake: &Arc<Fake>) {
     }
 }
 
-async fn write_line(out: &mut Stdout, line: &str) {
-    if out.write_all(line.as_bytes()).await.is_ok() {
+/// Stdin that writes the buffered records to the transcript before every read, which is
+/// when the fake may wait for input.
+struct FlushingStdin {
+    stdin: Stdin,
+    fake: Arc<Fake>,
+}
+
+impl AsyncRead for FlushingStdin {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        self.fake.recorder.flush();
+        Pin::new(&mut self.stdin).poll_read(cx, buf)
+    }
+}
+
+/// The writer task: writes what is queued, in one write per wake-up, after the records of
+/// it. Answers queued while a write is under way go out together in the next.
+async fn write_queued(fake: Arc<Fake>) {
+    let mut spare = Vec::new();
+    loop {
+        fake.queued.notified().await;
+        let mut out = fake.stdout.lock().await;
+        let bytes = fake.take_queued(false, spare);
+        if !bytes.is_empty() {
+            write_line(&mut out, &bytes).await;
+        }
+        spare = bytes;
+        spare.clear();
+    }
+}
+
+async fn write_line(out: &mut Stdout, line: &[u8]) {
+    if out.write_all(line).await.is_ok() {
         let _ = out.flush().await;
     }
 }

@@ -5,6 +5,7 @@
 //! The order of checks: bearer token (401), path (404), method (405), Accept (406), body
 //! (400), session (400 missing, 404 unknown or expired), protocol version (400).
 
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
@@ -123,9 +124,23 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
         Some(Parsed::Invalid { line, error }) => vec![Event::ReceivedInvalid { line, error }],
         None => Vec::new(),
     };
+    // Buffered: the answer's first record written through (its `Sent`) takes them along,
+    // and whatever is still buffered is written before this request waits for anything (a
+    // delay, a hang) and before its response is handed over.
     fake.recorder
-        .record_all(std::iter::once(request).chain(body));
-    reply::perform(&conn, verdict).await
+        .buffer_all(std::iter::once(request).chain(body));
+    let recorder = &fake.recorder;
+    let mut perform = std::pin::pin!(reply::perform(&conn, verdict));
+    let response = std::future::poll_fn(|cx| {
+        let polled = perform.as_mut().poll(cx);
+        if polled.is_pending() {
+            recorder.flush();
+        }
+        polled
+    })
+    .await;
+    recorder.flush();
+    response
 }
 
 async fn read_body(body: Body) -> Parsed {

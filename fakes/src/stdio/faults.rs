@@ -4,6 +4,7 @@
 //! an exit or silence), a duplicate of the reply later, and an exit or a closed stdout after it.
 
 use std::io::Write;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -11,8 +12,9 @@ use mcp_harness_scenarios::model::{Emit, Faults, Reply, Then, Truncate};
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, Stdout};
+use tokio::sync::MutexGuard;
 
-use super::{Fake, INVALID_LINE_KEEP, keep_start, log};
+use super::{Fake, INVALID_LINE_KEEP, keep_start, log, write_line};
 use crate::faults::{self, emitted, first_half, repeat_note};
 use crate::jsonrpc;
 
@@ -37,9 +39,10 @@ impl Fake {
     /// still gets, and the transcript still shows, every line the script lists.
     pub(super) async fn answer_with_faults(&self, id: Value, reply: Reply, faults: Faults) {
         if faults.stderr_bytes > 0 {
+            self.recorder.flush();
             flood_stderr(faults.stderr_bytes).await;
         }
-        let mut out = self.stdout.lock().await;
+        let mut out = self.hold().await;
         // The items ahead of the reply are recorded now and written together with the reply
         // (one write), so every line the fake sends is in the transcript before the client
         // can react to any of them: a client answering a server request in between is always
@@ -99,7 +102,7 @@ impl Fake {
         if let Some(ms) = faults.duplicate_after_ms {
             drop(out);
             tokio::time::sleep(Duration::from_millis(ms)).await;
-            out = self.stdout.lock().await;
+            out = self.hold().await;
             self.recorder.record(Event::Sent { message: recorded });
             write_bytes(&mut out, &line, None).await;
         }
@@ -113,6 +116,17 @@ impl Fake {
             Some(Then::CloseStdout) => self.close_stdout(&mut out).await,
             None => {}
         }
+    }
+
+    /// Takes stdout for a handler's script: what is queued goes out first, and nothing more
+    /// is queued until the hold ends.
+    async fn hold(&self) -> Held<'_> {
+        let mut out = self.stdout.lock().await;
+        let bytes = self.take_queued(true, Vec::new());
+        if !bytes.is_empty() {
+            write_line(&mut out, &bytes).await;
+        }
+        Held { fake: self, out }
     }
 
     /// Records `Exited` and ends the process at once: the caller holds stdout, so no write
@@ -152,6 +166,32 @@ impl Fake {
             Ok(Err(e)) => log(&format!("cannot close stdout: {e}")),
             Err(e) => log(&format!("cannot open /dev/null: {e}")),
         }
+    }
+}
+
+/// Stdout held for a handler's script; ending the hold lets answers be queued again (before
+/// stdout is let go, so they queue up behind the script's last line).
+struct Held<'a> {
+    fake: &'a Fake,
+    out: MutexGuard<'a, Stdout>,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.fake.lock_queue().held = false;
+    }
+}
+
+impl Deref for Held<'_> {
+    type Target = Stdout;
+    fn deref(&self) -> &Stdout {
+        &self.out
+    }
+}
+
+impl DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut Stdout {
+        &mut self.out
     }
 }
 

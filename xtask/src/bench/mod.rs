@@ -59,6 +59,9 @@ pub struct Args {
     /// Leave out the suite timings (two full conformance runs).
     #[arg(long)]
     pub skip_suite: bool,
+    /// Measure the fakes only (no clients, no suite): a quick check of their capacity.
+    #[arg(long)]
+    pub fakes_only: bool,
     /// The xtask executable whose `conformance` is timed (set by the debug xtask when it hands
     /// over to the release one).
     #[arg(long, hide = true, value_name = "FILE")]
@@ -104,6 +107,14 @@ fn run(args: Args) -> Result<ExitCode, String> {
         in_flight: args.in_flight,
     };
 
+    if args.fakes_only {
+        eprintln!("bench: the fakes ...");
+        let fake_stdio = fakes::stdio(&setup, args.fake_requests);
+        let fake_https = https_load::run(&setup, args.fake_requests, args.fake_connections);
+        let report = report::Report::new(&args, Vec::new(), Vec::new(), fake_stdio, fake_https);
+        print!("{}", report.table());
+        return Ok(ExitCode::SUCCESS);
+    }
     let rmcp = match &args.rmcp_bin {
         Some(bin) => Ok(bin.clone()),
         None => {
@@ -167,7 +178,7 @@ fn build_release() -> Result<(), String> {
 /// Builds the debug binaries the timed suite uses and the release ones, then runs the release
 /// xtask with the same arguments.
 fn hand_over_to_release(args: &Args, exe: &Path, dir: &Path) -> Result<ExitCode, String> {
-    if !args.skip_suite {
+    if !args.skip_suite && !args.fakes_only {
         paths::build_bins()?;
     }
     build_release()?;
