@@ -4,8 +4,15 @@
 //! deadline and after every trial. A server the client forgot, or moved to another group,
 //! is found by the pid its transcript records; the runner is a child subreaper, so such
 //! orphans become the runner's children and can be killed and reaped here.
+//!
+//! Being the subreaper also bounds every search: a trial's processes, escaped or not, are
+//! always the runner's descendants, so a search walks the runner's tree of children
+//! (`/proc/<pid>/task/<tid>/children`) instead of every process on the machine, which on a
+//! busy machine cost more than the rest of the harness's work in a trial.
 
+use std::collections::HashSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -17,9 +24,63 @@ use nix::unistd::Pid;
 /// client abandoned is re-parented here instead of to init, where it could be lost.
 pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
-    if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
-        eprintln!("warning: cannot become a child subreaper ({e}); orphans may escape");
+    match nix::sys::prctl::set_child_subreaper(true) {
+        Ok(()) => SUBREAPER.store(true, Ordering::SeqCst),
+        Err(e) => eprintln!("warning: cannot become a child subreaper ({e}); orphans may escape"),
     }
+}
+
+/// Whether this process is the subreaper of its descendants (see [`become_subreaper`]).
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
+
+/// The processes a search must look at: this process's descendants when it is their
+/// subreaper (nothing of a trial can then be anywhere else), otherwise every process.
+fn candidates() -> Vec<u32> {
+    if SUBREAPER.load(Ordering::SeqCst)
+        && let Some(found) = descendants(std::process::id())
+    {
+        return found;
+    }
+    all_pids()
+}
+
+/// Every process on the machine.
+fn all_pids() -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .collect()
+}
+
+/// The descendants of `root` (children, theirs, ...), zombies included, from each thread's
+/// `children` list; `None` when the kernel does not offer those lists for `root`. A process
+/// that exits during the walk is simply not followed further.
+fn descendants(root: u32) -> Option<Vec<u32>> {
+    if !Path::new(&format!("/proc/{root}/task/{root}/children")).exists() {
+        return None;
+    }
+    let mut seen: HashSet<u32> = HashSet::from([root]);
+    let mut found = Vec::new();
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.filter_map(Result::ok) {
+            let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                if seen.insert(child) {
+                    found.push(child);
+                    queue.push(child);
+                }
+            }
+        }
+    }
+    Some(found)
 }
 
 /// Kills a whole process group; a group that is already gone is fine. Waits (up to 500 ms)
@@ -46,11 +107,8 @@ pub fn kill_group(pgid: u32) {
 /// Whether group `pgid` still has a live member, or a dead one this process must reap.
 fn group_has_members(pgid: u32) -> bool {
     let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    candidates()
+        .into_iter()
         .filter_map(stat_fields)
         .any(|(state, parent, group)| {
             group == pgid && (!matches!(state, 'Z' | 'X') || parent == me)
@@ -203,11 +261,8 @@ pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<std::process::C
 pub fn trial_processes(entry: &str, pipes: &[String]) -> Vec<u32> {
     let _searching = SPAWNING.write().unwrap_or_else(|p| p.into_inner());
     let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    candidates()
+        .into_iter()
         .filter(|&pid| pid != me)
         .filter(|&pid| state_of(pid).is_some_and(|s| s != 'Z' && s != 'X'))
         .filter(|&pid| has_env_entry(pid, entry) || holds_write_end(pid, pipes))
