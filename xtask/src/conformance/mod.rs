@@ -504,8 +504,13 @@ fn display_path(path: &std::path::Path) -> String {
 }
 
 fn default_threads() -> usize {
-    // Trials mostly wait on processes, so more trials than cores keeps the machine busy.
-    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
+    // A trial mostly waits: on its client's start, on the fake's scripted delays, on timeouts
+    // the case hands the client (up to a second or so). Its own work is a few tens of ms of
+    // CPU, so eight trials per core keep the cores busy while the waits overlap. The cases'
+    // timeouts leave far more room than that load takes from a trial (the suite stays green
+    // at these jobs on a machine busy with other builds; see `cargo xtask bench`).
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cores * 8).clamp(4, 64)
 }
 
 fn check_record(c: &CheckResult) -> CheckRecord {
