@@ -53,6 +53,10 @@ pub struct SuiteRun {
     pub jobs: Option<usize>,
     /// Wall time of the whole `cargo xtask conformance` process, in seconds.
     pub seconds: f64,
+    /// CPU time (user and system) of that process and every process it waited for (cargo,
+    /// the runner, the clients and the fakes), in seconds; `cpu_s / cores` is the least wall
+    /// time the run could take on an otherwise idle machine.
+    pub cpu_s: f64,
     /// Trials run.
     pub trials: usize,
     /// Trials per second of wall time.
@@ -197,9 +201,10 @@ fn run(
     if let Some(client) = client {
         cmd.args(["--client", client]);
     }
-    let started = Instant::now();
+    let (started, cpu_before) = (Instant::now(), children_cpu());
     let (status, _, stderr) = output_within(&mut cmd, SUITE_LIMIT)?;
     let seconds = started.elapsed().as_secs_f64();
+    let cpu_s = children_cpu() - cpu_before;
     let exit_code = status.code().unwrap_or(-1);
     if exit_code != 0 && exit_code != 101 {
         return Err(format!(
@@ -231,6 +236,7 @@ fn run(
         label: label.to_owned(),
         jobs,
         seconds,
+        cpu_s,
         trials: times.len(),
         trials_per_s: times.len() as f64 / seconds.max(1e-9),
         median_trial_ms: median(&times.iter().map(|&t| t as f64).collect::<Vec<_>>()),
@@ -239,6 +245,23 @@ fn run(
         failed,
         inside,
     })
+}
+
+/// The CPU time of this process's children that it waited for (and of theirs), in seconds,
+/// from `/proc/self/stat` (`cutime`, `cstime`, in the kernel's fixed 100 ticks a second).
+fn children_cpu() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // After the parenthesised name: state is field 3; cutime and cstime are 16 and 17.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |i: usize| fields.get(i - 3).and_then(|f| f.parse::<f64>().ok());
+    match (ticks(16), ticks(17)) {
+        (Some(user), Some(system)) => (user + system) / 100.0,
+        _ => 0.0,
+    }
 }
 
 /// The runner's account, summed up per phase.
@@ -400,6 +423,10 @@ fn fake_start(fake: &Path, work: &Path) -> Result<f64, String> {
     Ok(median(&ms))
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// The median of sorted values (the mean of the middle two for an even count).
 fn median(sorted: &[f64]) -> f64 {
     match sorted.len() {
@@ -453,6 +480,12 @@ impl Suite {
                         false => format!("; failed: {}", run.failed.join(", ")),
                     }
                 );
+                let detail = format!(
+                    "{detail}; CPU {:.1} s, so at least {:.1} s on {} idle cores",
+                    run.cpu_s,
+                    run.cpu_s / cores() as f64,
+                    cores()
+                );
                 (what, Some(green && run.seconds < TARGET_SECONDS), detail)
             }
             None => (what, None, "the run did not complete".into()),
@@ -469,15 +502,15 @@ impl Suite {
         );
         let _ = writeln!(
             t,
-            "{:<10} {:>5} {:>8} {:>7} {:>9} {:>11} {:>9}  slowest trial",
-            "run", "jobs", "wall s", "trials", "trials/s", "median ms", "start ms"
+            "{:<10} {:>5} {:>8} {:>7} {:>9} {:>11} {:>9} {:>10}  slowest trial",
+            "run", "jobs", "wall s", "trials", "trials/s", "median ms", "start ms", "CPU ms/tr"
         );
         for run in &self.runs {
             match run {
                 Ok(r) => {
                     let _ = writeln!(
                         t,
-                        "{:<10} {:>5} {:>8.2} {:>7} {:>9.1} {:>11.1} {:>9.0}  {} ({} ms){}",
+                        "{:<10} {:>5} {:>8.2} {:>7} {:>9.1} {:>11.1} {:>9.0} {:>10.1}  {} ({} ms){}",
                         r.label,
                         r.inside.threads,
                         r.seconds,
@@ -485,6 +518,7 @@ impl Suite {
                         r.trials_per_s,
                         r.median_trial_ms,
                         r.inside.start_ms,
+                        r.cpu_s * 1e3 / r.trials.max(1) as f64,
                         r.slowest.0,
                         r.slowest.1,
                         match (r.exit_code, r.failed.is_empty()) {

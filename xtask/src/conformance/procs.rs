@@ -239,27 +239,69 @@ pub fn pipe_name(fd: &impl std::os::fd::AsRawFd) -> Option<String> {
     name.starts_with("pipe:").then_some(name)
 }
 
-/// Held (shared) while this runner starts a process, and (exclusive) while it looks for a
-/// trial's processes by the pipes they hold. Between fork and exec a child holds copies of
-/// every descriptor of the runner, the write ends of another trial's pipes included, if that
-/// trial is starting its client at the same moment; `Command::spawn` returns only once the
-/// child has exec'd (dropping those copies), so a search that waits for every spawn in
-/// flight never mistakes a half-started child for a process of its trial.
-static SPAWNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+/// The runner's process starts in flight, by ticket. Between fork and exec a child holds
+/// copies of every descriptor of the runner, so one started while another trial was starting
+/// its client holds, for a moment, the write ends of that trial's output pipes; a search by
+/// pipe must not mistake it for a process of that trial. `Command::spawn` returns only once
+/// the child has exec'd (dropping the copies), and the runner holds a trial's write ends only
+/// while starting its client, so the hazard is limited to the starts in flight when that
+/// start ended: a search waits for those (long done, as a rule), and for nothing else, so
+/// starts and searches never wait on each other otherwise.
+struct Starts {
+    next: u64,
+    in_flight: std::collections::BTreeSet<u64>,
+}
 
-/// Starts `cmd` so that no trial's search for its processes sees the child half-started.
-pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
-    let _starting = SPAWNING.read().unwrap_or_else(|p| p.into_inner());
-    cmd.spawn()
+static STARTS: std::sync::Mutex<Starts> = std::sync::Mutex::new(Starts {
+    next: 0,
+    in_flight: std::collections::BTreeSet::new(),
+});
+static STARTED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// Which starts could hold copies of a trial's pipes: those with a ticket below this one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StartMark(u64);
+
+fn starts() -> std::sync::MutexGuard<'static, Starts> {
+    STARTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts `cmd`; the mark tells a later search for the child's processes by its pipes which
+/// other starts to wait for (see [`trial_processes`]).
+pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<(std::process::Child, StartMark)> {
+    let ticket = {
+        let mut s = starts();
+        let ticket = s.next;
+        s.next += 1;
+        s.in_flight.insert(ticket);
+        ticket
+    };
+    let spawned = cmd.spawn();
+    let mark = {
+        let mut s = starts();
+        s.in_flight.remove(&ticket);
+        StartMark(s.next)
+    };
+    STARTED.notify_all();
+    spawned.map(|child| (child, mark))
+}
+
+/// Waits until no start with a ticket below `mark` is in flight.
+fn wait_for_starts(mark: StartMark) {
+    let mut s = starts();
+    while s.in_flight.first().is_some_and(|&t| t < mark.0) {
+        s = STARTED.wait(s).unwrap_or_else(|p| p.into_inner());
+    }
 }
 
 /// Live processes other than this one that belong to a trial: their environment holds
 /// `entry` (`NAME=value`, inherited from the client), or they hold the write end of one of
 /// the trial's output `pipes` (found even if they cleared their environment). Only write
 /// ends count: a process this runner is just starting holds copies of the runner's read
-/// ends for a moment, and must not be mistaken for a trial's.
-pub fn trial_processes(entry: &str, pipes: &[String]) -> Vec<u32> {
-    let _searching = SPAWNING.write().unwrap_or_else(|p| p.into_inner());
+/// ends for a moment, and must not be mistaken for a trial's. `mark` is the mark of the
+/// start that made the pipes.
+pub fn trial_processes(entry: &str, pipes: &[String], mark: StartMark) -> Vec<u32> {
+    wait_for_starts(mark);
     let me = std::process::id();
     candidates()
         .into_iter()
@@ -317,12 +359,18 @@ fn name_of(pid: u32) -> String {
 /// `known` ones, and reaps those that became this process's children. Returns the ones that
 /// had left the client's process group `pgid`: the group was killed as a whole, so those
 /// are the processes that tried to outlive the trial.
-pub fn sweep_trial(entry: &str, pipes: &[String], pgid: u32, known: &[u32]) -> Vec<Leftover> {
+pub fn sweep_trial(
+    entry: &str,
+    pipes: &[String],
+    mark: StartMark,
+    pgid: u32,
+    known: &[u32],
+) -> Vec<Leftover> {
     let mut escaped: Vec<Leftover> = Vec::new();
     // A process may fork while it is being killed: look again until nothing is left.
     let until = Instant::now() + Duration::from_secs(1);
     while Instant::now() < until {
-        let found: Vec<u32> = trial_processes(entry, pipes)
+        let found: Vec<u32> = trial_processes(entry, pipes, mark)
             .into_iter()
             .filter(|pid| !known.contains(pid))
             .collect();

@@ -151,6 +151,8 @@ pub struct Harness {
     http: OnceLock<Result<HttpEnv, String>>,
     /// How long making the HTTP environment (runtime, certificates, CA file) took.
     http_setup: OnceLock<Duration>,
+    /// Worker threads of the HTTP environment's runtime.
+    http_workers: usize,
     bearer_token: Option<String>,
 }
 
@@ -161,8 +163,15 @@ impl Harness {
             bins,
             http: OnceLock::new(),
             http_setup: OnceLock::new(),
+            http_workers: 2,
             bearer_token: None,
         }
+    }
+
+    /// Serves the HTTPS fakes with `workers` threads (a run gives one per trial at once).
+    pub fn with_http_workers(mut self, workers: usize) -> Harness {
+        self.http_workers = workers.max(1);
+        self
     }
 
     /// Gives every HTTPS trial this bearer token (the fake requires it), not only the cases
@@ -176,7 +185,7 @@ impl Harness {
         self.http
             .get_or_init(|| {
                 let started = Instant::now();
-                let env = HttpEnv::new();
+                let env = HttpEnv::with_workers(self.http_workers);
                 let _ = self.http_setup.set(started.elapsed());
                 env
             })
@@ -360,6 +369,8 @@ struct Ran {
     elapsed: Duration,
     /// How long starting its process took.
     spawn: Duration,
+    /// Which other starts could hold copies of its pipes.
+    mark: procs::StartMark,
     /// Its process group (the shell's pid).
     pgid: u32,
     /// The names of its stdout and stderr pipes, to find processes still holding them.
@@ -372,7 +383,7 @@ struct Ran {
 /// deadline (then its process group is killed).
 fn run_client(mut cmd: Command, deadline: Duration) -> std::io::Result<Ran> {
     let start = Instant::now();
-    let mut child = procs::spawn(&mut cmd)?;
+    let (mut child, mark) = procs::spawn(&mut cmd)?;
     let spawn = start.elapsed();
     let pgid = child.id();
     let pipes: Vec<String> = [
@@ -400,6 +411,7 @@ fn run_client(mut cmd: Command, deadline: Duration) -> std::io::Result<Ran> {
         end,
         elapsed: start.elapsed(),
         spawn,
+        mark,
         pgid,
         pipes,
         stdout,
@@ -433,7 +445,7 @@ fn clean_up(ran: &Ran, servers: &[u32], transcript_path: &Path, marker: &str) ->
     for &pid in servers {
         procs::kill_and_reap(pid, transcript_path);
     }
-    procs::sweep_trial(marker, &ran.pipes, ran.pgid, servers)
+    procs::sweep_trial(marker, &ran.pipes, ran.mark, ran.pgid, servers)
 }
 
 /// What the client printed, bounded, escaped and with its token redacted.
