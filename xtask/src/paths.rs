@@ -84,7 +84,7 @@ pub fn build_bins() -> Result<Bins, String> {
 
 /// Whether `key` is one of the variables cargo sets for the package it runs or compiles,
 /// rather than one of its configuration variables (CARGO_HOME, CARGO_TARGET_DIR, …).
-fn is_package_variable(key: &str) -> bool {
+pub fn is_package_variable(key: &str) -> bool {
     key.starts_with("CARGO_PKG_")
         || matches!(
             key,

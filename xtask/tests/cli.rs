@@ -490,3 +490,37 @@ fn a_null_request_state_on_the_retry_fails_no_request_state() {
         failed[0].actual
     );
 }
+
+/// The bench's timings: each trial's phases, named, the client's run among them, and the
+/// run's one-off costs; an HTTPS trial shows its fake's start and the run's certificates.
+#[test]
+fn timings_are_written_when_the_bench_asks_for_them() {
+    support::bins();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("timings.json");
+    xtask()
+        .args([
+            "--exact",
+            "handshake/happy-path@stdio",
+            "handshake/happy-path@https",
+        ])
+        .env(xtask::conformance::timings::VAR, &file)
+        .assert()
+        .success();
+    let t = xtask::conformance::timings::RunTimings::load(&file).unwrap();
+    assert_eq!(t.trials.len(), 2);
+    assert!(t.http_setup_ms > 0.0 && t.trials_ms > 0.0);
+    for trial in &t.trials {
+        let phase = |name: &str| {
+            trial
+                .phases_us
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, us)| *us)
+                .unwrap_or_else(|| panic!("{} has no phase {name}", trial.name))
+        };
+        assert!(phase("client") > 0 && phase("spawn") > 0 && phase("checks") > 0);
+        assert!(phase("spawn") <= phase("client"));
+        assert_eq!(phase("fake_start") > 0, trial.name.ends_with("@https"));
+    }
+}

@@ -131,14 +131,10 @@ fn run(args: Args) -> Result<ExitCode, String> {
     eprintln!("bench: the clients ({} rounds) ...", args.rounds);
     let clients = clients::compare(&setup, &dir.join("mcp-harness-bench"), &rmcp, args.rounds);
     let suite = match args.skip_suite {
-        true => Vec::new(),
+        true => suite::Suite::default(),
         false => {
-            let xtask = args.suite_xtask.clone().unwrap_or_else(|| exe.clone());
-            eprintln!("bench: the suite ({}) ...", xtask.display());
-            [Some(1), None]
-                .into_iter()
-                .map(|jobs| suite::run(&xtask, work.path(), jobs))
-                .collect()
+            eprintln!("bench: the suite (`cargo xtask conformance`, 1x, 3x, 600 trials) ...");
+            suite::measure(work.path(), &debug_dir(&args, dir).join("mcp-fake-stdio"))
         }
     };
     let report = report::Report::new(&args, clients, suite, fake_stdio, fake_https);
@@ -150,6 +146,14 @@ fn run(args: Args) -> Result<ExitCode, String> {
     report.write(&out)?;
     println!("written: {}", out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the debug build the suite runs lives: beside the debug xtask that handed over.
+fn debug_dir(args: &Args, release: &Path) -> PathBuf {
+    args.suite_xtask
+        .as_deref()
+        .and_then(Path::parent)
+        .map_or_else(|| release.with_file_name("debug"), Path::to_path_buf)
 }
 
 /// The workspace build every benchmark uses. xtask is built alongside so that the feature set

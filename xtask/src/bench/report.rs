@@ -13,13 +13,13 @@ use super::Args;
 use super::clients::{Figures, Outcome, Pair};
 use super::fakes::Throughput;
 use super::metrics::{METRICS, Metric, ahead};
-use super::suite::SuiteRun;
+use super::suite::Suite;
 
 /// Everything one bench run measured.
 pub struct Report {
     settings: Value,
     clients: Vec<Pair>,
-    suite: Vec<Result<SuiteRun, String>>,
+    suite: Suite,
     fakes: Vec<(&'static str, Result<Throughput, String>)>,
 }
 
@@ -28,7 +28,7 @@ impl Report {
     pub fn new(
         args: &Args,
         clients: Vec<Pair>,
-        suite: Vec<Result<SuiteRun, String>>,
+        suite: Suite,
         fake_stdio: Result<Throughput, String>,
         fake_https: Result<Throughput, String>,
     ) -> Report {
@@ -72,24 +72,7 @@ impl Report {
                 (_, Err(why)) => (what, None, format!("rmcp unavailable: {why}")),
             });
         }
-        if let Some(Ok(run)) = self
-            .suite
-            .iter()
-            .find(|r| matches!(r, Ok(s) if s.jobs.is_none()))
-        {
-            let detail = format!("{:.2} s", run.seconds);
-            out.push((
-                "whole suite under 10 s warm".into(),
-                Some(run.seconds < 10.0),
-                detail,
-            ));
-            let detail = format!("{:.1} ms", run.median_trial_ms);
-            out.push((
-                "median trial under 50 ms".into(),
-                Some(run.median_trial_ms < 50.0),
-                detail,
-            ));
-        }
+        out.extend(self.suite.targets());
         for (transport, fake) in &self.fakes {
             let fastest = self.fastest_client(transport);
             let what = format!("the {transport} fake is not the bottleneck");
@@ -147,38 +130,7 @@ impl Report {
                 let _ = writeln!(t, "{:<6} rmcp: unavailable ({why})", pair.transport);
             }
         }
-        let _ = writeln!(
-            t,
-            "\nsuite (reference client, `xtask conformance --no-build`)"
-        );
-        let _ = writeln!(
-            t,
-            "{:<8} {:>8} {:>7} {:>9} {:>11}  slowest trial",
-            "jobs", "wall s", "trials", "trials/s", "median ms"
-        );
-        for run in &self.suite {
-            match run {
-                Ok(r) => {
-                    let jobs = r.jobs.map_or("default".into(), |n| n.to_string());
-                    let _ = writeln!(
-                        t,
-                        "{jobs:<8} {:>8.2} {:>7} {:>9.1} {:>11.1}  {} ({} ms){}",
-                        r.seconds,
-                        r.trials,
-                        r.trials_per_s,
-                        r.median_trial_ms,
-                        r.slowest.0,
-                        r.slowest.1,
-                        match (r.exit_code, r.failed.is_empty()) {
-                            (0, _) => String::new(),
-                            (_, true) => "  [the run failed]".to_owned(),
-                            (_, false) => format!("  [failed: {}]", r.failed.join(", ")),
-                        }
-                    );
-                }
-                Err(why) => drop(writeln!(t, "suite run failed: {why}")),
-            }
-        }
+        t.push_str(&self.suite.table());
         let _ = writeln!(t, "\nfakes");
         for (transport, fake) in &self.fakes {
             match fake {
@@ -222,7 +174,7 @@ impl Report {
         let doc = json!({
             "settings": self.settings,
             "clients": clients,
-            "suite": self.suite.iter().map(outcome_json).collect::<Vec<_>>(),
+            "suite": self.suite.json(),
             "fakes": fakes,
             "targets": targets,
         });

@@ -37,10 +37,17 @@ pub struct HttpTrial<'a> {
 }
 
 impl HttpEnv {
-    /// Makes the runtime and the run's certificates.
+    /// Makes the runtime (two worker threads) and the run's certificates.
     pub fn new() -> Result<HttpEnv, String> {
+        HttpEnv::with_workers(2)
+    }
+
+    /// Makes the runtime with `workers` threads and the run's certificates. A run gives it one
+    /// per trial it runs at once: on a busy machine each thread gets its share of the cores,
+    /// and the fakes of every trial at once must not get less, together, than one client.
+    pub fn with_workers(workers: usize) -> Result<HttpEnv, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(workers.max(1))
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the HTTP runtime: {e}"))?;

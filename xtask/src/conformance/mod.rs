@@ -13,6 +13,7 @@
 //! | `runner`    | the thread pool, the console lines and the one tally        |
 //! | `snapshot`  | normalized transcripts under insta                          |
 //! | `baseline`  | the strict expected-failures file, read and written         |
+//! | `timings`   | where a run's time went, for the bench                      |
 
 pub mod baseline;
 pub mod checks;
@@ -22,6 +23,7 @@ pub mod output;
 pub mod procs;
 pub mod runner;
 pub mod snapshot;
+pub mod timings;
 pub mod trial;
 pub mod verdict;
 
@@ -108,9 +110,11 @@ pub fn evaluate(
     harness: &Harness,
     strictness: Strictness,
 ) -> Evaluation {
-    let run = trial::run(case, transport, client_cmd, harness);
+    let mut run = trial::run(case, transport, client_cmd, harness);
+    let started = Instant::now();
     let (checks, outcomes) = checks::evaluate(case, transport, &run);
     let grade = verdict::grade(&checks, &outcomes, &case.scenario.needs, strictness);
+    run.phases.checks = started.elapsed();
     Evaluation {
         run,
         checks,
@@ -132,6 +136,7 @@ pub fn shell_quote(path: &std::path::Path) -> String {
 
 /// Runs the suite; the exit code is 101 when a trial fails the run, 2 on bad input.
 pub fn run(opts: Options) -> ExitCode {
+    let entered = Instant::now();
     if let Err(e) = runner::check_args(&opts.libtest) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
@@ -176,7 +181,8 @@ pub fn run(opts: Options) -> ExitCode {
     }
 
     procs::become_subreaper();
-    let ctx = RunContext::new(&opts, baseline);
+    let threads = opts.libtest.test_threads.unwrap_or_else(default_threads);
+    let ctx = RunContext::new(&opts, baseline, threads);
     // A snapshot whose trial is gone would otherwise linger unreviewed.
     let stale = ctx
         .snapshots_dir
@@ -188,7 +194,6 @@ pub fn run(opts: Options) -> ExitCode {
             file.display()
         );
     }
-    let threads = opts.libtest.test_threads.unwrap_or_else(default_threads);
     let started = Instant::now();
     let finished = runner::run_all(
         trials,
@@ -197,6 +202,7 @@ pub fn run(opts: Options) -> ExitCode {
         |name, (case, transport)| ctx.trial(name, &case, transport),
         |name, why| panicked(name, &why),
     );
+    let trials_took = started.elapsed();
     let strays = procs::stray_children(&[]);
     procs::kill_strays(&strays);
     let mut reports: Vec<TrialResult> = finished.iter().map(|f| f.result.clone()).collect();
@@ -234,6 +240,20 @@ pub fn run(opts: Options) -> ExitCode {
         }
         let entries = results.trials.iter().filter(|t| !t.grade.is_acceptable());
         println!("wrote {} ({} entries)", path.display(), entries.count());
+    }
+    if let Some(path) = timings::requested() {
+        let timings = timings::RunTimings {
+            threads,
+            load_ms: timings::ms(started - entered),
+            http_setup_ms: ctx.harness.http_setup().map_or(0.0, timings::ms),
+            trials_ms: timings::ms(trials_took),
+            finish_ms: timings::ms(started.elapsed().saturating_sub(trials_took)),
+            trials: finished.iter().map(timings::TrialTimings::of).collect(),
+        };
+        if let Err(e) = timings.write(&path) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     }
     if finished.iter().any(|f| f.message.is_some()) || !strays.is_empty() || !stale.is_empty() {
         ExitCode::from(101)
@@ -334,7 +354,7 @@ impl RunContext {
         }
     }
 
-    fn new(opts: &Options, baseline: Baseline) -> RunContext {
+    fn new(opts: &Options, baseline: Baseline, threads: usize) -> RunContext {
         // Snapshots pin the reference client's plain run; a run token changes every HTTPS
         // transcript.
         let snapshots_dir = opts
@@ -343,6 +363,7 @@ impl RunContext {
             .filter(|_| opts.client.is_none() && opts.bearer_token.is_none());
         RunContext {
             harness: Harness::new(opts.bins.clone())
+                .with_http_workers(threads.clamp(2, 16))
                 .with_bearer_token(opts.bearer_token.as_ref().map(|t| t.0.clone())),
             client_cmd: opts
                 .client
@@ -358,14 +379,16 @@ impl RunContext {
 
     /// Runs, grades and judges one trial.
     fn trial(&self, name: &str, case: &Case, transport: Transport) -> Finished {
-        let eval = evaluate(
+        let mut eval = evaluate(
             case,
             transport,
             &self.client_cmd,
             &self.harness,
             self.strictness(),
         );
+        let started = Instant::now();
         let transcript = snapshot::render(&eval.run);
+        let mut snapshot_took = started.elapsed();
         let entry = self.baseline.get(name).cloned();
         let place = Place {
             case_path: display_path(&case.path),
@@ -382,12 +405,15 @@ impl RunContext {
             ),
         };
         let (verdict, message) = judge(&eval, entry.as_ref(), &details, || {
-            match &self.snapshots_dir {
+            let started = Instant::now();
+            let compared = match &self.snapshots_dir {
                 Some(dir) if eval.grade == Grade::Pass || self.bless => {
                     snapshot::compare(dir, &case.path, name, &transcript)
                 }
                 _ => Ok(()),
-            }
+            };
+            snapshot_took += started.elapsed();
+            compared
         });
         let details = match &message {
             Some(m) if !details.contains(m.as_str()) => format!("{m}\n\n{details}"),
@@ -408,7 +434,13 @@ impl RunContext {
             details: details.trim_end().to_owned(),
             transcript,
         };
-        Finished { result, message }
+        eval.run.phases.snapshot = snapshot_took;
+        eval.run.phases.record = started.elapsed().saturating_sub(snapshot_took);
+        Finished {
+            result,
+            message,
+            phases: eval.run.phases,
+        }
     }
 }
 
@@ -458,6 +490,7 @@ fn panicked(name: &str, why: &str) -> Finished {
             transcript: String::new(),
         },
         message: Some(message),
+        phases: Default::default(),
     }
 }
 
@@ -472,8 +505,14 @@ fn display_path(path: &std::path::Path) -> String {
 }
 
 fn default_threads() -> usize {
-    // Trials mostly wait on processes, so more trials than cores keeps the machine busy.
-    std::thread::available_parallelism().map_or(2, |n| n.get()) * 2
+    // A trial mostly waits: on its client's start, on the fake's scripted delays, on timeouts
+    // the case hands the client (up to a second or so), while its own work is a few tens of
+    // ms of CPU. Four trials per core overlap the waits; more gain little on a busy machine
+    // and take CPU from the trials whose cases give the client a tight time budget (a
+    // cancellation after 150 ms, ten thousand notifications within a 5 s timeout), which
+    // then fail for the load, not for the client.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cores * 4).clamp(4, 64)
 }
 
 fn check_record(c: &CheckResult) -> CheckRecord {

@@ -4,8 +4,15 @@
 //! deadline and after every trial. A server the client forgot, or moved to another group,
 //! is found by the pid its transcript records; the runner is a child subreaper, so such
 //! orphans become the runner's children and can be killed and reaped here.
+//!
+//! Being the subreaper also bounds every search: a trial's processes, escaped or not, are
+//! always the runner's descendants, so a search walks the runner's tree of children
+//! (`/proc/<pid>/task/<tid>/children`) instead of every process on the machine, which on a
+//! busy machine cost more than the rest of the harness's work in a trial.
 
+use std::collections::HashSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -17,9 +24,63 @@ use nix::unistd::Pid;
 /// client abandoned is re-parented here instead of to init, where it could be lost.
 pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
-    if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
-        eprintln!("warning: cannot become a child subreaper ({e}); orphans may escape");
+    match nix::sys::prctl::set_child_subreaper(true) {
+        Ok(()) => SUBREAPER.store(true, Ordering::SeqCst),
+        Err(e) => eprintln!("warning: cannot become a child subreaper ({e}); orphans may escape"),
     }
+}
+
+/// Whether this process is the subreaper of its descendants (see [`become_subreaper`]).
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
+
+/// The processes a search must look at: this process's descendants when it is their
+/// subreaper (nothing of a trial can then be anywhere else), otherwise every process.
+fn candidates() -> Vec<u32> {
+    if SUBREAPER.load(Ordering::SeqCst)
+        && let Some(found) = descendants(std::process::id())
+    {
+        return found;
+    }
+    all_pids()
+}
+
+/// Every process on the machine.
+fn all_pids() -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .collect()
+}
+
+/// The descendants of `root` (children, theirs, ...), zombies included, from each thread's
+/// `children` list; `None` when the kernel does not offer those lists for `root`. A process
+/// that exits during the walk is simply not followed further.
+fn descendants(root: u32) -> Option<Vec<u32>> {
+    if !Path::new(&format!("/proc/{root}/task/{root}/children")).exists() {
+        return None;
+    }
+    let mut seen: HashSet<u32> = HashSet::from([root]);
+    let mut found = Vec::new();
+    let mut queue = vec![root];
+    while let Some(pid) = queue.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.filter_map(Result::ok) {
+            let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                if seen.insert(child) {
+                    found.push(child);
+                    queue.push(child);
+                }
+            }
+        }
+    }
+    Some(found)
 }
 
 /// Kills a whole process group; a group that is already gone is fine. Waits (up to 500 ms)
@@ -46,11 +107,8 @@ pub fn kill_group(pgid: u32) {
 /// Whether group `pgid` still has a live member, or a dead one this process must reap.
 fn group_has_members(pgid: u32) -> bool {
     let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    candidates()
+        .into_iter()
         .filter_map(stat_fields)
         .any(|(state, parent, group)| {
             group == pgid && (!matches!(state, 'Z' | 'X') || parent == me)
@@ -181,33 +239,72 @@ pub fn pipe_name(fd: &impl std::os::fd::AsRawFd) -> Option<String> {
     name.starts_with("pipe:").then_some(name)
 }
 
-/// Held (shared) while this runner starts a process, and (exclusive) while it looks for a
-/// trial's processes by the pipes they hold. Between fork and exec a child holds copies of
-/// every descriptor of the runner, the write ends of another trial's pipes included, if that
-/// trial is starting its client at the same moment; `Command::spawn` returns only once the
-/// child has exec'd (dropping those copies), so a search that waits for every spawn in
-/// flight never mistakes a half-started child for a process of its trial.
-static SPAWNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+/// The runner's process starts in flight, by ticket. Between fork and exec a child holds
+/// copies of every descriptor of the runner, so one started while another trial was starting
+/// its client holds, for a moment, the write ends of that trial's output pipes; a search by
+/// pipe must not mistake it for a process of that trial. `Command::spawn` returns only once
+/// the child has exec'd (dropping the copies), and the runner holds a trial's write ends only
+/// while starting its client, so the hazard is limited to the starts in flight when that
+/// start ended: a search waits for those (long done, as a rule), and for nothing else, so
+/// starts and searches never wait on each other otherwise.
+struct Starts {
+    next: u64,
+    in_flight: std::collections::BTreeSet<u64>,
+}
 
-/// Starts `cmd` so that no trial's search for its processes sees the child half-started.
-pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<std::process::Child> {
-    let _starting = SPAWNING.read().unwrap_or_else(|p| p.into_inner());
-    cmd.spawn()
+static STARTS: std::sync::Mutex<Starts> = std::sync::Mutex::new(Starts {
+    next: 0,
+    in_flight: std::collections::BTreeSet::new(),
+});
+static STARTED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// Which starts could hold copies of a trial's pipes: those with a ticket below this one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StartMark(u64);
+
+fn starts() -> std::sync::MutexGuard<'static, Starts> {
+    STARTS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts `cmd`; the mark tells a later search for the child's processes by its pipes which
+/// other starts to wait for (see [`trial_processes`]).
+pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<(std::process::Child, StartMark)> {
+    let ticket = {
+        let mut s = starts();
+        let ticket = s.next;
+        s.next += 1;
+        s.in_flight.insert(ticket);
+        ticket
+    };
+    let spawned = cmd.spawn();
+    let mark = {
+        let mut s = starts();
+        s.in_flight.remove(&ticket);
+        StartMark(s.next)
+    };
+    STARTED.notify_all();
+    spawned.map(|child| (child, mark))
+}
+
+/// Waits until no start with a ticket below `mark` is in flight.
+fn wait_for_starts(mark: StartMark) {
+    let mut s = starts();
+    while s.in_flight.first().is_some_and(|&t| t < mark.0) {
+        s = STARTED.wait(s).unwrap_or_else(|p| p.into_inner());
+    }
 }
 
 /// Live processes other than this one that belong to a trial: their environment holds
 /// `entry` (`NAME=value`, inherited from the client), or they hold the write end of one of
 /// the trial's output `pipes` (found even if they cleared their environment). Only write
 /// ends count: a process this runner is just starting holds copies of the runner's read
-/// ends for a moment, and must not be mistaken for a trial's.
-pub fn trial_processes(entry: &str, pipes: &[String]) -> Vec<u32> {
-    let _searching = SPAWNING.write().unwrap_or_else(|p| p.into_inner());
+/// ends for a moment, and must not be mistaken for a trial's. `mark` is the mark of the
+/// start that made the pipes.
+pub fn trial_processes(entry: &str, pipes: &[String], mark: StartMark) -> Vec<u32> {
+    wait_for_starts(mark);
     let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    candidates()
+        .into_iter()
         .filter(|&pid| pid != me)
         .filter(|&pid| state_of(pid).is_some_and(|s| s != 'Z' && s != 'X'))
         .filter(|&pid| has_env_entry(pid, entry) || holds_write_end(pid, pipes))
@@ -262,12 +359,18 @@ fn name_of(pid: u32) -> String {
 /// `known` ones, and reaps those that became this process's children. Returns the ones that
 /// had left the client's process group `pgid`: the group was killed as a whole, so those
 /// are the processes that tried to outlive the trial.
-pub fn sweep_trial(entry: &str, pipes: &[String], pgid: u32, known: &[u32]) -> Vec<Leftover> {
+pub fn sweep_trial(
+    entry: &str,
+    pipes: &[String],
+    mark: StartMark,
+    pgid: u32,
+    known: &[u32],
+) -> Vec<Leftover> {
     let mut escaped: Vec<Leftover> = Vec::new();
     // A process may fork while it is being killed: look again until nothing is left.
     let until = Instant::now() + Duration::from_secs(1);
     while Instant::now() < until {
-        let found: Vec<u32> = trial_processes(entry, pipes)
+        let found: Vec<u32> = trial_processes(entry, pipes, mark)
             .into_iter()
             .filter(|pid| !known.contains(pid))
             .collect();

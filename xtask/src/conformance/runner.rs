@@ -69,6 +69,8 @@ pub struct Finished {
     pub result: TrialResult,
     /// Why the trial fails the run (`None` unless its verdict fails the run).
     pub message: Option<String>,
+    /// Where the harness's time in the trial went.
+    pub phases: super::trial::Phases,
 }
 
 /// Runs `work` on every job with `threads` threads, printing each trial as it finishes;

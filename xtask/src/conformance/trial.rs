@@ -88,6 +88,59 @@ pub struct TrialRun {
     /// Processes that had left the client's process group and were still running when the
     /// client ended (killed since); servers the transcript knows of are under `servers`.
     pub escaped: Vec<Leftover>,
+    /// Where the harness's own time in this trial went.
+    pub phases: Phases,
+}
+
+/// The harness's own time in one trial, step by step (the bench's per-trial cost breakdown).
+/// `client` is the client's run from spawn to exit: the time the trial waits, not the
+/// harness's cost; `spawn` is the part of it spent starting the client's process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Phases {
+    /// The trial's directory and command line (and over HTTPS the fake's start, also below).
+    pub prepare: Duration,
+    /// Starting the HTTPS fake (a bind and a task; the certificates are made once per run).
+    pub fake_start: Duration,
+    /// Starting the client's process (fork and exec of its shell).
+    pub spawn: Duration,
+    /// From the client's spawn to its end.
+    pub client: Duration,
+    /// Stopping the HTTPS fake.
+    pub fake_stop: Duration,
+    /// Reading and parsing the transcript.
+    pub transcript: Duration,
+    /// Waiting for the servers to vanish after the client exited.
+    pub vanish: Duration,
+    /// Killing what is left of the trial and looking for escaped processes.
+    pub clean_up: Duration,
+    /// Taking what the client printed.
+    pub output: Duration,
+    /// Parsing the outcome lines, running every check and grading.
+    pub checks: Duration,
+    /// Rendering the normalized transcript and comparing it with its snapshot.
+    pub snapshot: Duration,
+    /// The failure report and the trial's record.
+    pub record: Duration,
+}
+
+impl Phases {
+    /// The phases by name, in order, with `client` last (it is not the harness's cost).
+    pub fn named(&self) -> [(&'static str, Duration); 12] {
+        [
+            ("prepare", self.prepare),
+            ("fake_start", self.fake_start),
+            ("spawn", self.spawn),
+            ("fake_stop", self.fake_stop),
+            ("transcript", self.transcript),
+            ("vanish", self.vanish),
+            ("clean_up", self.clean_up),
+            ("output", self.output),
+            ("checks", self.checks),
+            ("snapshot", self.snapshot),
+            ("record", self.record),
+            ("client", self.client),
+        ]
+    }
 }
 
 /// What a trial needs besides the case: the harness's binaries and, made on first use,
@@ -96,6 +149,10 @@ pub struct Harness {
     /// The harness's binaries.
     pub bins: Bins,
     http: OnceLock<Result<HttpEnv, String>>,
+    /// How long making the HTTP environment (runtime, certificates, CA file) took.
+    http_setup: OnceLock<Duration>,
+    /// Worker threads of the HTTP environment's runtime.
+    http_workers: usize,
     bearer_token: Option<String>,
 }
 
@@ -105,8 +162,16 @@ impl Harness {
         Harness {
             bins,
             http: OnceLock::new(),
+            http_setup: OnceLock::new(),
+            http_workers: 2,
             bearer_token: None,
         }
+    }
+
+    /// Serves the HTTPS fakes with `workers` threads (a run gives one per trial at once).
+    pub fn with_http_workers(mut self, workers: usize) -> Harness {
+        self.http_workers = workers.max(1);
+        self
     }
 
     /// Gives every HTTPS trial this bearer token (the fake requires it), not only the cases
@@ -118,9 +183,20 @@ impl Harness {
 
     fn http(&self) -> Result<&HttpEnv, String> {
         self.http
-            .get_or_init(HttpEnv::new)
+            .get_or_init(|| {
+                let started = Instant::now();
+                let env = HttpEnv::with_workers(self.http_workers);
+                let _ = self.http_setup.set(started.elapsed());
+                env
+            })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// How long the run's HTTP environment took to make (its certificates included), once
+    /// an HTTPS trial has asked for it.
+    pub fn http_setup(&self) -> Option<Duration> {
+        self.http_setup.get().copied()
     }
 }
 
@@ -128,6 +204,14 @@ impl Harness {
 /// steps: prepare the client's command (and the HTTP fake), run it to its end, read what the
 /// fake recorded, then kill whatever of the trial is left and collect what the client printed.
 pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harness) -> TrialRun {
+    let mut phases = Phases::default();
+    let mut clock = Instant::now();
+    let mut lap = move || {
+        let now = Instant::now();
+        let took = now - clock;
+        clock = now;
+        took
+    };
     let dir = match tempfile::Builder::new().prefix("mcp-harness-").tempdir() {
         Ok(dir) => dir,
         Err(e) => {
@@ -135,20 +219,32 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         }
     };
     let transcript_path = dir.path().join("transcript.jsonl");
-    let (cmd, http) = match prepare(case, transport, client_cmd, harness, dir.path()) {
+    let (cmd, http) = match prepare(
+        case,
+        transport,
+        client_cmd,
+        harness,
+        dir.path(),
+        &mut phases,
+    ) {
         Ok(prepared) => prepared,
         Err(e) => return TrialRun::failed_to_start(e),
     };
     let secret = http.as_ref().and_then(|h| h.token.clone());
     let deadline = Duration::from_millis(case.scenario.deadline_ms);
+    phases.prepare = lap();
     let ran = match run_client(cmd, deadline) {
         Ok(ran) => ran,
         Err(e) => return TrialRun::failed_to_start(format!("cannot start `{client_cmd}`: {e}")),
     };
+    phases.client = lap();
+    phases.spawn = ran.spawn;
     if let Some(http) = http {
         http.stop();
     }
+    phases.fake_stop = lap();
     let records = read_transcript(&transcript_path, secret.as_deref());
+    phases.transcript = lap();
     // Over HTTP the fake lives in this process: there is no server process to track.
     let pids = match (transport, &records) {
         (Transport::Stdio, Ok(records)) => started_pids(records),
@@ -161,9 +257,12 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             outlived_client: !procs::gone_within(pid, &transcript_path, VANISH_GRACE),
         })
         .collect();
+    phases.vanish = lap();
     let marker = format!("{TRIAL_MARKER}={}", dir.path().display());
     let escaped = clean_up(&ran, &pids, &transcript_path, &marker);
+    phases.clean_up = lap();
     let printed = collect_output(&ran, secret.as_deref());
+    phases.output = lap();
     TrialRun {
         stdout_lines: printed.stdout_lines,
         stdout_overflow: printed.stdout_overflow,
@@ -175,6 +274,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         token_given: secret.is_some(),
         secret_leaked: printed.secret_leaked,
         escaped,
+        phases,
     }
 }
 
@@ -186,6 +286,7 @@ fn prepare<'h>(
     client_cmd: &str,
     harness: &'h Harness,
     dir: &Path,
+    phases: &mut Phases,
 ) -> Result<(Command, Option<HttpTrial<'h>>), String> {
     let transcript_path = dir.join("transcript.jsonl");
     let s = &case.scenario;
@@ -217,6 +318,7 @@ fn prepare<'h>(
         .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &versions.protocol)
         .env(TRIAL_MARKER, dir)
         .env_remove("MCP_HARNESS_BEARER_TOKEN")
+        .env_remove(super::timings::VAR)
         .env_remove("MCP_HARNESS_ERA")
         .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION");
     // The era variables are set only where a case asks for an era, so legacy cases see
@@ -250,9 +352,10 @@ fn prepare<'h>(
         }
         Transport::Https => {
             let token = harness.bearer_token.as_deref();
-            let trial = harness
-                .http()
-                .and_then(|env| env.start_with_token(case, &transcript_path, token))?;
+            let env = harness.http()?;
+            let started = Instant::now();
+            let trial = env.start_with_token(case, &transcript_path, token)?;
+            phases.fake_start = started.elapsed();
             cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
                 .arg(&trial.url);
             Ok((cmd, Some(trial)))
@@ -264,6 +367,10 @@ fn prepare<'h>(
 struct Ran {
     end: ClientEnd,
     elapsed: Duration,
+    /// How long starting its process took.
+    spawn: Duration,
+    /// Which other starts could hold copies of its pipes.
+    mark: procs::StartMark,
     /// Its process group (the shell's pid).
     pgid: u32,
     /// The names of its stdout and stderr pipes, to find processes still holding them.
@@ -276,7 +383,8 @@ struct Ran {
 /// deadline (then its process group is killed).
 fn run_client(mut cmd: Command, deadline: Duration) -> std::io::Result<Ran> {
     let start = Instant::now();
-    let mut child = procs::spawn(&mut cmd)?;
+    let (mut child, mark) = procs::spawn(&mut cmd)?;
+    let spawn = start.elapsed();
     let pgid = child.id();
     let pipes: Vec<String> = [
         child.stdout.as_ref().and_then(procs::pipe_name),
@@ -302,6 +410,8 @@ fn run_client(mut cmd: Command, deadline: Duration) -> std::io::Result<Ran> {
     Ok(Ran {
         end,
         elapsed: start.elapsed(),
+        spawn,
+        mark,
         pgid,
         pipes,
         stdout,
@@ -335,7 +445,7 @@ fn clean_up(ran: &Ran, servers: &[u32], transcript_path: &Path, marker: &str) ->
     for &pid in servers {
         procs::kill_and_reap(pid, transcript_path);
     }
-    procs::sweep_trial(marker, &ran.pipes, ran.pgid, servers)
+    procs::sweep_trial(marker, &ran.pipes, ran.mark, ran.pgid, servers)
 }
 
 /// What the client printed, bounded, escaped and with its token redacted.
@@ -437,6 +547,7 @@ impl TrialRun {
             token_given: false,
             secret_leaked: false,
             escaped: Vec::new(),
+            phases: Phases::default(),
         }
     }
 
