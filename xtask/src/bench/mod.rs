@@ -111,7 +111,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         eprintln!("bench: the fakes ...");
         let fake_stdio = fakes::stdio(&setup, args.fake_requests);
         let fake_https = https_load::run(&setup, args.fake_requests, args.fake_connections);
-        let report = report::Report::new(&args, Vec::new(), Vec::new(), fake_stdio, fake_https);
+        let report = report::Report::new(&args, Vec::new(), suite::Suite::default(), fake_stdio, fake_https);
         print!("{}", report.table());
         return Ok(ExitCode::SUCCESS);
     }
