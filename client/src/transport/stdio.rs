@@ -66,7 +66,8 @@ struct Outbound(Mutex<Option<mpsc::UnboundedSender<String>>>);
 
 impl Outbound {
     fn send(&self, message: &Value) -> Result<(), Error> {
-        let mut line = message.to_string();
+        // `to_string` straight from serde_json, not through `Display`'s formatter.
+        let mut line = serde_json::to_string(message).unwrap_or_default();
         line.push('\n');
         let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref() {

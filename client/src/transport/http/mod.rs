@@ -266,7 +266,7 @@ impl HttpTransport {
     }
 
     pub(crate) fn send(&self, message: &Value) -> Result<(), Error> {
-        let body = message.to_string();
+        let body = serde_json::to_string(message).unwrap_or_default();
         let method = message.get("method").and_then(Value::as_str);
         let item = match (method, message.get("id").and_then(Value::as_i64)) {
             (Some(method), Some(id)) => Item::Request {
