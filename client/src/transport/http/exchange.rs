@@ -246,7 +246,7 @@ async fn listen_once(
 ) -> Ended {
     let what = "the event stream GET";
     let get = shared
-        .http
+        .stream_http
         .get(shared.url.clone())
         .header(header::ACCEPT, "text/event-stream");
     let mut get = shared.decorate(get, false);

@@ -80,7 +80,10 @@ enum Item {
 
 /// What the dispatcher, the request tasks and the stream task share.
 struct Shared {
+    /// The POSTs and the DELETE.
     http: reqwest::Client,
+    /// The standalone GET stream, on a connection pool of its own (see `security`).
+    stream_http: reqwest::Client,
     url: Url,
     /// `Bearer …`, marked sensitive; `None` without a token.
     authorization: Option<HeaderValue>,
@@ -154,7 +157,9 @@ impl Shared {
         impl Future<Output = reqwest::Result<Response>> + use<>,
         Option<HeaderValue>,
     ) {
-        let built = request.build().map(|mut request| {
+        // Executed by the client that made the builder (POST pool or stream pool).
+        let (http, built) = request.build_split();
+        let built = built.map(|mut request| {
             self.seams.http_request(&mut request);
             request
         });
@@ -162,7 +167,6 @@ impl Shared {
             .as_ref()
             .ok()
             .and_then(|r| r.headers().get(SESSION_ID).cloned());
-        let http = self.http.clone();
         (async move { http.execute(built?).await }, session)
     }
 
@@ -229,7 +233,7 @@ impl HttpTransport {
     ) -> Result<Self, Error> {
         let seams = options.defects;
         let url = seams.server_url(url, security::check_url)?;
-        let client = security::http_client(&url, &http.ca_files, &seams)?;
+        let (client, stream_client) = security::http_clients(&url, &http.ca_files, &seams)?;
         let authorization = match &http.bearer_token {
             Some(token) => {
                 let mut value = HeaderValue::try_from(format!("Bearer {}", token.secret()))
@@ -244,6 +248,7 @@ impl HttpTransport {
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             http: client,
+            stream_http: stream_client,
             url,
             authorization,
             seams,
