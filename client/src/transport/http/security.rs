@@ -141,9 +141,7 @@ pub(super) fn http_clients(
             .no_proxy()
             .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| {
-                Error::closed(format!("could not set up the HTTP client: {}", chain(&e)))
-            })
+            .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
     };
     Ok((client()?, client()?))
 }
