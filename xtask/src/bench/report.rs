@@ -26,6 +26,9 @@ pub struct Report {
     pipe: Option<Result<Pipe, String>>,
 }
 
+/// One floor comparison: the batch, the pipe's figures, the reference client's.
+type FloorRow = (&'static str, Batch, Batch);
+
 /// How far above the floor the reference client may be, per call.
 const FLOOR_FACTOR: f64 = 2.0;
 
@@ -118,7 +121,7 @@ impl Report {
 
     /// The reference client against the echo server, per call, over the bare pipe round trip
     /// to it: `(what, pipe, reference)` for the sequential and the in-flight batch.
-    fn floor_rows(&self) -> Option<Result<[(&'static str, Batch, Batch); 2], String>> {
+    fn floor_rows(&self) -> Option<Result<[FloorRow; 2], String>> {
         let pipe = self.pipe.as_ref()?;
         let ours = self
             .clients
