@@ -167,7 +167,11 @@ impl Client {
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
     ) -> Result<ToolOutput, Error> {
-        let params = json!({"name": name, "arguments": arguments});
+        // Built member by member: `json!` would copy the arguments through the serializer.
+        let mut params = serde_json::Map::new();
+        params.insert("name".into(), Value::from(name));
+        params.insert("arguments".into(), arguments);
+        let params = Value::Object(params);
         let result = match &self.connection {
             Connection::Legacy(_) => self.request("tools/call", params, cancel).await,
             Connection::Modern(modern) => {

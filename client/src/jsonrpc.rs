@@ -13,9 +13,15 @@ use crate::error::{Error, ErrorKind};
 /// JSON-RPC "method not found", our answer to server requests we do not implement.
 pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 
-/// A request object with an integer id.
+/// A request object with an integer id. Built member by member rather than with `json!`,
+/// which would copy `params` through the serializer on every request.
 pub(crate) fn request(id: i64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), Value::from("2.0"));
+    m.insert("id".into(), Value::from(id));
+    m.insert("method".into(), Value::from(method));
+    m.insert("params".into(), params);
+    Value::Object(m)
 }
 
 /// A notification object (it has no id).
@@ -88,10 +94,10 @@ pub fn classify_frame(frame: &[u8]) -> Vec<Result<Incoming, String>> {
 }
 
 fn classify_value(value: Value) -> Result<Incoming, String> {
-    let Value::Object(obj) = value else {
+    let Value::Object(mut obj) = value else {
         return Err("not a JSON object".into());
     };
-    if obj.get("jsonrpc") != Some(&json!("2.0")) {
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err("no \"jsonrpc\": \"2.0\" member".into());
     }
     let id = obj.get("id").filter(|id| id.is_string() || id.is_number());
@@ -108,23 +114,21 @@ fn classify_value(value: Value) -> Result<Incoming, String> {
             None => Incoming::Notification { method },
         });
     }
-    let Some(id) = id else {
+    let Some(id) = id.cloned() else {
         return Err("a response without a usable id".into());
     };
-    let outcome = match (obj.get("result"), obj.get("error")) {
-        (Some(result), None) => Ok(result.clone()),
-        (None, Some(error)) => Err(rpc_error(error)),
-        (Some(_), Some(_)) => Err(Error::invalid(
+    // The result is moved out, not copied: it is the bulk of the message.
+    let outcome = match (obj.get("result").is_some(), obj.get("error")) {
+        (true, None) => Ok(obj.remove("result").unwrap_or_default()),
+        (false, Some(error)) => Err(rpc_error(error)),
+        (true, Some(_)) => Err(Error::invalid(
             "response carries both \"result\" and \"error\"",
         )),
-        (None, None) => Err(Error::invalid(
+        (false, None) => Err(Error::invalid(
             "response carries neither \"result\" nor \"error\"",
         )),
     };
-    Ok(Incoming::Response {
-        id: id.clone(),
-        outcome,
-    })
+    Ok(Incoming::Response { id, outcome })
 }
 
 /// Maps a JSON-RPC `error` object to a `protocol_error` with its code; a malformed object is

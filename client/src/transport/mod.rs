@@ -54,6 +54,15 @@ impl Transport {
         }
     }
 
+    /// Waits until every message queued so far has gone out (HTTP: a notification's POST has
+    /// been answered, each bounded by the request timeout), so that the handshake is complete
+    /// on the server's side when `connect` returns. Stdio writes in order: nothing to wait for.
+    pub(crate) async fn flush(&self) {
+        if let Transport::Http(t) = self {
+            t.flush().await;
+        }
+    }
+
     /// The handshake is complete: HTTP may now open its standalone server stream (legacy era
     /// only).
     pub(crate) fn listen(&self) {

@@ -68,7 +68,8 @@ struct Outbound(Mutex<Option<mpsc::UnboundedSender<String>>>);
 
 impl Outbound {
     fn send(&self, message: &Value) -> Result<(), Error> {
-        let mut line = message.to_string();
+        // `to_string` straight from serde_json, not through `Display`'s formatter.
+        let mut line = serde_json::to_string(message).unwrap_or_default();
         line.push('\n');
         let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref() {
@@ -335,9 +336,12 @@ async fn read_messages(
     exit: Exit,
 ) {
     let mut framer = LineFramer::new(max);
-    let mut chunk = vec![0; READ_CHUNK];
+    // Reserved, not zeroed: `read_buf` fills spare capacity, so only the pages a read touches
+    // are ever faulted in (a 64 KiB zeroed buffer costs that much at every server start).
+    let mut chunk = Vec::with_capacity(READ_CHUNK);
     loop {
-        let n = match stdout.read(&mut chunk).await {
+        chunk.clear();
+        let n = match stdout.read_buf(&mut chunk).await {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) => {
@@ -404,9 +408,10 @@ fn refuse(line: &[u8], router: &Router, why: &str) {
 /// Lines are cut at [`STDERR_LINE`] bytes, so a server cannot make us buffer without bound.
 async fn drain_stderr(mut stderr: impl AsyncRead + Unpin) {
     let mut framer = LineFramer::new(STDERR_LINE);
-    let mut chunk = vec![0; READ_CHUNK];
+    let mut chunk = Vec::with_capacity(READ_CHUNK);
     loop {
-        let n = match stderr.read(&mut chunk).await {
+        chunk.clear();
+        let n = match stderr.read_buf(&mut chunk).await {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };

@@ -28,6 +28,8 @@ pub struct Setup<'a> {
     pub case: &'a Case,
     /// The release stdio fake.
     pub fake_stdio: PathBuf,
+    /// The argv of the floor's echo server (see `floor`).
+    pub echo: Vec<String>,
     /// The bench scenario's file.
     pub scenario: PathBuf,
     /// A scratch directory (transcripts, reports).
@@ -57,7 +59,29 @@ impl Batch {
         self.calls as f64 / self.seconds.max(1e-9)
     }
 
-    fn best(&self, other: &Batch) -> Batch {
+    /// A batch from its wall time and its per-call latencies (nearest-rank percentiles, as
+    /// the bench binaries compute them).
+    pub fn of(seconds: f64, mut latencies: Vec<u64>) -> Batch {
+        latencies.sort_unstable();
+        let rank = |p: usize| {
+            let at = (p * latencies.len()).div_ceil(100).max(1);
+            latencies.get(at - 1).copied().unwrap_or(0)
+        };
+        Batch {
+            calls: latencies.len(),
+            seconds,
+            p50_us: rank(50),
+            p99_us: rank(99),
+        }
+    }
+
+    /// Wall time per call, in microseconds.
+    pub fn per_call_us(&self) -> f64 {
+        self.seconds * 1e6 / self.calls.max(1) as f64
+    }
+
+    /// The better of two batches, figure by figure.
+    pub fn best(&self, other: &Batch) -> Batch {
         Batch {
             calls: self.calls,
             seconds: self.seconds.min(other.seconds),
@@ -101,7 +125,7 @@ pub type Outcome = Result<Figures, String>;
 /// Both clients over one transport.
 #[derive(Debug, Clone)]
 pub struct Pair {
-    /// `stdio` or `https`.
+    /// `stdio`, `https` or `floor`.
     pub transport: &'static str,
     /// The reference client.
     pub reference: Outcome,
@@ -130,15 +154,17 @@ pub fn build_rmcp(root: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// Runs both clients over both transports, `rounds` times, interleaved.
+/// Runs both clients over each of `transports` (`stdio`, `https`, and `floor`: stdio to the
+/// echo server), `rounds` times, interleaved.
 pub fn compare(
     setup: &Setup,
     reference: &Path,
     rmcp: &Result<PathBuf, String>,
     rounds: u32,
+    transports: &[&'static str],
 ) -> Vec<Pair> {
     let mut pairs = Vec::new();
-    for transport in ["stdio", "https"] {
+    for &transport in transports {
         let (mut ours, mut theirs): (Outcome, Outcome) = (Err(String::new()), Err(String::new()));
         // A discarded warm-up of each, so neither pays alone for a cold start (page cache,
         // the previous phase's after-effects).
@@ -196,6 +222,16 @@ fn run_once(setup: &Setup, bin: &Path, transport: &str, round: u32, who: &str) -
         .args(["--in-flight", &setup.in_flight.to_string()])
         .args(["--tool", "echo"]);
     let trial = match transport {
+        "floor" => {
+            let argv = serde_json::json!(setup.echo);
+            cmd.args([
+                "--transport",
+                "stdio",
+                "--server-command",
+                &argv.to_string(),
+            ]);
+            None
+        }
         "stdio" => {
             let argv = serde_json::json!([
                 setup.fake_stdio,

@@ -7,6 +7,7 @@
 //! | `clients`    | the reference client's and rmcp's bench binaries, interleaved       |
 //! | `suite`      | `cargo xtask conformance` wall time and trial times                 |
 //! | `fakes`      | the stdio fake under pipelined load                                 |
+//! | `floor`      | a do-nothing echo server and the bare pipe round trip to it         |
 //! | `https_load` | the in-process HTTPS fake under a many-connection HTTP/1.1 load     |
 //! | `metrics`    | the compared client figures and which way each is better            |
 //! | `report`     | the table, the targets and `target/bench/bench.json`                |
@@ -18,6 +19,7 @@
 
 mod clients;
 mod fakes;
+mod floor;
 mod https_load;
 mod metrics;
 mod report;
@@ -50,7 +52,7 @@ pub struct Args {
     /// Keep-alive connections the HTTPS load generator opens.
     #[arg(long, default_value_t = 16)]
     pub fake_connections: usize,
-    /// Where the JSON results go (default: target/bench/bench.json).
+    /// Where the JSON results go (default: bench/bench.json in the target directory).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Use this rmcp bench binary instead of building the one in adapters/rmcp.
@@ -59,17 +61,42 @@ pub struct Args {
     /// Leave out the suite timings (two full conformance runs).
     #[arg(long)]
     pub skip_suite: bool,
-    /// Measure the fakes only (no clients, no suite): a quick check of their capacity.
-    #[arg(long)]
-    pub fakes_only: bool,
+    /// Measure only these parts (repeatable; the suite is then left out too).
+    #[arg(long, value_enum, value_name = "PART")]
+    pub only: Vec<Part>,
+    /// Be the floor's echo server on stdin and stdout, and nothing else (see `floor`).
+    #[arg(long, hide = true)]
+    pub serve_echo: bool,
     /// The xtask executable whose `conformance` is timed (set by the debug xtask when it hands
     /// over to the release one).
     #[arg(long, hide = true, value_name = "FILE")]
     pub suite_xtask: Option<PathBuf>,
 }
 
+/// The parts of a bench run that `--only` can pick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// Both clients over stdio, against the stdio fake.
+    Stdio,
+    /// Both clients over HTTPS, against the in-process HTTPS fake.
+    Https,
+    /// The floor: both clients against the echo server, and the bare pipe round trip.
+    Floor,
+    /// The fakes' own throughput.
+    Fakes,
+}
+
+impl Args {
+    fn wants(&self, part: Part) -> bool {
+        self.only.is_empty() || self.only.contains(&part)
+    }
+}
+
 /// Runs the benchmarks; exit 0 once everything that could be measured was reported.
 pub fn main(args: Args) -> ExitCode {
+    if args.serve_echo {
+        return floor::serve_echo();
+    }
     match run(args) {
         Ok(code) => code,
         Err(e) => {
@@ -101,20 +128,13 @@ fn run(args: Args) -> Result<ExitCode, String> {
         env: &env,
         case: &case,
         fake_stdio: dir.join("mcp-fake-stdio"),
+        echo: floor::echo_argv(&exe),
         scenario: scenario.clone(),
         work: work.path().to_owned(),
         calls: args.calls,
         in_flight: args.in_flight,
     };
 
-    if args.fakes_only {
-        eprintln!("bench: the fakes ...");
-        let fake_stdio = fakes::stdio(&setup, args.fake_requests);
-        let fake_https = https_load::run(&setup, args.fake_requests, args.fake_connections);
-        let report = report::Report::new(&args, Vec::new(), suite::Suite::default(), fake_stdio, fake_https);
-        print!("{}", report.table());
-        return Ok(ExitCode::SUCCESS);
-    }
     let rmcp = match &args.rmcp_bin {
         Some(bin) => Ok(bin.clone()),
         None => {
@@ -125,24 +145,56 @@ fn run(args: Args) -> Result<ExitCode, String> {
     if let Err(why) = &rmcp {
         eprintln!("bench: rmcp: unavailable ({why})");
     }
-    eprintln!("bench: the fakes ...");
-    let fake_stdio = fakes::stdio(&setup, args.fake_requests);
-    let fake_https = https_load::run(&setup, args.fake_requests, args.fake_connections);
+    let fakes = match args.wants(Part::Fakes) {
+        true => {
+            eprintln!("bench: the fakes ...");
+            vec![
+                ("stdio", fakes::stdio(&setup, args.fake_requests)),
+                (
+                    "https",
+                    https_load::run(&setup, args.fake_requests, args.fake_connections),
+                ),
+            ]
+        }
+        false => Vec::new(),
+    };
+    let pipe = args.wants(Part::Floor).then(|| {
+        eprintln!("bench: the floor (pipe round trip) ...");
+        floor::pipe(&setup.echo, args.calls, args.in_flight, args.rounds)
+    });
+    let transports: Vec<&'static str> = [
+        (Part::Stdio, "stdio"),
+        (Part::Https, "https"),
+        (Part::Floor, "floor"),
+    ]
+    .into_iter()
+    .filter(|(part, _)| args.wants(*part))
+    .map(|(_, name)| name)
+    .collect();
     eprintln!("bench: the clients ({} rounds) ...", args.rounds);
-    let clients = clients::compare(&setup, &dir.join("mcp-harness-bench"), &rmcp, args.rounds);
-    let suite = match args.skip_suite {
+    let clients = clients::compare(
+        &setup,
+        &dir.join("mcp-harness-bench"),
+        &rmcp,
+        args.rounds,
+        &transports,
+    );
+    let suite = match args.skip_suite || !args.only.is_empty() {
         true => suite::Suite::default(),
         false => {
             eprintln!("bench: the suite (`cargo xtask conformance`, 1x, 3x, 600 trials) ...");
             suite::measure(work.path(), &debug_dir(&args, dir).join("mcp-fake-stdio"))
         }
     };
-    let report = report::Report::new(&args, clients, suite, fake_stdio, fake_https);
+    let report = report::Report::new(&args, clients, suite, fakes, pipe);
     print!("{}", report.table());
+    // The target directory this release xtask was built into (it is `<target>/release`),
+    // which is where CARGO_TARGET_DIR or the cargo config put it, not always `./target`.
+    let target = dir.parent().ok_or("the release directory has no parent")?;
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| root.join("target").join("bench").join("bench.json"));
+        .unwrap_or_else(|| target.join("bench").join("bench.json"));
     report.write(&out)?;
     println!("written: {}", out.display());
     Ok(ExitCode::SUCCESS)
@@ -182,7 +234,7 @@ fn build_release() -> Result<(), String> {
 /// Builds the debug binaries the timed suite uses and the release ones, then runs the release
 /// xtask with the same arguments.
 fn hand_over_to_release(args: &Args, exe: &Path, dir: &Path) -> Result<ExitCode, String> {
-    if !args.skip_suite && !args.fakes_only {
+    if !args.skip_suite && args.only.is_empty() {
         paths::build_bins()?;
     }
     build_release()?;

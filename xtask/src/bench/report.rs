@@ -10,8 +10,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::Args;
-use super::clients::{Figures, Outcome, Pair};
+use super::clients::{Batch, Figures, Outcome, Pair};
 use super::fakes::Throughput;
+use super::floor::Pipe;
 use super::metrics::{METRICS, Metric, ahead};
 use super::suite::Suite;
 
@@ -21,7 +22,15 @@ pub struct Report {
     clients: Vec<Pair>,
     suite: Suite,
     fakes: Vec<(&'static str, Result<Throughput, String>)>,
+    /// The bare pipe round trip to the echo server, when the floor was measured.
+    pipe: Option<Result<Pipe, String>>,
 }
+
+/// One floor comparison: the batch, the pipe's figures, the reference client's.
+type FloorRow = (&'static str, Batch, Batch);
+
+/// How far above the floor the reference client may be, per call.
+const FLOOR_FACTOR: f64 = 2.0;
 
 impl Report {
     /// Gathers the measurements.
@@ -29,8 +38,8 @@ impl Report {
         args: &Args,
         clients: Vec<Pair>,
         suite: Suite,
-        fake_stdio: Result<Throughput, String>,
-        fake_https: Result<Throughput, String>,
+        fakes: Vec<(&'static str, Result<Throughput, String>)>,
+        pipe: Option<Result<Pipe, String>>,
     ) -> Report {
         let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
         let settings = json!({
@@ -38,12 +47,12 @@ impl Report {
             "fake_requests": args.fake_requests, "fake_connections": args.fake_connections,
             "cpus": cpus, "reference_runtime": "current-thread",
         });
-        let fakes = vec![("stdio", fake_stdio), ("https", fake_https)];
         Report {
             settings,
             clients,
             suite,
             fakes,
+            pipe,
         }
     }
 
@@ -89,7 +98,50 @@ impl Report {
                 (_, None) => (what, None, "no client figures".into()),
             });
         }
+        out.extend(self.floor_targets());
         out
+    }
+
+    /// The reference client against the echo server, per call, over the bare pipe round trip
+    /// to it: `(what, pipe, reference)` for the sequential and the in-flight batch.
+    fn floor_rows(&self) -> Option<Result<[FloorRow; 2], String>> {
+        let pipe = self.pipe.as_ref()?;
+        let ours = self
+            .clients
+            .iter()
+            .find(|p| p.transport == "floor")
+            .map(|p| p.reference.clone())
+            .unwrap_or_else(|| Err("the client was not run against the echo server".into()));
+        Some(match (pipe, ours) {
+            (Ok(pipe), Ok(ours)) => Ok([
+                ("sequential", pipe.sequential.clone(), ours.sequential),
+                ("in-flight", pipe.concurrent.clone(), ours.concurrent),
+            ]),
+            (Err(why), _) => Err(format!("pipe round trip: {why}")),
+            (_, Err(why)) => Err(format!("reference: {why}")),
+        })
+    }
+
+    fn floor_targets(&self) -> Vec<(String, Option<bool>, String)> {
+        let what = |batch: &str| {
+            format!("reference within {FLOOR_FACTOR}x of the floor per call ({batch})")
+        };
+        match self.floor_rows() {
+            None => Vec::new(),
+            Some(Err(why)) => vec![(what("floor"), None, why)],
+            Some(Ok(rows)) => rows
+                .iter()
+                .map(|(batch, pipe, ours)| {
+                    let ratio = ours.per_call_us() / pipe.per_call_us().max(1e-9);
+                    let detail = format!(
+                        "{:.1} us per call vs the pipe's {:.1} us ({ratio:.2}x)",
+                        ours.per_call_us(),
+                        pipe.per_call_us()
+                    );
+                    (what(batch), Some(ratio <= FLOOR_FACTOR), detail)
+                })
+                .collect(),
+        }
     }
 
     /// The best calls/s any client reached over `transport`.
@@ -142,6 +194,34 @@ impl Report {
                 Err(why) => drop(writeln!(t, "{transport:<6} failed: {why}")),
             }
         }
+        if let Some(rows) = self.floor_rows() {
+            let _ = writeln!(
+                t,
+                "\nfloor (stdio, a do-nothing echo server; the pipe row has no client at all)"
+            );
+            let _ = writeln!(
+                t,
+                "{:<11} {:<10} {:>12} {:>9} {:>9} {:>9}",
+                "batch", "who", "us per call", "calls/s", "p50 us", "p99 us"
+            );
+            match rows {
+                Ok(rows) => {
+                    for (batch, pipe, ours) in rows {
+                        for (who, b) in [("pipe", &pipe), ("reference", &ours)] {
+                            let _ = writeln!(
+                                t,
+                                "{batch:<11} {who:<10} {:>12.1} {:>9.0} {:>9} {:>9}",
+                                b.per_call_us(),
+                                b.rate(),
+                                b.p50_us,
+                                b.p99_us
+                            );
+                        }
+                    }
+                }
+                Err(why) => drop(writeln!(t, "floor failed: {why}")),
+            }
+        }
         let _ = writeln!(t, "\ntargets");
         for (what, met, detail) in self.targets() {
             let verdict = match met {
@@ -171,9 +251,26 @@ impl Report {
             .into_iter()
             .map(|(what, met, detail)| json!({"target": what, "met": met, "detail": detail}))
             .collect();
+        let floor = match &self.pipe {
+            None => Value::Null,
+            Some(pipe) => {
+                let mut floor = json!({
+                    "server": "xtask bench --serve-echo: canned answers, the id spliced in, no JSON parsing",
+                    "pipe": outcome_json(pipe),
+                });
+                if let Some(Ok(rows)) = self.floor_rows() {
+                    for (batch, pipe, ours) in rows {
+                        floor["reference_over_pipe_per_call"][batch] =
+                            json!(ours.per_call_us() / pipe.per_call_us().max(1e-9));
+                    }
+                }
+                floor
+            }
+        };
         let doc = json!({
             "settings": self.settings,
             "clients": clients,
+            "floor": floor,
             "suite": self.suite.json(),
             "fakes": fakes,
             "targets": targets,

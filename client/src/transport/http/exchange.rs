@@ -20,7 +20,7 @@ use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode};
 use tokio::sync::oneshot;
 
-use super::{Item, Shared, security};
+use super::{Busy, HEAD_START, Item, Shared, security};
 use crate::error::Error;
 use crate::jsonrpc::Incoming;
 use crate::transport::framing::{self, SseError};
@@ -61,7 +61,9 @@ impl Shared {
     /// Hands one received message to the router and queues the router's reply, if any.
     fn deliver(&self, message: Incoming) {
         if let Some(reply) = self.router.dispatch(message) {
-            let _ = self.enqueue(Item::Message(reply.to_string()));
+            let _ = self.enqueue(Item::Message(
+                serde_json::to_string(&reply).unwrap_or_default(),
+            ));
         }
     }
 }
@@ -73,14 +75,15 @@ fn answers(message: &Incoming, id: i64) -> bool {
 /// POSTs request `id` and delivers its answer; any failure goes to its waiter. `begun` is
 /// dropped as soon as the answer begins (or the POST fails).
 pub(super) async fn request(
-    shared: Arc<Shared>,
+    busy: Busy,
     id: i64,
     method: String,
     body: String,
     mirror: HeaderMap,
     begun: oneshot::Sender<()>,
 ) {
-    if let Err(e) = exchange(&shared, id, &method, body, mirror, begun).await
+    let shared = &busy.0;
+    if let Err(e) = exchange(shared, id, &method, body, mirror, begun).await
         && shared.seams.fails_on_status(e.status)
     {
         shared.router.fail(id, e);
@@ -226,12 +229,14 @@ enum Ended {
 
 /// Keeps the standalone GET stream open: reconnects with `Last-Event-ID` after a drop, with a
 /// doubling delay (or the server's `retry:`), and gives up after a few fruitless attempts. It
-/// never replays earlier requests.
+/// never replays earlier requests. Each (re)connect first lets running requests finish, for at
+/// most [`HEAD_START`] (see `Shared::requests_done`).
 pub(super) async fn listen(shared: Arc<Shared>) {
     let mut last_event_id: Option<HeaderValue> = None;
     let mut retry: Option<Duration> = None;
     let mut failures = 0;
     loop {
+        shared.requests_done(HEAD_START).await;
         match listen_once(&shared, &mut last_event_id, &mut retry).await {
             Ended::Refused => return,
             Ended::Dropped { delivered } if delivered > 0 => failures = 0,
@@ -260,7 +265,7 @@ async fn listen_once(
 ) -> Ended {
     let what = "the event stream GET";
     let get = shared
-        .http
+        .stream_http
         .get(shared.url.clone())
         .header(header::ACCEPT, "text/event-stream");
     let mut get = shared.decorate(get, false);

@@ -37,7 +37,7 @@ mod security;
 pub(crate) use exchange::Body;
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -45,7 +45,7 @@ use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
 use tokio::sync::oneshot::error::TryRecvError;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use tokio::time::Instant;
 
@@ -76,11 +76,16 @@ enum Item {
     Abort(i64),
     /// (Re)open the standalone GET stream.
     Listen,
+    /// Everything queued before has gone out: answer the sender.
+    Flush(oneshot::Sender<()>),
 }
 
 /// What the dispatcher, the request tasks and the stream task share.
 struct Shared {
+    /// The POSTs and the DELETE.
     http: reqwest::Client,
+    /// The standalone GET stream, on a connection pool of its own (see `security`).
+    stream_http: reqwest::Client,
     url: Url,
     /// `Bearer …`, marked sensitive; `None` without a token.
     authorization: Option<HeaderValue>,
@@ -99,6 +104,28 @@ struct Shared {
     queue: Mutex<Option<mpsc::UnboundedSender<Item>>>,
     /// The standalone stream task, if one runs.
     listener: Mutex<Option<AbortHandle>>,
+    /// Request tasks running (see [`Busy`]), and the signal that the count fell to zero.
+    busy: AtomicUsize,
+    idle: Notify,
+}
+
+/// One running request task, counted in [`Shared::busy`] for as long as it lives (dropping an
+/// aborted task drops it too).
+pub(super) struct Busy(Arc<Shared>);
+
+impl Busy {
+    fn new(shared: &Arc<Shared>) -> Self {
+        shared.busy.fetch_add(1, Ordering::AcqRel);
+        Busy(Arc::clone(shared))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.0.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -154,7 +181,9 @@ impl Shared {
         impl Future<Output = reqwest::Result<Response>> + use<>,
         Option<HeaderValue>,
     ) {
-        let built = request.build().map(|mut request| {
+        // Executed by the client that made the builder (POST pool or stream pool).
+        let (http, built) = request.build_split();
+        let built = built.map(|mut request| {
             self.seams.http_request(&mut request);
             request
         });
@@ -162,7 +191,6 @@ impl Shared {
             .as_ref()
             .ok()
             .and_then(|r| r.headers().get(SESSION_ID).cloned());
-        let http = self.http.clone();
         (async move { http.execute(built?).await }, session)
     }
 
@@ -202,6 +230,24 @@ impl Shared {
         self.session_lost.store(true, Ordering::Relaxed);
     }
 
+    /// Waits, at most `limit`, until no request is running. Opening the standalone stream
+    /// costs a connection and its TLS handshake; done while a request's answer is awaited, that
+    /// work would delay the answer, so the stream lets requests already queued go first.
+    async fn requests_done(&self, limit: Duration) {
+        // Requests queued just after the stream's start get their turn to begin.
+        tokio::task::yield_now().await;
+        let deadline = Instant::now() + limit;
+        loop {
+            let idle = self.idle.notified();
+            if self.busy.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, idle).await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// (Re)starts the standalone stream task, stopping any previous one.
     fn restart_listener(self: &Arc<Self>) {
         let task = tokio::spawn(exchange::listen(Arc::clone(self)));
@@ -235,7 +281,7 @@ impl HttpTransport {
     ) -> Result<Self, Error> {
         let seams = options.defects;
         let url = seams.server_url(url, security::check_url)?;
-        let client = security::http_client(&url, &http.ca_files, &seams)?;
+        let (client, stream_client) = security::http_clients(&url, &http.ca_files, &seams)?;
         let authorization = match &http.bearer_token {
             Some(token) => {
                 let mut value = HeaderValue::try_from(format!("Bearer {}", token.secret()))
@@ -250,6 +296,7 @@ impl HttpTransport {
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             http: client,
+            stream_http: stream_client,
             url,
             authorization,
             seams,
@@ -262,6 +309,8 @@ impl HttpTransport {
             modern: AtomicBool::new(options.era != crate::era::Era::Legacy),
             queue: Mutex::new(Some(tx)),
             listener: Mutex::new(None),
+            busy: AtomicUsize::new(0),
+            idle: Notify::new(),
         });
         let dispatcher = tokio::spawn(dispatch(Arc::clone(&shared), rx));
         Ok(HttpTransport {
@@ -272,7 +321,7 @@ impl HttpTransport {
     }
 
     pub(crate) fn send(&self, message: &Value) -> Result<(), Error> {
-        let body = message.to_string();
+        let body = serde_json::to_string(message).unwrap_or_default();
         let method = message.get("method").and_then(Value::as_str);
         let item = match (method, message.get("id").and_then(Value::as_i64)) {
             (Some(method), Some(id)) => Item::Request {
@@ -306,6 +355,15 @@ impl HttpTransport {
 
     pub(crate) fn is_modern(&self) -> bool {
         self.shared.modern.load(Ordering::Relaxed)
+    }
+
+    /// See [`Transport::flush`](super::Transport::flush).
+    pub(crate) async fn flush(&self) {
+        let (done, flushed) = oneshot::channel();
+        if self.shared.enqueue(Item::Flush(done)).is_ok() {
+            // An error means the dispatcher is gone, so nothing is left to wait for.
+            let _ = flushed.await;
+        }
     }
 
     pub(crate) fn listen(&self) {
@@ -369,7 +427,8 @@ async fn dispatch(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Item>) {
                 mirror,
             } => {
                 let (begun, answer_begins) = oneshot::channel();
-                let task = exchange::request(Arc::clone(&shared), id, method, body, mirror, begun);
+                let busy = Busy::new(&shared);
+                let task = exchange::request(busy, id, method, body, mirror, begun);
                 by_id.push((id, running.spawn(task)));
                 starting.push(answer_begins);
             }
@@ -387,6 +446,7 @@ async fn dispatch(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Item>) {
                 starting.wait().await;
                 shared.restart_listener();
             }
+            Item::Flush(done) => drop(done.send(())),
         }
     }
 }

@@ -107,38 +107,150 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// The HTTP client for `url`: HTTP/1.1, same-origin 307/308 redirects only, no proxy, and for
-/// `https` a TLS configuration trusting the system roots plus `ca_files`.
-pub(super) fn http_client(
+/// The HTTP clients for `url`: HTTP/1.1, same-origin 307/308 redirects only, no proxy, and for
+/// `https` a TLS configuration trusting the system roots plus `ca_files`. Two clients with the
+/// same settings and one TLS configuration (so one session-resumption store): one for the
+/// POSTs and the DELETE, one for the standalone GET stream. Each has its own connection pool,
+/// so the long-lived GET never takes the idle connection a POST was about to reuse (which
+/// would make that POST wait for a new TLS handshake).
+pub(super) fn http_clients(
     url: &Url,
     ca_files: &[PathBuf],
     seams: &Defects,
-) -> Result<reqwest::Client, Error> {
-    // Plain loopback HTTP never meets a certificate, so it does not need the roots loaded.
-    let roots = match url.scheme() {
-        "https" => trusted_roots(ca_files)?,
-        _ => rustls::RootCertStore::empty(),
-    };
+) -> Result<(reqwest::Client, reqwest::Client), Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
-        .map_err(|e| Error::new(ErrorKind::Tls, format!("could not set up TLS: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .redirect(seams.redirects(redirect_policy()))
-        .no_proxy()
-        .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
+        .map_err(|e| Error::new(ErrorKind::Tls, format!("could not set up TLS: {e}")))?;
+    // Plain loopback HTTP never meets a certificate, so it does not need the roots loaded.
+    let tls = match (url.scheme(), ca_files.is_empty()) {
+        ("https", true) => builder.with_root_certificates(system_roots()),
+        ("https", false) => {
+            let verifier = Layered::new(ca_roots(ca_files)?, provider)?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+        }
+        _ => builder.with_root_certificates(rustls::RootCertStore::empty()),
+    }
+    .with_no_client_auth();
+    let client = || {
+        reqwest::Client::builder()
+            .tls_backend_preconfigured(tls.clone())
+            .redirect(seams.redirects(redirect_policy()))
+            .no_proxy()
+            .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
+    };
+    Ok((client()?, client()?))
 }
 
-fn trusted_roots(ca_files: &[PathBuf]) -> Result<rustls::RootCertStore, Error> {
+/// The system's roots. Unreadable system locations only shrink the set.
+fn system_roots() -> rustls::RootCertStore {
     let mut roots = rustls::RootCertStore::empty();
-    // Unreadable system locations only shrink the set; the caller's CA files still count.
-    let system = rustls_native_certs::load_native_certs();
-    roots.add_parsable_certificates(system.certs);
+    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    roots
+}
+
+/// Verifies a server's certificate against the system roots plus the caller's CA files, but
+/// tries the CA files alone first: reading and parsing the system's roots costs milliseconds
+/// (every file of `SSL_CERT_DIR`), and a server whose chain ends at one of the caller's CAs
+/// never needs them. Any failure is decided again by the full set, so the certificates
+/// accepted, and the error of one refused, are those of the full set: a chain that verifies
+/// against a subset of the roots verifies against all of them. The signature checks do not
+/// depend on the roots.
+#[derive(Debug)]
+struct Layered {
+    /// The caller's CA files alone.
+    first: Arc<rustls::client::WebPkiServerVerifier>,
+    ca_roots: rustls::RootCertStore,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    /// The system roots plus the CA files, made on first need.
+    full: std::sync::OnceLock<Arc<dyn rustls::client::danger::ServerCertVerifier>>,
+}
+
+impl Layered {
+    fn new(
+        ca_roots: rustls::RootCertStore,
+        provider: Arc<rustls::crypto::CryptoProvider>,
+    ) -> Result<Self, Error> {
+        let first = verifier(ca_roots.clone(), &provider)
+            .map_err(|e| Error::new(ErrorKind::Tls, format!("could not set up TLS: {e}")))?;
+        Ok(Layered {
+            first,
+            ca_roots,
+            provider,
+            full: std::sync::OnceLock::new(),
+        })
+    }
+
+    fn full(&self) -> &Arc<dyn rustls::client::danger::ServerCertVerifier> {
+        self.full.get_or_init(|| {
+            let mut roots = system_roots();
+            roots.roots.extend(self.ca_roots.roots.iter().cloned());
+            // The CA roots alone already built a verifier, so this one cannot fail; if it
+            // somehow did, the CA-only verifier is the strictest fallback.
+            match verifier(roots, &self.provider) {
+                Ok(full) => full,
+                Err(_) => Arc::clone(&self.first) as _,
+            }
+        })
+    }
+}
+
+fn verifier(
+    roots: rustls::RootCertStore,
+    provider: &Arc<rustls::crypto::CryptoProvider>,
+) -> Result<Arc<rustls::client::WebPkiServerVerifier>, rustls::client::VerifierBuilderError> {
+    rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots),
+        Arc::clone(provider),
+    )
+    .build()
+}
+
+impl rustls::client::danger::ServerCertVerifier for Layered {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        let verify = |v: &dyn rustls::client::danger::ServerCertVerifier| {
+            v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        };
+        verify(self.first.as_ref()).or_else(|_| verify(self.full().as_ref()))
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.first.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.first.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.first.supported_verify_schemes()
+    }
+}
+
+/// The roots in the caller's CA files (each must hold at least one usable certificate).
+fn ca_roots(ca_files: &[PathBuf]) -> Result<rustls::RootCertStore, Error> {
+    let mut roots = rustls::RootCertStore::empty();
     for path in ca_files {
         let tls = |why: String| Error::new(ErrorKind::Tls, why);
         let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
@@ -271,7 +383,7 @@ mod tests {
 
     #[test]
     fn a_missing_ca_file_is_a_tls_error() {
-        let e = trusted_roots(&["/nonexistent/ca.pem".into()]).unwrap_err();
+        let e = ca_roots(&["/nonexistent/ca.pem".into()]).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Tls);
         assert!(e.message.contains("/nonexistent/ca.pem"), "{}", e.message);
     }
