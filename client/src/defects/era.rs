@@ -112,6 +112,9 @@ impl Defects {
     pub(crate) async fn after_modern_connect(&self, session: &Session) {
         if self.get_stream_in_modern {
             session.transport().open_server_stream();
+            // The stream lets running requests go first; give its GET time to go out before
+            // the plan goes on, or a short plan closes before the defect shows.
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         }
         if self.ping_in_modern {
             if let Ok(in_flight) = session.start("ping", serde_json::json!({})) {
