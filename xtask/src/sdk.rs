@@ -91,10 +91,12 @@ fn install(sdk: Sdk, root: &Path, cache: &Path) -> Result<String, String> {
                     "create the Python venv",
                 )?;
             }
-            let pip = venv.join("bin").join("pip");
+            // `python -m pip`, not the `pip` script: the script's first line names the
+            // directory the venv was made in, so a moved or copied cache would not run it.
             step(
-                Command::new(&pip)
-                    .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+                Command::new(venv.join("bin").join("python"))
+                    .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                    .arg("-r")
                     .arg(adapter.join("requirements.txt")),
                 "install the Python SDK",
             )?;
