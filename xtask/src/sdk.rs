@@ -95,7 +95,13 @@ fn install(sdk: Sdk, root: &Path, cache: &Path) -> Result<String, String> {
             // directory the venv was made in, so a moved or copied cache would not run it.
             step(
                 Command::new(venv.join("bin").join("python"))
-                    .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        "--disable-pip-version-check",
+                    ])
                     .arg("-r")
                     .arg(adapter.join("requirements.txt")),
                 "install the Python SDK",

@@ -23,6 +23,7 @@ mod floor;
 mod https_load;
 mod metrics;
 mod report;
+mod scaled_cases;
 mod suite;
 
 use std::path::{Path, PathBuf};
