@@ -56,7 +56,9 @@ fn all_pids() -> Vec<u32> {
 
 /// The descendants of `root` (children, theirs, ...), zombies included, from each thread's
 /// `children` list; `None` when the kernel does not offer those lists for `root`. A process
-/// that exits during the walk is simply not followed further.
+/// that exits during the walk is simply not followed further; its children, re-parented to
+/// `root` when `root` is their subreaper, are found by reading `root`'s lists again after the
+/// walk (a few rounds at most, each walking only what is new).
 fn descendants(root: u32) -> Option<Vec<u32>> {
     if !Path::new(&format!("/proc/{root}/task/{root}/children")).exists() {
         return None;
@@ -64,23 +66,39 @@ fn descendants(root: u32) -> Option<Vec<u32>> {
     let mut seen: HashSet<u32> = HashSet::from([root]);
     let mut found = Vec::new();
     let mut queue = vec![root];
-    while let Some(pid) = queue.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for task in tasks.filter_map(Result::ok) {
-            let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
-                continue;
-            };
-            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+    for _ in 0..4 {
+        while let Some(pid) = queue.pop() {
+            for child in children_of(pid) {
                 if seen.insert(child) {
                     found.push(child);
                     queue.push(child);
                 }
             }
         }
+        // Orphans re-parented to `root` while the walk was under way.
+        queue.extend(children_of(root).into_iter().filter(|&c| seen.insert(c)));
+        if queue.is_empty() {
+            break;
+        }
+        found.extend(&queue);
     }
     Some(found)
+}
+
+/// The children of `pid`, from the `children` lists of all its threads (empty once it is gone).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|c| c.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
 }
 
 /// Kills a whole process group; a group that is already gone is fine. Waits (up to 500 ms)
@@ -367,16 +385,25 @@ pub fn sweep_trial(
     known: &[u32],
 ) -> Vec<Leftover> {
     let mut escaped: Vec<Leftover> = Vec::new();
-    // A process may fork while it is being killed: look again until nothing is left.
+    // A process may fork while it is being killed: look again until nothing is left. One
+    // empty pass is not proof: a process whose parent exited during the walk can be missed
+    // while it is re-parented, so stop only after two empty passes a few ms apart.
     let until = Instant::now() + Duration::from_secs(1);
+    let mut empty_passes = 0;
     while Instant::now() < until {
         let found: Vec<u32> = trial_processes(entry, pipes, mark)
             .into_iter()
             .filter(|pid| !known.contains(pid))
             .collect();
         if found.is_empty() {
-            break;
+            empty_passes += 1;
+            if empty_passes >= 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(3));
+            continue;
         }
+        empty_passes = 0;
         for &pid in &found {
             if group_of(pid) != Some(pgid) && !escaped.iter().any(|l| l.pid == pid) {
                 escaped.push(Leftover {
