@@ -39,7 +39,7 @@ enum Command {
         write_baselines: bool,
     },
     /// Benchmark the reference client (against rmcp), the suite and the fakes; writes
-    /// target/bench/bench.json.
+    /// bench/bench.json in the target directory.
     Bench(xtask::bench::Args),
     /// Run the cargo-fuzz targets of fuzz/ for a bounded time each (installs cargo-fuzz).
     Fuzz(fuzz::Args),

@@ -2,20 +2,22 @@
 //! side by side in one run and reported as ratios, because the machine is small and noisy and
 //! absolute figures from different runs do not compare.
 //!
-//! | module       | role                                                                |
-//! |--------------|---------------------------------------------------------------------|
-//! | `clients`    | the reference client's and rmcp's bench binaries, interleaved       |
-//! | `suite`      | `cargo xtask conformance` wall time and trial times                 |
-//! | `fakes`      | the stdio fake under pipelined load                                 |
-//! | `floor`      | a do-nothing echo server and the bare pipe round trip to it         |
-//! | `https_load` | the in-process HTTPS fake under a many-connection HTTP/1.1 load     |
-//! | `metrics`    | the compared client figures and which way each is better            |
-//! | `report`     | the table, the targets and `target/bench/bench.json`                |
+//! | module         | role                                                                   |
+//! |----------------|------------------------------------------------------------------------|
+//! | `clients`      | the reference client's and rmcp's bench binaries, interleaved          |
+//! | `suite`        | `cargo xtask conformance` wall time and trial times                    |
+//! | `scaled_cases` | the generated case directories of the suite's scale runs (3x, 600)     |
+//! | `fakes`        | the stdio fake under pipelined load                                    |
+//! | `floor`        | a do-nothing echo server and the bare pipe round trip to it            |
+//! | `https_load`   | the in-process HTTPS fake under a many-connection HTTP/1.1 load        |
+//! | `metrics`      | the compared client figures and which way each is better               |
+//! | `report`       | the table, the targets and `bench/bench.json` in the target directory  |
 //!
 //! Everything measured is built in release. `cargo xtask` itself runs a debug build, and the
 //! HTTPS fake lives inside xtask, so a debug xtask would measure a debug fake: the debug
-//! process builds the release binaries and hands over to the release xtask, telling it where
-//! the debug xtask is so the suite is timed as users run it (`cargo xtask conformance`).
+//! process builds the debug and release binaries and hands over to the release xtask, telling
+//! it where the debug xtask is (so the release one knows the builds are done and where the
+//! debug directory is); the suite is timed as users run it, through `cargo xtask conformance`.
 
 mod clients;
 mod fakes;
@@ -59,7 +61,8 @@ pub struct Args {
     /// Use this rmcp bench binary instead of building the one in adapters/rmcp.
     #[arg(long, value_name = "FILE")]
     pub rmcp_bin: Option<PathBuf>,
-    /// Leave out the suite timings (two full conformance runs).
+    /// Leave out the suite timings (five full conformance runs: the suite at jobs 1 and at the
+    /// default jobs, three copies of it, 600 trials, and the suite against no client).
     #[arg(long)]
     pub skip_suite: bool,
     /// Measure only these parts (repeatable; the suite is then left out too).
@@ -68,8 +71,8 @@ pub struct Args {
     /// Be the floor's echo server on stdin and stdout, and nothing else (see `floor`).
     #[arg(long, hide = true)]
     pub serve_echo: bool,
-    /// The xtask executable whose `conformance` is timed (set by the debug xtask when it hands
-    /// over to the release one).
+    /// The debug xtask that handed over to this release one (set by it): marks that the builds
+    /// are done, and locates the debug directory the timed suite's binaries are in.
     #[arg(long, hide = true, value_name = "FILE")]
     pub suite_xtask: Option<PathBuf>,
 }
