@@ -27,7 +27,8 @@ use crate::script::Answer;
 use crate::{batch, faults, jsonrpc};
 
 /// What a standalone stream that is cut (`get: cut`) carries before the cut, and the pause
-/// between its bytes: a client that resumes sends the event id as `Last-Event-ID`.
+/// between its bytes: a client that resumes sends the event id as `Last-Event-ID`. The 38
+/// bytes 20 ms apart, then the cut's flush, make the stream last about 750 ms.
 const CUT_STREAM: &str = "id: cut-stream-1\ndata:\n\n: keep-alive\n\n";
 const CUT_STREAM_GAP: Duration = Duration::from_millis(20);
 
@@ -58,7 +59,8 @@ pub enum Verdict {
         /// The script's answer.
         answer: Box<Answer>,
     },
-    /// A standalone SSE stream, held open (or cut after about half a second, when `cut`).
+    /// A standalone SSE stream, held open (or, when `cut`, cut after about 750 ms: the 38
+    /// bytes of [`CUT_STREAM`] 20 ms apart, then the cut).
     Stream {
         /// Cut the stream rather than hold it.
         cut: bool,
@@ -320,9 +322,9 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
         (None, _) => {
             let paced = Paced::new(sent_bytes, split, end);
             // Only a held stream has a guard: dropping one records the client's close.
-            match (end == End::Hold).then(|| close_guard(conn, &id)).flatten() {
-                Some(guard) => paced.with_guard(guard).into_body(),
-                None => paced.into_body(),
+            match end == End::Hold {
+                true => paced.with_guard(close_guard(conn, &id)).into_body(),
+                false => paced.into_body(),
             }
         }
     };
@@ -401,11 +403,11 @@ impl Drop for CloseGuard {
 
 /// A guard for a request the fake never answers, in every era: a 2026-07-28 client cancels by
 /// closing the stream, and seed 000 asks a 2025 client to abort the HTTP request as well.
-fn close_guard(conn: &Conn, id: &Value) -> Option<CloseGuard> {
-    Some(CloseGuard {
+fn close_guard(conn: &Conn, id: &Value) -> CloseGuard {
+    CloseGuard {
         fake: std::sync::Arc::clone(&conn.fake),
         id: id.clone(),
-    })
+    }
 }
 
 /// Records a message as sent and returns its text.

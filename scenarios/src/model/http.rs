@@ -100,7 +100,7 @@ pub enum GetMode {
     NotAllowed,
     /// Open a standalone SSE stream and keep it open (it carries nothing).
     Stream,
-    /// Open a standalone SSE stream and cut it after about 700 ms (a priming event with the id
+    /// Open a standalone SSE stream and cut it after about 750 ms (a priming event with the id
     /// `cut-stream-1` and empty data, a keep-alive comment, written slowly, then the
     /// connection dropped mid-stream); every `GET` is answered so. A client that keeps the
     /// stream opens it again (resuming with `Last-Event-ID`); none re-sends a request.
