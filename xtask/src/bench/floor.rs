@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use super::clients::Batch;
 use super::fakes::{INITIALIZED, call_line, initialize_line};
+use crate::conformance::timings::micros;
 
 /// The argv that starts the echo server: this xtask executable in its hidden server mode.
 pub fn echo_argv(xtask: &Path) -> Vec<String> {
@@ -187,7 +188,7 @@ fn drive(child: &mut Child, calls: usize, in_flight: usize) -> Result<Pipe, Stri
         let sent = Instant::now();
         input.write_all(request).map_err(broken)?;
         read_answer(&mut output, &mut line)?;
-        latencies.push(micros(sent));
+        latencies.push(micros(sent.elapsed()));
     }
     let sequential = Batch::of(started.elapsed().as_secs_f64(), latencies);
 
@@ -212,7 +213,7 @@ fn drive(child: &mut Child, calls: usize, in_flight: usize) -> Result<Pipe, Stri
     while latencies.len() < calls {
         read_answer(&mut output, &mut line)?;
         // Answers come back in order from this server.
-        latencies.push(micros(sent_at[latencies.len()]));
+        latencies.push(micros(sent_at[latencies.len()].elapsed()));
         if !output.buffer().contains(&b'\n') {
             send(latencies.len() + in_flight, &mut next, &mut sent_at).map_err(broken)?;
         }
@@ -226,10 +227,6 @@ fn drive(child: &mut Child, calls: usize, in_flight: usize) -> Result<Pipe, Stri
         sequential,
         concurrent,
     })
-}
-
-fn micros(since: Instant) -> u64 {
-    u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

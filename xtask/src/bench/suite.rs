@@ -245,21 +245,14 @@ fn run(
     })
 }
 
-/// The CPU time of this process's children that it waited for (and of theirs), in seconds,
-/// from `/proc/self/stat` (`cutime`, `cstime`, in the kernel's fixed 100 ticks a second).
+/// The CPU time of this process's children that it waited for (and of theirs), in seconds
+/// (`getrusage(RUSAGE_CHILDREN)`, user and system); 0 if the kernel will not say.
 fn children_cpu() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    // After the parenthesised name: state is field 3; cutime and cstime are 16 and 17.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
-    let ticks = |i: usize| fields.get(i - 3).and_then(|f| f.parse::<f64>().ok());
-    match (ticks(16), ticks(17)) {
-        (Some(user), Some(system)) => (user + system) / 100.0,
-        _ => 0.0,
-    }
+    use nix::sys::resource::{UsageWho, getrusage};
+    let seconds = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    getrusage(UsageWho::RUSAGE_CHILDREN).map_or(0.0, |usage| {
+        seconds(usage.user_time()) + seconds(usage.system_time())
+    })
 }
 
 /// The runner's account, summed up per phase.
@@ -549,5 +542,21 @@ mod tests {
         assert_eq!(median(&[5.0]), 5.0);
         assert_eq!(median(&[1.0, 2.0, 9.0]), 2.0);
         assert_eq!(median(&[1.0, 2.0, 4.0, 9.0]), 3.0);
+    }
+
+    #[test]
+    fn children_cpu_counts_a_busy_child_once_waited_for() {
+        let before = children_cpu();
+        let status = Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"])
+            .status()
+            .expect("sh runs");
+        assert!(status.success());
+        let after = children_cpu();
+        assert!(after > before, "children CPU {before} s, then {after} s");
+        assert!(
+            after - before < 60.0,
+            "a busy loop of well under a minute: {after} s"
+        );
     }
 }

@@ -62,7 +62,8 @@ impl TrialTimings {
     }
 }
 
-fn micros(d: Duration) -> u64 {
+/// Whole microseconds, saturating (as the file writes them).
+pub fn micros(d: Duration) -> u64 {
     d.as_micros().try_into().unwrap_or(u64::MAX)
 }
 
