@@ -420,3 +420,34 @@ pub fn sweep_trial(
     }
     escaped
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_finds_grandchildren() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & wait"])
+            .spawn()
+            .expect("sh runs");
+        let me = std::process::id();
+        let shell = child.id();
+        let until = Instant::now() + Duration::from_secs(2);
+        let grandchild = loop {
+            let found = descendants(me).expect("children lists on Linux");
+            assert!(found.contains(&shell), "{found:?} lacks the shell {shell}");
+            let other = found.into_iter().find(|&p| {
+                p != shell && stat_fields(p).is_some_and(|(_, parent, _)| parent == shell)
+            });
+            if let Some(pid) = other {
+                break pid;
+            }
+            assert!(Instant::now() < until, "the shell's sleep never showed");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let _ = kill(Pid::from_raw(grandchild as i32), Signal::SIGKILL);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
