@@ -2,6 +2,10 @@
 //!
 //! Transports feed every received message to [`Router::dispatch`]; it knows nothing about pipes
 //! or HTTP, so the same correlation rules hold on every transport.
+//!
+//! The server requests inside a received batch are answered one message each, not with one
+//! array (JSON-RPC 2.0's SHOULD): a batch is only valid in 2025-03-26, and single answers are
+//! valid in every revision, where an array would be a batch 2025-06-18 and later forbid.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
