@@ -2,6 +2,10 @@
 //!
 //! Transports feed every received message to [`Router::dispatch`]; it knows nothing about pipes
 //! or HTTP, so the same correlation rules hold on every transport.
+//!
+//! The server requests inside a received batch are answered one message each, not with one
+//! array (JSON-RPC 2.0's SHOULD): a batch is only valid in 2025-03-26, and single answers are
+//! valid in every revision, where an array would be a batch 2025-06-18 and later forbid.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -114,8 +118,22 @@ impl Router {
 
     /// Fails every waiter with `transport_closed` saying `why`, and stays open for later
     /// requests (a stdio server that exited and is started again: what was in flight is lost).
-    pub(crate) fn fail_pending(&self, why: &str) {
-        self.fail_all(&Error::closed(why.to_owned()));
+    /// `mark` runs under the same lock as the waiters are taken (the stdio transport notes
+    /// there that the next message starts a new server): a request registered before it is
+    /// failed here, one registered after it sees the mark, never both.
+    pub(crate) fn fail_pending(&self, why: &str, mark: impl FnOnce()) {
+        let waiters: Vec<_> = {
+            let mut guard = self.lock();
+            let waiters = match guard.as_mut() {
+                Some(map) => map.drain().map(|(_, tx)| tx).collect(),
+                None => Vec::new(),
+            };
+            mark();
+            waiters
+        };
+        for tx in waiters {
+            let _ = tx.send(Err(Error::closed(why.to_owned())));
+        }
     }
 
     /// Closes the router: every waiter fails with `transport_closed` saying `why`, and so does
@@ -258,10 +276,17 @@ mod tests {
     fn fail_pending_fails_waiters_but_keeps_the_router_open() {
         let r = Router::new();
         let mut rx = r.register(1).unwrap();
-        r.fail_pending("the server exited");
+        let mut marked = false;
+        r.fail_pending("the server exited", || {
+            // The lock is held: nothing registers between the failing and the mark.
+            assert!(r.pending.try_lock().is_err());
+            marked = true;
+        });
+        assert!(marked);
         let e = rx.try_recv().unwrap().unwrap_err();
         assert_eq!(e.kind, ErrorKind::TransportClosed);
-        assert!(r.register(2).is_ok(), "a later request is still taken");
+        let mut later = r.register(2).expect("a later request is still taken");
+        assert!(later.try_recv().is_err(), "and not failed");
     }
 
     #[test]

@@ -272,6 +272,35 @@ async fn bad_answers_fail_one_request_each() {
 }
 
 #[tokio::test]
+async fn a_bad_element_of_a_batch_is_skipped_and_the_rest_delivered() {
+    let server = start(|req, h| {
+        let bad = json!({"no": "jsonrpc"});
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/message"});
+        let ours = result(req, json!({"content": [{"type": "text", "text": "ok"}]}));
+        match req.body["params"]["name"].as_str() {
+            Some("json") => Reply::Json(200, None, json!([bad, note, ours])),
+            Some("sse") => Reply::Sse(vec![json!([bad, ours])]),
+            Some("json-none") => Reply::Json(200, None, json!([note, bad])),
+            Some("sse-none") => Reply::Sse(vec![json!([bad, note])]),
+            _ => mcp(req, h),
+        }
+    })
+    .await;
+    let client = connect(&server).await;
+    for tool in ["json", "sse"] {
+        let got = client.call_tool(tool, json!({})).await;
+        assert_eq!(got, Ok(ToolOutput::Text(vec!["ok".into()])), "{tool}");
+    }
+    // Nothing in the frame answers the request: it fails, naming the bad element.
+    for tool in ["json-none", "sse-none"] {
+        let err = client.call_tool(tool, json!({})).await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidResponse, "{tool}: {err}");
+        assert!(err.message.contains("jsonrpc"), "{tool}: {err}");
+    }
+    client.close().await;
+}
+
+#[tokio::test]
 async fn only_same_origin_307_and_308_redirects_are_followed() {
     let server = start(|req, h| {
         let calls = h.iter().filter(|s| s.rpc() == "tools/call").count();

@@ -398,3 +398,122 @@ async fn dual_stdio_falls_back_after_an_error_or_silence_and_modern_only_refuses
         (ErrorKind::UnsupportedVersion, Some(-32601))
     );
 }
+
+/// A 2026-07-28 stdio server whose `away` tool closes its stdout and then keeps running,
+/// ignoring SIGTERM and never reading stdin again; `pid` answers with its process id.
+const MODERN_STDIO: &str = r#"
+import json, os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "server/discover":
+        result = {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                  "capabilities": {"tools": {}}, "ttlMs": 0,
+                  "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-stdio"}}}
+    elif method == "tools/call" and msg["params"]["name"] == "away":
+        sys.stdout.flush()
+        os.close(1)
+        while True:
+            time.sleep(1)
+    else:
+        result = {"resultType": "complete", "content": [], "structuredContent": {"pid": os.getpid()}}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\n")
+    sys.stdout.flush()
+"#;
+
+fn modern_stdio(program: &str) -> StdioCommand {
+    StdioCommand::from_argv(vec![program.into(), "-c".into(), MODERN_STDIO.into()]).unwrap()
+}
+
+async fn server_pid(client: &Client) -> Result<i32, mcp_harness_client::Error> {
+    match client.call_tool("pid", json!({})).await? {
+        ToolOutput::Structured(v) => Ok(v["pid"].as_i64().expect("a pid") as i32),
+        other => panic!("pid: {other:?}"),
+    }
+}
+
+fn process_exists(pid: i32) -> bool {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+}
+
+async fn gone_within(pid: i32, limit: Duration) -> bool {
+    let until = std::time::Instant::now() + limit;
+    while process_exists(pid) {
+        if std::time::Instant::now() > until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+#[tokio::test]
+async fn a_modern_stdio_server_that_closes_stdout_is_stopped_and_replaced() {
+    let client = Client::connect_stdio(&modern_stdio("python3"), options(Era::Modern))
+        .await
+        .unwrap();
+    let old = server_pid(&client).await.unwrap();
+    let err = client.call_tool("away", json!({})).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::TransportClosed);
+    let new = server_pid(&client).await.expect("a new server answers");
+    assert_ne!(old, new);
+    // Still running and deaf to SIGTERM: stdin closed, SIGTERM, SIGKILL, reaped (grace 300 ms).
+    assert!(
+        gone_within(old, Duration::from_secs(3)).await,
+        "the old server {old} was never stopped or reaped"
+    );
+    // A second departure: close waits for the stopping of the replaced server.
+    let err = client.call_tool("away", json!({})).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::TransportClosed);
+    let third = server_pid(&client).await.unwrap();
+    let _ = client.call_tool("away", json!({})).await;
+    client.close().await;
+    for pid in [new, third] {
+        assert!(!process_exists(pid), "server {pid} outlived close");
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_be_started_again_ends_the_connection() {
+    // The program is a symlink named python3 (pyenv's shims go by their name), removed once
+    // the first server runs, so starting another fails.
+    let dir = std::env::temp_dir().join(format!("mcp-harness-restart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("python3");
+    let _ = std::fs::remove_file(&link);
+    let python = std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join("python3"))
+                .find(|p| p.is_file())
+        })
+        .expect("python3 on PATH");
+    std::os::unix::fs::symlink(&python, &link).unwrap();
+    let options = ClientOptions {
+        request_timeout: Duration::from_secs(5),
+        ..options(Era::Modern)
+    };
+    let client = Client::connect_stdio(&modern_stdio(&link.to_string_lossy()), options)
+        .await
+        .unwrap();
+    let old = server_pid(&client).await.unwrap();
+    std::fs::remove_file(&link).unwrap();
+    let _ = std::fs::remove_dir(&dir);
+    let err = client.call_tool("away", json!({})).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::TransportClosed);
+    for attempt in ["the restart", "a later request"] {
+        let started = std::time::Instant::now();
+        let err = server_pid(&client).await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::TransportClosed, "{attempt}: {err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{attempt} waited {:?} instead of failing at once",
+            started.elapsed()
+        );
+    }
+    client.close().await;
+    assert!(!process_exists(old), "the old server {old} outlived close");
+}

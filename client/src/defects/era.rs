@@ -4,7 +4,7 @@
 //! Defects here: `no-discover-probe`, `no-fallback`, `fallback-on-any-error`,
 //! `fallback-on-one-code`, `no-era-cache`, `initialize-after-discover`, `get-stream-in-modern`,
 //! `claim-server-extensions`, `no-stream-reconnect`, `reinitialize-on-reconnect`,
-//! `no-last-event-id`.
+//! `no-last-event-id`, `ping-in-modern`.
 
 use std::future::pending;
 

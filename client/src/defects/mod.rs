@@ -12,7 +12,7 @@
 //! | seam | file | decision |
 //! |---|---|---|
 //! | what is sent | `sent.rs` | ids, each JSON-RPC message as written, HTTP request headers |
-//! | what is read | `read.rs` | server requests, server exit, content types, results |
+//! | what is read | `read.rs` | server requests and notifications, batches, stray responses, server exit and restart, content types, 403, results |
 //! | version acceptance | `versions.rs` | the `initialize` answer, the version header, -32022 retries |
 //! | era fallback | `era.rs` | probing, falling back, the era cache, the GET stream |
 //! | cursor handling | `listing.rs` | the listing rules (repeated cursors, duplicate names, pages) |
@@ -471,6 +471,30 @@ mod tests {
             }
             assert!(twice.enable(name));
             assert_eq!(twice, d);
+        }
+    }
+
+    #[test]
+    fn every_name_is_listed_in_a_seams_docs() {
+        let docs: String = [
+            include_str!("cache.rs"),
+            include_str!("era.rs"),
+            include_str!("giving_up.rs"),
+            include_str!("listing.rs"),
+            include_str!("read.rs"),
+            include_str!("sent.rs"),
+            include_str!("shutdown.rs"),
+            include_str!("tls.rs"),
+            include_str!("versions.rs"),
+        ]
+        .iter()
+        .flat_map(|file| file.lines().filter(|line| line.starts_with("//!")))
+        .collect();
+        for name in Defects::NAMES {
+            assert!(
+                docs.contains(&format!("`{name}`")),
+                "{name} is in no seam's `//!` list of defects"
+            );
         }
     }
 

@@ -97,19 +97,19 @@ impl Defects {
 
     /// The server's stdout closed; correct: every request in flight fails, and the connection
     /// ends (`router.close`) unless the server is to be started again (`restart`: a 2026-07-28
-    /// stdio server), when the router stays open for the next request. Returns whether the
-    /// server is to be started again.
-    pub(crate) fn server_exited(&self, router: &Router, why: &str, restart: bool) -> bool {
+    /// stdio server), when the router stays open for the next request and `mark_restart` runs
+    /// as the waiters are failed, under the router's lock (see [`Router::fail_pending`]).
+    pub(crate) fn server_exited(
+        &self,
+        router: &Router,
+        why: &str,
+        restart: bool,
+        mark_restart: impl FnOnce(),
+    ) {
         match (self.ignore_server_exit, restart && !self.no_restart) {
-            (true, _) => false,
-            (false, true) => {
-                router.fail_pending(why);
-                true
-            }
-            (false, false) => {
-                router.close(why);
-                false
-            }
+            (true, _) => {}
+            (false, true) => router.fail_pending(why, mark_restart),
+            (false, false) => router.close(why),
         }
     }
 

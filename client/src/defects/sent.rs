@@ -1,12 +1,12 @@
 //! Seam: what is sent. The last step before a message or an HTTP request leaves the client,
 //! and the choice of each request's id. The correct client's messages pass unchanged.
 //!
-//! Defects here: `reuse-ids`, `reuse-id-on-retry`, `id-on-notifications`, `skip-initialized`,
-//! `late-initialized`, `garbage-to-server`, `drop-arguments`, `mangle-cursor`, `no-meta`,
-//! `no-client-info`, `meta-after-fallback`, `alter-request-state`, `bare-retry`,
-//! `no-input-responses`, `omit-declined`, `state-on-fresh-request`; over HTTP `no-bearer`,
-//! `no-session-id`, `no-protocol-version-header`, `text-plain-body`, `accept-json-only`,
-//! `no-mcp-method-header`, `no-mcp-name-header`.
+//! Defects here: `reuse-ids`, `reuse-id-on-retry`, `float-ids`, `id-on-notifications`,
+//! `skip-initialized`, `late-initialized`, `garbage-to-server`, `drop-arguments`,
+//! `mangle-cursor`, `no-meta`, `no-client-info`, `meta-after-fallback`, `alter-request-state`,
+//! `bare-retry`, `no-input-responses`, `omit-declined`, `state-on-fresh-request`; over HTTP
+//! `no-bearer`, `no-session-id`, `no-protocol-version-header`, `text-plain-body`,
+//! `accept-json-only`, `no-mcp-method-header`, `no-mcp-name-header`.
 
 use std::sync::{Mutex, MutexGuard};
 

@@ -5,7 +5,13 @@
 //! to our own stderr prefixed `[server] `. The writer gathers whatever is queued into one
 //! write, so many requests in flight cost one system call rather than one each. Shutdown
 //! closes stdin, then escalates to SIGTERM and SIGKILL after a grace period each
-//! ([`ESCALATION`]), and always reaps the child.
+//! ([`ESCALATION`]), and reaps the child (unless a shutdown defect leaves it running).
+//!
+//! When the server closes its stdout, every request in flight fails with `transport_closed`.
+//! A legacy-era connection then ends; in the 2026-07-28 era ("the client SHOULD restart it")
+//! the next message starts the server again, and the old process, which may still be
+//! running, is stopped in the background by the same escalation (shutdown waits for that).
+//! If the new server cannot be started, the connection ends.
 //!
 //! The reader cuts stdout with the size-capped [`LineFramer`]. A line that cannot be used (too
 //! long, not JSON, not UTF-8, not JSON-RPC) is reported on stderr and skipped, and reading goes
@@ -105,6 +111,10 @@ pub(crate) struct StdioTransport {
     /// Speaking the 2026-07-28 era, where a server that exits is restarted (a dual-era
     /// client that falls back to `initialize` turns this off).
     modern: Arc<AtomicBool>,
+    /// Held by a sender from the restart check to the queueing of its message.
+    sending: Mutex<()>,
+    /// The tasks stopping servers replaced by a restart (see [`StdioTransport::restart`]).
+    retired: Mutex<Vec<JoinHandle<()>>>,
 }
 
 /// The command, the router and the options a server is started with.
@@ -131,6 +141,8 @@ impl StdioTransport {
             }),
             exited: Arc::new(AtomicBool::new(false)),
             modern: Arc::new(AtomicBool::new(options.era != Era::Legacy)),
+            sending: Mutex::new(()),
+            retired: Mutex::new(Vec::new()),
         };
         let process = transport.start()?;
         *transport.process.get_mut() = Some(Box::new(process));
@@ -191,13 +203,18 @@ impl StdioTransport {
     }
 
     pub(crate) fn send(&self, message: &Value) -> Result<(), Error> {
+        // One sender at a time past the restart check: a message sent while another sender
+        // is starting the new server must not go to the old one's queue.
+        let _one = self.sending.lock().unwrap_or_else(|p| p.into_inner());
         if self.exited.swap(false, Ordering::SeqCst) {
             self.restart()?;
         }
         self.outbound.send(message)
     }
 
-    /// Starts a server that exited on its own again; the old one is reaped in the background.
+    /// Starts a server that closed its stdout again. The old one may still be running: it is
+    /// stopped in the background as [`shutdown`](Self::shutdown) stops one ([`ESCALATION`]),
+    /// and `shutdown` waits for that. If the new one cannot be started, the connection ends.
     fn restart(&self) -> Result<(), Error> {
         let closed = || Error::closed("the connection is closed");
         // Held only by a shutdown, which is ending the connection anyway.
@@ -205,14 +222,30 @@ impl StdioTransport {
         let Some(old) = guard.take() else {
             return Err(closed());
         };
-        eprintln!("mcp-harness-client: the server exited unexpectedly; starting it again");
-        tokio::spawn(async move {
-            let mut old = old;
-            let _ = old.child.wait().await;
-            old.writer.abort();
-        });
-        *guard = Some(Box::new(self.start()?));
-        Ok(())
+        eprintln!(
+            "mcp-harness-client: the server went away (closed its stdout); starting it again"
+        );
+        // On success the queue now points at the new server, which closes the old one's stdin.
+        let started = self.start();
+        if started.is_err() {
+            self.outbound.close();
+        }
+        let grace = self.launch.options.shutdown_grace;
+        let stopping = tokio::spawn(stop(old, ESCALATION, grace, || {}));
+        let mut retired = self.retired.lock().unwrap_or_else(|p| p.into_inner());
+        retired.retain(|task| !task.is_finished());
+        retired.push(stopping);
+        match started {
+            Ok(process) => {
+                *guard = Some(Box::new(process));
+                Ok(())
+            }
+            Err(e) => {
+                let why = format!("the server could not be started again: {}", e.message);
+                self.launch.router.close(&why);
+                Err(Error::closed(why))
+            }
+        }
     }
 
     /// See [`Transport::set_modern`](super::Transport::set_modern).
@@ -220,36 +253,19 @@ impl StdioTransport {
         self.modern.store(modern, Ordering::Relaxed);
     }
 
-    /// Stops the server step by step (see [`ESCALATION`]; `seams`: the shutdown seam).
+    /// Stops the server step by step (see [`ESCALATION`]; `seams`: the shutdown seam), and
+    /// waits for servers replaced by a restart to be stopped too.
     pub(crate) async fn shutdown(&self, grace: Duration, seams: &Defects) {
         let mut guard = self.process.lock().await;
-        let Some(mut p) = guard.take() else {
-            return;
-        };
-        let steps = seams.escalation(ESCALATION);
-        for (i, step) in steps.iter().enumerate() {
-            let deadline = Instant::now() + grace;
-            match step {
-                Stop::CloseStdin => {
-                    // The writer flushes what is queued, but not past the grace period.
-                    self.outbound.close();
-                    if timeout_at(deadline, &mut p.writer).await.is_err() {
-                        p.writer.abort();
-                    }
-                }
-                Stop::Signal(sig) => signal(&p.child, *sig),
-                Stop::LeaveRunning => return leave_running(*p),
-            }
-            if i + 1 == steps.len() {
-                let _ = p.child.wait().await;
-                break;
-            }
-            if exited_by(&mut p.child, deadline).await {
-                break;
-            }
+        if let Some(p) = guard.take() {
+            let steps = seams.escalation(ESCALATION);
+            stop(p, steps, grace, || self.outbound.close()).await;
         }
         self.outbound.close();
-        p.reader.abort();
+        let retired = std::mem::take(&mut *self.retired.lock().unwrap_or_else(|p| p.into_inner()));
+        for task in retired {
+            let _ = task.await;
+        }
     }
 
     pub(crate) async fn abandon(&self) {
@@ -265,6 +281,34 @@ impl StdioTransport {
             leave_running(*p);
         }
     }
+}
+
+/// Stops the server of `p` by `steps`, each but the last followed by `grace` to exit; the last
+/// is waited for however long it takes, and the child reaped. `close_stdin` ends the writer's
+/// queue (the writer then flushes it, within the grace period, and closes the child's stdin).
+async fn stop(mut p: Box<Process>, steps: &[Stop], grace: Duration, close_stdin: impl Fn()) {
+    for (i, step) in steps.iter().enumerate() {
+        let deadline = Instant::now() + grace;
+        match step {
+            Stop::CloseStdin => {
+                close_stdin();
+                if timeout_at(deadline, &mut p.writer).await.is_err() {
+                    p.writer.abort();
+                }
+            }
+            Stop::Signal(sig) => signal(&p.child, *sig),
+            Stop::LeaveRunning => return leave_running(*p),
+        }
+        if i + 1 == steps.len() {
+            let _ = p.child.wait().await;
+            break;
+        }
+        if exited_by(&mut p.child, deadline).await {
+            break;
+        }
+    }
+    p.reader.abort();
+    p.writer.abort();
 }
 
 /// Waits until `deadline` for the child to exit, reaping it; true if it is gone.
@@ -367,12 +411,12 @@ async fn read_messages(
         );
     }
     let restart = exit.modern.load(Ordering::Relaxed);
-    // Marked before the waiters fail, so a request sent after one sees it.
-    exit.exited.store(restart, Ordering::SeqCst);
+    // Marked as the waiters fail, under the router's lock: a request registered before is
+    // failed, one registered after sees the mark and goes to the new server.
     let why = "the server closed its stdout";
-    if !seams.server_exited(&router, why, restart) {
-        exit.exited.store(false, Ordering::SeqCst);
-    }
+    seams.server_exited(&router, why, restart, || {
+        exit.exited.store(true, Ordering::SeqCst);
+    });
 }
 
 /// Hands one line to the router (sending back its reply), or refuses it.

@@ -9,8 +9,10 @@
 //! Bodies and events are capped at the client's maximum message size and decoded through
 //! [`framing`]: a JSON body over the cap, or an undecodable event on a request's own stream,
 //! fails that request with `invalid_response` (the stream is the request's, so the fault is
-//! attributable). On the standalone stream an undecodable event is reported and skipped, and
-//! reading goes on.
+//! attributable). A frame that decodes is read element by element: an element of a batch that
+//! is not a usable JSON-RPC message is reported and skipped, the others are delivered, and the
+//! request fails with `invalid_response` only if nothing in that frame answered it. On the
+//! standalone stream an undecodable event is reported and skipped, and reading goes on.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,6 +70,30 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Delivers the messages of one frame (a JSON body or an SSE event) on request `id`'s
+    /// answer, `frame` naming it. An element that cannot be used is reported and skipped, as
+    /// on stdio and the standalone stream, so the rest of a batch still arrives. Returns
+    /// whether an element answered `id`, and why the first unusable one was refused: the
+    /// request fails with that only when nothing in the frame answered it.
+    fn deliver_frame(&self, bytes: &[u8], id: i64, frame: &str) -> (bool, Option<String>) {
+        let (mut ours, mut bad) = (false, None);
+        for message in self.router.read(bytes) {
+            match message {
+                Ok(message) => {
+                    ours |= answers(&message, id);
+                    self.deliver(message);
+                }
+                Err(why) => {
+                    eprintln!("mcp-harness-client: skipping a message of {frame}: {why}");
+                    bad.get_or_insert(why);
+                }
+            }
+        }
+        (ours, bad)
+    }
+}
+
 fn answers(message: &Incoming, id: i64) -> bool {
     matches!(message, Incoming::Response { id: got, .. } if got.as_i64() == Some(id))
 }
@@ -114,18 +140,11 @@ async fn exchange(
     match shared.seams.reply_body(body_kind(reply.headers())) {
         Body::Json => {
             let bytes = read_body(reply, shared.max_message_bytes, &what).await?;
-            let mut ours = false;
-            for message in shared.router.read(&bytes) {
-                let message = message
-                    .map_err(|why| Error::invalid(format!("the JSON answer to {what} is {why}")))?;
-                ours |= answers(&message, id);
-                shared.deliver(message);
-            }
-            match ours {
-                true => Ok(()),
-                false => Err(Error::invalid(format!(
-                    "the JSON answer to {what} is not its response"
-                ))),
+            let frame = format!("the JSON answer to {what}");
+            match shared.deliver_frame(&bytes, id, &frame) {
+                (true, _) => Ok(()),
+                (false, Some(why)) => Err(Error::invalid(format!("{frame} is {why}"))),
+                (false, None) => Err(Error::invalid(format!("{frame} is not its response"))),
             }
         }
         Body::EventStream => read_stream(shared, reply, id, &what).await,
@@ -163,16 +182,11 @@ async fn read_stream(shared: &Shared, reply: Response, id: i64, what: &str) -> R
     let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
         let event = event.map_err(|e| stream_error(e, what))?;
-        let mut ours = false;
-        for message in shared.router.read(event.data.as_bytes()) {
-            let message = message.map_err(|why| {
-                Error::invalid(format!("an event on the SSE answer to {what} is {why}"))
-            })?;
-            ours |= answers(&message, id);
-            shared.deliver(message);
-        }
-        if ours {
-            return Ok(());
+        let frame = format!("an event on the SSE answer to {what}");
+        match shared.deliver_frame(event.data.as_bytes(), id, &frame) {
+            (true, _) => return Ok(()),
+            (false, Some(why)) => return Err(Error::invalid(format!("{frame} is {why}"))),
+            (false, None) => {}
         }
     }
     Err(Error::closed(format!(

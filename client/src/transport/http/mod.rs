@@ -12,6 +12,16 @@
 //!   `notifications/cancelled`. A message queued after requests waits until their answers
 //!   begin (at most [`HEAD_START`] each), so that with a prompt server a notification never
 //!   reaches it ahead of a request sent before it.
+//! - **Flush is a queue item too.** `connect` queues [`Item::Flush`] after
+//!   `notifications/initialized` and waits for it: the dispatcher answers it only once every
+//!   message before it has gone out, so the notification's POST has been answered (bounded by
+//!   the request timeout) and the handshake is complete on the server's side when `connect`
+//!   returns.
+//! - **The server stream has its own pool.** The standalone GET stream runs on a second
+//!   `reqwest::Client` with a connection pool of its own (same TLS configuration), so the
+//!   long-lived GET never takes the idle connection a POST was about to reuse. Opening it
+//!   costs a connection and maybe a TLS handshake, so it lets running requests go first:
+//!   `Shared::requests_done` waits until no request is running, at most [`HEAD_START`].
 //! - **Abort is a queue item too.** When a waiter gives up (timeout or cancel), the session asks
 //!   for an abort; because it travels through the same queue, it always finds the request's task
 //!   and drops it (closing that HTTP exchange) before the `notifications/cancelled` queued after
