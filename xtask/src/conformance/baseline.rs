@@ -71,25 +71,48 @@ impl Baseline {
     }
 }
 
+/// The comment block a baseline file opens with: its leading `#` lines up to the first blank
+/// line, each ending in a newline (none when the file opens with an entry). A note that an
+/// earlier rewrite came from a partial run is not kept: `render` writes its own.
+pub fn header(text: &str) -> Option<String> {
+    let block: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+    // A block an entry follows at once is that entry's comment, not a header.
+    let after = text.lines().nth(block.len());
+    if block.is_empty() || after.is_some_and(|l| !l.trim().is_empty()) {
+        return None;
+    }
+    let kept = block
+        .iter()
+        .filter(|l| !l.starts_with("# Written from a partial run"));
+    Some(kept.map(|l| format!("{l}\n")).collect())
+}
+
 /// A baseline for the trials of `results` that do not grade acceptable, sorted by name. An
 /// entry that the run's own baseline already had keeps its reason; a new one gets the grade
 /// and the sources of its failed checks, for a person to turn into the requirement missed.
 /// `selection` names the filters or shard the run was limited to (empty: the whole suite).
-pub fn render(results: &RunResults, selection: &str) -> String {
+/// `header`, the comment block the file being rewritten opened with (see [`header`]), is kept
+/// in place of the generic one, so what people wrote about the client survives a rewrite.
+pub fn render(results: &RunResults, selection: &str, header: Option<&str>) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# Expected failures of {}, written by `cargo xtask conformance --write-baseline`.",
-        one_line(&results.client)
-    );
+    match header {
+        Some(header) => out.push_str(header),
+        None => {
+            let _ = writeln!(
+                out,
+                "# Expected failures of {}, written by `cargo xtask conformance --write-baseline`.",
+                one_line(&results.client)
+            );
+            let _ = writeln!(
+                out,
+                "# One entry per trial that fails or is unimplemented; the comment above each names its\n\
+                 # failed checks. Review every entry: each must name a real deviation of the client."
+            );
+        }
+    }
     if !selection.is_empty() {
         let _ = writeln!(out, "# Written from a partial run ({selection}).");
     }
-    let _ = writeln!(
-        out,
-        "# One entry per trial that fails or is unimplemented; the comment above each names its\n\
-         # failed checks. Review every entry: each must name a real deviation of the client."
-    );
     let mut trials: Vec<_> = results
         .trials
         .iter()
@@ -190,7 +213,7 @@ mod tests {
                 trial("ok@stdio", Grade::NonStrict, &[("z", Level::Should)]),
             ],
         };
-        let text = render(&results, "filters calls/");
+        let text = render(&results, "filters calls/", None);
         assert!(
             text.contains(
                 "# fail: x [must]; y [profile]\na/b@stdio: fail; misses source of x; source of y\n"
@@ -238,5 +261,20 @@ mod tests {
         assert!(e.contains("names no trial"), "{e}");
         let e = Baseline::parse("c@stdio: r\nc@stdio: r\n", &known()).unwrap_err();
         assert!(e.contains("twice"), "{e}");
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_header_people_wrote_but_not_an_entry_comment() {
+        let written =
+            "# Known gaps of X.\n#\n# Not gaps: Y.\n\n# fail: a check [must]\nx@stdio: why\n";
+        assert_eq!(
+            header(written).as_deref(),
+            Some("# Known gaps of X.\n#\n# Not gaps: Y.\n")
+        );
+        assert_eq!(header("# fail: a check [must]\nx@stdio: why\n"), None);
+        assert_eq!(header("x@stdio: why\n"), None);
+        let partial =
+            "# Known gaps of X.\n# Written from a partial run (filters a).\n\nx@stdio: w\n";
+        assert_eq!(header(partial).as_deref(), Some("# Known gaps of X.\n"));
     }
 }

@@ -233,7 +233,10 @@ pub fn run(opts: Options) -> ExitCode {
         return ExitCode::from(2);
     }
     if let Some(path) = &opts.write_baseline {
-        let text = baseline::render(&results, &opts.describe_selection());
+        let kept = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|old| baseline::header(&old));
+        let text = baseline::render(&results, &opts.describe_selection(), kept.as_deref());
         if let Err(e) = std::fs::write(path, text) {
             eprintln!("error: cannot write the baseline {}: {e}", path.display());
             return ExitCode::from(2);
