@@ -110,6 +110,14 @@ struct ConformanceArgs {
     /// unimplemented, each under a comment naming its failed checks and their levels.
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
+    /// Re-run each trial whose grade is not what its baseline expects (a failure or
+    /// unimplemented not baselined, or a baselined trial that now passes) up to N more times,
+    /// one at a time after the parallel pass. A trial whose grade changes between attempts is
+    /// reported flaky, with every attempt's grade, and fails the run unless the baseline marks
+    /// it known-flaky (`<trial>: flaky: <reason>`); one that grades the same on every attempt
+    /// is just failing. 0 (the default) re-runs nothing.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retries: u32,
     /// Use the already built fake and driver beside this executable (for tests).
     #[arg(long, hide = true)]
     no_build: bool,
@@ -212,6 +220,7 @@ fn main() -> ExitCode {
                 bearer_token: args.bearer_token.map(conformance::RunToken),
                 filters: args.filters,
                 write_baseline: args.write_baseline,
+                retries: args.retries,
                 libtest,
             })
         }

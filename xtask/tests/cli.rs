@@ -524,3 +524,145 @@ fn timings_are_written_when_the_bench_asks_for_them() {
         assert_eq!(phase("fake_start") > 0, trial.name.ends_with("@https"));
     }
 }
+
+/// A client that does nothing on its first start and is the reference driver from then on:
+/// the count of starts is kept in the file `$FLAKY_STATE` names, so its first attempt at a
+/// trial fails and every later one passes.
+fn fails_first_start() -> String {
+    format!(
+        "n=$(cat \"$FLAKY_STATE\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$FLAKY_STATE\"; \
+         [ \"$n\" -ge 1 ] && exec {}",
+        support::driver_cmd("")
+    )
+}
+
+const ONE_TRIAL: [&str; 2] = ["--exact", "calls/text-blocks@stdio"];
+
+#[test]
+fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout_of(
+        xtask()
+            .env("FLAKY_STATE", dir.path().join("starts"))
+            .args(["--client", &fails_first_start(), "--retries", "2"])
+            .arg("--report-dir")
+            .arg(dir.path().join("report"))
+            .args(ONE_TRIAL)
+            .assert()
+            .code(101),
+    );
+    assert!(
+        out.contains("test calls/text-blocks@stdio ... FAILED (fail)")
+            && out.contains("retrying 1 trial one at a time, up to 2 more times")
+            && out.contains("test calls/text-blocks@stdio ... FAILED (flaky: fail, pass)")
+            && out.contains("1 fail (1 trial, 0 baselined, 1 flaky)")
+            && out.contains("flaky: its attempts graded fail, pass")
+            && out.contains("`calls/text-blocks@stdio: flaky: <reason>`")
+            && out.contains("fail the run: calls/text-blocks@stdio"),
+        "{out}"
+    );
+    // It stopped at the first attempt that graded otherwise.
+    let starts = std::fs::read_to_string(dir.path().join("starts")).unwrap();
+    assert_eq!(starts.trim(), "2");
+    let report = dir.path().join("report");
+    let results = xtask::report::RunResults::load(&report.join("results.json")).unwrap();
+    let t = &results.trials[0];
+    use xtask::conformance::verdict::{Grade, Verdict};
+    assert!(t.flaky && t.verdict == Verdict::Flaky, "{t:?}");
+    assert_eq!(t.attempts, [Grade::Fail, Grade::Pass]);
+    let json = std::fs::read_to_string(report.join("results.json")).unwrap();
+    assert!(json.contains("\"flaky\": true") && json.contains("\"verdict\": \"flaky\""));
+    let junit = std::fs::read_to_string(report.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("<failure")
+            && junit.contains(r#"<property name="flaky" value="true"/>"#)
+            && junit.contains(r#"<property name="attempts" value="fail, pass"/>"#)
+            && junit.contains("<system-out>flaky; attempts: fail, pass</system-out>"),
+        "{junit}"
+    );
+    let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    assert!(
+        html.contains(r#"<span class="flaky" title="attempts: fail, pass">FLAKY</span>"#),
+        "html"
+    );
+}
+
+#[test]
+fn a_trial_that_fails_the_same_way_on_every_attempt_is_failing_not_flaky() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout_of(
+        xtask()
+            .args(["--client", "true", "--retries", "2", "--report-dir"])
+            .arg(dir.path())
+            .args(ONE_TRIAL)
+            .assert()
+            .code(101),
+    );
+    assert!(
+        out.contains("test calls/text-blocks@stdio ... FAILED (fail on all 3 attempts)")
+            && out.contains("graded fail on all 3 attempts: failing, not flaky")
+            && out.contains("(1 trial, 0 baselined) in"),
+        "{out}"
+    );
+    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let t = &results.trials[0];
+    assert!(!t.flaky && t.attempts.len() == 3, "{t:?}");
+    assert_eq!(t.verdict, xtask::conformance::verdict::Verdict::Failed);
+    // Without --retries nothing is re-run.
+    let out = stdout_of(
+        xtask()
+            .args(["--client", "true"])
+            .args(ONE_TRIAL)
+            .assert()
+            .code(101),
+    );
+    assert!(
+        !out.contains("retrying") && out.contains("FAILED (fail)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_known_flaky_baseline_entry_lets_a_flake_pass_but_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline.txt");
+    std::fs::write(
+        &baseline,
+        "# known\ncalls/text-blocks@stdio: flaky: its first start of a run does nothing\n",
+    )
+    .unwrap();
+    let state = dir.path().join("starts");
+    let run = |client: &str, retries: &str| {
+        let mut cmd = xtask();
+        cmd.env("FLAKY_STATE", &state)
+            .args(["--client", client, "--retries", retries, "--baseline"])
+            .arg(&baseline)
+            .args(ONE_TRIAL);
+        cmd
+    };
+    let out = stdout_of(run(&fails_first_start(), "2").assert().success());
+    assert!(
+        out.contains("... flaky (fail, pass; baselined known-flaky)")
+            && out.contains("1 flaky)")
+            && out.contains("result: ok"),
+        "{out}"
+    );
+    // Without retries the flake is not told apart: it fails, with a hint.
+    std::fs::remove_file(&state).unwrap();
+    let out = stdout_of(run(&fails_first_start(), "0").assert().code(101));
+    assert!(
+        out.contains("marks this trial known-flaky (line 2); run with --retries N"),
+        "{out}"
+    );
+    // A known-flaky trial that fails on every attempt still fails the run.
+    let out = stdout_of(run("true", "2").assert().code(101));
+    assert!(out.contains("FAILED (fail on all 3 attempts)"), "{out}");
+    // A malformed mark is named with its file and line.
+    std::fs::write(&baseline, "\ncalls/text-blocks@stdio: flaky:\n").unwrap();
+    let assert = run("true", "2").assert().code(2);
+    let err = stderr_of(&assert);
+    assert!(
+        err.contains("baseline.txt: line 2: `calls/text-blocks@stdio` is marked flaky without a reason; expected `calls/text-blocks@stdio: flaky: <why"),
+        "{err}"
+    );
+}

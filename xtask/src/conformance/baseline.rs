@@ -5,6 +5,12 @@
 //! Format, one entry a line: `<case-id>@<transport>: <reason>`, where the reason names the
 //! requirement the client misses. Blank lines and lines starting with `#` are ignored.
 //!
+//! A known-flaky entry, `<case-id>@<transport>: flaky: <reason>`, says something else: the
+//! trial is expected to pass, but is known to change grade from one run to the next (the
+//! reason says why). Under `--retries N` a trial so marked whose grade changes between
+//! attempts is reported flaky without failing the run; one that fails the same way on every
+//! attempt still fails it, and one that passes needs nothing (the entry is never stale).
+//!
 //! [`render`] writes one from a run (`--write-baseline FILE`): one entry per trial that does
 //! not grade acceptable, under a comment naming its failed checks and their levels, so a new
 //! adapter can start from its first run and review the entries one by one.
@@ -16,10 +22,12 @@ use std::path::Path;
 use super::verdict::level_label;
 use crate::report::RunResults;
 
-/// A parsed baseline: trial name → (line number, reason).
+/// A parsed baseline: trial name → (line number, reason), for expected failures and for
+/// known-flaky trials apart.
 #[derive(Debug, Clone, Default)]
 pub struct Baseline {
     entries: BTreeMap<String, (usize, String)>,
+    flaky: BTreeMap<String, (usize, String)>,
 }
 
 impl Baseline {
@@ -33,6 +41,7 @@ impl Baseline {
     /// Parses baseline text; errors name the line and what was expected.
     pub fn parse(text: &str, known: &[String]) -> Result<Baseline, String> {
         let mut entries = BTreeMap::new();
+        let mut flaky: BTreeMap<String, (usize, String)> = BTreeMap::new();
         for (index, raw) in text.lines().enumerate() {
             let line_no = index + 1;
             let line = raw.trim();
@@ -55,20 +64,49 @@ impl Baseline {
                     "line {line_no}: `{name}` names no trial; expected one of the names `cargo xtask conformance --list` prints"
                 ));
             }
-            if let Some((first, _)) = entries.insert(name.to_owned(), (line_no, reason.to_owned()))
-            {
+            let earlier = entries.get(name).or_else(|| flaky.get(name));
+            if let Some((first, _)) = earlier {
                 return Err(format!(
                     "line {line_no}: `{name}` is listed twice (also line {first})"
                 ));
             }
+            match flaky_reason(reason) {
+                None => {
+                    entries.insert(name.to_owned(), (line_no, reason.to_owned()));
+                }
+                Some(Some(why)) => {
+                    flaky.insert(name.to_owned(), (line_no, why.to_owned()));
+                }
+                Some(None) => {
+                    return Err(format!(
+                        "line {line_no}: `{name}` is marked flaky without a reason; expected `{name}: flaky: <why it changes grade between runs>`"
+                    ));
+                }
+            }
         }
-        Ok(Baseline { entries })
+        Ok(Baseline { entries, flaky })
+    }
+
+    /// The known-flaky entry for a trial: its line number and reason.
+    pub fn flaky(&self, trial: &str) -> Option<&(usize, String)> {
+        self.flaky.get(trial)
     }
 
     /// The entry for a trial: its line number and reason.
     pub fn get(&self, trial: &str) -> Option<&(usize, String)> {
         self.entries.get(trial)
     }
+}
+
+/// Whether an entry's text marks its trial known-flaky: `None` for an expected failure,
+/// `Some(Some(reason))` for `flaky: <reason>`, `Some(None)` for a `flaky` mark with no reason.
+fn flaky_reason(text: &str) -> Option<Option<&str>> {
+    let rest = text.strip_prefix("flaky")?;
+    if rest.trim().is_empty() {
+        return Some(None);
+    }
+    let why = rest.trim_start().strip_prefix(':')?.trim();
+    Some((!why.is_empty()).then_some(why))
 }
 
 /// The comment block a baseline file opens with: its leading `#` lines up to the first blank
@@ -116,10 +154,15 @@ pub fn render(results: &RunResults, selection: &str, header: Option<&str>) -> St
     let mut trials: Vec<_> = results
         .trials
         .iter()
-        .filter(|t| !t.grade.is_acceptable())
+        .filter(|t| !t.grade.is_acceptable() || t.known_flaky.is_some())
         .collect();
     trials.sort_by(|a, b| a.name.cmp(&b.name));
     for t in trials {
+        // A known-flaky mark is a person's finding about the client, not this run's: kept.
+        if let Some(why) = &t.known_flaky {
+            let _ = writeln!(out, "\n# known flaky\n{}: flaky: {}", t.name, one_line(why));
+            continue;
+        }
         let failed: Vec<_> = t.checks.iter().filter(|c| !c.passed).collect();
         let named: Vec<String> = failed
             .iter()
@@ -175,6 +218,9 @@ mod tests {
             case_path: String::new(),
             rerun: String::new(),
             baseline_reason: None,
+            known_flaky: None,
+            flaky: false,
+            attempts: Vec::new(),
             elapsed_ms: 0,
             checks: failed
                 .iter()
@@ -261,6 +307,39 @@ mod tests {
         assert!(e.contains("names no trial"), "{e}");
         let e = Baseline::parse("c@stdio: r\nc@stdio: r\n", &known()).unwrap_err();
         assert!(e.contains("twice"), "{e}");
+        for bad in [
+            "c@stdio: flaky\n",
+            "c@stdio: flaky:\n",
+            "c@stdio: flaky :  \n",
+        ] {
+            let e = Baseline::parse(bad, &known()).unwrap_err();
+            assert!(
+                e.starts_with("line 1:") && e.contains("`c@stdio: flaky: <why"),
+                "{e}"
+            );
+        }
+        let e = Baseline::parse("c@stdio: flaky: r\nc@stdio: r\n", &known()).unwrap_err();
+        assert!(
+            e.contains("line 2") && e.contains("twice (also line 1)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_flaky_entry_is_kept_apart_from_the_expected_failures() {
+        let b = Baseline::parse(
+            "a/b@stdio: flaky: races the fake's delay\nc@stdio: flaky network code\n",
+            &known(),
+        )
+        .unwrap();
+        assert_eq!(
+            b.flaky("a/b@stdio"),
+            Some(&(1, "races the fake's delay".to_owned()))
+        );
+        assert!(b.get("a/b@stdio").is_none());
+        // `flaky` as the first word of a plain reason is not a mark.
+        assert_eq!(b.get("c@stdio").unwrap().1, "flaky network code");
+        assert!(b.flaky("c@stdio").is_none());
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub struct Options {
     pub filters: Vec<String>,
     /// Write a baseline of this run's failing trials to this file.
     pub write_baseline: Option<PathBuf>,
+    /// Re-run each trial that would fail the run on its grade up to this many more times,
+    /// one at a time after the parallel pass, to tell a flaky trial from a failing one.
+    pub retries: u32,
     /// libtest's options (first filter, `--list`, `--exact`, `--skip`, `--test-threads`, `-q`).
     pub libtest: libtest_mimic::Arguments,
 }
@@ -195,13 +198,18 @@ pub fn run(opts: Options) -> ExitCode {
         );
     }
     let started = Instant::now();
-    let finished = runner::run_all(
+    let retry_jobs: std::collections::HashMap<String, (Case, Transport)> = match opts.retries {
+        0 => Default::default(),
+        _ => trials.iter().cloned().collect(),
+    };
+    let mut finished = runner::run_all(
         trials,
         threads,
         runner::terse(&opts.libtest),
         |name, (case, transport)| ctx.trial(name, &case, transport),
         |name, why| panicked(name, &why),
     );
+    ctx.retry_all(&mut finished, &retry_jobs, runner::terse(&opts.libtest));
     let trials_took = started.elapsed();
     let strays = procs::stray_children(&[]);
     procs::kill_strays(&strays);
@@ -418,6 +426,12 @@ impl RunContext {
             snapshot_took += started.elapsed();
             compared
         });
+        let message = match (message, self.baseline.flaky(name)) {
+            (Some(m), Some((line, _))) if self.opts.retries == 0 => Some(format!(
+                "the baseline marks this trial known-flaky (line {line}); run with --retries N to tell a flake from a failure\n\n{m}"
+            )),
+            (message, _) => message,
+        };
         let details = match &message {
             Some(m) if !details.contains(m.as_str()) => format!("{m}\n\n{details}"),
             _ => details,
@@ -431,6 +445,9 @@ impl RunContext {
             case_path: place.case_path,
             rerun: place.rerun,
             baseline_reason: entry.map(|(_, reason)| reason),
+            known_flaky: self.baseline.flaky(name).map(|(_, reason)| reason.clone()),
+            flaky: false,
+            attempts: Vec::new(),
             elapsed_ms: eval.run.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
             checks: eval.checks.iter().map(check_record).collect(),
             outcomes: outcome_records(case, &eval.outcomes),
@@ -445,6 +462,97 @@ impl RunContext {
             phases: eval.run.phases,
         }
     }
+}
+
+impl RunContext {
+    /// Re-runs, one at a time, every finished trial that fails the run on its grade (not on
+    /// a snapshot, not a harness panic), up to `--retries` more times, and records what each
+    /// attempt graded. A trial whose grade changes is flaky: it fails the run unless the
+    /// baseline marks it known-flaky. One that grades the same every time keeps its verdict.
+    fn retry_all(
+        &self,
+        finished: &mut [Finished],
+        jobs: &std::collections::HashMap<String, (Case, Transport)>,
+        terse: bool,
+    ) {
+        let retries = self.opts.retries;
+        let due: Vec<usize> = (0..finished.len())
+            .filter(|&i| retries > 0 && fails_on_grade(&finished[i].result))
+            .filter(|&i| jobs.contains_key(&finished[i].result.name))
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        runner::print_retrying(due.len(), retries);
+        for (n, i) in due.into_iter().enumerate() {
+            let f = &mut finished[i];
+            let (case, transport) = &jobs[&f.result.name];
+            let first = f.result.grade;
+            let mut attempts = vec![first];
+            for _ in 0..retries {
+                let eval = evaluate(
+                    case,
+                    *transport,
+                    &self.client_cmd,
+                    &self.harness,
+                    self.strictness(),
+                );
+                attempts.push(eval.grade);
+                if eval.grade != first {
+                    break;
+                }
+            }
+            settle(f, attempts);
+            runner::print_retried(&f.result, terse, n + 1);
+        }
+    }
+}
+
+/// Whether a trial fails the run because its grade is not what its baseline expects (a
+/// failure not baselined, or a baselined trial that now passes): the trials `--retries`
+/// re-runs.
+fn fails_on_grade(t: &TrialResult) -> bool {
+    match t.verdict {
+        Verdict::Stale => true,
+        Verdict::Failed => !t.grade.is_acceptable() && !t.checks.is_empty(),
+        _ => false,
+    }
+}
+
+/// Records a retried trial's attempts and what they make of it.
+fn settle(f: &mut Finished, attempts: Vec<Grade>) {
+    let shown: Vec<&str> = attempts.iter().map(|g| g.as_str()).collect();
+    let shown = shown.join(", ");
+    let flaky = attempts.iter().any(|g| *g != attempts[0]);
+    let t = &mut f.result;
+    let note = if !flaky {
+        format!(
+            "graded {} on all {} attempts: failing, not flaky",
+            t.grade.as_str(),
+            attempts.len()
+        )
+    } else if let Some(why) = &t.known_flaky {
+        t.verdict = Verdict::KnownFlaky;
+        format!(
+            "flaky: its attempts graded {shown}; the baseline marks it known-flaky ({why}), so it does not fail the run"
+        )
+    } else {
+        t.verdict = Verdict::Flaky;
+        format!(
+            "flaky: its attempts graded {shown}; a trial that changes grade between attempts fails the run unless the baseline marks it `{}: flaky: <reason>`",
+            t.name
+        )
+    };
+    t.flaky = flaky;
+    t.attempts = attempts;
+    t.details = format!("{note}\n\n{}", t.details).trim_end().to_owned();
+    f.message = match t.verdict.fails_run() {
+        true => Some(match f.message.take() {
+            Some(m) => format!("{note}\n\n{m}"),
+            None => note,
+        }),
+        false => None,
+    };
 }
 
 /// Decides what the run makes of a trial from its grade and baseline entry; the message says
@@ -486,6 +594,9 @@ fn panicked(name: &str, why: &str) -> Finished {
             case_path: String::new(),
             rerun: String::new(),
             baseline_reason: None,
+            known_flaky: None,
+            flaky: false,
+            attempts: Vec::new(),
             elapsed_ms: 0,
             checks: Vec::new(),
             outcomes: Vec::new(),

@@ -135,7 +135,35 @@ pub fn status(trial: &TrialResult) -> String {
         Verdict::Failed if trial.grade.is_acceptable() => {
             format!("FAILED ({grade}; snapshot differs)")
         }
+        Verdict::Failed if trial.attempts.len() > 1 => {
+            format!("FAILED ({grade} on all {} attempts)", trial.attempts.len())
+        }
         Verdict::Failed => format!("FAILED ({grade})"),
+        Verdict::Flaky => format!("FAILED (flaky: {})", attempts(trial)),
+        Verdict::KnownFlaky => format!("flaky ({}; baselined known-flaky)", attempts(trial)),
+    }
+}
+
+/// A retried trial's grades, first attempt to last: `fail, pass`.
+fn attempts(trial: &TrialResult) -> String {
+    let grades: Vec<&str> = trial.attempts.iter().map(|g| g.as_str()).collect();
+    grades.join(", ")
+}
+
+/// Announces the retries that follow the parallel pass.
+pub fn print_retrying(count: usize, retries: u32) {
+    println!(
+        "\nretrying {count} trial{} one at a time, up to {retries} more time{} each",
+        if count == 1 { "" } else { "s" },
+        if retries == 1 { "" } else { "s" }
+    );
+}
+
+/// Prints a retried trial's line (or mark) with what its attempts made of it.
+pub fn print_retried(trial: &TrialResult, terse: bool, index: usize) {
+    print_one(trial, terse, index);
+    if terse {
+        println!();
     }
 }
 
@@ -145,8 +173,9 @@ fn print_one(trial: &TrialResult, terse: bool, index: usize) {
         return;
     }
     let mark = match (trial.verdict, trial.grade) {
-        (Verdict::Failed | Verdict::Stale, _) => 'F',
+        (Verdict::Failed | Verdict::Stale | Verdict::Flaky, _) => 'F',
         (Verdict::ExpectedFailure, _) => 'x',
+        (Verdict::KnownFlaky, _) => '~',
         (Verdict::Passed, Grade::NonStrict) => 'n',
         (Verdict::Passed, _) => '.',
     };
@@ -181,7 +210,9 @@ pub fn print_end(results: &RunResults, finished: &[Finished]) {
     }
 }
 
-/// `grades: 112 pass, 1 non-strict, 0 unimplemented, 0 fail (113 trials, 0 baselined) in 3.20s`
+/// `grades: 112 pass, 1 non-strict, 0 unimplemented, 0 fail (113 trials, 0 baselined) in 3.20s`,
+/// with `, N flaky` after the baselined count when retries found flaky trials (a flaky trial
+/// is counted under its first attempt's grade).
 pub fn tally(results: &RunResults) -> String {
     let shown: Vec<String> = results
         .counts()
@@ -193,8 +224,13 @@ pub fn tally(results: &RunResults) -> String {
         .iter()
         .filter(|t| t.baseline_reason.is_some())
         .count();
+    let flaky = results.trials.iter().filter(|t| t.flaky).count();
+    let flaky = match flaky {
+        0 => String::new(),
+        n => format!(", {n} flaky"),
+    };
     format!(
-        "grades: {} ({} trial{}, {baselined} baselined) in {:.2}s",
+        "grades: {} ({} trial{}, {baselined} baselined{flaky}) in {:.2}s",
         shown.join(", "),
         results.trials.len(),
         if results.trials.len() == 1 { "" } else { "s" },

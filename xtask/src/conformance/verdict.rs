@@ -56,6 +56,12 @@ pub enum Verdict {
     ExpectedFailure,
     /// Baselined, but the trial now grades acceptable: the entry must go.
     Stale,
+    /// Re-run with `--retries`, the trial's grade changed between attempts, and the baseline
+    /// does not mark it known-flaky: it fails the run.
+    Flaky,
+    /// Its grade changed between attempts, and the baseline marks it known-flaky
+    /// (`<trial>: flaky: <reason>`): reported, but the run does not fail for it.
+    KnownFlaky,
 }
 
 impl Verdict {
@@ -66,12 +72,14 @@ impl Verdict {
             Verdict::Failed => "failed",
             Verdict::ExpectedFailure => "expected-failure",
             Verdict::Stale => "stale",
+            Verdict::Flaky => "flaky",
+            Verdict::KnownFlaky => "known-flaky",
         }
     }
 
     /// Whether this trial makes the run fail.
     pub fn fails_run(self) -> bool {
-        matches!(self, Verdict::Failed | Verdict::Stale)
+        matches!(self, Verdict::Failed | Verdict::Stale | Verdict::Flaky)
     }
 }
 

@@ -25,6 +25,7 @@ td.name small { display: block; color: #666; }
 .unimplemented { background: #e4e6eb; color: #4a5060; }
 .fail { background: #fbd9d7; color: #9b1c16; }
 .xfail { outline: 2px dashed #9b1c16; outline-offset: 1px; }
+.flaky { display: inline-block; margin-left: 4px; padding: 1px 6px; border-radius: 10px; font-size: 11px; font-weight: 600; background: #fff3c4; color: #7a5200; border: 1px solid #c99a00; }
 details summary { cursor: pointer; list-style: none; }
 details[open] { background: #fafbfc; }
 pre { white-space: pre-wrap; word-break: break-word; font-size: 12px; max-width: 70ch; margin: 6px 0; }
@@ -160,10 +161,30 @@ fn cell(out: &mut String, trial: &TrialResult, profile: bool) {
     } else {
         ""
     };
+    let grades: Vec<&str> = trial.attempts.iter().map(|g| g.as_str()).collect();
+    let grades = grades.join(", ");
+    let flaky = match (trial.flaky, &trial.known_flaky) {
+        (false, _) => String::new(),
+        (true, known) => format!(
+            "<span class=\"flaky\" title=\"attempts: {}\">{}</span>",
+            esc(&grades),
+            if known.is_some() {
+                "known flaky"
+            } else {
+                "FLAKY"
+            }
+        ),
+    };
     let _ = write!(
         out,
-        "<td><details><summary><span class=\"grade {grade}{xfail}\">{grade}</span></summary>"
+        "<td><details><summary><span class=\"grade {grade}{xfail}\">{grade}</span>{flaky}</summary>"
     );
+    if !trial.attempts.is_empty() {
+        let _ = write!(out, "<p class=\"note\">attempts: {}</p>", esc(&grades));
+    }
+    if let Some(reason) = &trial.known_flaky {
+        let _ = write!(out, "<p class=\"note\">known flaky: {}</p>", esc(reason));
+    }
     if let Some(reason) = &trial.baseline_reason {
         let _ = write!(out, "<p class=\"note\">baseline: {}</p>", esc(reason));
     }
@@ -181,7 +202,7 @@ fn cell(out: &mut String, trial: &TrialResult, profile: bool) {
         }
         out.push_str("</ul>");
     }
-    if trial.grade != Grade::Pass {
+    if trial.grade != Grade::Pass || !trial.attempts.is_empty() {
         let _ = write!(out, "<pre>{}</pre>", esc(&trial.details));
     }
     let _ = write!(out, "<pre>{}</pre></details></td>", esc(&trial.transcript));

@@ -1,10 +1,13 @@
 //! JUnit XML for CI systems, via quick-junit: one test case per trial, grouped in one suite
 //! per area. A baselined failure is reported as skipped with its reason, so a CI dashboard
-//! shows known gaps without turning red; a stale entry is a failure.
+//! shows known gaps without turning red; a stale entry is a failure. A flaky trial (its grade
+//! changed between `--retries` attempts) is a failure, or a success when the baseline marks it
+//! known-flaky; either way it carries the properties `flaky` and `attempts` and a system-out
+//! note, so a dashboard never shows it as a plain pass.
 
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunResults;
 use crate::conformance::verdict::Verdict;
@@ -19,7 +22,7 @@ pub fn render(results: &RunResults) -> Result<String, String> {
         let mut suite = TestSuite::new(name);
         for trial in results.trials.iter().filter(|t| area(&t.name) == name) {
             let status = match trial.verdict {
-                Verdict::Passed => TestCaseStatus::success(),
+                Verdict::Passed | Verdict::KnownFlaky => TestCaseStatus::success(),
                 Verdict::ExpectedFailure => {
                     let mut s = TestCaseStatus::skipped();
                     s.set_message(format!(
@@ -29,7 +32,7 @@ pub fn render(results: &RunResults) -> Result<String, String> {
                     ));
                     s
                 }
-                Verdict::Failed | Verdict::Stale => {
+                Verdict::Failed | Verdict::Stale | Verdict::Flaky => {
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     s.set_message(format!(
                         "{}: {}",
@@ -44,6 +47,18 @@ pub fn render(results: &RunResults) -> Result<String, String> {
             let mut case = TestCase::new(trial.name.clone(), status);
             case.set_classname(name);
             case.set_time(Duration::from_millis(trial.elapsed_ms));
+            if !trial.attempts.is_empty() {
+                let grades: Vec<&str> = trial.attempts.iter().map(|g| g.as_str()).collect();
+                let grades = grades.join(", ");
+                case.add_property(Property::new("flaky", trial.flaky.to_string()));
+                case.add_property(Property::new("attempts", grades.clone()));
+                let note = match (trial.flaky, &trial.known_flaky) {
+                    (false, _) => format!("graded the same on every attempt: {grades}"),
+                    (true, Some(why)) => format!("flaky (known: {why}); attempts: {grades}"),
+                    (true, None) => format!("flaky; attempts: {grades}"),
+                };
+                case.set_system_out(note);
+            }
             suite.add_test_case(case);
         }
         report.add_test_suite(suite);

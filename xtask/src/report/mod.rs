@@ -42,8 +42,9 @@ pub struct TrialResult {
     pub level: Level,
     /// The grade.
     pub grade: Grade,
-    /// What the run made of it: `passed`, `failed`, `expected-failure` (baselined) or `stale`
-    /// (baselined but passing).
+    /// What the run made of it: `passed`, `failed`, `expected-failure` (baselined), `stale`
+    /// (baselined but passing), `flaky` (its grade changed between attempts) or `known-flaky`
+    /// (the same, and the baseline marks it so).
     pub verdict: Verdict,
     /// The case file.
     #[serde(default)]
@@ -54,6 +55,16 @@ pub struct TrialResult {
     /// The baseline's reason, when listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_reason: Option<String>,
+    /// The baseline's known-flaky reason (`<trial>: flaky: <reason>`), when listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_flaky: Option<String>,
+    /// Whether the trial was re-run (`--retries`) and its grade changed between attempts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
+    /// The grade of every attempt, first (the parallel pass) to last, when the trial was
+    /// re-run; empty otherwise. `grade`, the checks and the details are the first attempt's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Grade>,
     /// The client's wall time, in ms.
     pub elapsed_ms: u64,
     /// Every check, in order.
