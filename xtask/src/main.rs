@@ -72,7 +72,8 @@ struct ConformanceArgs {
     /// driver contract (see CLIENTS.md). Default: the reference client's driver.
     #[arg(long, value_name = "COMMAND")]
     client: Option<String>,
-    /// The client's expected-failures file (`<case-id>@<transport>: <reason>` per line).
+    /// The client's expected-failures file (`<case-id>@<transport>: <reason>` per line;
+    /// `<case-id>@<transport>: flaky: <reason>` marks a trial known-flaky, see --retries).
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// Check the specification alone: seed 000 profile checks grade non-strict, not fail.

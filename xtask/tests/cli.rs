@@ -600,7 +600,7 @@ fn a_trial_that_fails_the_same_way_on_every_attempt_is_failing_not_flaky() {
     );
     assert!(
         out.contains("test calls/text-blocks@stdio ... FAILED (fail on all 3 attempts)")
-            && out.contains("graded fail on all 3 attempts: failing, not flaky")
+            && out.contains("graded fail on all 3 attempts: the same every time, not flaky")
             && out.contains("(1 trial, 0 baselined) in"),
         "{out}"
     );

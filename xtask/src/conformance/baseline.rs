@@ -343,6 +343,25 @@ mod tests {
     }
 
     #[test]
+    fn a_rewrite_keeps_a_known_flaky_mark_whatever_the_trial_graded() {
+        let mut flaky = trial("c@stdio", Grade::Pass, &[]);
+        flaky.known_flaky = Some("races the\nfake".into());
+        let results = RunResults {
+            client: "sdk".into(),
+            profile: true,
+            seconds: 1.0,
+            trials: vec![flaky],
+        };
+        let text = render(&results, "", None);
+        assert!(
+            text.contains("\n# known flaky\nc@stdio: flaky: races the fake\n"),
+            "{text}"
+        );
+        let back = Baseline::parse(&text, &known()).unwrap();
+        assert_eq!(back.flaky("c@stdio").unwrap().1, "races the fake");
+    }
+
+    #[test]
     fn a_rewrite_keeps_the_header_people_wrote_but_not_an_entry_comment() {
         let written =
             "# Known gaps of X.\n#\n# Not gaps: Y.\n\n# fail: a check [must]\nx@stdio: why\n";

@@ -527,7 +527,7 @@ fn settle(f: &mut Finished, attempts: Vec<Grade>) {
     let t = &mut f.result;
     let note = if !flaky {
         format!(
-            "graded {} on all {} attempts: failing, not flaky",
+            "graded {} on all {} attempts: the same every time, not flaky",
             t.grade.as_str(),
             attempts.len()
         )
