@@ -203,8 +203,8 @@ pub fn print_end(results: &RunResults, finished: &[Finished]) {
     match names.len() {
         0 => println!("result: ok\n"),
         n => println!(
-            "result: FAILED, {n} trial{} fail the run: {}\n",
-            if n == 1 { "" } else { "s" },
+            "result: FAILED, {n} {} the run: {}\n",
+            if n == 1 { "trial fails" } else { "trials fail" },
             names.join(", ")
         ),
     }
