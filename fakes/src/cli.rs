@@ -6,13 +6,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use mcp_harness_scenarios::load;
-use mcp_harness_scenarios::model::ServerScript;
+use mcp_harness_scenarios::model::{ServerScript, TimeScale};
 
 /// Usage line shown with every command-line error.
-pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>] [--variant <name>]";
+pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>] [--variant <name>] [--time-scale <F>]";
 
 /// The parsed command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Args {
     /// The scenario file whose `server` script the fake plays.
     pub scenario: PathBuf,
@@ -22,6 +22,9 @@ pub struct Args {
     pub revision: Option<String>,
     /// The variant to play, for a case file holding a family of cases (`variants`).
     pub variant: Option<String>,
+    /// The run's time scale: every duration of the script is multiplied by it, as the runner
+    /// multiplied the case's (see `mcp_harness_scenarios::model::timing`). Default 1.
+    pub time_scale: TimeScale,
 }
 
 impl Args {
@@ -32,6 +35,7 @@ impl Args {
         let mut transcript = None;
         let mut revision = None;
         let mut variant = None;
+        let mut time_scale = None;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let text = arg
@@ -48,6 +52,7 @@ impl Args {
                 "--transcript" => &mut transcript,
                 "--revision" => &mut revision,
                 "--variant" => &mut variant,
+                "--time-scale" => &mut time_scale,
                 _ => return Err(format!("unexpected argument {text:?}")),
             };
             let value = inline
@@ -63,6 +68,11 @@ impl Args {
             transcript: transcript.ok_or("--transcript is required")?,
             revision: revision.map(|r: PathBuf| r.to_string_lossy().into_owned()),
             variant: variant.map(|v: PathBuf| v.to_string_lossy().into_owned()),
+            time_scale: match time_scale {
+                Some(f) => TimeScale::parse(&f.to_string_lossy())
+                    .map_err(|e| format!("--time-scale: {e}"))?,
+                None => TimeScale::ONE,
+            },
         })
     }
 }
@@ -70,9 +80,15 @@ impl Args {
 /// Reads a case file and resolves the script the fake plays (its handlers, its fixtures', the
 /// built-in `echo`; for `variant` of a family), checking the handlers' `params` matchers, so
 /// that a broken script is reported at start-up rather than as a mysterious client failure.
-/// The error names the file and the problem.
-pub fn load_script(path: &Path, variant: Option<&str>) -> Result<ServerScript, String> {
-    load::server_script(path, variant)
+/// The error names the file and the problem. Every duration is multiplied by `scale`.
+pub fn load_script(
+    path: &Path,
+    variant: Option<&str>,
+    scale: TimeScale,
+) -> Result<ServerScript, String> {
+    let mut script = load::server_script(path, variant)?;
+    script.scale(scale);
+    Ok(script)
 }
 
 #[cfg(test)]
@@ -90,6 +106,7 @@ mod tests {
             transcript: "t.jsonl".into(),
             revision: None,
             variant: None,
+            time_scale: TimeScale::ONE,
         };
         assert_eq!(
             parse(&["--scenario", "s.json", "--transcript", "t.jsonl"]),
@@ -116,6 +133,14 @@ mod tests {
     }
 
     #[test]
+    fn takes_an_optional_time_scale() {
+        let args = parse(&["--scenario", "s", "--transcript", "t", "--time-scale", "2"]);
+        assert_eq!(args.map(|a| a.time_scale.factor()), Ok(2.0));
+        let err = parse(&["--scenario", "s", "--transcript", "t", "--time-scale=0"]).unwrap_err();
+        assert!(err.contains("--time-scale"), "{err}");
+    }
+
+    #[test]
     fn rejects_missing_repeated_and_unknown_arguments() {
         assert!(parse(&[]).is_err());
         assert!(parse(&["--scenario", "s.json"]).is_err());
@@ -129,7 +154,7 @@ mod tests {
     #[test]
     fn scenario_errors_name_the_file() {
         let missing = Path::new("/nonexistent/mcp-fake-case.json");
-        let err = load_script(missing, None).unwrap_err();
+        let err = load_script(missing, None, TimeScale::ONE).unwrap_err();
         assert!(err.contains("mcp-fake-case.json"), "{err}");
     }
 }

@@ -11,6 +11,7 @@ pub mod era;
 pub mod file;
 pub mod http;
 pub mod robust;
+pub mod timing;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,7 @@ pub use http::{
     DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, Redirect, RedirectTarget, ReplyFormat,
 };
 pub use robust::{Emit, Faults, Then, Truncate};
+pub use timing::TimeScale;
 
 /// The `serverInfo.name` of the fakes' built-in answers (`initialize`, `server/discover`).
 pub const FAKE_SERVER_NAME: &str = "mcp-harness-fake";
@@ -68,6 +70,8 @@ pub struct Scenario {
     pub plan: Vec<Step>,
     /// Every check of the case, in file order: step expectations, wire checks, lifecycle checks.
     pub checks: Vec<CaseCheck>,
+    /// The factor every duration above was multiplied by (see [`timing`]); 1 as loaded.
+    pub time_scale: TimeScale,
 }
 
 impl Scenario {
@@ -96,6 +100,7 @@ impl Scenario {
             server,
             plan: Vec::new(),
             checks: Vec::new(),
+            time_scale: TimeScale::ONE,
         }
     }
 }

@@ -119,6 +119,12 @@ struct ConformanceArgs {
     /// is just failing. 0 (the default) re-runs nothing.
     #[arg(long, value_name = "N", default_value_t = 0)]
     retries: u32,
+    /// Multiply every duration of every case (the timeouts handed to the client, the trial
+    /// deadlines, the fake's delays and drips, the plan's sleeps and cancels) by F, from 0.5
+    /// to 20. Default: picked from the machine, the 1-minute load average per core clamped
+    /// to 1..4 (so an idle machine runs at 1); the run header shows it when it is not 1.
+    #[arg(long, value_name = "F", value_parser = mcp_harness_scenarios::model::TimeScale::parse)]
+    time_scale: Option<mcp_harness_scenarios::model::TimeScale>,
     /// Use the already built fake and driver beside this executable (for tests).
     #[arg(long, hide = true)]
     no_build: bool,
@@ -222,6 +228,7 @@ fn main() -> ExitCode {
                 filters: args.filters,
                 write_baseline: args.write_baseline,
                 retries: args.retries,
+                time_scale: args.time_scale,
                 libtest,
             })
         }

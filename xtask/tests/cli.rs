@@ -306,7 +306,8 @@ fn the_console_tallies_once_by_grade() {
     assert_eq!(out.matches("grades:").count(), 1, "{out}");
     assert!(
         out.contains(", 1 fail (")
-            && out.contains("result: FAILED, 1 trial fails the run: calls/structured-content@stdio"),
+            && out
+                .contains("result: FAILED, 1 trial fails the run: calls/structured-content@stdio"),
         "{out}"
     );
 }

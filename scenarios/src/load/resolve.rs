@@ -12,6 +12,7 @@ use super::{FIXTURES_DIR, Library};
 use crate::model::check::{BrokenBy, CaseCheck, Rule, StepOutcome};
 use crate::model::era::default_protocol_version;
 use crate::model::file::CaseFile;
+use crate::model::timing::TimeScale;
 use crate::model::{
     Catalogue, FAKE_SERVER_NAME, Fixture, Handler, Requirement, Scenario, ServerScript, Step,
 };
@@ -135,6 +136,7 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         server,
         plan: file.plan.iter().map(|p| p.step.clone()).collect(),
         checks,
+        time_scale: TimeScale::ONE,
     })
 }
 

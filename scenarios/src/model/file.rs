@@ -18,11 +18,16 @@ use super::{ErrorKind, Handler, LifecycleEvent, ServerScript, Step, Transport};
 mod wire;
 pub use wire::{RawWireCheck, WireCheck};
 
-/// Default per-request timeout, in milliseconds.
+// The named time budgets. Every duration of a resolved case is either stated by its file or
+// one of these, and the runner multiplies all of them by one factor (`model::timing`), so
+// case authors write durations for an idle machine and keep their relations, never absolute
+// margins for a slow one.
+
+/// Default per-request timeout, in milliseconds: the budget of one request the client makes.
 pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
-/// Default grace per shutdown step, in milliseconds.
+/// Default grace per shutdown step, in milliseconds: the budget of each step of a shutdown.
 pub const DEFAULT_SHUTDOWN_GRACE_MS: u64 = 300;
-/// Default trial deadline, in milliseconds.
+/// Default trial deadline, in milliseconds: the budget of a whole trial, start to exit.
 pub const DEFAULT_DEADLINE_MS: u64 = 10_000;
 
 /// Both transports, stdio first: the default of `transports`.

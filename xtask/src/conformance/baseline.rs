@@ -248,6 +248,7 @@ mod tests {
         let results = RunResults {
             client: "sdk".into(),
             profile: true,
+            time_scale: 1.0,
             seconds: 1.0,
             trials: vec![
                 kept,
@@ -349,6 +350,7 @@ mod tests {
         let results = RunResults {
             client: "sdk".into(),
             profile: true,
+            time_scale: 1.0,
             seconds: 1.0,
             trials: vec![flaky],
         };

@@ -23,6 +23,7 @@ pub mod output;
 pub mod procs;
 pub mod runner;
 pub mod snapshot;
+pub mod time_scale;
 pub mod timings;
 pub mod trial;
 pub mod verdict;
@@ -77,6 +78,9 @@ pub struct Options {
     /// Re-run each trial that would fail the run on its grade up to this many more times,
     /// one at a time after the parallel pass, to tell a flaky trial from a failing one.
     pub retries: u32,
+    /// Multiply every duration of every case by this factor (`--time-scale`); `None` picks
+    /// it from the machine (see [`time_scale`]).
+    pub time_scale: Option<mcp_harness_scenarios::model::TimeScale>,
     /// libtest's options (first filter, `--list`, `--exact`, `--skip`, `--test-threads`, `-q`).
     pub libtest: libtest_mimic::Arguments,
 }
@@ -154,6 +158,14 @@ pub fn run(opts: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let (scale, scale_source) = time_scale::pick(opts.time_scale);
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .map(|mut case| {
+            case.scenario = case.scenario.scaled(scale);
+            case
+        })
+        .collect();
     let trials: Vec<(Case, Transport)> = mcp_harness_scenarios::trials(&cases);
     let names: Vec<String> = trials.iter().map(|(c, t)| trial_name(c, *t)).collect();
     let selection = opts.selection();
@@ -197,6 +209,11 @@ pub fn run(opts: Options) -> ExitCode {
             file.display()
         );
     }
+    if !scale.is_one() {
+        println!(
+            "time scale {scale} ({scale_source}): every timeout, deadline and delay of every case is multiplied by {scale}"
+        );
+    }
     let started = Instant::now();
     let retry_jobs: std::collections::HashMap<String, (Case, Transport)> = match opts.retries {
         0 => Default::default(),
@@ -224,6 +241,7 @@ pub fn run(opts: Options) -> ExitCode {
                 Some(cmd) => cmd.clone(),
             }),
         profile: !opts.spec_only,
+        time_scale: scale.factor(),
         seconds: started.elapsed().as_secs_f64(),
         trials: reports,
     };
@@ -398,7 +416,7 @@ impl RunContext {
             self.strictness(),
         );
         let started = Instant::now();
-        let transcript = snapshot::render(&eval.run);
+        let transcript = snapshot::unscale(snapshot::render(&eval.run), &case.scenario);
         let mut snapshot_took = started.elapsed();
         let entry = self.baseline.get(name).cloned();
         let place = Place {

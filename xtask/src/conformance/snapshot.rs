@@ -49,6 +49,21 @@ pub fn configure(workspace_root: &Path, bless: bool) {
     }));
 }
 
+/// A rendered trial with the scaled request timeout the client reports (the reference
+/// client's cancellation reason says `no response within N ms`) written back as the case
+/// states it, so that snapshots do not depend on the run's time scale.
+pub fn unscale(text: String, scenario: &mcp_harness_scenarios::model::Scenario) -> String {
+    let scale = scenario.time_scale;
+    if scale.is_one() {
+        return text;
+    }
+    let scaled = scenario.timeout_ms;
+    text.replace(
+        &format!("within {scaled} ms"),
+        &format!("within {} ms", scale.unscaled_ms(scaled)),
+    )
+}
+
 /// The normalized text of a trial, as snapshotted.
 pub fn render(run: &TrialRun) -> String {
     let mut out = String::from("outcomes:\n");

@@ -344,6 +344,10 @@ fn prepare<'h>(
             if let Some(variant) = &case.variant {
                 server_argv.extend(["--variant".to_owned(), variant.clone()]);
             }
+            // The fake reads the case file itself: it scales the script as the runner did.
+            if !s.time_scale.is_one() {
+                server_argv.extend(["--time-scale".to_owned(), s.time_scale.to_string()]);
+            }
             cmd.env(
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),

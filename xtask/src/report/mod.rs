@@ -25,10 +25,18 @@ pub struct RunResults {
     pub client: String,
     /// Whether the seed 000 boundary profile was on.
     pub profile: bool,
+    /// The factor every duration of every case was multiplied by (`--time-scale`, or picked
+    /// from the machine's load).
+    #[serde(default = "one")]
+    pub time_scale: f64,
     /// Wall time of the run, in seconds.
     pub seconds: f64,
     /// Every trial run, sorted by name.
     pub trials: Vec<TrialResult>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// One trial's result.

@@ -1,0 +1,69 @@
+//! The run's time scale: the one factor every duration of every case is multiplied by (see
+//! `mcp_harness_scenarios::model::timing`). `--time-scale F` sets it; otherwise it comes from
+//! the machine at start: the 1-minute load average per core, clamped to 1..=4.
+//!
+//! Why the load average: what makes a client slow to start (a Python interpreter importing its
+//! SDK, Node compiling its modules) is CPU contention, and the load average per core measures
+//! exactly that, for free and without noise of its own. A calibration (timing N spawns against
+//! a reference) would cost time on every run, measure the spawn path rather than a client's
+//! start, and be as noisy as the machine it measures. An idle or lightly loaded machine (load
+//! at most one per core) runs at 1, so the usual run is unscaled; the cap of 4 keeps a
+//! saturated machine's run from taking all day (pass `--time-scale` for more).
+
+use std::path::Path;
+
+use mcp_harness_scenarios::model::TimeScale;
+
+/// The largest factor picked from the machine.
+pub const MAX_AUTO: f64 = 4.0;
+
+/// The factor for this run and where it came from (shown in the run header).
+pub fn pick(given: Option<TimeScale>) -> (TimeScale, String) {
+    if let Some(scale) = given {
+        return (scale, "--time-scale".to_owned());
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match std::fs::read_to_string(Path::new("/proc/loadavg"))
+        .ok()
+        .as_deref()
+        .and_then(load_1min)
+    {
+        Some(load) => (
+            from_load(load, cores),
+            format!("load average {load:.2} on {cores} core(s)"),
+        ),
+        None => (TimeScale::ONE, "no load average to read".to_owned()),
+    }
+}
+
+/// The first field of `/proc/loadavg`.
+fn load_1min(text: &str) -> Option<f64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// The load per core clamped to `1..=MAX_AUTO`, rounded to a tenth (so runs on a similarly
+/// loaded machine get the same factor).
+fn from_load(load: f64, cores: usize) -> TimeScale {
+    let per_core = load / cores.max(1) as f64;
+    let factor = (per_core.clamp(1.0, MAX_AUTO) * 10.0).round() / 10.0;
+    TimeScale::new(factor).unwrap_or(TimeScale::ONE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_load_per_core_sets_the_factor_within_bounds() {
+        assert_eq!(load_1min("0.52 0.40 0.33 1/123 4567\n"), Some(0.52));
+        assert_eq!(load_1min(""), None);
+        assert_eq!(from_load(0.5, 2), TimeScale::ONE);
+        assert_eq!(from_load(2.0, 2), TimeScale::ONE);
+        assert_eq!(from_load(5.0, 2).factor(), 2.5);
+        assert_eq!(from_load(3.33, 1).factor(), 3.3);
+        assert_eq!(from_load(40.0, 2).factor(), MAX_AUTO);
+        assert_eq!(from_load(f64::NAN, 2), TimeScale::ONE);
+        let given = TimeScale::new(2.0).unwrap();
+        assert_eq!(pick(Some(given)).0, given);
+    }
+}
