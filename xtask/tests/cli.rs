@@ -667,3 +667,51 @@ fn a_known_flaky_baseline_entry_lets_a_flake_pass_but_not_a_failure() {
         "{err}"
     );
 }
+
+#[test]
+fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
+    std::fs::create_dir(&seen).unwrap();
+    let quoted = xtask::conformance::shell_quote(&seen);
+    // The reference driver, after noting the timeouts it is handed and the fake's command.
+    let client = format!(
+        "echo \"$MCP_HARNESS_TIMEOUT_MS $MCP_HARNESS_SHUTDOWN_GRACE_MS\" > {quoted}/timeouts; \
+         echo \"$MCP_HARNESS_SERVER_COMMAND\" > {quoted}/server; exec {}",
+        support::driver_cmd("")
+    );
+    let out = stdout_of(
+        xtask()
+            .args(["--client", &client, "--time-scale", "2", "--report-dir"])
+            .arg(dir.path())
+            .args(["--exact", "timeouts/call-timeout@stdio"])
+            .assert()
+            .success(),
+    );
+    assert!(out.contains("time scale 2 (--time-scale)"), "{out}");
+    // The case states a 1000 ms timeout and the default 300 ms grace.
+    let handed = std::fs::read_to_string(seen.join("timeouts")).unwrap();
+    assert_eq!(handed.trim(), "2000 600");
+    // The stdio fake scales its script (delays, drips) the same way.
+    let server: Vec<String> =
+        serde_json::from_str(std::fs::read_to_string(seen.join("server")).unwrap().trim()).unwrap();
+    let at = server.iter().position(|a| a == "--time-scale");
+    assert_eq!(
+        at.and_then(|i| server.get(i + 1)).map(String::as_str),
+        Some("2"),
+        "{server:?}"
+    );
+    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    assert_eq!(results.time_scale, 2.0);
+
+    // Out of range, or not a number: a clear usage error.
+    let err = xtask()
+        .args(["--time-scale", "0", "--list"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&err.get_output().stderr).into_owned();
+    assert!(
+        err.contains("time scale must be a number from 0.5 to 20"),
+        "{err}"
+    );
+}
