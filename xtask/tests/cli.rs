@@ -207,10 +207,13 @@ fn a_client_killed_at_the_deadline_leaves_nothing_to_sweep() {
     case["deadline_ms"] = 2_000.into();
     std::fs::create_dir_all(copy.path().join("handshake")).unwrap();
     std::fs::write(copy.path().join(case_file), case.to_string()).unwrap();
+    // At scale 1, so that the deadline is the one the case states.
     let out = xtask()
         .arg("--scenarios")
         .arg(copy.path())
         .args([
+            "--time-scale",
+            "1",
             "--client",
             "sleep 30 & sleep 30",
             "--exact",
@@ -559,7 +562,7 @@ fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_
             && out.contains("1 fail (1 trial, 0 baselined, 1 flaky)")
             && out.contains("flaky: its attempts graded fail, pass")
             && out.contains("`calls/text-blocks@stdio: flaky: <reason>`")
-            && out.contains("fail the run: calls/text-blocks@stdio"),
+            && out.contains("fails the run: calls/text-blocks@stdio"),
         "{out}"
     );
     // It stopped at the first attempt that graded otherwise.
