@@ -365,19 +365,24 @@ pub fn shorten(text: &str, max: usize) -> String {
     }
 }
 
-/// The summary of one mode, as printed.
+/// Trials printed per mode, and flipped checks printed per trial; soak.json has them all.
+const MAX_TRIALS: usize = 15;
+const MAX_CHECKS: usize = 3;
+
+/// The summary of one mode, as printed: at most [`MAX_TRIALS`] trials with at most
+/// [`MAX_CHECKS`] flipped checks each, then the checks that flipped in the most trials.
 pub fn render_mode(mode: &str, grade_changes: usize, changed: &[TrialChange]) -> String {
     let mut out = format!(
         "{mode}: {grade_changes} trial(s) changed grade, {} more changed checks only\n",
         changed.len() - grade_changes
     );
-    for change in changed {
+    for change in changed.iter().take(MAX_TRIALS) {
         out.push_str(&format!(
             "  {}: {}\n",
             change.trial,
             change.grades.join(" ")
         ));
-        for check in &change.checks {
+        for check in change.checks.iter().take(MAX_CHECKS) {
             let states = check
                 .passed
                 .iter()
@@ -388,11 +393,46 @@ pub fn render_mode(mode: &str, grade_changes: usize, changed: &[TrialChange]) ->
                 })
                 .collect::<Vec<_>>()
                 .join(" ");
-            out.push_str(&format!("    [{}] {}: {states}\n", check.level, check.name));
-            if !check.actual.is_empty() {
-                out.push_str(&format!("      actual: {}\n", check.actual));
-            }
+            let actual = if check.actual.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", shorten(&check.actual, 70))
+            };
+            out.push_str(&format!(
+                "    [{}] {}: {states}{actual}\n",
+                check.level,
+                shorten(&check.name, 70)
+            ));
         }
+        if change.checks.len() > MAX_CHECKS {
+            out.push_str(&format!(
+                "    (+{} more checks)\n",
+                change.checks.len() - MAX_CHECKS
+            ));
+        }
+    }
+    if changed.len() > MAX_TRIALS {
+        out.push_str(&format!(
+            "  (+{} more trials; all in soak.json)\n",
+            changed.len() - MAX_TRIALS
+        ));
+    }
+    let mut tally: Vec<(&str, usize)> = Vec::new();
+    for check in changed.iter().flat_map(|c| c.checks.iter()) {
+        match tally.iter_mut().find(|(n, _)| *n == check.name) {
+            Some((_, n)) => *n += 1,
+            None => tally.push((&check.name, 1)),
+        }
+    }
+    tally.sort_by_key(|t| std::cmp::Reverse(t.1));
+    if changed.len() > 1 {
+        let top = tally
+            .iter()
+            .take(3)
+            .map(|(name, n)| format!("{} ({n})", shorten(name, 60)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        out.push_str(&format!("  checks flipped in most trials: {top}\n"));
     }
     out
 }

@@ -110,7 +110,10 @@ fn compare_reports_changed_grades_and_flipped_checks_only() {
         "{text}"
     );
     assert!(text.contains("  b@stdio: pass fail\n"), "{text}");
-    assert!(text.contains("    [must] deadline: ok FAIL\n"), "{text}");
+    assert!(
+        text.contains("    [must] deadline: ok FAIL (no answer within 5s)\n"),
+        "{text}"
+    );
 }
 
 #[test]
