@@ -9,3 +9,4 @@ pub mod report;
 pub mod requirements;
 pub mod schema;
 pub mod sdk;
+pub mod soak;

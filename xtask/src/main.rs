@@ -41,6 +41,9 @@ enum Command {
     /// Benchmark the reference client (against rmcp), the suite and the fakes; writes
     /// bench/bench.json in the target directory.
     Bench(xtask::bench::Args),
+    /// Repeat the suite K times at the default jobs, then oversubscribed (with --hog, beside a
+    /// CPU hog), and report every trial whose verdict changed between runs (not run in CI).
+    Soak(xtask::soak::Args),
     /// Run the cargo-fuzz targets of fuzz/ for a bounded time each (installs cargo-fuzz).
     Fuzz(fuzz::Args),
     /// Rewrite the case files, fixtures and requirements catalogue in their canonical shape.
@@ -181,6 +184,7 @@ fn main() -> ExitCode {
         }
         Command::Bench(args) => xtask::bench::main(args),
         Command::Fuzz(args) => fuzz::main(args),
+        Command::Soak(args) => xtask::soak::main(args),
         Command::Sdk {
             sdk,
             report_dir,

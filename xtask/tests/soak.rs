@@ -1,0 +1,160 @@
+//! `cargo xtask soak`: comparing runs finds every trial whose grade or checks changed, and the
+//! command runs the suite in both modes and writes soak.json.
+
+mod support;
+
+use assert_cmd::Command;
+use mcp_harness_scenarios::model::Level;
+use xtask::conformance::verdict::{Grade, Verdict};
+use xtask::report::{CheckRecord, RunResults, TrialResult};
+use xtask::soak::{compare, render_mode, shorten};
+
+fn check(name: &str, level: Level, passed: bool, actual: &str) -> CheckRecord {
+    CheckRecord {
+        name: name.into(),
+        level,
+        passed,
+        requirement_id: String::new(),
+        requirement: String::new(),
+        source: String::new(),
+        expected: String::new(),
+        actual: actual.into(),
+    }
+}
+
+fn trial(name: &str, grade: Grade, checks: Vec<CheckRecord>) -> TrialResult {
+    TrialResult {
+        name: name.into(),
+        description: String::new(),
+        level: Level::Must,
+        grade,
+        verdict: Verdict::Passed,
+        case_path: String::new(),
+        rerun: String::new(),
+        baseline_reason: None,
+        elapsed_ms: 1,
+        checks,
+        outcomes: Vec::new(),
+        details: String::new(),
+        transcript: String::new(),
+    }
+}
+
+fn run(trials: Vec<TrialResult>) -> RunResults {
+    RunResults {
+        client: "c".into(),
+        profile: true,
+        seconds: 1.0,
+        trials,
+    }
+}
+
+#[test]
+fn compare_reports_changed_grades_and_flipped_checks_only() {
+    let stable = || {
+        trial(
+            "a@stdio",
+            Grade::Pass,
+            vec![check("x", Level::Must, true, "")],
+        )
+    };
+    let runs = vec![
+        run(vec![
+            stable(),
+            trial(
+                "b@stdio",
+                Grade::Pass,
+                vec![
+                    check("deadline", Level::Must, true, ""),
+                    check("y", Level::Must, true, ""),
+                ],
+            ),
+            trial(
+                "c@http",
+                Grade::NonStrict,
+                vec![check("s", Level::Should, false, "late")],
+            ),
+        ]),
+        run(vec![
+            stable(),
+            trial(
+                "b@stdio",
+                Grade::Fail,
+                vec![
+                    check("deadline", Level::Must, false, "no answer\nwithin 5s"),
+                    check("y", Level::Must, true, ""),
+                ],
+            ),
+            trial(
+                "c@http",
+                Grade::NonStrict,
+                vec![check("s", Level::Should, true, "")],
+            ),
+        ]),
+    ];
+    let changed = compare(&runs);
+    assert_eq!(changed.len(), 2, "{changed:?}");
+    assert_eq!(changed[0].trial, "b@stdio");
+    assert!(changed[0].grade_changed);
+    assert_eq!(changed[0].grades, ["pass", "fail"]);
+    assert_eq!(changed[0].checks.len(), 1);
+    assert_eq!(changed[0].checks[0].name, "deadline");
+    assert_eq!(changed[0].checks[0].level, "must");
+    assert_eq!(changed[0].checks[0].passed, [Some(true), Some(false)]);
+    assert_eq!(changed[0].checks[0].actual, "no answer within 5s");
+    assert_eq!(changed[1].trial, "c@http");
+    assert!(!changed[1].grade_changed);
+    let text = render_mode("stress", 1, &changed);
+    assert!(
+        text.starts_with("stress: 1 trial(s) changed grade, 1 more changed checks only\n"),
+        "{text}"
+    );
+    assert!(text.contains("  b@stdio: pass fail\n"), "{text}");
+    assert!(
+        text.contains("    [must] deadline: ok FAIL (no answer within 5s)\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_trial_missing_from_a_run_counts_as_changed() {
+    let t = || trial("a@stdio", Grade::Pass, Vec::new());
+    let changed = compare(&[run(vec![t()]), run(Vec::new())]);
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].grades, ["pass", "missing"]);
+    assert!(compare(&[run(vec![t()]), run(vec![t()])]).is_empty());
+}
+
+#[test]
+fn shorten_keeps_one_line_within_the_limit() {
+    assert_eq!(shorten("a\n  b", 10), "a b");
+    assert_eq!(shorten("abcdefghij", 5), "abcd…");
+}
+
+#[test]
+fn soak_runs_both_modes_and_writes_soak_json() {
+    support::bins();
+    let dir = tempfile::tempdir().unwrap();
+    let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["soak", "--no-build", "--runs", "2", "--oversubscribe", "1"])
+        .arg("--hog")
+        .arg("--report-dir")
+        .arg(dir.path())
+        .arg("handshake/happy-path@stdio")
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(out.contains("default: 0 trial(s) changed grade"), "{out}");
+    assert!(out.contains("stress: 0 trial(s) changed grade"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("soak.json")).unwrap())
+            .unwrap();
+    let modes = json["modes"].as_array().unwrap();
+    assert_eq!(modes.len(), 2);
+    assert_eq!(modes[1]["hog_threads"], json["cores"]);
+    for mode in modes {
+        assert_eq!(mode["runs"].as_array().unwrap().len(), 2);
+        assert_eq!(mode["grade_changes"], 0);
+    }
+    assert!(dir.path().join("stress-2").join("results.json").exists());
+}
