@@ -32,6 +32,9 @@ fn trial(name: &str, grade: Grade, checks: Vec<CheckRecord>) -> TrialResult {
         case_path: String::new(),
         rerun: String::new(),
         baseline_reason: None,
+        known_flaky: None,
+        flaky: false,
+        attempts: Vec::new(),
         elapsed_ms: 1,
         checks,
         outcomes: Vec::new(),
@@ -45,6 +48,7 @@ fn run(trials: Vec<TrialResult>) -> RunResults {
         client: "c".into(),
         profile: true,
         seconds: 1.0,
+        time_scale: 1.0,
         trials,
     }
 }
