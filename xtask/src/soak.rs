@@ -1,6 +1,6 @@
 //! `cargo xtask soak`: the suite repeated K times for one client, first at the default number
-//! of trials at once, then oversubscribed (F × cores trials at once) with, on request, a CPU
-//! hog beside it; every trial whose grade or checks changed between runs is reported with the
+//! of trials at once, then oversubscribed (F times the default) with, on request, a CPU hog
+//! beside it; every trial whose grade or checks changed between runs is reported with the
 //! run it changed in and the checks that flipped. Not part of CI: it takes K × 2 suite runs.
 //!
 //! Each run is a separate `cargo xtask conformance --no-build --report-dir DIR/<mode>-<i>`, so
@@ -35,7 +35,8 @@ pub struct Args {
     /// Suite runs per mode.
     #[arg(long, value_name = "K", default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..))]
     pub runs: u32,
-    /// Trials at once in the stressed mode, as a multiple of the cores (0: skip that mode).
+    /// Trials at once in the stressed mode, as a multiple of the suite's default jobs (four per
+    /// core; 0: skip that mode).
     #[arg(long, value_name = "F", default_value_t = 4)]
     pub oversubscribe: usize,
     /// In the stressed mode, keep every core busy with a spinning thread beside the suite.
@@ -57,7 +58,7 @@ pub struct Args {
 pub struct Mode {
     /// `default` or `stress`.
     pub name: String,
-    /// `--jobs` given to the suite (`None`: its default, one per core).
+    /// `--jobs` given to the suite (`None`: its default, four per core).
     pub jobs: Option<usize>,
     /// Spinning threads beside the suite.
     pub hog_threads: usize,
@@ -160,7 +161,7 @@ fn run(args: &Args) -> Result<SoakReport, String> {
     if args.oversubscribe > 0 {
         modes.push(Mode {
             name: "stress".into(),
-            jobs: Some(args.oversubscribe * cores),
+            jobs: Some(args.oversubscribe * crate::conformance::default_threads()),
             hog_threads: if args.hog { cores } else { 0 },
         });
     }
@@ -174,8 +175,10 @@ fn run(args: &Args) -> Result<SoakReport, String> {
         println!(
             "== {} (jobs {}, hog {} threads): {} runs",
             mode.name,
-            mode.jobs
-                .map_or_else(|| format!("default={cores}"), |j| j.to_string()),
+            mode.jobs.map_or_else(
+                || format!("default={}", crate::conformance::default_threads()),
+                |j| j.to_string(),
+            ),
             mode.hog_threads,
             args.runs
         );

@@ -636,7 +636,8 @@ fn display_path(path: &std::path::Path) -> String {
     relative.as_deref().unwrap_or(path).display().to_string()
 }
 
-fn default_threads() -> usize {
+/// The trials a run takes at once when `--jobs` is not given: four per core, 4 to 64.
+pub fn default_threads() -> usize {
     // A trial mostly waits: on its client's start, on the fake's scripted delays, on timeouts
     // the case hands the client (up to a second or so), while its own work is a few tens of
     // ms of CPU. Four trials per core overlap the waits; more gain little on a busy machine
