@@ -124,10 +124,11 @@ struct ConformanceArgs {
     retries: u32,
     /// Multiply every duration of every case (the timeouts handed to the client, the trial
     /// deadlines, the fake's delays and drips, the plan's sleeps and cancels) by F, from 0.5
-    /// to 20. Default: picked from the machine, the 1-minute load average per core clamped
-    /// to 1..4 (so an idle machine runs at 1); the run header shows it when it is not 1.
-    #[arg(long, value_name = "F", value_parser = mcp_harness_scenarios::model::TimeScale::parse)]
-    time_scale: Option<mcp_harness_scenarios::model::TimeScale>,
+    /// to 20, or by `auto`: the 1-minute load average per core clamped to 1..4, for a loaded
+    /// runner whose clients start slowly. Default 1, so verdicts do not follow the load; the
+    /// run header shows the factor when it is not 1.
+    #[arg(long, value_name = "F|auto", value_parser = xtask::conformance::time_scale::Choice::parse)]
+    time_scale: Option<xtask::conformance::time_scale::Choice>,
     /// Use the already built fake and driver beside this executable (for tests).
     #[arg(long, hide = true)]
     no_build: bool,

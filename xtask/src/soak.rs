@@ -42,6 +42,9 @@ pub struct Args {
     /// In the stressed mode, keep every core busy with a spinning thread beside the suite.
     #[arg(long)]
     pub hog: bool,
+    /// Passed to every run as `--time-scale` (a factor, or `auto`: from the load average).
+    #[arg(long, value_name = "F|auto")]
+    pub time_scale: Option<String>,
     /// Where the runs' reports and soak.json go (default: target/soak).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -227,6 +230,9 @@ fn run_mode(
         let mut cmd = Command::new(exe);
         cmd.args(["conformance", "--no-build", "--quiet", "--report-dir"])
             .arg(&run_dir);
+        if let Some(scale) = &args.time_scale {
+            cmd.args(["--time-scale", scale]);
+        }
         if let Some(jobs) = mode.jobs {
             cmd.args(["--jobs", &jobs.to_string()]);
         }

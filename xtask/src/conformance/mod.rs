@@ -81,7 +81,7 @@ pub struct Options {
     pub retries: u32,
     /// Multiply every duration of every case by this factor (`--time-scale`); `None` picks
     /// it from the machine (see [`time_scale`]).
-    pub time_scale: Option<mcp_harness_scenarios::model::TimeScale>,
+    pub time_scale: Option<time_scale::Choice>,
     /// libtest's options (first filter, `--list`, `--exact`, `--skip`, `--test-threads`, `-q`).
     pub libtest: libtest_mimic::Arguments,
 }

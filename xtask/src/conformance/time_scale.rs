@@ -1,6 +1,13 @@
 //! The run's time scale: the one factor every duration of every case is multiplied by (see
-//! `mcp_harness_scenarios::model::timing`). `--time-scale F` sets it; otherwise it comes from
-//! the machine at start: the 1-minute load average per core, clamped to 1..=4.
+//! `mcp_harness_scenarios::model::timing`). `--time-scale F` sets it; `--time-scale auto` takes
+//! it from the machine at start: the 1-minute load average per core, clamped to 1..=4. Without
+//! the flag it is 1.
+//!
+//! Why not auto by default: a client whose own timers ignore the timeout it is handed (rmcp's
+//! fixed 10 s discover probe, say) meets a deadline at one factor and misses it at another, so
+//! its verdict would follow the machine's load. At 1 every verdict is reproducible; a loaded
+//! runner that starts Python or Node clients slowly opts into `auto` (and says so in its
+//! reports, which record the factor).
 //!
 //! Why the load average: what makes a client slow to start (a Python interpreter importing its
 //! SDK, Node compiling its modules) is CPU contention, and the load average per core measures
@@ -17,10 +24,33 @@ use mcp_harness_scenarios::model::TimeScale;
 /// The largest factor picked from the machine.
 pub const MAX_AUTO: f64 = 4.0;
 
+/// What `--time-scale` asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Choice {
+    /// This factor.
+    Fixed(TimeScale),
+    /// The machine's load average per core, clamped to `1..=MAX_AUTO`.
+    Auto,
+}
+
+impl Choice {
+    /// Parses `auto` or a factor (see [`TimeScale::parse`]).
+    pub fn parse(text: &str) -> Result<Choice, String> {
+        match text.trim() {
+            "auto" => Ok(Choice::Auto),
+            other => TimeScale::parse(other)
+                .map(Choice::Fixed)
+                .map_err(|e| format!("{e}, or `auto`")),
+        }
+    }
+}
+
 /// The factor for this run and where it came from (shown in the run header).
-pub fn pick(given: Option<TimeScale>) -> (TimeScale, String) {
-    if let Some(scale) = given {
-        return (scale, "--time-scale".to_owned());
+pub fn pick(given: Option<Choice>) -> (TimeScale, String) {
+    match given {
+        None => return (TimeScale::ONE, "the default".to_owned()),
+        Some(Choice::Fixed(scale)) => return (scale, "--time-scale".to_owned()),
+        Some(Choice::Auto) => {}
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match std::fs::read_to_string(Path::new("/proc/loadavg"))
@@ -64,6 +94,23 @@ mod tests {
         assert_eq!(from_load(40.0, 2).factor(), MAX_AUTO);
         assert_eq!(from_load(f64::NAN, 2), TimeScale::ONE);
         let given = TimeScale::new(2.0).unwrap();
-        assert_eq!(pick(Some(given)).0, given);
+        assert_eq!(pick(Some(Choice::Fixed(given))).0, given);
+        assert_eq!(
+            pick(None).0,
+            TimeScale::ONE,
+            "no flag: unscaled, whatever the load"
+        );
+        assert!(pick(Some(Choice::Auto)).0.factor() >= 1.0);
+    }
+
+    #[test]
+    fn the_flag_takes_a_factor_or_auto() {
+        assert_eq!(Choice::parse("auto"), Ok(Choice::Auto));
+        assert_eq!(
+            Choice::parse("2"),
+            Ok(Choice::Fixed(TimeScale::new(2.0).unwrap()))
+        );
+        let bad = Choice::parse("fast").unwrap_err();
+        assert!(bad.contains("or `auto`"), "{bad}");
     }
 }
