@@ -221,9 +221,19 @@ fn run_once(setup: &Setup, bin: &Path, transport: &str, round: u32, who: &str) -
     cmd.args(["--calls", &setup.calls.to_string()])
         .args(["--in-flight", &setup.in_flight.to_string()])
         .args(["--tool", "echo"]);
-    let trial = match transport {
-        "floor" => {
-            let argv = serde_json::json!(setup.echo);
+    let stdio_server = match transport {
+        "floor" => Some(serde_json::json!(setup.echo)),
+        "stdio" => Some(serde_json::json!([
+            setup.fake_stdio,
+            "--scenario",
+            setup.scenario,
+            "--transcript",
+            transcript
+        ])),
+        _ => None,
+    };
+    let trial = match stdio_server {
+        Some(argv) => {
             cmd.args([
                 "--transport",
                 "stdio",
@@ -232,23 +242,7 @@ fn run_once(setup: &Setup, bin: &Path, transport: &str, round: u32, who: &str) -
             ]);
             None
         }
-        "stdio" => {
-            let argv = serde_json::json!([
-                setup.fake_stdio,
-                "--scenario",
-                setup.scenario,
-                "--transcript",
-                transcript
-            ]);
-            cmd.args([
-                "--transport",
-                "stdio",
-                "--server-command",
-                &argv.to_string(),
-            ]);
-            None
-        }
-        _ => {
+        None => {
             let trial = setup.env.start(setup.case, &transcript)?;
             let ca = trial
                 .vars
