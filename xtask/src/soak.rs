@@ -192,8 +192,8 @@ fn run(args: &Args) -> Result<SoakReport, String> {
         report.client = results[0].client.clone();
         report.trials = results[0].trials.len();
         let changed = compare(&results);
-        let grade_changes = changed.iter().filter(|c| c.grade_changed).count();
-        print!("{}", render_mode(&mode.name, grade_changes, &changed));
+        print!("{}", render_mode(&mode.name, &changed));
+        let grade_changes = grade_changes(&changed);
         report.modes.push(ModeReport {
             mode,
             runs: records,
@@ -378,9 +378,15 @@ pub fn shorten(text: &str, max: usize) -> String {
 const MAX_TRIALS: usize = 15;
 const MAX_CHECKS: usize = 3;
 
+/// How many of `changed` changed grade (the rest changed checks only).
+fn grade_changes(changed: &[TrialChange]) -> usize {
+    changed.iter().filter(|c| c.grade_changed).count()
+}
+
 /// The summary of one mode, as printed: at most [`MAX_TRIALS`] trials with at most
 /// [`MAX_CHECKS`] flipped checks each, then the checks that flipped in the most trials.
-pub fn render_mode(mode: &str, grade_changes: usize, changed: &[TrialChange]) -> String {
+pub fn render_mode(mode: &str, changed: &[TrialChange]) -> String {
+    let grade_changes = grade_changes(changed);
     let mut out = format!(
         "{mode}: {grade_changes} trial(s) changed grade, {} more changed checks only\n",
         changed.len() - grade_changes
