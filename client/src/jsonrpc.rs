@@ -13,6 +13,9 @@ use crate::error::{Error, ErrorKind};
 /// JSON-RPC "method not found", our answer to server requests we do not implement.
 pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 
+/// JSON-RPC "invalid params", which a server answers to a cursor it does not know.
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+
 /// A request object with an integer id. Built member by member rather than with `json!`,
 /// which would copy `params` through the serializer on every request.
 pub(crate) fn request(id: i64, method: &str, params: Value) -> Value {

@@ -13,10 +13,8 @@ use super::discover::{next_version, no_common_version, use_version};
 use super::mrtr::{self, InputHandler, MAX_ROUNDS, Shape};
 use super::{Discovery, UNSUPPORTED_PROTOCOL_VERSION, meta};
 use crate::error::Error;
+use crate::jsonrpc::INVALID_PARAMS;
 use crate::session::Session;
-
-/// JSON-RPC's "Invalid params", which a server answers to a cursor it does not know.
-const INVALID_PARAMS: i64 = -32602;
 
 /// A connection in the modern era: what `server/discover` found, the version in use, and the
 /// result cache.
