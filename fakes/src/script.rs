@@ -73,7 +73,13 @@ pub fn choose_at(
         }
         None => Answer {
             delay_ms: 0,
-            reply: default_reply_at(revision, method, actual),
+            reply: match default_reply_at(revision, method, actual) {
+                Reply::Result(mut result) if method == "initialize" => {
+                    result["capabilities"] = capabilities(script);
+                    Reply::Result(result)
+                }
+                reply => reply,
+            },
             http: None,
             faults: None,
         },
@@ -93,6 +99,27 @@ pub fn choose_for_notification(
         .iter()
         .any(|h| h.method == method)
         .then(|| choose(script, method, params))
+}
+
+/// The capabilities the built-in `initialize` and `server/discover` answers declare: `tools`
+/// always, and each other server feature the script has a handler for (`resources` for
+/// `resources/*`, `prompts` for `prompts/*`, `completions` for `completion/complete`,
+/// `logging` for `logging/setLevel`). A case about an undeclared capability simply scripts
+/// no handler for it.
+pub fn capabilities(script: &ServerScript) -> Value {
+    let mut declared = serde_json::Map::new();
+    declared.insert("tools".into(), json!({}));
+    for handler in &script.handlers {
+        let feature = match handler.method.split('/').next() {
+            Some("resources") => "resources",
+            Some("prompts") => "prompts",
+            Some("completion") => "completions",
+            Some("logging") => "logging",
+            _ => continue,
+        };
+        declared.entry(feature).or_insert_with(|| json!({}));
+    }
+    Value::Object(declared)
 }
 
 /// The tools a script can call, for the built-in `tools/list` answer: every name that a

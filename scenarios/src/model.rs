@@ -325,6 +325,45 @@ pub enum Step {
         /// How long to wait, in milliseconds.
         ms: u64,
     },
+    /// List every resource (`resources/list`), following pagination cursors.
+    ListResources,
+    /// List every resource template (`resources/templates/list`), following cursors.
+    ListResourceTemplates,
+    /// Read one resource (`resources/read`).
+    ReadResource {
+        /// The resource's URI, sent as given.
+        uri: String,
+    },
+    /// List every prompt (`prompts/list`), following pagination cursors.
+    ListPrompts,
+    /// Get one prompt (`prompts/get`).
+    GetPrompt {
+        /// The prompt's name.
+        name: String,
+        /// The prompt's arguments (left out of the request when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<Map<String, Value>>,
+    },
+    /// Ask for completions (`completion/complete`); each member is passed as given.
+    Complete {
+        /// What is being completed: `{"type": "ref/prompt", "name": …}` or
+        /// `{"type": "ref/resource", "uri": …}`.
+        #[serde(rename = "ref")]
+        reference: Value,
+        /// The argument being completed: `{"name": …, "value": …}`.
+        argument: Value,
+        /// Other arguments already chosen, `{"arguments": {…}}` (left out when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<Value>,
+    },
+    /// Send `ping` and report `{}`.
+    Ping,
+    /// Set the server's log level (`logging/setLevel`).
+    SetLoggingLevel {
+        /// The level: `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or
+        /// `emergency` (any string is passed as given).
+        level: String,
+    },
 }
 
 impl Step {
@@ -337,6 +376,14 @@ impl Step {
             Step::Close => "close",
             Step::Discover => "discover",
             Step::Sleep { .. } => "sleep",
+            Step::ListResources => "list_resources",
+            Step::ListResourceTemplates => "list_resource_templates",
+            Step::ReadResource { .. } => "read_resource",
+            Step::ListPrompts => "list_prompts",
+            Step::GetPrompt { .. } => "get_prompt",
+            Step::Complete { .. } => "complete",
+            Step::Ping => "ping",
+            Step::SetLoggingLevel { .. } => "set_logging_level",
         }
     }
 
@@ -347,6 +394,10 @@ impl Step {
             "list_tools" => Some(Step::ListTools),
             "close" => Some(Step::Close),
             "discover" => Some(Step::Discover),
+            "list_resources" => Some(Step::ListResources),
+            "list_resource_templates" => Some(Step::ListResourceTemplates),
+            "list_prompts" => Some(Step::ListPrompts),
+            "ping" => Some(Step::Ping),
             _ => None,
         }
     }
@@ -368,6 +419,14 @@ pub enum ErrorKind {
     RepeatedCursor,
     /// A listing returned a tool name twice.
     DuplicateToolName,
+    /// A listing of resources, resource templates or prompts returned the same `uri`,
+    /// `uriTemplate` or `name` twice.
+    DuplicateName,
+    /// The step needs a server capability the server did not declare; nothing was sent.
+    CapabilityMissing,
+    /// A tool's `structuredContent` does not validate against its `outputSchema`, or the
+    /// schema cannot be evaluated.
+    SchemaMismatch,
     /// The request's timeout elapsed.
     Timeout,
     /// The caller cancelled the request.
@@ -398,6 +457,9 @@ impl ErrorKind {
             ErrorKind::ToolError => "tool_error",
             ErrorKind::RepeatedCursor => "repeated_cursor",
             ErrorKind::DuplicateToolName => "duplicate_tool_name",
+            ErrorKind::DuplicateName => "duplicate_name",
+            ErrorKind::CapabilityMissing => "capability_missing",
+            ErrorKind::SchemaMismatch => "schema_mismatch",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::TransportClosed => "transport_closed",

@@ -167,7 +167,7 @@ pub struct CaseFile {
 }
 
 /// One plan step, with what it must report. Either an op without arguments as a string
-/// (`"connect"`, `"list_tools"`, `"close"`, `"discover"`), or an object with `op`, the op's
+/// (`"connect"`, `"list_tools"`, `"ping"`, …), or an object with `op`, the op's
 /// arguments and, when the step is checked, its expectation beside them: `ok` or `error`,
 /// an optional `requirement` and `broken_by`.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +177,18 @@ pub struct PlanStep {
     /// What the step must report, if it is checked.
     pub expect: Option<StepExpect>,
 }
+
+/// The ops without arguments, which a plan may write as a bare string.
+const BARE_OPS: [&str; 8] = [
+    "connect",
+    "list_tools",
+    "close",
+    "discover",
+    "list_resources",
+    "list_resource_templates",
+    "list_prompts",
+    "ping",
+];
 
 /// The members of a step object that belong to its expectation.
 const EXPECT_KEYS: [&str; 4] = ["ok", "error", "requirement", "broken_by"];
@@ -190,7 +202,7 @@ impl<'de> Deserialize<'de> for PlanStep {
                     .map(|step| PlanStep { step, expect: None })
                     .ok_or_else(|| {
                         D::Error::custom(format!(
-                            "{op:?} is not an op without arguments; expected \"connect\", \"list_tools\", \"close\", \"discover\" or an object with `op`"
+                            "{op:?} is not an op without arguments; expected one of {BARE_OPS:?} or an object with `op`"
                         ))
                     });
             }
@@ -270,7 +282,7 @@ impl JsonSchema for PlanStep {
             "anyOf": [
                 {
                     "type": "string",
-                    "enum": ["connect", "list_tools", "close", "discover"],
+                    "enum": BARE_OPS,
                     "description": "An op without arguments, unchecked."
                 },
                 step
@@ -504,5 +516,37 @@ impl Need {
         match self {
             Need::ChooseVersion => "choose_version",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bare_op_reads_back_as_the_string_it_is_written_as() {
+        for op in BARE_OPS {
+            let step: PlanStep = serde_json::from_value(Value::from(op)).unwrap();
+            assert_eq!(step.step.op(), op);
+            assert_eq!(serde_json::to_value(&step).unwrap(), Value::from(op));
+        }
+        let err = serde_json::from_value::<PlanStep>(Value::from("read_resource")).unwrap_err();
+        assert!(err.to_string().contains("not an op without arguments"), "{err}");
+    }
+
+    #[test]
+    fn ops_with_arguments_keep_them() {
+        let step: PlanStep = serde_json::from_value(serde_json::json!({
+            "op": "complete",
+            "ref": {"type": "ref/prompt", "name": "p"},
+            "argument": {"name": "a", "value": "x"},
+            "ok": {"values": ["xy"]},
+            "broken_by": ["do-nothing"]
+        }))
+        .unwrap();
+        assert!(matches!(step.step, Step::Complete { context: None, .. }));
+        let back = serde_json::to_value(&step).unwrap();
+        assert_eq!(back["ref"]["name"], "p");
+        assert_eq!(back["ok"]["values"][0], "xy");
     }
 }

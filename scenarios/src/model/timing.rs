@@ -150,7 +150,18 @@ impl Step {
                 cancel_after_ms, ..
             } => *cancel_after_ms = cancel_after_ms.map(|ms| scale.ms(ms)),
             Step::Sleep { ms } => *ms = scale.ms(*ms),
-            Step::Connect | Step::ListTools | Step::Close | Step::Discover => {}
+            Step::Connect
+            | Step::ListTools
+            | Step::Close
+            | Step::Discover
+            | Step::ListResources
+            | Step::ListResourceTemplates
+            | Step::ReadResource { .. }
+            | Step::ListPrompts
+            | Step::GetPrompt { .. }
+            | Step::Complete { .. }
+            | Step::Ping
+            | Step::SetLoggingLevel { .. } => {}
         }
     }
 }
