@@ -275,6 +275,9 @@ pub struct Defects {
     drop_completion_total: bool,
     /// Send every request whatever the server declared, `ping` and `logging/setLevel` in the 2026-07-28 era included (breaks: capability_missing, nothing sent).
     ignore_server_capabilities: bool,
+    /// Report resource contents with neither `text` nor `blob` by their `uri` and `mimeType`
+    /// instead of failing the step (breaks: such contents are invalid_response).
+    accept_shapeless_contents: bool,
 }
 
 impl Defects {
@@ -287,7 +290,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 101] = [
+    pub const NAMES: [&'static str; 102] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -389,6 +392,7 @@ impl Defects {
         "drop-completion-context",
         "drop-completion-total",
         "ignore-server-capabilities",
+        "accept-shapeless-contents",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -495,6 +499,7 @@ impl Defects {
             "drop-completion-context" => &mut self.drop_completion_context,
             "drop-completion-total" => &mut self.drop_completion_total,
             "ignore-server-capabilities" => &mut self.ignore_server_capabilities,
+            "accept-shapeless-contents" => &mut self.accept_shapeless_contents,
             _ => return false,
         };
         *flag = true;
