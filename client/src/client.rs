@@ -26,6 +26,8 @@ use crate::transport::{HttpTransport, StdioTransport, Transport};
 pub struct Client {
     session: Arc<Session>,
     connection: Connection,
+    /// The tools' output schemas from the last listing (see [`crate::schema`]).
+    schemas: crate::schema::Known,
 }
 
 /// The era the connection speaks, with what connect found.
@@ -95,6 +97,7 @@ impl Client {
         Ok(Client {
             session,
             connection,
+            schemas: Default::default(),
         })
     }
 
@@ -133,7 +136,10 @@ impl Client {
             };
             match listing.take_page(page)? {
                 Some(cursor) => params = json!({"cursor": cursor}),
-                None => return Ok(seams.tools_returned(listing.into_tools())),
+                None => {
+                    let tools = self.schemas.remembered(listing.into_tools());
+                    return Ok(seams.tools_returned(tools));
+                }
             }
         }
     }
@@ -180,6 +186,10 @@ impl Client {
             }
         };
         let seams = self.session.seams();
+        let result = match result {
+            Ok(result) => self.schemas.check(name, result, seams.schema_policy()).await,
+            failed => failed,
+        };
         let output = result.and_then(|result| seams.tool_output(result, tools::call_output));
         seams.call_outcome(output, &self.session).await
     }

@@ -20,6 +20,10 @@ pub enum ErrorKind {
     RepeatedCursor,
     /// `tools/list` returned a tool name that was already seen in the same listing.
     DuplicateToolName,
+    /// A tool's `structuredContent` does not validate against the `outputSchema` of its last
+    /// listing, or that schema cannot be evaluated (an unsupported dialect, an unresolved
+    /// `$ref`, past the cost bounds).
+    SchemaMismatch,
     /// No response arrived within the per-request timeout.
     Timeout,
     /// The caller cancelled the request before a response arrived.
@@ -43,13 +47,14 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order the driver contract lists them.
-    pub const ALL: [ErrorKind; 15] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::UnsupportedVersion,
         ErrorKind::HandshakeFailed,
         ErrorKind::ProtocolError,
         ErrorKind::ToolError,
         ErrorKind::RepeatedCursor,
         ErrorKind::DuplicateToolName,
+        ErrorKind::SchemaMismatch,
         ErrorKind::Timeout,
         ErrorKind::Cancelled,
         ErrorKind::TransportClosed,
@@ -70,6 +75,7 @@ impl ErrorKind {
             ErrorKind::ToolError => "tool_error",
             ErrorKind::RepeatedCursor => "repeated_cursor",
             ErrorKind::DuplicateToolName => "duplicate_tool_name",
+            ErrorKind::SchemaMismatch => "schema_mismatch",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::TransportClosed => "transport_closed",
@@ -172,6 +178,7 @@ mod tests {
                 "tool_error",
                 "repeated_cursor",
                 "duplicate_tool_name",
+                "schema_mismatch",
                 "timeout",
                 "cancelled",
                 "transport_closed",

@@ -56,6 +56,7 @@ mod handshake;
 mod jsonrpc;
 mod options;
 mod router;
+mod schema;
 mod session;
 mod tools;
 mod transport;
