@@ -187,7 +187,11 @@ impl Client {
         };
         let seams = self.session.seams();
         let result = match result {
-            Ok(result) => self.schemas.check(name, result, seams.schema_policy()).await,
+            Ok(result) => {
+                let budget = self.session.options().request_timeout;
+                let policy = seams.schema_policy();
+                self.schemas.check(name, result, policy, budget).await
+            }
             failed => failed,
         };
         let output = result.and_then(|result| seams.tool_output(result, tools::call_output));

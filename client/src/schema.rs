@@ -22,8 +22,10 @@
 //! - **Cost.** Before anything is compiled, [`cost::check`] bounds the schema's nesting
 //!   depth, its size, and how many subschema evaluations its local references can multiply
 //!   into (a chain of `allOf`s each naming the next twice doubles at each link). What passes
-//!   is compiled and validated on a thread of its own within [`TIME_BUDGET`]; past it the call
-//!   fails and the thread is left to finish on its own.
+//!   is compiled and validated on a thread of its own within a time budget, the caller's
+//!   per-request timeout (a backstop for what the static bounds cannot see, such as a huge
+//!   instance or references through `$id`s); past it the call fails and the thread is left to
+//!   finish on its own.
 //!
 //! The validator is the `boon` crate (2020-12, 2019-09, draft-07/-06/-04, passes the JSON
 //! Schema Test Suite); its default file loader is replaced by one that refuses every URL.
@@ -42,9 +44,6 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind};
-
-/// How long one validation (compile and validate) may take before the call fails.
-pub(crate) const TIME_BUDGET: Duration = Duration::from_millis(1000);
 
 /// Where a tool's schema is placed for compiling: a local name (relative references resolve
 /// against it, and are refused like any other reference outside the schema).
@@ -122,13 +121,14 @@ impl Known {
         }
     }
 
-    /// Checks the `tools/call` `result` of tool `name`; hands the result back unchanged when
-    /// there is nothing to check or it conforms.
+    /// Checks the `tools/call` `result` of tool `name` within `budget`; hands the result back
+    /// unchanged when there is nothing to check or it conforms.
     pub(crate) async fn check(
         &self,
         name: &str,
         result: Value,
         policy: Policy,
+        budget: Duration,
     ) -> Result<Value, Error> {
         let schema = match self.by_tool.lock() {
             Ok(known) => known.get(name).cloned(),
@@ -161,14 +161,14 @@ impl Known {
             return Err(mismatch(name, &format!("cannot start the validator: {e}")));
         }
         let verdict = if policy.bounded {
-            match tokio::time::timeout(TIME_BUDGET, rx).await {
+            match tokio::time::timeout(budget, rx).await {
                 Ok(verdict) => verdict,
                 Err(_) => {
                     return Err(mismatch(
                         name,
                         &format!(
                             "validating against the outputSchema took longer than {} ms",
-                            TIME_BUDGET.as_millis()
+                            budget.as_millis()
                         ),
                     ));
                 }
@@ -185,10 +185,7 @@ impl Known {
 }
 
 fn mismatch(tool: &str, why: &str) -> Error {
-    Error::new(
-        ErrorKind::SchemaMismatch,
-        format!("tool {tool:?}: {why}"),
-    )
+    Error::new(ErrorKind::SchemaMismatch, format!("tool {tool:?}: {why}"))
 }
 
 /// Compiles `schema` and validates `instance` against it; the error says why, in one line.
@@ -223,9 +220,12 @@ pub(crate) fn validate(schema: &Value, instance: &Value, policy: Policy) -> Resu
         }
         Err(e) => return Err(format!("the outputSchema cannot be used: {}", one_line(&e))),
     };
-    schemas
-        .validate(instance, index)
-        .map_err(|e| format!("structuredContent does not match the outputSchema: {}", one_line(&e)))
+    schemas.validate(instance, index).map_err(|e| {
+        format!(
+            "structuredContent does not match the outputSchema: {}",
+            one_line(&e)
+        )
+    })
 }
 
 /// An error and its sources on one line.
@@ -253,6 +253,8 @@ impl boon::UrlLoader for NoFetch {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    const BUDGET: Duration = Duration::from_secs(5);
 
     fn check(schema: Value, instance: Value) -> Result<(), String> {
         validate(&schema, &instance, Policy::SPEC)
@@ -295,7 +297,11 @@ mod tests {
 
     #[test]
     fn network_and_file_refs_are_never_loaded() {
-        for target in ["http://127.0.0.1:9/s.json", "file:///etc/passwd", "other.json"] {
+        for target in [
+            "http://127.0.0.1:9/s.json",
+            "file:///etc/passwd",
+            "other.json",
+        ] {
             let schema = json!({"type": "object", "properties": {"x": {"$ref": target}}});
             let why = check(schema, json!({"x": 1})).unwrap_err();
             assert!(why.contains("not fetched"), "{target}: {why}");
@@ -307,18 +313,36 @@ mod tests {
         let known = Known::default();
         let result = json!({"content": [], "structuredContent": {"t": "x"}});
         // Never listed: not validated.
-        assert!(known.check("w", result.clone(), Policy::SPEC).await.is_ok());
+        assert!(
+            known
+                .check("w", result.clone(), Policy::SPEC, BUDGET)
+                .await
+                .is_ok()
+        );
         known.remember(&[json!({"name": "w", "inputSchema": {}, "outputSchema": {
             "type": "object", "properties": {"t": {"type": "number"}}}})]);
-        let e = known.check("w", result.clone(), Policy::SPEC).await.unwrap_err();
+        let e = known
+            .check("w", result.clone(), Policy::SPEC, BUDGET)
+            .await
+            .unwrap_err();
         assert_eq!(e.kind, ErrorKind::SchemaMismatch);
         assert!(e.message.contains("\"w\""), "{}", e.message);
         let missing = json!({"content": [{"type": "text", "text": "x"}]});
-        assert!(known.check("w", missing, Policy::SPEC).await.is_err());
+        assert!(
+            known
+                .check("w", missing, Policy::SPEC, BUDGET)
+                .await
+                .is_err()
+        );
         let tool_error = json!({"content": [], "isError": true});
-        assert!(known.check("w", tool_error, Policy::SPEC).await.is_ok());
+        assert!(
+            known
+                .check("w", tool_error, Policy::SPEC, BUDGET)
+                .await
+                .is_ok()
+        );
         known.remember(&[json!({"name": "w", "inputSchema": {}})]);
-        assert!(known.check("w", result, Policy::SPEC).await.is_ok());
+        assert!(known.check("w", result, Policy::SPEC, BUDGET).await.is_ok());
     }
 
     #[tokio::test]
@@ -326,7 +350,10 @@ mod tests {
         let mut defs = serde_json::Map::new();
         for i in 0..40 {
             let next = format!("#/$defs/d{}", i + 1);
-            defs.insert(format!("d{i}"), json!({"allOf": [{"$ref": next}, {"$ref": next}]}));
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+            );
         }
         defs.insert("d40".into(), json!({}));
         let schema = json!({"$defs": defs, "$ref": "#/$defs/d0"});
@@ -334,8 +361,11 @@ mod tests {
         known.remember(&[json!({"name": "c", "outputSchema": schema})]);
         let started = std::time::Instant::now();
         let result = json!({"structuredContent": {}});
-        let e = known.check("c", result, Policy::SPEC).await.unwrap_err();
+        let e = known
+            .check("c", result, Policy::SPEC, BUDGET)
+            .await
+            .unwrap_err();
         assert_eq!(e.kind, ErrorKind::SchemaMismatch);
-        assert!(started.elapsed() < TIME_BUDGET, "{:?}", started.elapsed());
+        assert!(started.elapsed() < BUDGET, "{:?}", started.elapsed());
     }
 }

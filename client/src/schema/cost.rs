@@ -139,7 +139,8 @@ impl Expansion<'_> {
             }
             Value::Array(items) => {
                 for (i, v) in items.iter().enumerate() {
-                    total = total.saturating_add(self.cost(v, child(&at, &i.to_string()), hops + 1)?);
+                    total =
+                        total.saturating_add(self.cost(v, child(&at, &i.to_string()), hops + 1)?);
                     if total > MAX_EXPANDED {
                         break;
                     }
@@ -182,7 +183,10 @@ mod tests {
         let mut defs = serde_json::Map::new();
         for i in 0..links {
             let next = format!("#/$defs/d{}", i + 1);
-            defs.insert(format!("d{i}"), json!({"allOf": [{"$ref": next}, {"$ref": next}]}));
+            defs.insert(
+                format!("d{i}"),
+                json!({"allOf": [{"$ref": next}, {"$ref": next}]}),
+            );
         }
         defs.insert(format!("d{links}"), json!({"type": "object"}));
         json!({"$defs": defs, "$ref": "#/$defs/d0"})
@@ -216,6 +220,10 @@ mod tests {
         }
         assert!(check(&deep).unwrap_err().contains("levels deep"));
         let wide = Value::Array(vec![json!(1); MAX_VALUES + 1]);
-        assert!(check(&json!({"enum": wide})).unwrap_err().contains("values"));
+        assert!(
+            check(&json!({"enum": wide}))
+                .unwrap_err()
+                .contains("values")
+        );
     }
 }

@@ -398,7 +398,10 @@ mod tests {
     #[test]
     fn literal_values_may_hold_dollar_members() {
         let schema = json!({"$ref": "#/$defs/a", "$defs": {"a": {"type": "string"}}});
-        assert!(ok(json!({"s": {"$literal": schema.clone()}}), json!({"s": schema})));
+        assert!(ok(
+            json!({"s": {"$literal": schema.clone()}}),
+            json!({"s": schema})
+        ));
         assert!(!ok(
             json!({"s": {"$literal": {"$ref": "#a"}}}),
             json!({"s": {"$ref": "#a", "extra": 1}})

@@ -81,6 +81,9 @@ mod tests {
         };
         let schema = &result["tools"][0]["outputSchema"];
         assert_eq!(schema["$ref"], "http://127.0.0.1:9/s.json");
-        assert_eq!(schema["$defs"]["http://127.0.0.1:9"]["enum"][0], "http://127.0.0.1:9#x");
+        assert_eq!(
+            schema["$defs"]["http://127.0.0.1:9"]["enum"][0],
+            "http://127.0.0.1:9#x"
+        );
     }
 }

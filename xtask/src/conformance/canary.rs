@@ -141,7 +141,9 @@ mod tests {
         assert!(canary.origin().starts_with("http://127.0.0.1:"));
         let addr = canary.addr;
         let mut fetch = TcpStream::connect(addr).unwrap();
-        fetch.write_all(b"GET /s.json HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        fetch
+            .write_all(b"GET /s.json HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         let mut rest = Vec::new();
         let _ = fetch.read_to_end(&mut rest);
         drop(TcpStream::connect(addr).unwrap());
