@@ -111,6 +111,19 @@ mod tests {
     }
 
     #[test]
+    fn the_canary_origin_is_taken_as_given() {
+        let args = parse(&[
+            "--scenario=s.json",
+            "--transcript=t.jsonl",
+            "--canary",
+            "http://127.0.0.1:9",
+        ])
+        .unwrap();
+        assert_eq!(args.canary.as_deref(), Some("http://127.0.0.1:9"));
+        assert!(parse(&["--scenario=s", "--transcript=t", "--canary="]).is_err());
+    }
+
+    #[test]
     fn accepts_both_flag_forms_in_any_order() {
         let want = Args {
             scenario: "s.json".into(),
