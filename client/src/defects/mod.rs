@@ -17,6 +17,7 @@
 //! | era fallback | `era.rs` | probing, falling back, the era cache, the GET stream |
 //! | cursor handling | `listing.rs` | the listing rules (repeated cursors, duplicate names, pages) |
 //! | result cache | `cache.rs` | how long a result may be reused |
+//! | `x-mcp-header` | `param_headers.rs` | tools kept, `Mcp-Param-*` headers and their values, the retry on a mismatch |
 //! | giving up | `giving_up.rs` | timeouts, cancellation, how the server is told |
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
@@ -27,6 +28,7 @@ pub(crate) mod cache;
 pub(crate) mod era;
 pub(crate) mod giving_up;
 pub(crate) mod listing;
+pub(crate) mod param_headers;
 pub(crate) mod read;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
@@ -248,6 +250,20 @@ pub struct Defects {
     /// HTTP: reopen a dropped standalone GET stream without `Last-Event-ID` (breaks: a client
     /// resumes with the last event id it saw).
     no_last_event_id: bool,
+    /// Modern HTTP: keep tools whose `x-mcp-header` annotation is invalid in the listing
+    /// (breaks: such tools are left out of tools/list).
+    keep_invalid_header_tools: bool,
+    /// Modern HTTP: send no `Mcp-Param-*` header (breaks: annotated arguments are mirrored).
+    no_param_headers: bool,
+    /// Modern HTTP: send an empty `Mcp-Param-*` header for an annotated argument that is
+    /// absent or null (breaks: the header is omitted then).
+    param_header_when_absent: bool,
+    /// Modern HTTP: send `Mcp-Name` and `Mcp-Param-*` values as they are, never in the
+    /// `=?base64?…?=` form (breaks: unsafe values are base64-encoded).
+    raw_header_values: bool,
+    /// Modern HTTP: on a `HeaderMismatch` answering `tools/call`, neither list the tools again
+    /// nor retry (breaks: the client re-lists and retries with the right headers).
+    no_relist_on_header_mismatch: bool,
 }
 
 impl Defects {
@@ -260,7 +276,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 90] = [
+    pub const NAMES: [&'static str; 95] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -351,6 +367,11 @@ impl Defects {
         "first-revision-content",
         "no-restart",
         "no-last-event-id",
+        "keep-invalid-header-tools",
+        "no-param-headers",
+        "param-header-when-absent",
+        "raw-header-values",
+        "no-relist-on-header-mismatch",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -446,6 +467,11 @@ impl Defects {
             "first-revision-content" => &mut self.first_revision_content,
             "no-restart" => &mut self.no_restart,
             "no-last-event-id" => &mut self.no_last_event_id,
+            "keep-invalid-header-tools" => &mut self.keep_invalid_header_tools,
+            "no-param-headers" => &mut self.no_param_headers,
+            "param-header-when-absent" => &mut self.param_header_when_absent,
+            "raw-header-values" => &mut self.raw_header_values,
+            "no-relist-on-header-mismatch" => &mut self.no_relist_on_header_mismatch,
             _ => return false,
         };
         *flag = true;
@@ -481,6 +507,7 @@ mod tests {
             include_str!("era.rs"),
             include_str!("giving_up.rs"),
             include_str!("listing.rs"),
+            include_str!("param_headers.rs"),
             include_str!("read.rs"),
             include_str!("sent.rs"),
             include_str!("shutdown.rs"),
