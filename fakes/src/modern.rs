@@ -332,6 +332,31 @@ mod tests {
     }
 
     #[test]
+    fn an_encoded_name_is_decoded_before_comparing() {
+        let script = modern(Vec::new());
+        let params = json!({"uri": "file:///café", "_meta": {meta::PROTOCOL_VERSION: "2026-07-28", meta::CLIENT_CAPABILITIES: {}}});
+        let with = |mcp_name: &'static str| {
+            move |name: &str| match name {
+                "mcp-protocol-version" => Some("2026-07-28".to_owned()),
+                "mcp-method" => Some("resources/read".to_owned()),
+                "mcp-name" => Some(mcp_name.to_owned()),
+                _ => None,
+            }
+        };
+        let encoded = with("=?base64?ZmlsZTovLy9jYWbDqQ==?=");
+        assert!(admit(&script, "resources/read", Some(&params), Some(&encoded)).is_ok());
+        let plain = with("file:///caf");
+        assert!(admit(&script, "resources/read", Some(&params), Some(&plain)).is_err());
+        let literal = json!({"name": "=?base64?x?=", "_meta": params["_meta"].clone()});
+        let raw = |name: &str| match name {
+            "mcp-method" => Some("tools/call".to_owned()),
+            "mcp-name" => Some("=?base64?x?=".to_owned()),
+            other => with("")(other),
+        };
+        assert!(admit(&script, "tools/call", Some(&literal), Some(&raw)).is_err());
+    }
+
+    #[test]
     fn a_dual_fake_serves_each_request_in_its_era() {
         let script = ServerScript {
             era: ServerEra::Dual,
