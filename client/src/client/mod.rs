@@ -269,13 +269,11 @@ impl Client {
         {
             return first;
         }
-        let before = known.of(&name);
+        // Unknown before (never listed) counts as no annotations: a retry with the same
+        // headers could only be refused again.
+        let before = known.of(&name).unwrap_or_default();
         modern.forget("tools/list");
-        if self.list_tools().await.is_err()
-            || known
-                .of(&name)
-                .is_none_or(|now| Some(&now) == before.as_ref())
-        {
+        if self.list_tools().await.is_err() || known.of(&name).is_none_or(|now| now == before) {
             return first;
         }
         modern
