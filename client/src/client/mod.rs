@@ -348,3 +348,24 @@ impl Drop for Client {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::capability_of;
+
+    #[test]
+    fn each_request_needs_the_capability_of_its_feature() {
+        let needs = |m| capability_of(m).unwrap_or("none");
+        assert_eq!(needs("tools/list"), "tools");
+        assert_eq!(needs("tools/call"), "tools");
+        assert_eq!(needs("resources/list"), "resources");
+        assert_eq!(needs("resources/templates/list"), "resources");
+        assert_eq!(needs("resources/read"), "resources");
+        assert_eq!(needs("prompts/list"), "prompts");
+        assert_eq!(needs("prompts/get"), "prompts");
+        assert_eq!(needs("completion/complete"), "completions");
+        assert_eq!(needs("logging/setLevel"), "logging");
+        assert_eq!(needs("ping"), "none");
+        assert_eq!(needs("server/discover"), "none");
+    }
+}

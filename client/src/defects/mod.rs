@@ -277,6 +277,9 @@ pub struct Defects {
     drop_completion_total: bool,
     /// Send every request whatever the server declared, `ping` and `logging/setLevel` in the 2026-07-28 era included (breaks: capability_missing, nothing sent).
     ignore_server_capabilities: bool,
+    /// Report resource contents with neither `text` nor `blob` by their `uri` and `mimeType`
+    /// instead of failing the step (breaks: such contents are invalid_response).
+    accept_shapeless_contents: bool,
     /// Modern HTTP: keep tools whose `x-mcp-header` annotation is invalid in the listing
     /// (breaks: such tools are left out of tools/list).
     keep_invalid_header_tools: bool,
@@ -303,7 +306,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 106] = [
+    pub const NAMES: [&'static str; 107] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -405,6 +408,7 @@ impl Defects {
         "drop-completion-context",
         "drop-completion-total",
         "ignore-server-capabilities",
+        "accept-shapeless-contents",
         "keep-invalid-header-tools",
         "no-param-headers",
         "param-header-when-absent",
@@ -516,6 +520,7 @@ impl Defects {
             "drop-completion-context" => &mut self.drop_completion_context,
             "drop-completion-total" => &mut self.drop_completion_total,
             "ignore-server-capabilities" => &mut self.ignore_server_capabilities,
+            "accept-shapeless-contents" => &mut self.accept_shapeless_contents,
             "keep-invalid-header-tools" => &mut self.keep_invalid_header_tools,
             "no-param-headers" => &mut self.no_param_headers,
             "param-header-when-absent" => &mut self.param_header_when_absent,
