@@ -18,6 +18,7 @@
 //! | cursor handling | `listing.rs` | the listing rules (repeated cursors, duplicate names, pages) |
 //! | content as seen | `content.rs` | how content blocks, resource contents and completions are read |
 //! | result cache | `cache.rs` | how long a result may be reused |
+//! | `x-mcp-header` | `param_headers.rs` | tools kept, `Mcp-Param-*` headers and their values, the retry on a mismatch |
 //! | giving up | `giving_up.rs` | timeouts, cancellation, how the server is told |
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
@@ -30,6 +31,7 @@ pub(crate) mod content;
 pub(crate) mod era;
 pub(crate) mod giving_up;
 pub(crate) mod listing;
+pub(crate) mod param_headers;
 pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
@@ -292,6 +294,20 @@ pub struct Defects {
     permissive_unresolved_ref: bool,
     /// Really fetch a `$ref` to an `http://` URL (breaks: no network reference is fetched).
     fetch_network_ref: bool,
+    /// Modern HTTP: keep tools whose `x-mcp-header` annotation is invalid in the listing
+    /// (breaks: such tools are left out of tools/list).
+    keep_invalid_header_tools: bool,
+    /// Modern HTTP: send no `Mcp-Param-*` header (breaks: annotated arguments are mirrored).
+    no_param_headers: bool,
+    /// Modern HTTP: send an empty `Mcp-Param-*` header for an annotated argument that is
+    /// absent or null (breaks: the header is omitted then).
+    param_header_when_absent: bool,
+    /// Modern HTTP: send `Mcp-Name` and `Mcp-Param-*` values as they are, never in the
+    /// `=?base64?…?=` form (breaks: unsafe values are base64-encoded).
+    raw_header_values: bool,
+    /// Modern HTTP: on a `HeaderMismatch` answering `tools/call`, neither list the tools again
+    /// nor retry (breaks: the client re-lists and retries with the right headers).
+    no_relist_on_header_mismatch: bool,
 }
 
 impl Defects {
@@ -304,7 +320,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 107] = [
+    pub const NAMES: [&'static str; 112] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -412,6 +428,11 @@ impl Defects {
         "unbounded-schema",
         "permissive-unresolved-ref",
         "fetch-network-ref",
+        "keep-invalid-header-tools",
+        "no-param-headers",
+        "param-header-when-absent",
+        "raw-header-values",
+        "no-relist-on-header-mismatch",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -524,6 +545,11 @@ impl Defects {
             "unbounded-schema" => &mut self.unbounded_schema,
             "permissive-unresolved-ref" => &mut self.permissive_unresolved_ref,
             "fetch-network-ref" => &mut self.fetch_network_ref,
+            "keep-invalid-header-tools" => &mut self.keep_invalid_header_tools,
+            "no-param-headers" => &mut self.no_param_headers,
+            "param-header-when-absent" => &mut self.param_header_when_absent,
+            "raw-header-values" => &mut self.raw_header_values,
+            "no-relist-on-header-mismatch" => &mut self.no_relist_on_header_mismatch,
             _ => return false,
         };
         *flag = true;
@@ -560,6 +586,7 @@ mod tests {
             include_str!("era.rs"),
             include_str!("giving_up.rs"),
             include_str!("listing.rs"),
+            include_str!("param_headers.rs"),
             include_str!("read.rs"),
             include_str!("schema.rs"),
             include_str!("sent.rs"),
