@@ -129,11 +129,16 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
+/// A typed rmcp value as the JSON rmcp would write for it. Through text, not
+/// `serde_json::to_value`: rmcp keeps an annotation's `priority` as `f32`, which it writes as
+/// `0.3` but which `to_value` would widen to `0.30000001192092896`.
 pub(crate) fn to_value<T: Serialize>(typed: &T) -> Result<Value, Failure> {
-    serde_json::to_value(typed).map_err(|e| {
-        Failure::new(
-            Kind::InvalidResponse,
-            format!("rmcp's typed result does not serialise: {e}"),
-        )
-    })
+    serde_json::to_string(typed)
+        .and_then(|text| serde_json::from_str(&text))
+        .map_err(|e| {
+            Failure::new(
+                Kind::InvalidResponse,
+                format!("rmcp's typed result does not serialise: {e}"),
+            )
+        })
 }

@@ -246,26 +246,12 @@ impl Session {
         }
         if self.modern && cancel_after.is_none() {
             // rmcp's high-level call drives the multi round-trip rounds through the handler.
-            let answers = match step.get("input") {
-                Some(Value::Object(answers)) => answers.clone(),
-                _ => serde_json::Map::new(),
-            };
-            *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = answers;
-            self.refused.store(false, Ordering::SeqCst);
-            let result = self.service.call_tool(params).await.map_err(|e| {
-                match (&e, self.refused.load(Ordering::SeqCst)) {
-                    // rmcp hands the handler's refusal back as an McpError of its own making
-                    // (the server sent a result, not an error): the input was unsupported.
-                    (ServiceError::McpError(data), true) => Failure::new(
-                        Kind::InputUnsupported,
-                        format!(
-                            "the server asked for an input this call has no answer for: {}",
-                            data.message
-                        ),
-                    ),
-                    _ => Failure::from_service(&e),
-                }
-            })?;
+            self.set_answers(step);
+            let result = self
+                .service
+                .call_tool(params)
+                .await
+                .map_err(|e| self.input_failure(&e))?;
             return call_output(result);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -576,8 +562,9 @@ impl Session {
         self.refused.store(false, Ordering::SeqCst);
     }
 
-    /// A failure of a helper that may have driven input rounds: the handler's own refusal is
-    /// `input_unsupported`, everything else maps as usual.
+    /// A failure of a helper that may have driven input rounds. rmcp hands the handler's refusal
+    /// back as an McpError of its own making (the server sent a result, not an error): that is
+    /// `input_unsupported`; everything else maps as usual.
     fn input_failure(&self, error: &ServiceError) -> Failure {
         match (error, self.refused.load(Ordering::SeqCst)) {
             (ServiceError::McpError(data), true) => Failure::new(
