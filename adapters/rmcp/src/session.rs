@@ -12,7 +12,8 @@ use std::process::Stdio;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-#[allow(deprecated)] // LoggingLevel, SetLevelRequestParams: logging is deprecated in rmcp (SEP-2577).
+#[allow(deprecated)]
+// LoggingLevel, SetLevelRequestParams: logging is deprecated in rmcp (SEP-2577).
 use rmcp::model::{
     ArgumentInfo, CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities,
     ClientConfig, ClientRequest, CompleteRequestParams, CompletionContext, ContentBlock,
@@ -46,7 +47,11 @@ pub(crate) struct Session {
 /// rmcp's lifecycle for the harness's era.
 fn lifecycle(config: &Config) -> Option<ClientLifecycleMode> {
     let mut preferred = Vec::new();
-    if let Some(version) = config.protocol_version.as_deref().and_then(protocol_version) {
+    if let Some(version) = config
+        .protocol_version
+        .as_deref()
+        .and_then(protocol_version)
+    {
         preferred.push(version);
     }
     if !preferred.contains(&ProtocolVersion::LATEST) {
@@ -149,7 +154,9 @@ impl Session {
         })?;
 
         let peer = service.peer_info();
-        let version = peer.as_ref().map(|p| p.protocol_version.as_str().to_owned());
+        let version = peer
+            .as_ref()
+            .map(|p| p.protocol_version.as_str().to_owned());
         // rmcp's modern versions start at 2026-07-28 (dates compare as text).
         let modern = version.as_deref().is_some_and(|v| v >= "2026-07-28");
         let mut ok = json!({
@@ -193,8 +200,7 @@ impl Session {
             .discover(meta)
             .await
             .map_err(|e| Failure::from_service(&e))?;
-        serde_json::to_value(result)
-            .map_err(|e| Failure::new(Kind::InvalidResponse, e.to_string()))
+        serde_json::to_value(result).map_err(|e| Failure::new(Kind::InvalidResponse, e.to_string()))
     }
 
     /// rmcp's own list-all: follows `nextCursor` until it is absent, with no other guard.
@@ -604,7 +610,10 @@ fn typed<T: serde::de::DeserializeOwned>(step: &Value, member: &str) -> Result<T
             Kind::UnsupportedOp,
             format!(
                 "rmcp's {} cannot hold the step's {member} {value}: {e}",
-                std::any::type_name::<T>().rsplit("::").next().unwrap_or("type")
+                std::any::type_name::<T>()
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or("type")
             ),
         )
     })
