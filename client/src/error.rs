@@ -25,6 +25,10 @@ pub enum ErrorKind {
     DuplicateName,
     /// The request needs a server capability the server did not declare; nothing was sent.
     CapabilityMissing,
+    /// A tool's `structuredContent` does not validate against the `outputSchema` of its last
+    /// listing, or that schema cannot be evaluated (an unsupported dialect, an unresolved
+    /// `$ref`, past the cost bounds).
+    SchemaMismatch,
     /// No response arrived within the per-request timeout.
     Timeout,
     /// The caller cancelled the request before a response arrived.
@@ -48,7 +52,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order the driver contract lists them.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::UnsupportedVersion,
         ErrorKind::HandshakeFailed,
         ErrorKind::ProtocolError,
@@ -57,6 +61,7 @@ impl ErrorKind {
         ErrorKind::DuplicateToolName,
         ErrorKind::DuplicateName,
         ErrorKind::CapabilityMissing,
+        ErrorKind::SchemaMismatch,
         ErrorKind::Timeout,
         ErrorKind::Cancelled,
         ErrorKind::TransportClosed,
@@ -79,6 +84,7 @@ impl ErrorKind {
             ErrorKind::DuplicateToolName => "duplicate_tool_name",
             ErrorKind::DuplicateName => "duplicate_name",
             ErrorKind::CapabilityMissing => "capability_missing",
+            ErrorKind::SchemaMismatch => "schema_mismatch",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::TransportClosed => "transport_closed",
@@ -183,6 +189,7 @@ mod tests {
                 "duplicate_tool_name",
                 "duplicate_name",
                 "capability_missing",
+                "schema_mismatch",
                 "timeout",
                 "cancelled",
                 "transport_closed",

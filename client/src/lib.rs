@@ -62,6 +62,7 @@ mod jsonrpc;
 mod listing;
 mod options;
 mod router;
+mod schema;
 mod session;
 mod tools;
 mod transport;

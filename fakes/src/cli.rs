@@ -9,7 +9,7 @@ use mcp_harness_scenarios::load;
 use mcp_harness_scenarios::model::{ServerScript, TimeScale};
 
 /// Usage line shown with every command-line error.
-pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>] [--variant <name>] [--time-scale <F>]";
+pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>] [--variant <name>] [--time-scale <F>] [--canary <origin>]";
 
 /// The parsed command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +25,9 @@ pub struct Args {
     /// The run's time scale: every duration of the script is multiplied by it, as the runner
     /// multiplied the case's (see `mcp_harness_scenarios::model::timing`). Default 1.
     pub time_scale: TimeScale,
+    /// The trial's canary origin (`http://127.0.0.1:PORT`), written where the script says
+    /// `{{canary}}` (see `mcp_harness_scenarios::model::canary`).
+    pub canary: Option<String>,
 }
 
 impl Args {
@@ -36,6 +39,7 @@ impl Args {
         let mut revision = None;
         let mut variant = None;
         let mut time_scale = None;
+        let mut canary = None;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let text = arg
@@ -53,6 +57,7 @@ impl Args {
                 "--revision" => &mut revision,
                 "--variant" => &mut variant,
                 "--time-scale" => &mut time_scale,
+                "--canary" => &mut canary,
                 _ => return Err(format!("unexpected argument {text:?}")),
             };
             let value = inline
@@ -73,6 +78,7 @@ impl Args {
                     .map_err(|e| format!("--time-scale: {e}"))?,
                 None => TimeScale::ONE,
             },
+            canary: canary.map(|c: PathBuf| c.to_string_lossy().into_owned()),
         })
     }
 }
@@ -80,15 +86,20 @@ impl Args {
 /// Reads a case file and resolves the script the fake plays (its handlers, its fixtures', the
 /// built-in `echo`; for `variant` of a family), checking the handlers' `params` matchers, so
 /// that a broken script is reported at start-up rather than as a mysterious client failure.
-/// The error names the file and the problem. Every duration is multiplied by `scale`.
+/// The error names the file and the problem. Every duration is multiplied by `scale`, and
+/// the canary's origin, when given, written where the script names it.
 pub fn load_script(
     path: &Path,
     variant: Option<&str>,
     scale: TimeScale,
+    canary: Option<&str>,
 ) -> Result<ServerScript, String> {
     let mut script = load::server_script(path, variant)?;
     script.scale(scale);
-    Ok(script)
+    match canary {
+        Some(origin) => script.with_canary(origin),
+        None => Ok(script),
+    }
 }
 
 #[cfg(test)]
@@ -100,6 +111,19 @@ mod tests {
     }
 
     #[test]
+    fn the_canary_origin_is_taken_as_given() {
+        let args = parse(&[
+            "--scenario=s.json",
+            "--transcript=t.jsonl",
+            "--canary",
+            "http://127.0.0.1:9",
+        ])
+        .unwrap();
+        assert_eq!(args.canary.as_deref(), Some("http://127.0.0.1:9"));
+        assert!(parse(&["--scenario=s", "--transcript=t", "--canary="]).is_err());
+    }
+
+    #[test]
     fn accepts_both_flag_forms_in_any_order() {
         let want = Args {
             scenario: "s.json".into(),
@@ -107,6 +131,7 @@ mod tests {
             revision: None,
             variant: None,
             time_scale: TimeScale::ONE,
+            canary: None,
         };
         assert_eq!(
             parse(&["--scenario", "s.json", "--transcript", "t.jsonl"]),
@@ -154,7 +179,7 @@ mod tests {
     #[test]
     fn scenario_errors_name_the_file() {
         let missing = Path::new("/nonexistent/mcp-fake-case.json");
-        let err = load_script(missing, None, TimeScale::ONE).unwrap_err();
+        let err = load_script(missing, None, TimeScale::ONE, None).unwrap_err();
         assert!(err.contains("mcp-fake-case.json"), "{err}");
     }
 }

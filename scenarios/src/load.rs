@@ -524,6 +524,21 @@ mod tests {
     }
 
     #[test]
+    fn a_canary_check_needs_a_script_that_names_the_canary() {
+        let dir = temp_dir("canary");
+        let check = r#"{"check": "none", "on": "canary", "not_sent": {}, "broken_by": ["x"]}"#;
+        let text = MINIMAL.replace(r#""wire": ["#, &format!(r#""wire": [{check}, "#));
+        let err = load_case(&dir, &write(&dir, "no-canary.json", &text)).unwrap_err();
+        assert!(err.to_string().contains("{{canary}}"), "{err}");
+        let named = text.replace(
+            r#""plan""#,
+            r#""server": {"handlers": [{"method": "tools/list", "reply": {"result": {"tools": [{"name": "t", "inputSchema": {"$ref": "{{canary}}/s.json"}}]}}}]}, "plan""#,
+        );
+        let case = load_case(&dir, &write(&dir, "canary.json", &named)).unwrap();
+        assert!(case.scenario.server.uses_canary());
+    }
+
+    #[test]
     fn an_unknown_field_names_line_column_and_path() {
         let dir = temp_dir("field");
         let text = MINIMAL.replace(r#""check": "c","#, r#""check": "c", "chek": 1,"#);

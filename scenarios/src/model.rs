@@ -5,6 +5,7 @@
 //! (`scenarios/scenario.schema.json`), which editors use to validate and complete case
 //! files, so write these docs for case authors.
 
+pub mod canary;
 pub mod catalogue;
 pub mod check;
 pub mod era;
@@ -482,6 +483,8 @@ pub enum WireStream {
     Messages,
     /// The HTTP requests the client made (Streamable HTTP only).
     HttpRequests,
+    /// The connections the trial's canary listener received (see [`canary`]), any transport.
+    Canary,
 }
 
 /// Something that happened to the server process.

@@ -34,6 +34,8 @@ use crate::transport::{HttpTransport, StdioTransport, Transport};
 pub struct Client {
     session: Arc<Session>,
     connection: Connection,
+    /// The tools' output schemas from the last listing (see [`crate::schema`]).
+    schemas: crate::schema::Known,
 }
 
 /// The era the connection speaks, with what connect found.
@@ -103,6 +105,7 @@ impl Client {
         Ok(Client {
             session,
             connection,
+            schemas: Default::default(),
         })
     }
 
@@ -125,6 +128,7 @@ impl Client {
     /// Lists every tool, following `nextCursor` page by page; tools are returned as received.
     pub async fn list_tools(&self) -> Result<Vec<Value>, Error> {
         let tools = self.list_all(ListKind::TOOLS).await?;
+        let tools = self.schemas.remembered(tools);
         Ok(self.session.seams().tools_returned(tools))
     }
 
@@ -231,6 +235,14 @@ impl Client {
             }
         };
         let seams = self.session.seams();
+        let result = match result {
+            Ok(result) => {
+                let budget = self.session.options().request_timeout;
+                let policy = seams.schema_policy();
+                self.schemas.check(name, result, policy, budget).await
+            }
+            failed => failed,
+        };
         let output = result.and_then(|result| {
             // Read before the answer is taken, reported after it: `isError` wins.
             let content = content::blocks(result.get("content"), seams.content_rules());
@@ -308,5 +320,26 @@ impl Drop for Client {
             let session = Arc::clone(&self.session);
             runtime.spawn(async move { session.shutdown().await });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capability_of;
+
+    #[test]
+    fn each_request_needs_the_capability_of_its_feature() {
+        let needs = |m| capability_of(m).unwrap_or("none");
+        assert_eq!(needs("tools/list"), "tools");
+        assert_eq!(needs("tools/call"), "tools");
+        assert_eq!(needs("resources/list"), "resources");
+        assert_eq!(needs("resources/templates/list"), "resources");
+        assert_eq!(needs("resources/read"), "resources");
+        assert_eq!(needs("prompts/list"), "prompts");
+        assert_eq!(needs("prompts/get"), "prompts");
+        assert_eq!(needs("completion/complete"), "completions");
+        assert_eq!(needs("logging/setLevel"), "logging");
+        assert_eq!(needs("ping"), "none");
+        assert_eq!(needs("server/discover"), "none");
     }
 }

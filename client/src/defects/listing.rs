@@ -47,3 +47,24 @@ impl Defects {
             && error.status == Some(404)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listing::PAGE_CAP;
+
+    #[test]
+    fn page_cap_defects() {
+        assert_eq!(Defects::default().listing_rules(), ListingRules::SPEC);
+        assert_eq!(ListingRules::SPEC.max_pages, PAGE_CAP);
+        let endless = Defects::only("no-page-cap").listing_rules();
+        assert_eq!(endless.max_pages, usize::MAX);
+        let truncating = Defects::only("truncate-at-page-cap").listing_rules();
+        assert_eq!(
+            (truncating.max_pages, truncating.truncate_at_max),
+            (PAGE_CAP, true)
+        );
+        let first = Defects::only("first-page-only").listing_rules();
+        assert_eq!((first.max_pages, first.truncate_at_max), (1, true));
+    }
+}

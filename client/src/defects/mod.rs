@@ -21,6 +21,7 @@
 //! | giving up | `giving_up.rs` | timeouts, cancellation, how the server is told |
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
+//! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
@@ -30,6 +31,7 @@ pub(crate) mod era;
 pub(crate) mod giving_up;
 pub(crate) mod listing;
 pub(crate) mod read;
+pub(crate) mod schema;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
 pub(crate) mod tls;
@@ -275,6 +277,21 @@ pub struct Defects {
     drop_completion_total: bool,
     /// Send every request whatever the server declared, `ping` and `logging/setLevel` in the 2026-07-28 era included (breaks: capability_missing, nothing sent).
     ignore_server_capabilities: bool,
+    /// Report resource contents with neither `text` nor `blob` by their `uri` and `mimeType`
+    /// instead of failing the step (breaks: such contents are invalid_response).
+    accept_shapeless_contents: bool,
+    // Output schemas (seam `schema.rs`).
+    /// Never validate `structuredContent` against `outputSchema` (breaks: schema_mismatch).
+    no_output_validation: bool,
+    /// Validate a schema without `$schema` as draft-07 (breaks: 2020-12 is the default dialect).
+    draft_07_default: bool,
+    /// No cost bounds and no time budget on validation (breaks: a costly schema fails in time).
+    unbounded_schema: bool,
+    /// A schema whose `$ref` cannot be resolved validates anything (breaks: an unresolved
+    /// external reference is refused, not permissive).
+    permissive_unresolved_ref: bool,
+    /// Really fetch a `$ref` to an `http://` URL (breaks: no network reference is fetched).
+    fetch_network_ref: bool,
 }
 
 impl Defects {
@@ -287,7 +304,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 101] = [
+    pub const NAMES: [&'static str; 107] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -389,6 +406,12 @@ impl Defects {
         "drop-completion-context",
         "drop-completion-total",
         "ignore-server-capabilities",
+        "accept-shapeless-contents",
+        "no-output-validation",
+        "draft-07-default",
+        "unbounded-schema",
+        "permissive-unresolved-ref",
+        "fetch-network-ref",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -495,6 +518,12 @@ impl Defects {
             "drop-completion-context" => &mut self.drop_completion_context,
             "drop-completion-total" => &mut self.drop_completion_total,
             "ignore-server-capabilities" => &mut self.ignore_server_capabilities,
+            "accept-shapeless-contents" => &mut self.accept_shapeless_contents,
+            "no-output-validation" => &mut self.no_output_validation,
+            "draft-07-default" => &mut self.draft_07_default,
+            "unbounded-schema" => &mut self.unbounded_schema,
+            "permissive-unresolved-ref" => &mut self.permissive_unresolved_ref,
+            "fetch-network-ref" => &mut self.fetch_network_ref,
             _ => return false,
         };
         *flag = true;
@@ -532,6 +561,7 @@ mod tests {
             include_str!("giving_up.rs"),
             include_str!("listing.rs"),
             include_str!("read.rs"),
+            include_str!("schema.rs"),
             include_str!("sent.rs"),
             include_str!("shutdown.rs"),
             include_str!("tls.rs"),

@@ -293,6 +293,19 @@ mod tests {
             bare[0]["params"],
             json!({"name":"t","requestState":"s","inputResponses":{"a":{}}})
         );
+        let prompt = json!({"jsonrpc":"2.0","id":5,"method":"prompts/get",
+            "params":{"name":"p","arguments":{"a":"b"}}});
+        let sent = layer("drop-prompt-arguments", Era::Legacy).messages(prompt, || 1);
+        assert_eq!(sent[0]["params"], json!({"name":"p"}));
+        let complete = json!({"jsonrpc":"2.0","id":6,"method":"completion/complete",
+            "params":{"ref":{},"argument":{},"context":{"arguments":{}}}});
+        let sent = layer("drop-completion-context", Era::Legacy).messages(complete, || 1);
+        assert_eq!(sent[0]["params"], json!({"ref":{},"argument":{}}));
+        let page = json!({"jsonrpc":"2.0","id":7,"method":"prompts/list","params":{"cursor":""}});
+        let sent = layer("mangle-cursor", Era::Legacy).messages(page, || 1);
+        assert_eq!(sent[0]["params"]["cursor"], "x");
+        assert!(!Defects::default().may_send_undeclared(false));
+        assert!(Defects::only("ignore-server-capabilities").may_send_undeclared(false));
         let reuse = layer("reuse-id-on-retry", Era::Modern);
         assert_eq!(
             reuse.request_id("tools/call", &json!({"name":"t"}), || 8),

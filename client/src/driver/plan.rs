@@ -286,6 +286,37 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn feature_steps_are_read_before_the_connection_is_looked_at() {
+        let plan = json!([
+            {"op":"list_resources"},
+            {"op":"list_resource_templates"},
+            {"op":"list_prompts"},
+            {"op":"read_resource","uri":"file:///a"},
+            {"op":"read_resource"},
+            {"op":"get_prompt","name":"p","arguments":{"a":"b"}},
+            {"op":"get_prompt","name":"p","arguments":["a"]},
+            {"op":"complete","ref":{},"argument":{}},
+            {"op":"complete","ref":{}},
+            {"op":"ping"},
+            {"op":"set_logging_level","level":"info"},
+            {"op":"set_logging_level","level":3}
+        ]);
+        let got = lines(&config(TransportKind::Stdio, plan)).await;
+        let kinds: Vec<&str> = got
+            .iter()
+            .map(|l| l["error"]["kind"].as_str().unwrap())
+            .collect();
+        let (closed, malformed) = ("transport_closed", "unsupported_op");
+        assert_eq!(
+            kinds,
+            [
+                closed, closed, closed, closed, malformed, closed, malformed, closed, malformed,
+                closed, closed, malformed
+            ]
+        );
+    }
+
+    #[tokio::test]
     async fn an_insecure_http_url_fails_connect_then_steps_are_closed() {
         let plan = json!([{"op":"connect"},{"op":"list_tools"}]);
         let mut config = config(TransportKind::Http, plan);

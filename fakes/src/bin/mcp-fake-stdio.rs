@@ -1,4 +1,4 @@
-//! `mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <rev>] [--variant <name>] [--time-scale <F>]`: the fake MCP server a
+//! `mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <rev>] [--variant <name>] [--time-scale <F>] [--canary <origin>]`: the fake MCP server a
 //! client under test launches as its child. Exits 2 on bad usage or an unusable scenario;
 //! otherwise its exit status is the script's (see `mcp_harness_fakes::stdio`).
 
@@ -14,7 +14,9 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(problem) => return fail(&format!("{problem}\n{}", cli::USAGE)),
     };
-    let script = match cli::load_script(&args.scenario, args.variant.as_deref(), args.time_scale) {
+    let variant = args.variant.as_deref();
+    let canary = args.canary.as_deref();
+    let script = match cli::load_script(&args.scenario, variant, args.time_scale, canary) {
         Ok(script) => script,
         Err(problem) => return fail(&problem),
     };

@@ -189,6 +189,16 @@ fn transports_of_checks(s: &Scenario) -> Result<(), Problem> {
                     "`http_requests` checks need `transports: [\"https\"]` only".into(),
                 ));
             }
+            Rule::Wire(w) if w.on == WireStream::Canary && !s.server.uses_canary() => {
+                return Err((
+                    format!("{at}.on"),
+                    format!(
+                        "a `canary` check needs a server script that names the canary: \
+                         expected {:?} in some string of `server` (or its fixtures)",
+                        crate::model::canary::PLACEHOLDER
+                    ),
+                ));
+            }
             Rule::Lifecycle(_) if s.transports.iter().any(|t| *t != Transport::Stdio) => {
                 return Err((
                     at,

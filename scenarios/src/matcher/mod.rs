@@ -13,6 +13,9 @@
 //!   `{"$capture": "name"}` any value, remembered under `name`;
 //!   `{"$same": "name"}` equal to the value captured under `name`;
 //!   `{"$not": m}` does not match `m`;
+//!   `{"$literal": v}` equal to `v` as a whole, taken literally: members starting with `$`
+//!   inside are not operators, and objects must have exactly `v`'s members (for JSON Schema
+//!   text such as `{"$ref": "#/$defs/a"}`, kept as received);
 //!   `{"$one_of": [m1, m2, ...]}` matches at least one of the matchers (e.g. a method among
 //!   several; captures are kept from the first that matches);
 //!   `{"$unordered": [m1, m2, ...]}` an array of the same length whose elements can be paired
@@ -124,6 +127,10 @@ fn match_at(
                     ))),
                 }
             }
+            "$literal" => match actual {
+                Some(got) if scalar_eq(arg, got) => Ok(()),
+                _ => Err(fail(format!("exactly {}", full(arg)))),
+            },
             "$not" => {
                 let mut scratch = captures.clone();
                 match match_at(path, arg, actual, &mut scratch) {
@@ -386,6 +393,21 @@ mod tests {
         assert!(ok(json!([{"n": "x"}]), json!([{"n": "x", "extra": true}])));
         assert!(!ok(json!([{"n": "x"}]), json!([{"n": "x"}, {"n": "y"}])));
         assert!(!ok(json!("1"), json!(1)));
+    }
+
+    #[test]
+    fn literal_values_may_hold_dollar_members() {
+        let schema = json!({"$ref": "#/$defs/a", "$defs": {"a": {"type": "string"}}});
+        assert!(ok(
+            json!({"s": {"$literal": schema.clone()}}),
+            json!({"s": schema})
+        ));
+        assert!(!ok(
+            json!({"s": {"$literal": {"$ref": "#a"}}}),
+            json!({"s": {"$ref": "#a", "extra": 1}})
+        ));
+        assert!(!ok(json!({"s": {"$literal": 1}}), json!({})));
+        assert_eq!(validate(&json!({"$literal": {"$schema": "x"}})), Ok(()));
     }
 
     #[test]

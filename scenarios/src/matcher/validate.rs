@@ -17,6 +17,7 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
             if let Some((op, arg)) = operator(matcher) {
                 return match (op, arg) {
                     ("$absent" | "$absent_or_null" | "$present", Value::Bool(true)) => Ok(()),
+                    ("$literal", _) => Ok(()),
                     ("$capture" | "$same", Value::String(_)) => Ok(()),
                     ("$type", Value::String(t)) if TYPES.contains(&t.as_str()) => Ok(()),
                     ("$not", inner) => validate_at(path, inner),
@@ -32,14 +33,14 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     }
                     _ => Err(format!(
                         "{path}: operator {op} has an invalid argument {arg}; expected \
-                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers]"
+                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers], $literal: any value"
                     )),
                 };
             }
             if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
                 return Err(format!(
                     "{path}: unknown operator {key:?} (operators stand alone in their object: \
-                     $absent, $absent_or_null, $present, $type, $capture, $same, $not, $unordered, $one_of)"
+                     $absent, $absent_or_null, $present, $type, $capture, $same, $not, $unordered, $one_of, $literal)"
                 ));
             }
             for (key, value) in map {

@@ -16,6 +16,7 @@
 //! | `timings`   | where a run's time went, for the bench                      |
 
 pub mod baseline;
+pub mod canary;
 pub mod checks;
 pub mod http_env;
 pub mod outcome;

@@ -68,8 +68,24 @@ pub fn unscale(text: String, scenario: &mcp_harness_scenarios::model::Scenario) 
     )
 }
 
-/// The normalized text of a trial, as snapshotted.
+/// The normalized text of a trial, as snapshotted: with what the canary saw, if the case has
+/// one, and its origin written back as the placeholder (the port differs in every trial).
 pub fn render(run: &TrialRun) -> String {
+    let text = render_trial(run);
+    let Some(canary) = &run.canary else {
+        return text;
+    };
+    let mut text = text;
+    for seen in &canary.seen {
+        let _ = writeln!(text, "canary: {seen}");
+    }
+    text.replace(
+        &canary.origin,
+        mcp_harness_scenarios::model::canary::PLACEHOLDER,
+    )
+}
+
+fn render_trial(run: &TrialRun) -> String {
     let mut out = String::from("outcomes:\n");
     for line in run.stdout_lines.iter().take(SHOWN_LINES) {
         let shown = serde_json::from_str::<Value>(line)

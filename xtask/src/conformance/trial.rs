@@ -90,6 +90,8 @@ pub struct TrialRun {
     pub escaped: Vec<Leftover>,
     /// Where the harness's own time in this trial went.
     pub phases: Phases,
+    /// What the trial's canary listener saw, for a case whose script names the canary.
+    pub canary: Option<super::canary::CanaryRun>,
 }
 
 /// The harness's own time in one trial, step by step (the bench's per-trial cost breakdown).
@@ -219,12 +221,23 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         }
     };
     let transcript_path = dir.path().join("transcript.jsonl");
+    // Only a case whose script names the canary gets one (see `canary.rs`).
+    let canary = match case.scenario.server.uses_canary() {
+        false => None,
+        true => match super::canary::Canary::start() {
+            Ok(canary) => Some(canary),
+            Err(e) => {
+                return TrialRun::failed_to_start(format!("cannot start the canary: {e}"));
+            }
+        },
+    };
     let (cmd, http) = match prepare(
         case,
         transport,
         client_cmd,
         harness,
         dir.path(),
+        canary.as_ref().map(super::canary::Canary::origin),
         &mut phases,
     ) {
         Ok(prepared) => prepared,
@@ -243,6 +256,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         http.stop();
     }
     phases.fake_stop = lap();
+    let canary = canary.map(super::canary::Canary::finish);
     let records = read_transcript(&transcript_path, secret.as_deref());
     phases.transcript = lap();
     // Over HTTP the fake lives in this process: there is no server process to track.
@@ -275,6 +289,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         secret_leaked: printed.secret_leaked,
         escaped,
         phases,
+        canary,
     }
 }
 
@@ -286,6 +301,7 @@ fn prepare<'h>(
     client_cmd: &str,
     harness: &'h Harness,
     dir: &Path,
+    canary: Option<&str>,
     phases: &mut Phases,
 ) -> Result<(Command, Option<HttpTrial<'h>>), String> {
     let transcript_path = dir.join("transcript.jsonl");
@@ -348,6 +364,9 @@ fn prepare<'h>(
             if !s.time_scale.is_one() {
                 server_argv.extend(["--time-scale".to_owned(), s.time_scale.to_string()]);
             }
+            if let Some(origin) = canary {
+                server_argv.extend(["--canary".to_owned(), origin.to_owned()]);
+            }
             cmd.env(
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),
@@ -358,6 +377,16 @@ fn prepare<'h>(
             let token = harness.bearer_token.as_deref();
             let env = harness.http()?;
             let started = Instant::now();
+            let played;
+            let case = match canary {
+                Some(origin) => {
+                    let mut copy = case.clone();
+                    copy.scenario.server = case.scenario.server.with_canary(origin)?;
+                    played = copy;
+                    &played
+                }
+                None => case,
+            };
             let trial = env.start_with_token(case, &transcript_path, token)?;
             phases.fake_start = started.elapsed();
             cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
@@ -552,6 +581,7 @@ impl TrialRun {
             secret_leaked: false,
             escaped: Vec::new(),
             phases: Phases::default(),
+            canary: None,
         }
     }
 

@@ -38,7 +38,10 @@ pub struct RawWireCheck {
     /// fake's answer and an `authorization` header reads `Bearer [valid]` or `[invalid]`; with a
     /// modern or dual fake, a response stream closed before its answer shows among them, in
     /// order, as `{"stream_closed": <request id>}`; each TCP connection the client
-    /// opened shows, as it was accepted, as `{"connected": true}`.
+    /// opened shows, as it was accepted, as `{"connected": true}`. Or `canary`: the
+    /// connections the trial's canary listener received, each `{"connected": true,
+    /// "request": <first line the client sent>}`, for a script that names `{{canary}}`
+    /// (the runner's loopback listener, written there as `http://127.0.0.1:PORT`).
     #[serde(default, skip_serializing_if = "is_messages")]
     on: WireStream,
     /// Only items matching this are considered (all, if omitted), whatever the rule.

@@ -222,6 +222,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                 let items: Vec<&Value> = match w.on {
                     WireStream::Messages => received.clone(),
                     WireStream::HttpRequests => http_requests.iter().collect(),
+                    WireStream::Canary => run.canary.iter().flat_map(|c| &c.seen).collect(),
                 };
                 expect::wire_check(w, &items, &seed)
             }
