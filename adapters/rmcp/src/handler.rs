@@ -10,12 +10,12 @@ use std::future::{Future, ready};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use rmcp::ClientHandler;
 use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ErrorData, ListRootsResult,
 };
 use rmcp::service::{RequestContext, RoleClient};
-use rmcp::ClientHandler;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -38,7 +38,10 @@ impl Handler {
         let answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
         let value = answers.get(method)?.clone();
         Some(serde_json::from_value(value).map_err(|e| {
-            ErrorData::internal_error(format!("the plan's answer for {method} does not parse: {e}"), None)
+            ErrorData::internal_error(
+                format!("the plan's answer for {method} does not parse: {e}"),
+                None,
+            )
         }))
     }
 }

@@ -7,6 +7,7 @@
 //! duplicate-name checks, no URL policy, no version check, and no timeout beyond rmcp's own
 //! per-request option (`PeerRequestOptions::timeout`).
 
+mod content;
 mod failure;
 mod handler;
 mod session;
@@ -119,6 +120,38 @@ async fn main() {
                     Kind::UnsupportedOp,
                     format!("a sleep step needs a non-negative integer \"ms\": {step}"),
                 )),
+            },
+            Some("list_resources") => match &session {
+                Some(connected) => connected.list_resources().await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("list_resource_templates") => match &session {
+                Some(connected) => connected.list_resource_templates().await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("list_prompts") => match &session {
+                Some(connected) => connected.list_prompts().await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("read_resource") => match &session {
+                Some(connected) => connected.read_resource(step, config.timeout).await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("get_prompt") => match &session {
+                Some(connected) => connected.get_prompt(step, config.timeout).await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("complete") => match &session {
+                Some(connected) => connected.complete(step, config.timeout).await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("ping") => match &session {
+                Some(connected) => connected.ping(config.timeout).await,
+                None => Err(Failure::not_connected()),
+            },
+            Some("set_logging_level") => match &session {
+                Some(connected) => connected.set_logging_level(step, config.timeout).await,
+                None => Err(Failure::not_connected()),
             },
             Some("close") => match session.take() {
                 Some(connected) => connected.close().await.map(|()| json!({})),

@@ -7,13 +7,18 @@
 //! then `initialize` on a legacy answer or after rmcp's fixed 10 s probe timeout). The
 //! preferred versions are the harness's version, then rmcp's newest modern one.
 
+use std::future::Future;
 use std::process::Stdio;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+#[allow(deprecated)]
+// LoggingLevel, SetLevelRequestParams: logging is deprecated in rmcp (SEP-2577).
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, ContentBlock, ProtocolVersion, RequestMetaObject, ServerResult,
+    ArgumentInfo, CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities,
+    ClientConfig, ClientRequest, CompleteRequestParams, CompletionContext, ContentBlock,
+    GetPromptRequestParams, LoggingLevel, PingRequest, ProtocolVersion, ReadResourceRequestParams,
+    Reference, RequestMetaObject, ServerResult, SetLevelRequestParams,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, PeerRequestOptions,
@@ -25,6 +30,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::Config;
+use crate::content;
 use crate::failure::{Failure, Kind};
 use crate::handler::{Answers, Handler, Refused};
 
@@ -41,7 +47,11 @@ pub(crate) struct Session {
 /// rmcp's lifecycle for the harness's era.
 fn lifecycle(config: &Config) -> Option<ClientLifecycleMode> {
     let mut preferred = Vec::new();
-    if let Some(version) = config.protocol_version.as_deref().and_then(protocol_version) {
+    if let Some(version) = config
+        .protocol_version
+        .as_deref()
+        .and_then(protocol_version)
+    {
         preferred.push(version);
     }
     if !preferred.contains(&ProtocolVersion::LATEST) {
@@ -144,7 +154,9 @@ impl Session {
         })?;
 
         let peer = service.peer_info();
-        let version = peer.as_ref().map(|p| p.protocol_version.as_str().to_owned());
+        let version = peer
+            .as_ref()
+            .map(|p| p.protocol_version.as_str().to_owned());
         // rmcp's modern versions start at 2026-07-28 (dates compare as text).
         let modern = version.as_deref().is_some_and(|v| v >= "2026-07-28");
         let mut ok = json!({
@@ -188,8 +200,7 @@ impl Session {
             .discover(meta)
             .await
             .map_err(|e| Failure::from_service(&e))?;
-        serde_json::to_value(result)
-            .map_err(|e| Failure::new(Kind::InvalidResponse, e.to_string()))
+        serde_json::to_value(result).map_err(|e| Failure::new(Kind::InvalidResponse, e.to_string()))
     }
 
     /// rmcp's own list-all: follows `nextCursor` until it is absent, with no other guard.
@@ -241,26 +252,12 @@ impl Session {
         }
         if self.modern && cancel_after.is_none() {
             // rmcp's high-level call drives the multi round-trip rounds through the handler.
-            let answers = match step.get("input") {
-                Some(Value::Object(answers)) => answers.clone(),
-                _ => serde_json::Map::new(),
-            };
-            *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = answers;
-            self.refused.store(false, Ordering::SeqCst);
-            let result = self.service.call_tool(params).await.map_err(|e| {
-                match (&e, self.refused.load(Ordering::SeqCst)) {
-                    // rmcp hands the handler's refusal back as an McpError of its own making
-                    // (the server sent a result, not an error): the input was unsupported.
-                    (ServiceError::McpError(data), true) => Failure::new(
-                        Kind::InputUnsupported,
-                        format!(
-                            "the server asked for an input this call has no answer for: {}",
-                            data.message
-                        ),
-                    ),
-                    _ => Failure::from_service(&e),
-                }
-            })?;
+            self.set_answers(step);
+            let result = self
+                .service
+                .call_tool(params)
+                .await
+                .map_err(|e| self.input_failure(&e))?;
             return call_output(result);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -328,10 +325,13 @@ fn call_output(result: CallToolResult) -> Result<Value, Failure> {
         let texts = texts(&result.content);
         return Err(Failure::new(Kind::ToolError, texts.join("\n")));
     }
-    Ok(match result.structured_content {
+    let content = content::blocks(&result.content)?;
+    let mut ok = match result.structured_content {
         Some(structured) if !structured.is_null() => json!({ "structured": structured }),
         _ => json!({ "text": texts(&result.content) }),
-    })
+    };
+    ok["content"] = Value::Array(content);
+    Ok(ok)
 }
 
 fn texts(content: &[ContentBlock]) -> Vec<String> {
@@ -398,4 +398,223 @@ fn http_client(config: &Config) -> Result<reqwest::Client, Failure> {
     builder
         .build()
         .map_err(|e| Failure::new(Kind::Tls, format!("could not build the HTTP client: {e}")))
+}
+
+/// The rest of what a client asks (CLIENTS.md): resources, prompts, completion, ping, log level.
+///
+/// Listings go through rmcp's own list-all helpers (`Peer::list_all_*`), which follow
+/// `nextCursor` until it is absent and nothing more, exactly as `list_tools` does: no timeout,
+/// no cursor or duplicate check. Single requests go through rmcp's typed helpers
+/// (`RunningService::read_resource`/`get_prompt`, which drive 2026-07-28's `input_required`
+/// rounds, `Peer::complete`, `Peer::set_level`), under the contract's per-request timeout the way
+/// rmcp documents it: dropping a helper's future (`tokio::time::timeout`) makes rmcp send
+/// `notifications/cancelled` for the request. rmcp has no ping helper, so `ping` is its generic
+/// `send_cancellable_request` with `PeerRequestOptions::timeout`. rmcp checks no server
+/// capability before sending, so no step here reports `capability_missing`.
+impl Session {
+    pub async fn list_resources(&self) -> Result<Value, Failure> {
+        let resources = self
+            .service
+            .list_all_resources()
+            .await
+            .map_err(|e| Failure::from_service(&e))?;
+        Ok(json!({ "resources": content::to_value(&resources)? }))
+    }
+
+    pub async fn list_resource_templates(&self) -> Result<Value, Failure> {
+        let templates = self
+            .service
+            .list_all_resource_templates()
+            .await
+            .map_err(|e| Failure::from_service(&e))?;
+        Ok(json!({ "resourceTemplates": content::to_value(&templates)? }))
+    }
+
+    pub async fn list_prompts(&self) -> Result<Value, Failure> {
+        let prompts = self
+            .service
+            .list_all_prompts()
+            .await
+            .map_err(|e| Failure::from_service(&e))?;
+        Ok(json!({ "prompts": content::to_value(&prompts)? }))
+    }
+
+    pub async fn read_resource(
+        &self,
+        step: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Failure> {
+        let Some(uri) = step.get("uri").and_then(Value::as_str) else {
+            return Err(Failure::new(
+                Kind::UnsupportedOp,
+                format!("read_resource without a string uri: {step}"),
+            ));
+        };
+        self.set_answers(step);
+        let params = ReadResourceRequestParams::new(uri);
+        let result = within(timeout, self.service.read_resource(params))
+            .await?
+            .map_err(|e| self.input_failure(&e))?;
+        let contents = result
+            .contents
+            .iter()
+            .map(content::resource_contents)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(json!({ "contents": contents }))
+    }
+
+    pub async fn get_prompt(
+        &self,
+        step: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Failure> {
+        let Some(name) = step.get("name").and_then(Value::as_str) else {
+            return Err(Failure::new(
+                Kind::UnsupportedOp,
+                format!("get_prompt without a string name: {step}"),
+            ));
+        };
+        let mut params = GetPromptRequestParams::new(name);
+        match step.get("arguments") {
+            None | Some(Value::Null) => {}
+            // rmcp takes the arguments as a JSON object and sends them as given.
+            Some(Value::Object(arguments)) => params = params.with_arguments(arguments.clone()),
+            Some(other) => {
+                return Err(Failure::new(
+                    Kind::UnsupportedOp,
+                    format!("get_prompt arguments must be an object, got {other}"),
+                ));
+            }
+        }
+        self.set_answers(step);
+        let result = within(timeout, self.service.get_prompt(params))
+            .await?
+            .map_err(|e| self.input_failure(&e))?;
+        let mut messages = Vec::with_capacity(result.messages.len());
+        for message in &result.messages {
+            messages.push(json!({
+                "role": content::to_value(&message.role)?,
+                "content": content::block(&message.content)?,
+            }));
+        }
+        let mut ok = json!({ "messages": messages });
+        if let Some(description) = &result.description {
+            ok["description"] = json!(description);
+        }
+        Ok(ok)
+    }
+
+    pub async fn complete(
+        &self,
+        step: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Failure> {
+        // rmcp types every member: a `ref` of another type, an argument or context it cannot
+        // hold, cannot be sent through it at all.
+        let reference: Reference = typed(step, "ref")?;
+        let argument: ArgumentInfo = typed(step, "argument")?;
+        let mut params = CompleteRequestParams::new(reference, argument);
+        if step.get("context").is_some_and(|c| !c.is_null()) {
+            params = params.with_context(typed::<CompletionContext>(step, "context")?);
+        }
+        let result = within(timeout, self.service.complete(params))
+            .await?
+            .map_err(|e| Failure::from_service(&e))?;
+        content::to_value(&result.completion)
+    }
+
+    pub async fn ping(&self, timeout: Option<Duration>) -> Result<Value, Failure> {
+        let request = ClientRequest::PingRequest(PingRequest::default());
+        let options = match timeout {
+            Some(timeout) => PeerRequestOptions::with_timeout(timeout),
+            None => PeerRequestOptions::no_options(),
+        };
+        let handle = self
+            .service
+            .send_cancellable_request(request, options)
+            .await
+            .map_err(|e| Failure::from_service(&e))?;
+        // Any result answers the ping; rmcp decodes `{}` as its `EmptyResult`.
+        handle
+            .await_response()
+            .await
+            .map_err(|e| Failure::from_service(&e))?;
+        Ok(json!({}))
+    }
+
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); it still sends it.
+    pub async fn set_logging_level(
+        &self,
+        step: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Failure> {
+        let level: LoggingLevel = typed(step, "level")?;
+        within(
+            timeout,
+            self.service.set_level(SetLevelRequestParams::new(level)),
+        )
+        .await?
+        .map_err(|e| Failure::from_service(&e))?;
+        Ok(json!({}))
+    }
+
+    /// The step's input answers (2026-07-28 `input_required` rounds), as `call_tool` sets them.
+    fn set_answers(&self, step: &Value) {
+        let answers = match step.get("input") {
+            Some(Value::Object(answers)) => answers.clone(),
+            _ => serde_json::Map::new(),
+        };
+        *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = answers;
+        self.refused.store(false, Ordering::SeqCst);
+    }
+
+    /// A failure of a helper that may have driven input rounds. rmcp hands the handler's refusal
+    /// back as an McpError of its own making (the server sent a result, not an error): that is
+    /// `input_unsupported`; everything else maps as usual.
+    fn input_failure(&self, error: &ServiceError) -> Failure {
+        match (error, self.refused.load(Ordering::SeqCst)) {
+            (ServiceError::McpError(data), true) => Failure::new(
+                Kind::InputUnsupported,
+                format!(
+                    "the server asked for an input this request has no answer for: {}",
+                    data.message
+                ),
+            ),
+            _ => Failure::from_service(error),
+        }
+    }
+}
+
+/// Runs one rmcp helper under the contract's per-request timeout. On expiry the helper's future
+/// is dropped, and rmcp sends `notifications/cancelled` for its request.
+async fn within<T>(
+    timeout: Option<Duration>,
+    request: impl Future<Output = T>,
+) -> Result<T, Failure> {
+    match timeout {
+        None => Ok(request.await),
+        Some(limit) => tokio::time::timeout(limit, request).await.map_err(|_| {
+            Failure::new(
+                Kind::Timeout,
+                format!("no answer within {} ms", limit.as_millis()),
+            )
+        }),
+    }
+}
+
+/// A step member as rmcp's type for it; what the type cannot hold cannot be sent through rmcp.
+fn typed<T: serde::de::DeserializeOwned>(step: &Value, member: &str) -> Result<T, Failure> {
+    let value = step.get(member).cloned().unwrap_or(Value::Null);
+    serde_json::from_value(value.clone()).map_err(|e| {
+        Failure::new(
+            Kind::UnsupportedOp,
+            format!(
+                "rmcp's {} cannot hold the step's {member} {value}: {e}",
+                std::any::type_name::<T>()
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or("type")
+            ),
+        )
+    })
 }
