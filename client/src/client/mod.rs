@@ -171,6 +171,13 @@ impl Client {
             return Ok(());
         };
         let declared = match &self.connection {
+            // 2024-11-05 had completion requests but no `completions` capability to declare.
+            Connection::Legacy(handshake)
+                if capability == "completions"
+                    && handshake.protocol_version() == Some("2024-11-05") =>
+            {
+                return Ok(());
+            }
             Connection::Legacy(handshake) => handshake.result().get("capabilities"),
             Connection::Modern(modern) => match &modern.found().result {
                 Some(result) => result.get("capabilities"),
@@ -191,6 +198,7 @@ impl Client {
             ),
         ))
     }
+
     /// Calls the tool `name` with `arguments`.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, Error> {
         self.call_tool_cancellable(name, arguments, pending()).await
