@@ -8,6 +8,7 @@
 // step ends an HTTP session with the SDK's terminateSession() before Client.close() (see
 // Connection.close). Outcome lines go to stdout, one per plan step; everything else to stderr.
 
+import { createHash } from 'node:crypto';
 import process from 'node:process';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -182,9 +183,15 @@ function classify(error, { phase, cancel } = {}) {
     if (code === ErrorCode.ConnectionClosed && /Connection closed/.test(error.message) && error.data === undefined) {
       return new StepError('transport_closed', message);
     }
-    // The SDK's own checks of a tool result against the tool's cached outputSchema.
-    if (/output schema|structured content/i.test(error.message)) {
-      return new StepError('invalid_response', message);
+    // The SDK's own checks of a tool result against the tool's cached outputSchema
+    // (Client.callTool): it throws McpErrors it makes up, with these fixed messages, for a
+    // missing structuredContent, one that does not validate, and a validator that failed.
+    if (
+      (code === ErrorCode.InvalidRequest && /^MCP error -?\d+: Tool .* has an output schema but did not return structured content$/s.test(error.message)) ||
+      (code === ErrorCode.InvalidParams &&
+        /^MCP error -?\d+: (Structured content does not match the tool's output schema: |Failed to validate structured content: )/.test(error.message))
+    ) {
+      return new StepError('schema_mismatch', message);
     }
     return new StepError(phase === 'initialize' ? 'handshake_failed' : 'protocol_error', message, { code });
   }
@@ -299,6 +306,68 @@ class Connection {
     }
   }
 
+  /**
+   * Every entry of a listing. The SDK has no list-all helper for any listing: this is the loop
+   * its users write (see listTools), with no repeated-cursor or duplicate check the SDK lacks.
+   */
+  async listAll(fetchPage, key) {
+    const entries = [];
+    let cursor;
+    for (;;) {
+      const result = await fetchPage({ cursor }, { timeout: this.config.timeoutMs });
+      entries.push(...result[key]);
+      if (result.nextCursor === undefined || result.nextCursor === null) return { [key]: entries };
+      cursor = result.nextCursor;
+    }
+  }
+
+  listResources() {
+    return this.listAll((params, options) => this.client.listResources(params, options), 'resources');
+  }
+
+  listResourceTemplates() {
+    return this.listAll(
+      (params, options) => this.client.listResourceTemplates(params, options),
+      'resourceTemplates',
+    );
+  }
+
+  listPrompts() {
+    return this.listAll((params, options) => this.client.listPrompts(params, options), 'prompts');
+  }
+
+  async readResource(uri) {
+    const result = await this.client.readResource({ uri }, { timeout: this.config.timeoutMs });
+    return { contents: result.contents.map(contentsAsSeen) };
+  }
+
+  async getPrompt(name, args) {
+    const params = args === undefined ? { name } : { name, arguments: args };
+    const result = await this.client.getPrompt(params, { timeout: this.config.timeoutMs });
+    const seen = {};
+    if (result.description !== undefined) seen.description = result.description;
+    seen.messages = result.messages.map((m) => ({ role: m.role, content: blockAsSeen(m.content) }));
+    return seen;
+  }
+
+  async complete(step) {
+    // Client.complete sends the params it is given; ref, argument and context go as the step has them.
+    const params = { ref: step.ref, argument: step.argument };
+    if (step.context !== undefined) params.context = step.context;
+    const result = await this.client.complete(params, { timeout: this.config.timeoutMs });
+    return result.completion;
+  }
+
+  async ping() {
+    await this.client.ping({ timeout: this.config.timeoutMs });
+    return {};
+  }
+
+  async setLoggingLevel(level) {
+    await this.client.setLoggingLevel(level, { timeout: this.config.timeoutMs });
+    return {};
+  }
+
   async callTool(name, args, cancelAfterMs) {
     const options = { timeout: this.config.timeoutMs };
     let cancel;
@@ -314,10 +383,11 @@ class Connection {
         const texts = textsOf(result);
         throw new StepError('tool_error', texts.length ? texts.join('\n') : 'the tool result had isError: true');
       }
+      const content = (Array.isArray(result.content) ? result.content : []).map(blockAsSeen);
       if (result.structuredContent !== undefined && result.structuredContent !== null) {
-        return { structured: result.structuredContent };
+        return { structured: result.structuredContent, content };
       }
-      return { text: textsOf(result) };
+      return { text: textsOf(result), content };
     } catch (error) {
       throw classify(error, { cancel });
     } finally {
@@ -345,6 +415,64 @@ class Connection {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Content as seen (CLIENTS.md): binary data by its decoded length and SHA-256
+
+/**
+ * Length and SHA-256 of base64 data. The SDK validates `data` and `blob` with the platform's
+ * atob() (its Base64Schema) and hands the string on undecoded; atob is also the decoder here,
+ * the one built-in JavaScript decoder that refuses input rather than skipping what it cannot
+ * read (Buffer.from(…, 'base64') ignores stray characters). It follows the WHATWG
+ * "forgiving-base64" rules: ASCII whitespace is removed and missing padding is accepted.
+ */
+function decoded(data, where) {
+  let binary;
+  try {
+    binary = atob(data);
+  } catch (error) {
+    throw new StepError('invalid_response', `${where} is not valid base64: ${describe(error)}`);
+  }
+  const bytes = Buffer.from(binary, 'latin1');
+  return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+function contentsAsSeen(contents) {
+  const seen = { uri: contents.uri };
+  if (contents.mimeType !== undefined) seen.mimeType = contents.mimeType;
+  if (typeof contents.text === 'string') {
+    seen.text = contents.text;
+  } else if (typeof contents.blob === 'string') {
+    Object.assign(seen, decoded(contents.blob, `the blob of ${contents.uri}`));
+  } else {
+    // The SDK's schema admits only text or blob contents; kept as a clear failure if that changes.
+    throw new StepError('invalid_response', `resource contents of ${contents.uri} have neither text nor blob`);
+  }
+  return seen;
+}
+
+function blockAsSeen(block) {
+  let seen;
+  switch (block?.type) {
+    case 'resource_link':
+      return block; // as received (as far as the SDK's schema keeps it)
+    case 'text':
+      seen = { type: 'text', text: block.text };
+      break;
+    case 'image':
+    case 'audio':
+      seen = { type: block.type, mimeType: block.mimeType, ...decoded(block.data, `the ${block.type} block's data`) };
+      break;
+    case 'resource':
+      seen = { type: 'resource', resource: contentsAsSeen(block.resource) };
+      break;
+    default:
+      // The SDK validates blocks against its ContentBlockSchema, so this is not reached today.
+      throw new StepError('invalid_response', `a content block of unknown type ${JSON.stringify(block?.type)}`);
+  }
+  if (block.annotations !== undefined) seen.annotations = block.annotations;
+  return seen;
+}
+
 function textsOf(result) {
   const content = Array.isArray(result.content) ? result.content : [];
   return content.filter((b) => b && b.type === 'text').map((b) => b.text);
@@ -352,6 +480,31 @@ function textsOf(result) {
 
 // ---------------------------------------------------------------------------------------------
 // The plan
+
+/** The Connection call for one of the ops that need nothing but the connection. */
+function simpleWork(op, step) {
+  const bad = (what) => new StepError('unsupported_op', `a ${op} step needs ${what}: ${JSON.stringify(step)}`);
+  switch (op) {
+    case 'list_resources':
+      return (c) => c.listResources();
+    case 'list_resource_templates':
+      return (c) => c.listResourceTemplates();
+    case 'list_prompts':
+      return (c) => c.listPrompts();
+    case 'read_resource':
+      if (typeof step.uri !== 'string') throw bad('a string "uri"');
+      return (c) => c.readResource(step.uri);
+    case 'get_prompt':
+      if (typeof step.name !== 'string') throw bad('a string "name"');
+      return (c) => c.getPrompt(step.name, step.arguments ?? undefined);
+    case 'complete':
+      return (c) => c.complete(step);
+    case 'ping':
+      return (c) => c.ping();
+    default:
+      return (c) => c.setLoggingLevel(step.level);
+  }
+}
 
 async function runPlan(config) {
   let connection = null;
@@ -416,6 +569,23 @@ async function runPlan(config) {
           }
           if (!connection) throw notConnected();
           line.ok = await connection.callTool(step.name, step.arguments ?? {}, cancelAfterMs);
+          break;
+        }
+        case 'list_resources':
+        case 'list_resource_templates':
+        case 'list_prompts':
+        case 'read_resource':
+        case 'get_prompt':
+        case 'complete':
+        case 'ping':
+        case 'set_logging_level': {
+          const work = simpleWork(op, step);
+          if (!connection) throw notConnected();
+          try {
+            line.ok = await work(connection);
+          } catch (error) {
+            throw classify(error);
+          }
           break;
         }
         case 'discover':
