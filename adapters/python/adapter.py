@@ -13,6 +13,16 @@ and is not applied: the SDK's stdio shutdown has fixed waits of its own (2 s aft
 stdin, 2 s after SIGTERM). MCP_HARNESS_PROTOCOL_VERSION and MCP_HARNESS_ERA choose the SDK's
 connect mode only (see connect_mode): the SDK offers the versions it knows, not a caller's choice.
 
+The rest of what a client asks maps one to one onto `mcp.Client`: list_resources,
+list_resource_templates, list_prompts (the same nextCursor loop as list_tools: the SDK has no
+list-all helper and detects neither repeated cursors nor duplicate entries), read_resource,
+get_prompt, complete, ping (`send_ping`) and set_logging_level. The SDK never checks the
+server's declared capabilities before sending (it has no option to), so no step reports
+`capability_missing`; and it sends `ping` and `logging/setLevel` on a 2026-07-28 connection too
+(it only marks them deprecated there). Content as seen (CLIENTS.md) is built from the SDK's
+typed blocks; the SDK keeps base64 data as the string received, so the adapter decodes it the
+way its users would, with `base64.b64decode(..., validate=True)`.
+
 Structure: the SDK's transports and session run inside anyio task groups, and a transport
 failure over HTTP (a refused certificate, a refused connection) fails the transport's task group,
 which cancels the task that entered it. So one "owner" task per connection enters the `Client`

@@ -7,6 +7,15 @@
 // duplicate-name detection, no timeout other than the SDK's own per-request timeout. The close
 // step ends an HTTP session with the SDK's terminateSession() before Client.close() (see
 // Connection.close). Outcome lines go to stdout, one per plan step; everything else to stderr.
+//
+// The rest of what a client asks maps one to one onto the SDK's Client: listResources,
+// listResourceTemplates, listPrompts (the same nextCursor loop as list_tools: the SDK has no
+// list-all helper and detects neither repeated cursors nor duplicate entries), readResource,
+// getPrompt, complete, ping and setLoggingLevel. The SDK refuses a request for a capability the
+// server did not declare only with its `enforceStrictCapabilities` option, which is off by
+// default and kept off here, so no step reports `capability_missing`. Content as seen
+// (CLIENTS.md) is built from the SDK's validated result; base64 is decoded with atob(), the
+// decoder the SDK itself validates with (see decoded()).
 
 import { createHash } from 'node:crypto';
 import process from 'node:process';
