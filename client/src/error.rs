@@ -16,10 +16,15 @@ pub enum ErrorKind {
     ProtocolError,
     /// The tool ran and reported failure (`isError: true`).
     ToolError,
-    /// `tools/list` returned a cursor that was already sent in the same listing.
+    /// A listing returned a cursor that was already sent in the same listing.
     RepeatedCursor,
     /// `tools/list` returned a tool name that was already seen in the same listing.
     DuplicateToolName,
+    /// A listing of resources, resource templates or prompts returned the same `uri`,
+    /// `uriTemplate` or `name` twice.
+    DuplicateName,
+    /// The request needs a server capability the server did not declare; nothing was sent.
+    CapabilityMissing,
     /// No response arrived within the per-request timeout.
     Timeout,
     /// The caller cancelled the request before a response arrived.
@@ -43,13 +48,15 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order the driver contract lists them.
-    pub const ALL: [ErrorKind; 15] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::UnsupportedVersion,
         ErrorKind::HandshakeFailed,
         ErrorKind::ProtocolError,
         ErrorKind::ToolError,
         ErrorKind::RepeatedCursor,
         ErrorKind::DuplicateToolName,
+        ErrorKind::DuplicateName,
+        ErrorKind::CapabilityMissing,
         ErrorKind::Timeout,
         ErrorKind::Cancelled,
         ErrorKind::TransportClosed,
@@ -70,6 +77,8 @@ impl ErrorKind {
             ErrorKind::ToolError => "tool_error",
             ErrorKind::RepeatedCursor => "repeated_cursor",
             ErrorKind::DuplicateToolName => "duplicate_tool_name",
+            ErrorKind::DuplicateName => "duplicate_name",
+            ErrorKind::CapabilityMissing => "capability_missing",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::TransportClosed => "transport_closed",
@@ -172,6 +181,8 @@ mod tests {
                 "tool_error",
                 "repeated_cursor",
                 "duplicate_tool_name",
+                "duplicate_name",
+                "capability_missing",
                 "timeout",
                 "cancelled",
                 "transport_closed",

@@ -1,8 +1,11 @@
 //! The reference MCP client of the conformance harness: small, strict, and fast.
 //!
 //! It implements the client boundary the harness checks (seed 000): the handshake with version
-//! negotiation, `tools/list` pagination that rejects repeated cursors and duplicate tool names,
-//! `tools/call` results (`isError` first, then `structuredContent`, then text blocks),
+//! negotiation, pagination of every listing (tools, resources, resource templates, prompts)
+//! that rejects repeated cursors, duplicate entries and pages that never end, `tools/call`
+//! results (`isError` first, then `structuredContent`, then text blocks; every content block
+//! as seen, binary data by its length and SHA-256), resources, prompts, completion, `ping`
+//! and the log level, each only when the server declared the capability it needs,
 //! per-request timeouts, cancellation with `notifications/cancelled`, a child-process shutdown
 //! that escalates from closing stdin to SIGTERM to SIGKILL and always reaps, and Streamable HTTP
 //! with sessions, verified TLS and a refusal of plain HTTP to remote hosts.
@@ -20,7 +23,7 @@
 //! let server = StdioCommand::from_argv(vec!["my-server".into()]).expect("non-empty argv");
 //! let client = Client::connect_stdio(&server, ClientOptions::default()).await?;
 //! let tools = client.list_tools().await?;
-//! let output = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+//! let output = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?.output;
 //! client.close().await;
 //! # let _ = (tools, output); Ok(()) }
 //! ```
@@ -46,7 +49,9 @@
 
 #![warn(missing_docs)]
 
+mod answers;
 mod client;
+mod content;
 #[doc(hidden)]
 pub mod defects;
 pub mod driver;
@@ -54,6 +59,7 @@ pub mod era;
 mod error;
 mod handshake;
 mod jsonrpc;
+mod listing;
 mod options;
 mod router;
 mod session;
@@ -77,4 +83,4 @@ pub mod decode {
     pub use crate::jsonrpc::{Incoming, classify, response_id};
     pub use crate::transport::framing::*;
 }
-pub use tools::ToolOutput;
+pub use tools::{ToolOutput, ToolResult};

@@ -109,11 +109,16 @@ fn a_plan_prints_one_line_per_step() {
     assert_eq!(l[1]["ok"]["protocolVersion"], "2025-03-26");
     assert_eq!(l[1]["ok"]["serverInfo"]["name"], "py-normal");
     assert_eq!(l[2]["ok"]["tools"][0]["x-extra"], 1);
+    assert_eq!(l[3]["ok"]["structured"], json!({"k":"v"}));
+    assert!(l[3]["ok"]["content"].is_array(), "{}", l[3]);
+    assert_eq!(l[4]["ok"]["text"], json!(["one", "two"]));
     assert_eq!(
-        l[3],
-        json!({"step":3,"op":"call_tool","ok":{"structured":{"k":"v"}}})
+        l[4]["ok"]["content"],
+        json!([{"type":"text","text":"one"},
+            {"type":"image","mimeType":"image/png","bytes":1,
+             "sha256":"6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"},
+            {"type":"text","text":"two"}])
     );
-    assert_eq!(l[4]["ok"], json!({"text":["one","two"]}));
     assert_eq!(l[6]["error"]["code"], -32602);
     assert!(l[5]["error"].get("code").is_none());
     assert_eq!(l[8]["op"], "subscribe");
@@ -220,11 +225,11 @@ fn defects_in_listing() {
 fn defects_in_calls() {
     let plan = json!([{"op":"connect"}, call("echo"), call("fail"), call("rpcerr"), call("echo")]);
     let l = driver(&["text-only"], &["normal"], plan.clone(), &[]).lines;
-    assert_eq!(l[1]["ok"], json!({"text":["{}"]}));
+    assert_eq!(l[1]["ok"]["text"], json!(["{}"]));
     let l = driver(&["ignore-is-error"], &["normal"], plan.clone(), &[]).lines;
-    assert_eq!(l[2]["ok"], json!({"structured":{"x":1}}));
+    assert_eq!(l[2]["ok"]["structured"], json!({"x":1}));
     let l = driver(&["rpc-error-as-empty"], &["normal"], plan.clone(), &[]).lines;
-    assert_eq!(l[3]["ok"], json!({"text":[]}));
+    assert_eq!(l[3]["ok"], json!({"text":[],"content":[]}));
     let l = driver(&["close-on-error"], &["normal"], plan, &[]).lines;
     assert_eq!(kind(&l[3]), "transport_closed");
     assert_eq!(kind(&l[4]), "transport_closed");

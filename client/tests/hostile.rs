@@ -37,7 +37,7 @@ fn text_len(output: &ToolOutput) -> usize {
 async fn echo_works(client: &Client) {
     let out = client.call_tool("echo", json!({})).await;
     assert_eq!(
-        out.unwrap(),
+        out.unwrap().output,
         ToolOutput::Text(vec!["echo".into()]),
         "still usable"
     );
@@ -54,7 +54,7 @@ async fn stdio_a_16_mib_response_arrives_whole() {
         .await
         .unwrap();
     eprintln!("stdio: a 16 MiB response took {:?}", started.elapsed());
-    assert_eq!(text_len(&out), 16 * MIB);
+    assert_eq!(text_len(&out.output), 16 * MIB);
     echo_works(&client).await;
     client.close().await;
 }
@@ -100,7 +100,7 @@ async fn stdio_undecodable_answers_fail_their_request_and_noise_is_skipped() {
         .call_tool("noise-then-answer", json!({}))
         .await
         .unwrap();
-    assert_eq!(out, ToolOutput::Text(vec!["after the noise".into()]));
+    assert_eq!(out.output, ToolOutput::Text(vec!["after the noise".into()]));
     client.close().await;
 }
 
@@ -110,9 +110,9 @@ async fn stdio_split_and_shared_writes_are_framed_right() {
         .await
         .unwrap();
     let out = client.call_tool("split", json!({})).await.unwrap();
-    assert_eq!(out, ToolOutput::Text(vec!["split".into()]));
+    assert_eq!(out.output, ToolOutput::Text(vec!["split".into()]));
     let out = client.call_tool("three-in-one", json!({})).await.unwrap();
-    assert_eq!(out, ToolOutput::Text(vec!["three".into()]));
+    assert_eq!(out.output, ToolOutput::Text(vec!["three".into()]));
     client.close().await;
 }
 
@@ -177,7 +177,7 @@ async fn http_16_mib_answers_arrive_whole_and_past_the_cap_fail_the_request() {
             "http {tool}: a 16 MiB response took {:?}",
             started.elapsed()
         );
-        assert_eq!(text_len(&out), 16 * MIB);
+        assert_eq!(text_len(&out.output), 16 * MIB);
     }
     client.close().await;
 
@@ -198,7 +198,7 @@ async fn http_16_mib_answers_arrive_whole_and_past_the_cap_fail_the_request() {
             .call_tool(tool, json!({"bytes": 1000}))
             .await
             .unwrap();
-        assert_eq!(text_len(&out), 1000, "still usable");
+        assert_eq!(text_len(&out.output), 1000, "still usable");
     }
     client.close().await;
 }
@@ -220,6 +220,6 @@ async fn http_undecodable_events_fail_their_request() {
     let err = client.call_tool("malformed", json!({})).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidResponse, "{err}");
     let out = client.call_tool("split-lines", json!({})).await.unwrap();
-    assert_eq!(out, ToolOutput::Text(vec!["ok".into()]));
+    assert_eq!(out.output, ToolOutput::Text(vec!["ok".into()]));
     client.close().await;
 }

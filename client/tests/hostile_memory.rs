@@ -41,7 +41,7 @@ async fn a_256_mib_line_is_discarded_without_being_buffered() {
     let failed = started.elapsed();
     // The next answer comes after the whole line has gone by.
     let out = client.call_tool("echo", json!({})).await.unwrap();
-    assert_eq!(out, ToolOutput::Text(vec!["echo".into()]));
+    assert_eq!(out.output, ToolOutput::Text(vec!["echo".into()]));
     let grown = peak_rss().saturating_sub(before);
     eprintln!(
         "failed after {failed:?}; 256 MiB discarded in {:?}; peak memory grew by {} KiB",

@@ -127,10 +127,10 @@ async fn modern_http_meta_headers_cache_and_multi_round_trip() {
         .call_tool_with_input("book", arguments.clone(), &accept, std::future::pending())
         .await
         .unwrap();
-    assert_eq!(out, ToolOutput::Text(vec!["accept".into()]));
+    assert_eq!(out.output, ToolOutput::Text(vec!["accept".into()]));
     // Without a handler an elicitation is declined; the call is not cached either.
     let out = client.call_tool("book", arguments.clone()).await.unwrap();
-    assert_eq!(out, ToolOutput::Text(vec!["decline".into()]));
+    assert_eq!(out.output, ToolOutput::Text(vec!["decline".into()]));
     assert_eq!(
         client.discover().await.unwrap()["supportedVersions"],
         json!([MODERN])
@@ -265,7 +265,7 @@ async fn a_refusal_listing_the_version_sent_is_retried_once() {
         assert_eq!(meta_version(&calls[1]), Some(MODERN));
         assert_ne!(calls[0].body["id"], calls[1].body["id"]);
         match refusals {
-            1 => assert_eq!(outcome.unwrap(), ToolOutput::Text(vec!["ok".into()])),
+            1 => assert_eq!(outcome.unwrap().output, ToolOutput::Text(vec!["ok".into()])),
             _ => {
                 let err = outcome.unwrap_err();
                 assert_eq!(
@@ -429,7 +429,7 @@ fn modern_stdio(program: &str) -> StdioCommand {
 }
 
 async fn server_pid(client: &Client) -> Result<i32, mcp_harness_client::Error> {
-    match client.call_tool("pid", json!({})).await? {
+    match client.call_tool("pid", json!({})).await?.output {
         ToolOutput::Structured(v) => Ok(v["pid"].as_i64().expect("a pid") as i32),
         other => panic!("pid: {other:?}"),
     }

@@ -19,7 +19,7 @@ fn options() -> ClientOptions {
 }
 
 async fn seen(client: &Client) -> Vec<Value> {
-    match client.call_tool("seen", json!({})).await {
+    match client.call_tool("seen", json!({})).await.map(|r| r.output) {
         Ok(ToolOutput::Structured(v)) => v["messages"].as_array().cloned().unwrap_or_default(),
         other => panic!("seen failed: {other:?}"),
     }
@@ -51,9 +51,12 @@ async fn connect_list_call_close() {
         .call_tool("echo", json!({"a": [1, 2]}))
         .await
         .unwrap();
-    assert_eq!(echo, ToolOutput::Structured(json!({"a": [1, 2]})));
+    assert_eq!(echo.output, ToolOutput::Structured(json!({"a": [1, 2]})));
     let text = client.call_tool("text", json!({})).await.unwrap();
-    assert_eq!(text, ToolOutput::Text(vec!["one".into(), "two".into()]));
+    assert_eq!(
+        text.output,
+        ToolOutput::Text(vec!["one".into(), "two".into()])
+    );
     let fail = client.call_tool("fail", json!({})).await.unwrap_err();
     assert_eq!(
         (fail.kind, fail.message.as_str()),
@@ -143,8 +146,14 @@ async fn concurrent_requests_are_correlated_by_id() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         client.call_tool("release", json!({})).await
     });
-    assert_eq!(held.unwrap(), ToolOutput::Text(vec!["held 2".into()]));
-    assert_eq!(released.unwrap(), ToolOutput::Text(vec!["released".into()]));
+    assert_eq!(
+        held.unwrap().output,
+        ToolOutput::Text(vec!["held 2".into()])
+    );
+    assert_eq!(
+        released.unwrap().output,
+        ToolOutput::Text(vec!["released".into()])
+    );
     client.close().await;
 }
 

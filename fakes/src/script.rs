@@ -57,7 +57,7 @@ pub fn choose_at(
     match handler {
         Some(h) => Answer {
             delay_ms: h.delay_ms,
-            reply: h.reply.clone(),
+            reply: count_up_cursor(h.reply.clone(), actual),
             http: h.http.clone(),
             faults: h.faults.clone(),
         },
@@ -84,6 +84,31 @@ pub fn choose_at(
             faults: None,
         },
     }
+}
+
+/// Pages that never end: a handler's result whose `nextCursor` is `{"$next_cursor": P}`
+/// is answered with the cursor `P<n+1>`, where `P<n>` is the request's cursor (`n` is 0 when
+/// the request has none, or one not of that form). Every page names a cursor never sent
+/// before, so a listing ends only when the client stops it (the page-cap cases).
+fn count_up_cursor(reply: Reply, params: &Value) -> Reply {
+    let Reply::Result(mut result) = reply else {
+        return reply;
+    };
+    let prefix = result
+        .get("nextCursor")
+        .and_then(|c| c.get("$next_cursor"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(prefix) = prefix {
+        let n = params
+            .get("cursor")
+            .and_then(Value::as_str)
+            .and_then(|c| c.strip_prefix(prefix.as_str()))
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+        result["nextCursor"] = Value::String(format!("{prefix}{}", n.saturating_add(1)));
+    }
+    Reply::Result(result)
 }
 
 /// The answer to a notification: only a handler naming its method gives one (a faulty
@@ -253,6 +278,26 @@ mod tests {
             choose(&script, "tools/call", None).reply,
             Reply::Hang
         ));
+    }
+
+    #[test]
+    fn next_cursor_counts_up_from_the_requests_cursor() {
+        let endless = handler(
+            "prompts/list",
+            None,
+            Reply::Result(json!({"prompts": [], "nextCursor": {"$next_cursor": "p"}})),
+        );
+        let script = ServerScript {
+            handlers: vec![endless],
+            ..ServerScript::default()
+        };
+        let next = |params: Option<Value>| {
+            result_of(&choose(&script, "prompts/list", params.as_ref()))["nextCursor"].clone()
+        };
+        assert_eq!(next(None), json!("p1"));
+        assert_eq!(next(Some(json!({"cursor": "p1"}))), json!("p2"));
+        assert_eq!(next(Some(json!({"cursor": "p41"}))), json!("p42"));
+        assert_eq!(next(Some(json!({"cursor": "other"}))), json!("p1"));
     }
 
     #[test]

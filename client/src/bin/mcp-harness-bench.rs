@@ -126,7 +126,7 @@ async fn timed_call(client: &Client, tool: &str) -> Result<u64, String> {
         .await
         .map_err(|e| format!("tools/call {tool} failed: {e}"))?;
     let elapsed = micros(started.elapsed());
-    match output {
+    match output.output {
         ToolOutput::Text(_) => Ok(elapsed),
         ToolOutput::Structured(_) => Err(format!("tools/call {tool} gave no text result")),
     }

@@ -5,15 +5,17 @@
 
 use super::Defects;
 use crate::era::cache::Lifetime;
+use crate::listing::ListKind;
 
 impl Defects {
     /// How long the result of `method` may be reused (`retry`: it answers a multi round-trip
     /// retry); correct: `lifetime`.
     pub(crate) fn cache_lifetime(&self, method: &str, retry: bool, lifetime: Lifetime) -> Lifetime {
-        match (method, retry) {
+        let cacheable = ListKind::is_listing(method) || method == "resources/read";
+        match retry {
             _ if self.no_cache => Lifetime::Never,
-            ("tools/list", false) if self.ignore_ttl => Lifetime::Forever,
-            ("tools/call", true) if self.cache_mrtr_retry => Lifetime::Forever,
+            false if cacheable && self.ignore_ttl => Lifetime::Forever,
+            true if self.cache_mrtr_retry => Lifetime::Forever,
             _ => lifetime,
         }
     }
@@ -26,7 +28,7 @@ impl Defects {
         }
     }
 
-    /// Whether a cursor the server refused (-32602) drops every cached `tools/list` page;
+    /// Whether a cursor the server refused (-32602) drops every cached page of its listing;
     /// correct: yes.
     pub(crate) fn discard_pages_on_invalid_cursor(&self) -> bool {
         !self.keep_pages_on_invalid_cursor

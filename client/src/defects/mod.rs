@@ -16,6 +16,7 @@
 //! | version acceptance | `versions.rs` | the `initialize` answer, the version header, -32022 retries |
 //! | era fallback | `era.rs` | probing, falling back, the era cache, the GET stream |
 //! | cursor handling | `listing.rs` | the listing rules (repeated cursors, duplicate names, pages) |
+//! | content as seen | `content.rs` | how content blocks, resource contents and completions are read |
 //! | result cache | `cache.rs` | how long a result may be reused |
 //! | giving up | `giving_up.rs` | timeouts, cancellation, how the server is told |
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
@@ -24,6 +25,7 @@
 //! With every flag off each seam returns the correct decision unchanged.
 
 pub(crate) mod cache;
+pub(crate) mod content;
 pub(crate) mod era;
 pub(crate) mod giving_up;
 pub(crate) mod listing;
@@ -48,18 +50,21 @@ pub struct Defects {
     ignore_initialize_error: bool,
     /// Do not reject repeated cursors; stop after 50 pages instead (breaks: repeated_cursor).
     no_cursor_check: bool,
-    /// Do not reject duplicate tool names (breaks: duplicate_tool_name).
+    /// Do not reject entries listed twice, in any listing (breaks: duplicate_tool_name,
+    /// duplicate_name).
     allow_duplicate_names: bool,
     /// Ignore `nextCursor` and return the first page only (breaks: pagination is followed).
     first_page_only: bool,
-    /// Append an `x` to every cursor sent (breaks: the cursor is sent back exactly as received).
+    /// Append an `x` to every cursor sent, in any listing (breaks: the cursor is sent back
+    /// exactly as received).
     mangle_cursor: bool,
     /// Ignore `structuredContent` and return text blocks (breaks: structured output preferred).
     text_only: bool,
     /// Treat an `isError: true` result as success (breaks: tool_error).
     ignore_is_error: bool,
-    /// Report a JSON-RPC error answering `tools/call` as an empty text success
-    /// (breaks: protocol_error on a call, no empty success for a failure).
+    /// Report a JSON-RPC error answering `tools/call`, `resources/read`, `prompts/get` or
+    /// `completion/complete` as an empty success (breaks: protocol_error on a call, no empty
+    /// success for a failure).
     rpc_error_as_empty: bool,
     /// Never time out a request (breaks: timeout).
     no_timeout: bool,
@@ -248,6 +253,28 @@ pub struct Defects {
     /// HTTP: reopen a dropped standalone GET stream without `Last-Event-ID` (breaks: a client
     /// resumes with the last event id it saw).
     no_last_event_id: bool,
+    /// Follow a listing's pages without a cap, so pages that never end run into the deadline (breaks: a listing stops with an error when its pages do not end).
+    no_page_cap: bool,
+    /// At the page cap, return the entries gathered so far as a success (breaks: never a shorter list passed off as the whole one).
+    truncate_at_page_cap: bool,
+    /// Accept data that is not valid base64, measuring the raw string's bytes (breaks: invalid base64 is invalid_response).
+    lenient_base64: bool,
+    /// Leave out a content block of an unknown type instead of failing the step (breaks: an unknown content type is invalid_response).
+    skip_unknown_content: bool,
+    /// Leave `annotations` out of content as seen (breaks: a block's annotations are kept).
+    drop_annotations: bool,
+    /// Keep only text blocks in content as seen: binary, embedded resource and link blocks, and prompt messages that are not text, are left out (breaks: every content type is reported).
+    text_content_only: bool,
+    /// Leave blob contents out of a `resources/read` answer (breaks: binary resource contents are reported).
+    blob_contents_dropped: bool,
+    /// Send `prompts/get` without its `arguments` (breaks: the prompt's arguments are sent).
+    drop_prompt_arguments: bool,
+    /// Send `completion/complete` without its `context` (breaks: the context is sent as given).
+    drop_completion_context: bool,
+    /// Report only the `values` of a completion (breaks: `total` and `hasMore` are reported when received).
+    drop_completion_total: bool,
+    /// Send every request whatever the server declared, `ping` and `logging/setLevel` in the 2026-07-28 era included (breaks: capability_missing, nothing sent).
+    ignore_server_capabilities: bool,
 }
 
 impl Defects {
@@ -260,7 +287,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 90] = [
+    pub const NAMES: [&'static str; 101] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -351,6 +378,17 @@ impl Defects {
         "first-revision-content",
         "no-restart",
         "no-last-event-id",
+        "no-page-cap",
+        "truncate-at-page-cap",
+        "lenient-base64",
+        "skip-unknown-content",
+        "drop-annotations",
+        "text-content-only",
+        "blob-contents-dropped",
+        "drop-prompt-arguments",
+        "drop-completion-context",
+        "drop-completion-total",
+        "ignore-server-capabilities",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -446,6 +484,17 @@ impl Defects {
             "first-revision-content" => &mut self.first_revision_content,
             "no-restart" => &mut self.no_restart,
             "no-last-event-id" => &mut self.no_last_event_id,
+            "no-page-cap" => &mut self.no_page_cap,
+            "truncate-at-page-cap" => &mut self.truncate_at_page_cap,
+            "lenient-base64" => &mut self.lenient_base64,
+            "skip-unknown-content" => &mut self.skip_unknown_content,
+            "drop-annotations" => &mut self.drop_annotations,
+            "text-content-only" => &mut self.text_content_only,
+            "blob-contents-dropped" => &mut self.blob_contents_dropped,
+            "drop-prompt-arguments" => &mut self.drop_prompt_arguments,
+            "drop-completion-context" => &mut self.drop_completion_context,
+            "drop-completion-total" => &mut self.drop_completion_total,
+            "ignore-server-capabilities" => &mut self.ignore_server_capabilities,
             _ => return false,
         };
         *flag = true;
@@ -478,6 +527,7 @@ mod tests {
     fn every_name_is_listed_in_a_seams_docs() {
         let docs: String = [
             include_str!("cache.rs"),
+            include_str!("content.rs"),
             include_str!("era.rs"),
             include_str!("giving_up.rs"),
             include_str!("listing.rs"),

@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{self, Incoming};
 use crate::router::Router;
 use crate::session::Session;
-use crate::tools::ToolOutput;
+use crate::tools::{ToolOutput, ToolResult};
 use crate::transport::http::Body;
 
 impl Defects {
@@ -184,12 +184,15 @@ impl Defects {
     /// What the caller gets for a finished `tools/call`; correct: `outcome` as it is.
     pub(crate) async fn call_outcome(
         &self,
-        outcome: Result<ToolOutput, Error>,
+        outcome: Result<ToolResult, Error>,
         session: &Session,
-    ) -> Result<ToolOutput, Error> {
+    ) -> Result<ToolResult, Error> {
         let outcome = match outcome {
             Err(e) if e.kind == ErrorKind::ProtocolError && self.rpc_error_as_empty => {
-                Ok(ToolOutput::Text(Vec::new()))
+                Ok(ToolResult {
+                    output: ToolOutput::Text(Vec::new()),
+                    content: Vec::new(),
+                })
             }
             // As some libraries name -32001 a request timeout and -32000 a closed connection.
             Err(e) if self.assumed_code_meanings && e.code == Some(-32001) => {
@@ -204,6 +207,20 @@ impl Defects {
             session.shutdown().await;
         }
         outcome
+    }
+
+    /// What the caller gets for a finished `resources/read`, `prompts/get` or
+    /// `completion/complete`; correct: `outcome` as it is (`empty`: the empty answer a
+    /// defect passes off as success).
+    pub(crate) fn answer_outcome(
+        &self,
+        outcome: Result<Value, Error>,
+        empty: impl FnOnce() -> Value,
+    ) -> Result<Value, Error> {
+        match outcome {
+            Err(e) if e.kind == ErrorKind::ProtocolError && self.rpc_error_as_empty => Ok(empty()),
+            other => other,
+        }
     }
 
     /// The tools a listing returns to the caller; correct: as received.

@@ -4,7 +4,8 @@
 //! Defects here: `reuse-ids`, `reuse-id-on-retry`, `float-ids`, `id-on-notifications`,
 //! `skip-initialized`, `late-initialized`, `garbage-to-server`, `drop-arguments`,
 //! `mangle-cursor`, `no-meta`, `no-client-info`, `meta-after-fallback`, `alter-request-state`,
-//! `bare-retry`, `no-input-responses`, `omit-declined`, `state-on-fresh-request`; over HTTP
+//! `bare-retry`, `no-input-responses`, `omit-declined`, `state-on-fresh-request`,
+//! `drop-prompt-arguments`, `drop-completion-context`, `ignore-server-capabilities`; over HTTP
 //! `no-bearer`, `no-session-id`, `no-protocol-version-header`, `text-plain-body`,
 //! `accept-json-only`, `no-mcp-method-header`, `no-mcp-name-header`.
 
@@ -15,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::Defects;
 use crate::era::{Era, meta};
+use crate::listing::ListKind;
 use crate::options::ClientOptions;
 
 /// What the outgoing defects remember between messages. One per session.
@@ -23,7 +25,8 @@ pub(crate) struct Outgoing {
     defects: Defects,
     /// `meta-after-fallback`: the modern version a dual- or modern-era client puts in `_meta`.
     modern_version: Option<String>,
-    /// `reuse-id-on-retry`: the id of the last `tools/call` sent.
+    /// `reuse-id-on-retry`: the id of the last request that may be retried (`tools/call`,
+    /// `resources/read`, `prompts/get`) sent.
     last_call_id: Mutex<Option<i64>>,
     /// `state-on-fresh-request`: the last `requestState` sent.
     last_state: Mutex<Option<Value>>,
@@ -58,7 +61,7 @@ impl Outgoing {
             _ => None,
         };
         let id = reused.unwrap_or_else(fresh);
-        if d.reuse_id_on_retry && method == "tools/call" {
+        if d.reuse_id_on_retry && may_retry(method) {
             *lock(&self.last_call_id) = Some(id);
         }
         id
@@ -119,21 +122,30 @@ impl Outgoing {
             }
         }
         match method {
-            "tools/list" if d.mangle_cursor => {
+            _ if ListKind::is_listing(method) && d.mangle_cursor => {
                 if let Some(Value::String(cursor)) = p.get_mut("cursor") {
                     cursor.push('x');
                 }
             }
-            "tools/call" => self.bend_call(p, retry),
+            "tools/call" if d.drop_arguments && p.contains_key("arguments") => {
+                p.insert("arguments".into(), json!({}));
+            }
+            "prompts/get" if d.drop_prompt_arguments => {
+                p.remove("arguments");
+            }
+            "completion/complete" if d.drop_completion_context => {
+                p.remove("context");
+            }
             _ => {}
+        }
+        if may_retry(method) {
+            self.bend_call(p, retry);
         }
     }
 
+    /// The multi round-trip defects, on a request that may need input.
     fn bend_call(&self, p: &mut Map<String, Value>, retry: bool) {
         let d = &self.defects;
-        if d.drop_arguments && p.contains_key("arguments") {
-            p.insert("arguments".into(), json!({}));
-        }
         if d.state_on_fresh_request {
             match p.get("requestState") {
                 Some(state) => *lock(&self.last_state) = Some(state.clone()),
@@ -167,9 +179,14 @@ impl Outgoing {
     }
 }
 
-/// A `tools/call` that answers an `input_required` result.
+/// Whether `method` may be answered `input_required` and so retried.
+fn may_retry(method: &str) -> bool {
+    matches!(method, "tools/call" | "resources/read" | "prompts/get")
+}
+
+/// A request that answers an `input_required` result.
 fn is_retry(method: &str, params: &Value) -> bool {
-    method == "tools/call"
+    may_retry(method)
         && (params.get("inputResponses").is_some() || params.get("requestState").is_some())
 }
 
@@ -189,6 +206,12 @@ fn with_id_after_version(message: Value, id: i64) -> Value {
 }
 
 impl Defects {
+    /// Whether a request is sent although the capability it needs is not `declared` (or the
+    /// method does not exist in the era spoken); correct: only when it is declared.
+    pub(crate) fn may_send_undeclared(&self, declared: bool) -> bool {
+        declared || self.ignore_server_capabilities
+    }
+
     /// A line written to a stdio server before anything else; the correct client writes none.
     pub(crate) fn first_line(&self) -> Option<&'static str> {
         self.garbage_to_server
@@ -270,6 +293,19 @@ mod tests {
             bare[0]["params"],
             json!({"name":"t","requestState":"s","inputResponses":{"a":{}}})
         );
+        let prompt = json!({"jsonrpc":"2.0","id":5,"method":"prompts/get",
+            "params":{"name":"p","arguments":{"a":"b"}}});
+        let sent = layer("drop-prompt-arguments", Era::Legacy).messages(prompt, || 1);
+        assert_eq!(sent[0]["params"], json!({"name":"p"}));
+        let complete = json!({"jsonrpc":"2.0","id":6,"method":"completion/complete",
+            "params":{"ref":{},"argument":{},"context":{"arguments":{}}}});
+        let sent = layer("drop-completion-context", Era::Legacy).messages(complete, || 1);
+        assert_eq!(sent[0]["params"], json!({"ref":{},"argument":{}}));
+        let page = json!({"jsonrpc":"2.0","id":7,"method":"prompts/list","params":{"cursor":""}});
+        let sent = layer("mangle-cursor", Era::Legacy).messages(page, || 1);
+        assert_eq!(sent[0]["params"]["cursor"], "x");
+        assert!(!Defects::default().may_send_undeclared(false));
+        assert!(Defects::only("ignore-server-capabilities").may_send_undeclared(false));
         let reuse = layer("reuse-id-on-retry", Era::Modern);
         assert_eq!(
             reuse.request_id("tools/call", &json!({"name":"t"}), || 8),

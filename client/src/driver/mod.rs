@@ -8,6 +8,7 @@
 //! steps reported.
 
 mod config;
+mod features;
 mod plan;
 
 use std::process::ExitCode;

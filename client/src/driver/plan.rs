@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::config::{Config, TransportKind};
+use super::features;
 use crate::client::Client;
 use crate::era::{Connected, Era, InputHandler};
 use crate::error::{Error, ErrorKind};
@@ -30,6 +31,15 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
                 None => Err(not_connected()),
             },
             Some("call_tool") => call_tool(step, connection.as_ref()).await,
+            Some(op @ ("list_resources" | "list_resource_templates" | "list_prompts")) => {
+                match &connection {
+                    Some(client) => features::list(op, client).await,
+                    None => Err(not_connected()),
+                }
+            }
+            Some(
+                op @ ("read_resource" | "get_prompt" | "complete" | "ping" | "set_logging_level"),
+            ) => features::run(op, step, connection.as_ref()).await,
             Some("discover") => match &connection {
                 Some(client) => client.discover().await,
                 None => Err(not_connected()),
@@ -111,20 +121,7 @@ async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, E
             }
         },
     };
-    let input = match step.get("input") {
-        None | Some(Value::Null) => InputHandler::new(),
-        Some(Value::Object(answers)) => answers
-            .iter()
-            .fold(InputHandler::new(), |h, (method, answer)| {
-                h.answer(method.clone(), answer.clone())
-            }),
-        Some(_) => {
-            return Err(Error::new(
-                ErrorKind::UnsupportedOp,
-                format!("input must be an object of answers by method: {step}"),
-            ));
-        }
-    };
+    let input = input_handler(step)?;
     let client = connection.ok_or_else(not_connected)?;
     let output = match cancel_after {
         Some(after) => {
@@ -139,10 +136,28 @@ async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, E
                 .await
         }
     }?;
-    Ok(match output {
+    let mut ok = match output.output {
         ToolOutput::Structured(value) => json!({"structured": value}),
         ToolOutput::Text(texts) => json!({"text": texts}),
-    })
+    };
+    ok["content"] = Value::Array(output.content);
+    Ok(ok)
+}
+
+/// A step's optional `input`: the caller's answers to input requests, by method.
+pub(super) fn input_handler(step: &Value) -> Result<InputHandler, Error> {
+    match step.get("input") {
+        None | Some(Value::Null) => Ok(InputHandler::new()),
+        Some(Value::Object(answers)) => Ok(answers
+            .iter()
+            .fold(InputHandler::new(), |h, (method, answer)| {
+                h.answer(method.clone(), answer.clone())
+            })),
+        Some(_) => Err(Error::new(
+            ErrorKind::UnsupportedOp,
+            format!("input must be an object of answers by method: {step}"),
+        )),
+    }
 }
 
 /// `{"op":"sleep","ms":N}`: waits N ms (lets a cache entry expire); needs no connection.
@@ -157,7 +172,7 @@ async fn sleep(step: &Value) -> Result<Value, Error> {
     Ok(json!({}))
 }
 
-fn not_connected() -> Error {
+pub(super) fn not_connected() -> Error {
     Error::closed(
         "there is no connection (not connected yet, the connect failed, or it was closed)",
     )
@@ -268,6 +283,37 @@ mod tests {
         assert_eq!(got[1]["error"]["kind"], "unsupported_op");
         assert_eq!(got[2]["error"]["kind"], "transport_closed");
         assert_eq!(got[3]["error"]["kind"], "unsupported_op");
+    }
+
+    #[tokio::test]
+    async fn feature_steps_are_read_before_the_connection_is_looked_at() {
+        let plan = json!([
+            {"op":"list_resources"},
+            {"op":"list_resource_templates"},
+            {"op":"list_prompts"},
+            {"op":"read_resource","uri":"file:///a"},
+            {"op":"read_resource"},
+            {"op":"get_prompt","name":"p","arguments":{"a":"b"}},
+            {"op":"get_prompt","name":"p","arguments":["a"]},
+            {"op":"complete","ref":{},"argument":{}},
+            {"op":"complete","ref":{}},
+            {"op":"ping"},
+            {"op":"set_logging_level","level":"info"},
+            {"op":"set_logging_level","level":3}
+        ]);
+        let got = lines(&config(TransportKind::Stdio, plan)).await;
+        let kinds: Vec<&str> = got
+            .iter()
+            .map(|l| l["error"]["kind"].as_str().unwrap())
+            .collect();
+        let (closed, malformed) = ("transport_closed", "unsupported_op");
+        assert_eq!(
+            kinds,
+            [
+                closed, closed, closed, closed, malformed, closed, malformed, closed, malformed,
+                closed, closed, malformed
+            ]
+        );
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! The modern era's operations over a session: fresh `_meta` on every request, a retry with
-//! another version on -32022, `tools/list` pages through the result cache, and `tools/call` as
-//! a multi round-trip loop (new id and fresh `_meta` per round, no round's result reused).
+//! another version on -32022, listing pages (`tools/list`, `resources/list`, …) through the
+//! result cache, and `tools/call`, `resources/read` and `prompts/get` as a multi round-trip
+//! loop (new id and fresh `_meta` per round, no round's result reused).
 
 use std::future::{Future, pending};
 use std::pin::{Pin, pin};
@@ -42,22 +43,23 @@ impl Modern {
         &self.found
     }
 
-    /// One `tools/list` page: from the cache while fresh, else requested (and offered to the
-    /// cache). `input_required` is not a valid answer to `tools/list`.
-    pub(crate) async fn tools_page(
+    /// One page of the listing `method`: from the cache while fresh, else requested (and
+    /// offered to the cache). `input_required` is not a valid answer to a listing.
+    pub(crate) async fn list_page(
         &self,
         session: &Session,
+        method: &str,
         params: Value,
     ) -> Result<Value, Error> {
         let seams = session.seams();
-        let key = seams.cache_key("tools/list", cache::key("tools/list", &params));
+        let key = seams.cache_key(method, cache::key(method, &params));
         if let Some(page) = lock(&self.cache).fresh(&key) {
             return Ok(page);
         }
         let cancel = pin!(pending::<()>());
         let capabilities = seams.client_capabilities(&json!({}), &self.found);
         let answer = self
-            .request(session, "tools/list", &params, &capabilities, cancel)
+            .request(session, method, &params, &capabilities, cancel)
             .await;
         let (Shape::Complete(page) | Shape::InputRequired(page)) = match answer {
             Err(e) if e.code == Some(INVALID_PARAMS) && params.get("cursor").is_some() => {
@@ -65,31 +67,55 @@ impl Modern {
                 // next listing starts over from the server (caching.mdx, Interaction with
                 // Pagination).
                 if seams.discard_pages_on_invalid_cursor() {
-                    lock(&self.cache).discard("tools/list");
+                    lock(&self.cache).discard(method);
                 }
                 return Err(e);
             }
             answer => answer?,
         };
-        self.offer(session, key, "tools/list", &page, false);
+        self.offer(session, key, method, &page, false);
         Ok(page)
     }
 
-    /// `tools/call` with multi round-trips: each `input_required` result is answered by a retry
-    /// of the original params plus `inputResponses` and the echoed `requestState`, with a new
-    /// id and fresh `_meta`, until a complete result (at most [`MAX_ROUNDS`] rounds), which is
-    /// returned as received. Like every modern result it is offered to the cache, whose rules
-    /// keep no `tools/call` result (see [`cache::lifetime`]), so the lookup first finds none.
-    pub(crate) async fn call_tool(
+    /// A request of one round trip (`completion/complete`, and under a defect `ping` or
+    /// `logging/setLevel`), through the cache like every modern result; returned as received.
+    pub(crate) async fn plain(
         &self,
         session: &Session,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, Error> {
+        let seams = session.seams();
+        let key = seams.cache_key(method, cache::key(method, &params));
+        if let Some(result) = lock(&self.cache).fresh(&key) {
+            return Ok(result);
+        }
+        let cancel = pin!(pending::<()>());
+        let capabilities = seams.client_capabilities(&json!({}), &self.found);
+        let (Shape::Complete(result) | Shape::InputRequired(result)) = self
+            .request(session, method, &params, &capabilities, cancel)
+            .await?;
+        self.offer(session, key, method, &result, false);
+        Ok(result)
+    }
+
+    /// `method` (`tools/call`, `resources/read`, `prompts/get`) with multi round-trips: each
+    /// `input_required` result is answered by a retry of the original params plus
+    /// `inputResponses` and the echoed `requestState`, with a new id and fresh `_meta`, until
+    /// a complete result (at most [`MAX_ROUNDS`] rounds), which is returned as received. Like
+    /// every modern result it is offered to the cache, whose rules say what is kept (see
+    /// [`cache::lifetime`]; never a retry's result).
+    pub(crate) async fn call_with_input(
+        &self,
+        session: &Session,
+        method: &str,
         params: Value,
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
     ) -> Result<Value, Error> {
         let key = session
             .seams()
-            .cache_key("tools/call", cache::key("tools/call", &params));
+            .cache_key(method, cache::key(method, &params));
         if let Some(result) = lock(&self.cache).fresh(&key) {
             return Ok(result);
         }
@@ -100,17 +126,11 @@ impl Modern {
         let mut request = params.clone();
         for round in 0..MAX_ROUNDS {
             let shape = self
-                .request(
-                    session,
-                    "tools/call",
-                    &request,
-                    &capabilities,
-                    cancel.as_mut(),
-                )
+                .request(session, method, &request, &capabilities, cancel.as_mut())
                 .await?;
             match shape {
                 Shape::Complete(result) => {
-                    self.offer(session, key, "tools/call", &result, round > 0);
+                    self.offer(session, key, method, &result, round > 0);
                     return Ok(result);
                 }
                 Shape::InputRequired(result) => {
@@ -119,7 +139,7 @@ impl Modern {
             }
         }
         Err(Error::invalid(format!(
-            "the server still asked for input after {MAX_ROUNDS} rounds of tools/call"
+            "the server still asked for input after {MAX_ROUNDS} rounds of {method}"
         )))
     }
 
@@ -133,8 +153,8 @@ impl Modern {
     }
 
     /// Sends `method` with `params` plus fresh `_meta`; on -32022 switches to a version both
-    /// sides speak and sends it again (new id). Returns the result by its `resultType`, of
-    /// which only `tools/call` may be `input_required`.
+    /// sides speak and sends it again (new id). Returns the result by its `resultType`, which
+    /// only `tools/call`, `resources/read` and `prompts/get` may give as `input_required`.
     async fn request<C: Future<Output = ()>>(
         &self,
         session: &Session,
@@ -144,7 +164,7 @@ impl Modern {
         mut cancel: Pin<&mut C>,
     ) -> Result<Shape, Error> {
         let seams = session.seams();
-        let may_require_input = method == "tools/call";
+        let may_require_input = matches!(method, "tools/call" | "resources/read" | "prompts/get");
         let mut tried: Vec<String> = Vec::new();
         loop {
             let version = lock(&self.version).clone();

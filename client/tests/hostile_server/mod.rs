@@ -24,7 +24,7 @@ for msg in sys.stdin.buffer:
     method, mid = msg.get("method"), msg.get("id")
     params = msg.get("params") or {}
     if method == "initialize":
-        raw(answer(mid, {"protocolVersion": params["protocolVersion"], "capabilities": {},
+        raw(answer(mid, {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}},
                          "serverInfo": {"name": "hostile"}}))
         continue
     if method != "tools/call":

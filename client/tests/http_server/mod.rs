@@ -209,7 +209,7 @@ pub fn mcp(req: &Seen, history: &[Seen]) -> Reply {
                 Some(session),
                 result(
                     req,
-                    json!({"protocolVersion": version, "capabilities": {},
+                    json!({"protocolVersion": version, "capabilities": {"tools": {}},
                                    "serverInfo": {"name": "http-test"}}),
                 ),
             )

@@ -531,7 +531,10 @@ mod tests {
             assert_eq!(serde_json::to_value(&step).unwrap(), Value::from(op));
         }
         let err = serde_json::from_value::<PlanStep>(Value::from("read_resource")).unwrap_err();
-        assert!(err.to_string().contains("not an op without arguments"), "{err}");
+        assert!(
+            err.to_string().contains("not an op without arguments"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -26,6 +26,10 @@ use super::verdict::describe_event;
 /// The most outcome lines a rendering shows (a flooding client may print thousands).
 const SHOWN_LINES: usize = 100;
 
+/// The most transcript records a rendering shows (a listing whose pages never end runs to
+/// the client's page cap: a thousand requests and answers).
+const SHOWN_RECORDS: usize = 100;
+
 thread_local! {
     static QUIET: Cell<bool> = const { Cell::new(false) };
 }
@@ -106,6 +110,7 @@ pub fn render(run: &TrialRun) -> String {
             _ => None,
         })
         .collect();
+    let (mut shown, mut hidden) = (0usize, 0usize);
     for record in run.records.iter().flatten() {
         let mut event = record.event.clone();
         if matches!(event, Event::StreamClosed { .. }) {
@@ -134,6 +139,14 @@ pub fn render(run: &TrialRun) -> String {
         if let Event::Received { message } | Event::Sent { message } = &mut event {
             normalize(message);
         }
+        if shown == SHOWN_RECORDS {
+            hidden += 1;
+            if let Event::Received { message } = &event {
+                closed.retain(|c| Some(c) != message.get("id"));
+            }
+            continue;
+        }
+        shown += 1;
         let who = names.get(&record.pid).map_or("fake", String::as_str);
         let _ = writeln!(out, "  {who} {}", describe_event_full(&event));
         let request_id = match &event {
@@ -155,6 +168,9 @@ pub fn render(run: &TrialRun) -> String {
             "  fake {}",
             describe_event(&Event::StreamClosed { id })
         );
+    }
+    if hidden > 0 {
+        let _ = writeln!(out, "  ... {hidden} more records");
     }
     if !run.servers.is_empty() {
         let ends: Vec<&str> = lifecycle_events(run).iter().map(|e| e.as_str()).collect();

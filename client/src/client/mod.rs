@@ -1,22 +1,30 @@
-//! The public MCP client: connect (handshake or era detection), list tools, call a tool, close.
+//! The public MCP client: connect (handshake or era detection), list tools, call a tool, close;
+//! the other server features (resources, prompts, completion, ping, log level) are in
+//! [`features`].
 //!
 //! Each method is a short sequence of requests over a [`Session`]. The legacy era's exchanges
 //! are here and in [`crate::handshake`]; the modern era's are in [`crate::era`]. The checks on
-//! what comes back live in [`crate::handshake`], [`crate::tools`] and [`crate::era`].
+//! what comes back live in [`crate::handshake`], [`crate::listing`], [`crate::tools`],
+//! [`crate::content`], [`crate::answers`] and [`crate::era`]. Before a request for a server
+//! feature the client checks that the server declared it ([`Client::require`]).
+
+mod features;
 
 use std::future::{Future, pending};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::content;
 use crate::era::discover;
 use crate::era::ops::Modern;
 use crate::era::{Connected, Era, InputHandler};
 use crate::error::{Error, ErrorKind};
 use crate::handshake::{Handshake, exchange};
+use crate::listing::{ListKind, Listing};
 use crate::options::{ClientOptions, HttpOptions, StdioCommand};
 use crate::session::Session;
-use crate::tools::{self, Listing, ToolOutput};
+use crate::tools::{self, ToolResult};
 use crate::transport::{HttpTransport, StdioTransport, Transport};
 
 /// A connected MCP client. Methods take `&self`, so several requests may be in flight at once.
@@ -116,30 +124,69 @@ impl Client {
 
     /// Lists every tool, following `nextCursor` page by page; tools are returned as received.
     pub async fn list_tools(&self) -> Result<Vec<Value>, Error> {
+        let tools = self.list_all(ListKind::TOOLS).await?;
+        Ok(self.session.seams().tools_returned(tools))
+    }
+
+    /// Every entry of the listing `kind`, page by page (see [`crate::listing`]), once the
+    /// server declared the capability the listing needs.
+    async fn list_all(&self, kind: ListKind) -> Result<Vec<Value>, Error> {
+        self.require(kind.method)?;
         let seams = self.session.seams();
-        let mut listing = Listing::new(seams.listing_rules());
+        let mut listing = Listing::new(kind, seams.listing_rules());
         let mut params = json!({});
         loop {
             let page = match &self.connection {
                 Connection::Legacy(_) => {
-                    match self.request("tools/list", params.clone(), pending()).await {
+                    match self.request(kind.method, params.clone(), pending()).await {
                         Err(e) if seams.resume_listing(&e) => {
-                            self.request("tools/list", params, pending()).await?
+                            self.request(kind.method, params, pending()).await?
                         }
                         page => page?,
                     }
                 }
-                Connection::Modern(modern) => modern.tools_page(&self.session, params).await?,
+                Connection::Modern(modern) => {
+                    modern.list_page(&self.session, kind.method, params).await?
+                }
             };
             match listing.take_page(page)? {
                 Some(cursor) => params = json!({"cursor": cursor}),
-                None => return Ok(seams.tools_returned(listing.into_tools())),
+                None => return Ok(listing.into_entries()),
             }
         }
     }
 
+    /// Refuses, with `capability_missing` and before anything is sent, a request for a server
+    /// feature the server did not declare (in its `initialize` result, or its
+    /// `server/discover` result). A modern connection whose discover result is not known (the
+    /// era came from the per-origin cache) assumes every feature.
+    fn require(&self, method: &str) -> Result<(), Error> {
+        let Some(capability) = capability_of(method) else {
+            return Ok(());
+        };
+        let declared = match &self.connection {
+            Connection::Legacy(handshake) => handshake.result().get("capabilities"),
+            Connection::Modern(modern) => match &modern.found().result {
+                Some(result) => result.get("capabilities"),
+                None => return Ok(()),
+            },
+        };
+        let declared = declared
+            .and_then(|c| c.get(capability))
+            .is_some_and(|c| !c.is_null());
+        if self.session.seams().may_send_undeclared(declared) {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::CapabilityMissing,
+            format!(
+                "{method} needs the server capability {capability:?}, which the server did not \
+                 declare; nothing was sent"
+            ),
+        ))
+    }
     /// Calls the tool `name` with `arguments`.
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolOutput, Error> {
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, Error> {
         self.call_tool_cancellable(name, arguments, pending()).await
     }
 
@@ -152,7 +199,7 @@ impl Client {
         name: &str,
         arguments: Value,
         cancel: impl Future<Output = ()>,
-    ) -> Result<ToolOutput, Error> {
+    ) -> Result<ToolResult, Error> {
         self.call_tool_with_input(name, arguments, &InputHandler::new(), cancel)
             .await
     }
@@ -166,7 +213,8 @@ impl Client {
         arguments: Value,
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
-    ) -> Result<ToolOutput, Error> {
+    ) -> Result<ToolResult, Error> {
+        self.require("tools/call")?;
         // Built member by member: `json!` would copy the arguments through the serializer.
         let mut params = serde_json::Map::new();
         params.insert("name".into(), Value::from(name));
@@ -176,11 +224,22 @@ impl Client {
             Connection::Legacy(_) => self.request("tools/call", params, cancel).await,
             Connection::Modern(modern) => {
                 let session = &self.session;
-                modern.call_tool(session, params, input, cancel).await
+                let method = "tools/call";
+                modern
+                    .call_with_input(session, method, params, input, cancel)
+                    .await
             }
         };
         let seams = self.session.seams();
-        let output = result.and_then(|result| seams.tool_output(result, tools::call_output));
+        let output = result.and_then(|result| {
+            // Read before the answer is taken, reported after it: `isError` wins.
+            let content = content::blocks(result.get("content"), seams.content_rules());
+            let output = seams.tool_output(result, tools::call_output)?;
+            Ok(ToolResult {
+                output,
+                content: content?,
+            })
+        });
         seams.call_outcome(output, &self.session).await
     }
 
@@ -229,11 +288,46 @@ impl Client {
     }
 }
 
+/// The server capability a request needs, if any: `tools`, `resources`, `prompts`,
+/// `completions`, `logging`; `ping` and the rest need none.
+fn capability_of(method: &str) -> Option<&'static str> {
+    let capability = match method {
+        "tools/list" | "tools/call" => "tools",
+        "resources/list" | "resources/templates/list" | "resources/read" => "resources",
+        "prompts/list" | "prompts/get" => "prompts",
+        "completion/complete" => "completions",
+        "logging/setLevel" => "logging",
+        _ => return None,
+    };
+    Some(capability)
+}
+
 impl Drop for Client {
     fn drop(&mut self) {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let session = Arc::clone(&self.session);
             runtime.spawn(async move { session.shutdown().await });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capability_of;
+
+    #[test]
+    fn each_request_needs_the_capability_of_its_feature() {
+        let needs = |m| capability_of(m).unwrap_or("none");
+        assert_eq!(needs("tools/list"), "tools");
+        assert_eq!(needs("tools/call"), "tools");
+        assert_eq!(needs("resources/list"), "resources");
+        assert_eq!(needs("resources/templates/list"), "resources");
+        assert_eq!(needs("resources/read"), "resources");
+        assert_eq!(needs("prompts/list"), "prompts");
+        assert_eq!(needs("prompts/get"), "prompts");
+        assert_eq!(needs("completion/complete"), "completions");
+        assert_eq!(needs("logging/setLevel"), "logging");
+        assert_eq!(needs("ping"), "none");
+        assert_eq!(needs("server/discover"), "none");
     }
 }
