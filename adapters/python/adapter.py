@@ -50,7 +50,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 import httpx2
@@ -616,7 +616,20 @@ async def ping(client: Client) -> dict[str, Any]:
     return {}
 
 
+LOGGING_LEVEL: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(mcp_types.LoggingLevel)
+
+
 async def set_logging_level(client: Client, level: Any) -> dict[str, Any]:
+    # The SDK's set_logging_level takes only the eight levels of its LoggingLevel literal: the
+    # request model refuses any other before anything is sent. That is the SDK's own check (the
+    # same type), run here first so the refusal is not mistaken for a bad answer.
+    try:
+        LOGGING_LEVEL.validate_python(level)
+    except pydantic.ValidationError:
+        raise StepError(
+            "unsupported_op", f"the SDK's set_logging_level cannot send the level {json.dumps(level)}: "
+            f"it takes only {', '.join(get_args(mcp_types.LoggingLevel))}"
+        ) from None
     await client.set_logging_level(level)
     return {}
 
