@@ -29,6 +29,9 @@ pub(crate) struct SeenRules {
     pub(crate) blob_contents: bool,
     /// `completion/complete` reports `total` and `hasMore` when received (else only `values`).
     pub(crate) completion_totals: bool,
+    /// Resource contents with neither `text` nor `blob` fail the step (else they are
+    /// reported with `uri` and `mimeType` only).
+    pub(crate) reject_shapeless: bool,
 }
 
 impl SeenRules {
@@ -40,6 +43,7 @@ impl SeenRules {
         every_block: true,
         blob_contents: true,
         completion_totals: true,
+        reject_shapeless: true,
     };
 }
 
@@ -137,6 +141,7 @@ pub(crate) fn resource_contents(contents: &Value, rules: SeenRules) -> Result<Va
             seen.insert("text".into(), text.clone().into());
         }
         (None, Some(Value::String(blob))) => measure(blob, rules, &mut seen)?,
+        (None, None) if !rules.reject_shapeless => {}
         _ => {
             return Err(Error::invalid(format!(
                 "{what} have neither a string \"text\" nor a string \"blob\": {}",
@@ -315,6 +320,13 @@ mod tests {
         let e = blocks(Some(&json!({"type":"text"})), SeenRules::SPEC).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidResponse);
         assert_eq!(blocks(None, SeenRules::SPEC).unwrap(), Vec::<Value>::new());
+        let lax = SeenRules {
+            reject_shapeless: false,
+            ..SeenRules::SPEC
+        };
+        let shapeless = json!({"uri":"a","mimeType":"m"});
+        assert_eq!(resource_contents(&shapeless, lax).unwrap(), shapeless);
+        assert!(resource_contents(&json!({"uri":"a","text":1}), lax).is_err());
         assert!(is_blob(&json!({"uri":"a","blob":""})));
         assert!(!is_blob(&json!({"uri":"a","text":""})));
     }

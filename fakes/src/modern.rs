@@ -6,6 +6,8 @@
 //! Refusals carry the HTTP status the transport uses (400, or 404 for an unknown method), so
 //! the stdio fake and the HTTP fake refuse the same requests with the same JSON-RPC errors.
 
+pub mod params;
+
 use mcp_harness_scenarios::model::era::{self, meta};
 use mcp_harness_scenarios::model::{Reply, RpcError, ServerEra, ServerScript};
 use serde_json::{Value, json};
@@ -146,39 +148,64 @@ fn admit(
     }
     match header {
         Some(header) if script.modern.check_headers => {
-            check_headers(header, method, params, version)
+            check_headers(script, header, method, params, version)
         }
         _ => Ok(()),
     }
 }
 
-/// The request metadata headers must be there and say what the body says.
+/// The request metadata headers must be there and say what the body says: the version and
+/// method as they are, `Mcp-Name` and a `tools/call`'s `Mcp-Param-*` after decoding the base64
+/// sentinel (see [`params`]).
 fn check_headers(
+    script: &ServerScript,
     header: HeaderReader<'_>,
     method: &str,
     params: Option<&Value>,
     version: &str,
 ) -> Result<(), Refusal> {
-    let mut wanted = vec![
+    let wanted = vec![
         ("mcp-protocol-version", version.to_owned()),
         ("mcp-method", method.to_owned()),
     ];
-    if let Some((_, field)) = NAMED.iter().find(|(m, _)| *m == method)
-        && let Some(name) = params.and_then(|p| p.get(*field)).and_then(Value::as_str)
-    {
-        wanted.push(("mcp-name", name.to_owned()));
-    }
-    for (name, value) in wanted {
-        let got = header(name);
+    let named = NAMED.iter().find(|(m, _)| *m == method);
+    let name = named.and_then(|(_, field)| params?.get(*field)?.as_str());
+    for (header_name, value) in wanted {
+        let got = header(header_name);
         if got.as_deref() != Some(value.as_str()) {
-            return Err(bad_request(
-                HEADER_MISMATCH,
-                format!("Header mismatch: {name} must be {value:?}"),
-                Some(json!({"header": name, "expected": value, "actual": got})),
-            ));
+            return Err(mismatch(header_name, Some(value), got));
+        }
+    }
+    if let Some(name) = name {
+        // A name or uri outside the safe set comes as the base64 sentinel: decoded first.
+        let got = header("mcp-name");
+        if got.as_deref().and_then(params::decoded).as_deref() != Some(name) {
+            return Err(mismatch("mcp-name", Some(name.to_owned()), got));
+        }
+    }
+    if method == "tools/call"
+        && let Some(tool) = name
+    {
+        let enforced = params::enforced(script, tool);
+        let arguments = params.and_then(|p| p.get("arguments"));
+        if let Err((header_name, expected, got)) = params::check(&enforced, arguments, header) {
+            return Err(mismatch(&header_name, expected, got));
         }
     }
     Ok(())
+}
+
+/// A `HeaderMismatch` refusal: `expected` `None` means the header should be absent.
+fn mismatch(name: &str, expected: Option<String>, got: Option<String>) -> Refusal {
+    let wanted = match &expected {
+        Some(value) => format!("must be {value:?}"),
+        None => "must be absent".to_owned(),
+    };
+    bad_request(
+        HEADER_MISMATCH,
+        format!("Header mismatch: {name} {wanted}"),
+        Some(json!({"header": name, "expected": expected, "actual": got})),
+    )
 }
 
 fn bad_request(code: i64, message: String, data: Option<Value>) -> Refusal {
@@ -302,6 +329,31 @@ mod tests {
         let nameless = |name: &str| good(name).filter(|_| name != "mcp-name");
         let refused = admit(&script, "tools/call", Some(&params), Some(&nameless)).unwrap_err();
         assert_eq!(refused.error.code, HEADER_MISMATCH);
+    }
+
+    #[test]
+    fn an_encoded_name_is_decoded_before_comparing() {
+        let script = modern(Vec::new());
+        let params = json!({"uri": "file:///café", "_meta": {meta::PROTOCOL_VERSION: "2026-07-28", meta::CLIENT_CAPABILITIES: {}}});
+        let with = |mcp_name: &'static str| {
+            move |name: &str| match name {
+                "mcp-protocol-version" => Some("2026-07-28".to_owned()),
+                "mcp-method" => Some("resources/read".to_owned()),
+                "mcp-name" => Some(mcp_name.to_owned()),
+                _ => None,
+            }
+        };
+        let encoded = with("=?base64?ZmlsZTovLy9jYWbDqQ==?=");
+        assert!(admit(&script, "resources/read", Some(&params), Some(&encoded)).is_ok());
+        let plain = with("file:///caf");
+        assert!(admit(&script, "resources/read", Some(&params), Some(&plain)).is_err());
+        let literal = json!({"name": "=?base64?x?=", "_meta": params["_meta"].clone()});
+        let raw = |name: &str| match name {
+            "mcp-method" => Some("tools/call".to_owned()),
+            "mcp-name" => Some("=?base64?x?=".to_owned()),
+            other => with("")(other),
+        };
+        assert!(admit(&script, "tools/call", Some(&literal), Some(&raw)).is_err());
     }
 
     #[test]

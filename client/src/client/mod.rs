@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use crate::content;
 use crate::era::discover;
 use crate::era::ops::Modern;
+use crate::era::param_headers;
 use crate::era::{Connected, Era, InputHandler};
 use crate::error::{Error, ErrorKind};
 use crate::handshake::{Handshake, exchange};
@@ -125,6 +126,7 @@ impl Client {
     /// Lists every tool, following `nextCursor` page by page; tools are returned as received.
     pub async fn list_tools(&self) -> Result<Vec<Value>, Error> {
         let tools = self.list_all(ListKind::TOOLS).await?;
+        let tools = param_headers::admit(&self.session, tools);
         Ok(self.session.seams().tools_returned(tools))
     }
 
@@ -222,13 +224,7 @@ impl Client {
         let params = Value::Object(params);
         let result = match &self.connection {
             Connection::Legacy(_) => self.request("tools/call", params, cancel).await,
-            Connection::Modern(modern) => {
-                let session = &self.session;
-                let method = "tools/call";
-                modern
-                    .call_with_input(session, method, params, input, cancel)
-                    .await
-            }
+            Connection::Modern(modern) => self.call_modern(modern, params, input, cancel).await,
         };
         let seams = self.session.seams();
         let output = result.and_then(|result| {
@@ -241,6 +237,48 @@ impl Client {
             })
         });
         seams.call_outcome(output, &self.session).await
+    }
+
+    /// A modern `tools/call`. Refused with `HeaderMismatch` (-32020) over HTTP, the tools are
+    /// listed again (not from the cache) and, when the tool's `x-mcp-header` annotations
+    /// changed, the call is made once more with the headers they now ask for.
+    async fn call_modern(
+        &self,
+        modern: &Modern,
+        params: Value,
+        input: &InputHandler,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<Value, Error> {
+        let (session, mut cancel) = (&self.session, std::pin::pin!(cancel));
+        let name = params["name"].as_str().unwrap_or_default().to_owned();
+        let known = session.transport().param_headers().cloned();
+        let first = modern
+            .call_with_input(
+                session,
+                "tools/call",
+                params.clone(),
+                input,
+                cancel.as_mut(),
+            )
+            .await;
+        let (Err(e), Some(known)) = (&first, known) else {
+            return first;
+        };
+        if e.code != Some(crate::era::HEADER_MISMATCH)
+            || !session.seams().relist_on_header_mismatch()
+        {
+            return first;
+        }
+        // Unknown before (never listed) counts as no annotations: a retry with the same
+        // headers could only be refused again.
+        let before = known.of(&name).unwrap_or_default();
+        modern.forget("tools/list");
+        if self.list_tools().await.is_err() || known.of(&name).is_none_or(|now| now == before) {
+            return first;
+        }
+        modern
+            .call_with_input(session, "tools/call", params, input, cancel)
+            .await
     }
 
     /// Sends `server/discover` and returns the `DiscoverResult` as received. Only a modern-era

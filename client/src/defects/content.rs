@@ -2,7 +2,8 @@
 //! into the caller's answer.
 //!
 //! Defects here: `lenient-base64`, `skip-unknown-content`, `drop-annotations`,
-//! `text-content-only`, `blob-contents-dropped`, `drop-completion-total`.
+//! `text-content-only`, `blob-contents-dropped`, `drop-completion-total`,
+//! `accept-shapeless-contents`.
 
 use super::Defects;
 use crate::content::SeenRules;
@@ -17,6 +18,7 @@ impl Defects {
         rules.every_block &= !self.text_content_only;
         rules.blob_contents &= !self.blob_contents_dropped;
         rules.completion_totals &= !self.drop_completion_total;
+        rules.reject_shapeless &= !self.accept_shapeless_contents;
         rules
     }
 }
@@ -35,6 +37,7 @@ mod tests {
             "text-content-only",
             "blob-contents-dropped",
             "drop-completion-total",
+            "accept-shapeless-contents",
         ] {
             assert_ne!(
                 Defects::only(name).content_rules(),

@@ -18,6 +18,7 @@
 //! | cursor handling | `listing.rs` | the listing rules (repeated cursors, duplicate names, pages) |
 //! | content as seen | `content.rs` | how content blocks, resource contents and completions are read |
 //! | result cache | `cache.rs` | how long a result may be reused |
+//! | `x-mcp-header` | `param_headers.rs` | tools kept, `Mcp-Param-*` headers and their values, the retry on a mismatch |
 //! | giving up | `giving_up.rs` | timeouts, cancellation, how the server is told |
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
@@ -29,6 +30,7 @@ pub(crate) mod content;
 pub(crate) mod era;
 pub(crate) mod giving_up;
 pub(crate) mod listing;
+pub(crate) mod param_headers;
 pub(crate) mod read;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
@@ -275,6 +277,23 @@ pub struct Defects {
     drop_completion_total: bool,
     /// Send every request whatever the server declared, `ping` and `logging/setLevel` in the 2026-07-28 era included (breaks: capability_missing, nothing sent).
     ignore_server_capabilities: bool,
+    /// Report resource contents with neither `text` nor `blob` by their `uri` and `mimeType`
+    /// instead of failing the step (breaks: such contents are invalid_response).
+    accept_shapeless_contents: bool,
+    /// Modern HTTP: keep tools whose `x-mcp-header` annotation is invalid in the listing
+    /// (breaks: such tools are left out of tools/list).
+    keep_invalid_header_tools: bool,
+    /// Modern HTTP: send no `Mcp-Param-*` header (breaks: annotated arguments are mirrored).
+    no_param_headers: bool,
+    /// Modern HTTP: send an empty `Mcp-Param-*` header for an annotated argument that is
+    /// absent or null (breaks: the header is omitted then).
+    param_header_when_absent: bool,
+    /// Modern HTTP: send `Mcp-Name` and `Mcp-Param-*` values as they are, never in the
+    /// `=?base64?…?=` form (breaks: unsafe values are base64-encoded).
+    raw_header_values: bool,
+    /// Modern HTTP: on a `HeaderMismatch` answering `tools/call`, neither list the tools again
+    /// nor retry (breaks: the client re-lists and retries with the right headers).
+    no_relist_on_header_mismatch: bool,
 }
 
 impl Defects {
@@ -287,7 +306,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 101] = [
+    pub const NAMES: [&'static str; 107] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -389,6 +408,12 @@ impl Defects {
         "drop-completion-context",
         "drop-completion-total",
         "ignore-server-capabilities",
+        "accept-shapeless-contents",
+        "keep-invalid-header-tools",
+        "no-param-headers",
+        "param-header-when-absent",
+        "raw-header-values",
+        "no-relist-on-header-mismatch",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -495,6 +520,12 @@ impl Defects {
             "drop-completion-context" => &mut self.drop_completion_context,
             "drop-completion-total" => &mut self.drop_completion_total,
             "ignore-server-capabilities" => &mut self.ignore_server_capabilities,
+            "accept-shapeless-contents" => &mut self.accept_shapeless_contents,
+            "keep-invalid-header-tools" => &mut self.keep_invalid_header_tools,
+            "no-param-headers" => &mut self.no_param_headers,
+            "param-header-when-absent" => &mut self.param_header_when_absent,
+            "raw-header-values" => &mut self.raw_header_values,
+            "no-relist-on-header-mismatch" => &mut self.no_relist_on_header_mismatch,
             _ => return false,
         };
         *flag = true;
@@ -531,6 +562,7 @@ mod tests {
             include_str!("era.rs"),
             include_str!("giving_up.rs"),
             include_str!("listing.rs"),
+            include_str!("param_headers.rs"),
             include_str!("read.rs"),
             include_str!("sent.rs"),
             include_str!("shutdown.rs"),

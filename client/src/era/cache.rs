@@ -5,7 +5,8 @@
 //! hits another request's entry. An absent, zero or negative `ttlMs` means stale at once (not
 //! stored). The cache belongs to one connection, which has one authorization context, so a
 //! `private` entry is never served to another token. Results of multi round-trip retries are
-//! never kept, and of all results only `tools/list` pages are (see [`lifetime`]).
+//! never kept, and of all results only listing pages and `resources/read` results are (see
+//! [`lifetime`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::meta;
+use crate::listing::ListKind;
 
 /// How long a result may be reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,9 +29,13 @@ pub(crate) enum Lifetime {
 }
 
 /// How long the result of `method` may be reused (`retry`: it answers a multi round-trip
-/// retry): a `tools/list` page for its positive `ttlMs`; nothing else, and never a retry's.
+/// retry): a page of a listing (`tools/list`, `resources/list`, `resources/templates/list`,
+/// `prompts/list`) or a `resources/read` result for its positive `ttlMs` (the results
+/// caching.mdx makes cacheable, `server/discover` aside: the `discover` step always asks);
+/// nothing else, and never a retry's.
 pub(crate) fn lifetime(method: &str, result: &Value, retry: bool) -> Lifetime {
-    if retry || method != "tools/list" {
+    let cacheable = ListKind::is_listing(method) || method == "resources/read";
+    if retry || !cacheable {
         return Lifetime::Never;
     }
     match ttl_ms(result) {
@@ -161,6 +167,20 @@ mod tests {
         );
         assert_eq!(lifetime("tools/list", &r, true), Lifetime::Never);
         assert_eq!(lifetime("tools/call", &r, false), Lifetime::Never);
+        for method in [
+            "resources/list",
+            "resources/templates/list",
+            "prompts/list",
+            "resources/read",
+        ] {
+            assert_eq!(
+                lifetime(method, &r, false),
+                Lifetime::For(Duration::from_secs(5))
+            );
+        }
+        for method in ["prompts/get", "completion/complete", "server/discover"] {
+            assert_eq!(lifetime(method, &r, false), Lifetime::Never);
+        }
         let mut c = ResultCache::default();
         c.store("f".into(), &r, Lifetime::Forever);
         assert!(c.fresh("f").is_some());

@@ -12,6 +12,7 @@ pub(crate) mod discover;
 pub(crate) mod meta;
 pub(crate) mod mrtr;
 pub(crate) mod ops;
+pub(crate) mod param_headers;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -38,6 +38,11 @@ impl Modern {
         }
     }
 
+    /// Drops every cached result of `method` (the server is thought to have changed it).
+    pub(crate) fn forget(&self, method: &str) {
+        lock(&self.cache).discard(method);
+    }
+
     /// What `server/discover` found when connecting.
     pub(crate) fn found(&self) -> &Discovery {
         &self.found

@@ -98,6 +98,15 @@ impl Transport {
         }
     }
 
+    /// The `x-mcp-header` annotations mirrored into `Mcp-Param-*` headers: modern HTTP only
+    /// (over stdio, and in the legacy era, the annotations are ignored).
+    pub(crate) fn param_headers(&self) -> Option<&crate::era::param_headers::ParamHeaders> {
+        match self {
+            Transport::Stdio(_) => None,
+            Transport::Http(t) => t.param_headers(),
+        }
+    }
+
     /// Whether giving up on a request is itself the cancellation (modern HTTP closes the
     /// request's response stream), so no `notifications/cancelled` is sent.
     pub(crate) fn cancels_by_closing(&self) -> bool {

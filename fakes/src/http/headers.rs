@@ -29,11 +29,19 @@ pub const AUTH_VALID: &str = "Bearer [valid]";
 /// How any other `Authorization` header is shown.
 pub const AUTH_INVALID: &str = "[invalid]";
 
-/// The allow-listed headers of a request, for its `HttpRequest` record. Repeated headers
-/// are joined with `, `; bytes that are not UTF-8 are replaced.
+/// The prefix of the headers a tool's `x-mcp-header` arguments are mirrored into (lower-case),
+/// all of which are recorded too.
+pub const PARAM_PREFIX: &str = "mcp-param-";
+
+/// The allow-listed headers of a request, and every `Mcp-Param-*` one, for its `HttpRequest`
+/// record. Repeated headers are joined with `, `; bytes that are not UTF-8 are replaced.
 pub fn recorded(headers: &HeaderMap, token: Option<&str>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for name in RECORDED {
+    let params = headers
+        .keys()
+        .map(|name| name.as_str())
+        .filter(|name| name.starts_with(PARAM_PREFIX));
+    for name in RECORDED.into_iter().chain(params) {
         let values: Vec<String> = headers
             .get_all(name)
             .iter()
@@ -131,11 +139,14 @@ mod tests {
             ("Authorization", "Bearer s3cret"),
             ("User-Agent", "x"),
             ("Mcp-Session-Id", "abc"),
+            ("Mcp-Param-Region", "us-west1"),
+            ("mcp-param-region", "eu"),
         ]);
         let shown = recorded(&headers, Some("s3cret"));
         assert_eq!(shown["accept"], "application/json, text/event-stream");
         assert_eq!(shown["authorization"], AUTH_VALID);
         assert_eq!(shown["mcp-session-id"], "abc");
+        assert_eq!(shown["mcp-param-region"], "us-west1, eu");
         assert!(!shown.contains_key("user-agent"));
         assert_eq!(
             recorded(&headers, Some("other"))["authorization"],

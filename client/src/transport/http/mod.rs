@@ -60,6 +60,7 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::defects::Defects;
+use crate::era::param_headers::ParamHeaders;
 use crate::error::Error;
 use crate::options::{ClientOptions, HttpOptions};
 use crate::router::Router;
@@ -110,6 +111,8 @@ struct Shared {
     session_lost: AtomicBool,
     /// Speaking the 2026-07-28 era (see [`HttpTransport::set_modern`]).
     modern: AtomicBool,
+    /// The listed tools' `x-mcp-header` annotations (modern era).
+    param_headers: ParamHeaders,
     /// The dispatcher's queue; `None` once closing.
     queue: Mutex<Option<mpsc::UnboundedSender<Item>>>,
     /// The standalone stream task, if one runs.
@@ -317,6 +320,7 @@ impl HttpTransport {
             protocol_version: Mutex::new(None),
             session_lost: AtomicBool::new(false),
             modern: AtomicBool::new(options.era != crate::era::Era::Legacy),
+            param_headers: ParamHeaders::default(),
             queue: Mutex::new(Some(tx)),
             listener: Mutex::new(None),
             busy: AtomicUsize::new(0),
@@ -339,7 +343,11 @@ impl HttpTransport {
                 method: method.to_owned(),
                 body,
                 mirror: match self.is_modern() {
-                    true => modern::mirrored_headers(message),
+                    true => modern::mirrored_headers(
+                        message,
+                        &self.shared.param_headers,
+                        &self.shared.seams,
+                    ),
                     false => HeaderMap::new(),
                 },
             },
@@ -365,6 +373,11 @@ impl HttpTransport {
 
     pub(crate) fn is_modern(&self) -> bool {
         self.shared.modern.load(Ordering::Relaxed)
+    }
+
+    /// See [`Transport::param_headers`](super::Transport::param_headers).
+    pub(crate) fn param_headers(&self) -> Option<&ParamHeaders> {
+        self.is_modern().then_some(&self.shared.param_headers)
     }
 
     /// See [`Transport::flush`](super::Transport::flush).

@@ -1,5 +1,6 @@
 //! What Streamable HTTP does differently in the 2026-07-28 era: the request-metadata headers
-//! mirrored from the body (`Mcp-Method`, `Mcp-Name`), and reading the JSON-RPC error that a
+//! mirrored from the body (`Mcp-Method`, `Mcp-Name`, and `Mcp-Param-{Name}` for the arguments a
+//! listed tool annotates with `x-mcp-header`), and reading the JSON-RPC error that a
 //! modern server puts in the body of a `4xx` answer (an `UnsupportedProtocolVersionError`
 //! comes as `400`, an unknown method as `404` with `-32601`), which is what tells a dual-era
 //! client whether to stay modern or fall back.
@@ -11,6 +12,8 @@ use reqwest::Response;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
+use crate::defects::Defects;
+use crate::era::param_headers::ParamHeaders;
 use crate::error::{Error, ErrorKind};
 
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
@@ -19,37 +22,56 @@ const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 /// How much of an error body is read, at most.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
-/// The `Mcp-Method` header of every request, and `Mcp-Name` for `tools/call` and `prompts/get`
-/// (`params.name`) and `resources/read` (`params.uri`).
-pub(super) fn mirrored_headers(message: &Value) -> HeaderMap {
+/// The `Mcp-Method` header of every request, `Mcp-Name` for `tools/call` and `prompts/get`
+/// (`params.name`) and `resources/read` (`params.uri`), and for `tools/call` of a listed tool
+/// one `Mcp-Param-{Name}` per `x-mcp-header` argument present (see
+/// [`crate::era::param_headers`]). Unsafe values are sent as `=?base64?…?=`.
+pub(super) fn mirrored_headers(
+    message: &Value,
+    known: &ParamHeaders,
+    seams: &Defects,
+) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let Some(method) = message.get("method").and_then(Value::as_str) else {
         return headers;
     };
-    headers.insert(MCP_METHOD, header_value(method));
+    let raw = seams.raw_header_values();
+    headers.insert(MCP_METHOD, header_value(method, raw));
     let source = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
         _ => return headers,
     };
-    let name = message
-        .get("params")
-        .and_then(|p| p.get(source))
-        .and_then(Value::as_str);
-    if let Some(name) = name {
-        headers.insert(MCP_NAME, header_value(name));
+    let params = message.get("params");
+    let name = params.and_then(|p| p.get(source)).and_then(Value::as_str);
+    let Some(name) = name else {
+        return headers;
+    };
+    headers.insert(MCP_NAME, header_value(name, raw));
+    if method == "tools/call" {
+        let found = known.values(name, params.and_then(|p| p.get("arguments")));
+        for (header, value) in seams.param_headers(found) {
+            // A valid annotation is a token, so the name always makes a header name.
+            if let Ok(header) = HeaderName::try_from(header) {
+                headers.append(header, header_value(&value, raw));
+            }
+        }
     }
     headers
 }
 
 /// A header value: as is when it is plain, visible ASCII (spaces inside allowed), otherwise
-/// (or when it looks like the sentinel itself) `=?base64?…?=` of its UTF-8 bytes.
-fn header_value(text: &str) -> HeaderValue {
+/// (or when it looks like the sentinel itself) `=?base64?…?=` of its UTF-8 bytes. `raw` (a
+/// deliberate defect) sends every value as it is, as far as a header can hold it.
+fn header_value(text: &str, raw: bool) -> HeaderValue {
     let plain = text
         .bytes()
         .all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic())
         && text.trim_matches([' ', '\t']) == text
         && !(text.starts_with("=?base64?") && text.ends_with("?="));
+    if raw && let Ok(value) = HeaderValue::from_bytes(text.as_bytes()) {
+        return value;
+    }
     let encoded;
     let value = match plain {
         true => text,
@@ -125,14 +147,18 @@ mod tests {
 
     #[test]
     fn names_are_mirrored_plain_or_encoded() {
+        let (known, seams) = (ParamHeaders::default(), Defects::default());
         let call = json!({"method":"tools/call","params":{"name":"get_weather"}});
-        let h = mirrored_headers(&call);
+        let h = mirrored_headers(&call, &known, &seams);
         assert_eq!(h["mcp-method"], "tools/call");
         assert_eq!(h["mcp-name"], "get_weather");
         let read = json!({"method":"resources/read","params":{"uri":"file:///a b"}});
-        assert_eq!(mirrored_headers(&read)["mcp-name"], "file:///a b");
+        assert_eq!(
+            mirrored_headers(&read, &known, &seams)["mcp-name"],
+            "file:///a b"
+        );
         let list = json!({"method":"tools/list","params":{"name":"x"}});
-        let h = mirrored_headers(&list);
+        let h = mirrored_headers(&list, &known, &seams);
         assert_eq!(h["mcp-method"], "tools/list");
         assert!(h.get("mcp-name").is_none());
         for (text, encoded) in [
@@ -141,8 +167,36 @@ mod tests {
             ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
             ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
         ] {
-            assert_eq!(header_value(text), encoded, "{text:?}");
+            assert_eq!(header_value(text, false), encoded, "{text:?}");
         }
+    }
+
+    #[test]
+    fn annotated_arguments_become_param_headers() {
+        let known = ParamHeaders::default();
+        let schema = json!({"properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "greeting": {"type": "string", "x-mcp-header": "Greeting"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+            "gone": {"type": "string", "x-mcp-header": "Gone"}
+        }});
+        let annotations = crate::era::param_headers::annotations(Some(&schema)).unwrap();
+        known.replace([("t".to_owned(), annotations)].into());
+        let call = json!({"method": "tools/call", "params": {"name": "t", "arguments": {
+            "region": "us-west1", "greeting": "Hello, 世界", "n": 42, "gone": null
+        }}});
+        let h = mirrored_headers(&call, &known, &Defects::default());
+        assert_eq!(h["mcp-param-region"], "us-west1");
+        assert_eq!(h["mcp-param-greeting"], "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(h["mcp-param-n"], "42");
+        assert!(h.get("mcp-param-gone").is_none());
+        let raw = Defects::only("raw-header-values");
+        let h = mirrored_headers(&call, &known, &raw);
+        assert_eq!(h["mcp-param-greeting"].as_bytes(), "Hello, 世界".as_bytes());
+        let other =
+            json!({"method": "tools/call", "params": {"name": "u", "arguments": {"region": "x"}}});
+        let h = mirrored_headers(&other, &known, &Defects::default());
+        assert!(h.get("mcp-param-region").is_none());
     }
 
     #[test]
