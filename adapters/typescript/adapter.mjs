@@ -213,6 +213,13 @@ function classify(error, { phase, cancel } = {}) {
     return new StepError('invalid_response', message);
   }
 
+  // Client.listTools compiles every listed outputSchema (cacheToolMetadata → the Ajv
+  // provider's getValidator) and lets the compiler's error out of listTools: a schema it cannot
+  // evaluate (an unresolvable $ref, an invalid schema) fails the whole listing. Where it was
+  // thrown is what tells it apart.
+  if (error instanceof Error && typeof error.stack === 'string' && /\bcacheToolMetadata\b/.test(error.stack)) {
+    return new StepError('schema_mismatch', message);
+  }
   if (error instanceof Error && /^Server's protocol version is not supported/.test(error.message)) {
     return new StepError('unsupported_version', message);
   }
@@ -674,6 +681,9 @@ async function warmUpFetch() {
   }
 }
 
+// Deep enough that an error thrown inside the SDK's schema compiler still shows the SDK frame
+// that called it (see classify); V8's default keeps only 10 frames.
+Error.stackTraceLimit = 50;
 const config = readConfig();
 log(`${SDK_NAME} ${SDK_VERSION}, transport ${config.transport}, loaded ${Math.round(performance.now())} ms after launch`);
 process.on('unhandledRejection', (reason) => log('unhandled rejection:', describe(reason)));
