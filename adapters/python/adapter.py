@@ -13,6 +13,16 @@ and is not applied: the SDK's stdio shutdown has fixed waits of its own (2 s aft
 stdin, 2 s after SIGTERM). MCP_HARNESS_PROTOCOL_VERSION and MCP_HARNESS_ERA choose the SDK's
 connect mode only (see connect_mode): the SDK offers the versions it knows, not a caller's choice.
 
+The rest of what a client asks maps one to one onto `mcp.Client`: list_resources,
+list_resource_templates, list_prompts (the same nextCursor loop as list_tools: the SDK has no
+list-all helper and detects neither repeated cursors nor duplicate entries), read_resource,
+get_prompt, complete, ping (`send_ping`) and set_logging_level. The SDK never checks the
+server's declared capabilities before sending (it has no option to), so no step reports
+`capability_missing`; and it sends `ping` and `logging/setLevel` on a 2026-07-28 connection too
+(it only marks them deprecated there). Content as seen (CLIENTS.md) is built from the SDK's
+typed blocks; the SDK keeps base64 data as the string received, so the adapter decodes it the
+way its users would, with `base64.b64decode(..., validate=True)`.
+
 Structure: the SDK's transports and session run inside anyio task groups, and a transport
 failure over HTTP (a refused certificate, a refused connection) fails the transport's task group,
 which cancels the task that entered it. So one "owner" task per connection enters the `Client`
@@ -27,16 +37,20 @@ import time
 
 STARTED = time.monotonic()  # before the SDK's imports, which cost about 1.5 s of CPU
 
+import base64
+import binascii
+import hashlib
 import json
 import logging
 import os
 import re
 import ssl
 import sys
+import warnings
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 import httpx2
@@ -44,6 +58,7 @@ import mcp_types
 import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp_types import (
     CONNECTION_CLOSED,
@@ -63,6 +78,12 @@ CONTRACT_VERSION = "1"
 # codes too, so the SDK's wording is what tells the local cases apart.
 _SDK_TIMEOUT_TEXT = re.compile(r"^Request '.*' timed out$", re.DOTALL)
 _SDK_CLOSED_TEXT = re.compile(r"^(Connection closed|SSE stream (ended|failed))")
+# The RuntimeErrors ClientSession.validate_tool_result and _output_schema_validator raise.
+_SDK_SCHEMA_TEXT = re.compile(
+    r"^(Invalid structured content returned by tool |Invalid schema for tool "
+    r"|Tool .* has an output schema but did not return structured content$)",
+    re.DOTALL,
+)
 
 
 # The era asked for (MCP_HARNESS_ERA), for error classification; set once in main().
@@ -421,6 +442,11 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
         return {"kind": "transport_closed", "message": f"{type(e).__name__}: {text}"}
     if isinstance(e, pydantic.ValidationError):
         return {"kind": "invalid_response", "message": text}
+    if isinstance(e, RuntimeError) and _SDK_SCHEMA_TEXT.match(text):
+        # ClientSession.validate_tool_result: the structuredContent does not validate against
+        # the tool's outputSchema (or is missing), or the schema itself cannot be evaluated.
+        # The SDK raises a bare RuntimeError for these; its fixed wording names the condition.
+        return {"kind": "schema_mismatch", "message": text}
     if isinstance(e, RuntimeError):
         # The SDK's other RuntimeErrors on these paths are about the answer's shape: structured
         # content not matching the tool's outputSchema, an unexpected input_required result.
@@ -449,13 +475,62 @@ def dump(model: pydantic.BaseModel) -> Any:
     return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
+def decoded(data: str, where: str) -> dict[str, Any]:
+    """Length and SHA-256 of base64 `data`, decoded as strictly as the standard library allows.
+
+    The SDK keeps `data`/`blob` as the string received and never decodes it; this is the decode
+    its users write: `base64.b64decode(..., validate=True)` refuses characters outside the
+    standard alphabet and missing padding (it accepts non-zero trailing bits, which RFC 4648
+    lets a decoder accept). A refusal fails the step with invalid_response (CLIENTS.md,
+    "Content as seen").
+    """
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise StepError("invalid_response", f"{where} is not valid base64: {e}") from None
+    return {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def contents_as_seen(contents: Any) -> dict[str, Any]:
+    """Resource contents as the contract reports them (the SDK's typed model: text or blob)."""
+    seen: dict[str, Any] = {"uri": contents.uri}
+    if contents.mime_type is not None:
+        seen["mimeType"] = contents.mime_type
+    if isinstance(contents, mcp_types.TextResourceContents):
+        seen["text"] = contents.text
+    elif isinstance(contents, mcp_types.BlobResourceContents):
+        seen.update(decoded(contents.blob, f"the blob of {contents.uri}"))
+    else:  # the SDK's union admits nothing else; kept as a clear failure if that changes
+        raise StepError("invalid_response", f"resource contents of {contents.uri} have neither text nor blob")
+    return seen
+
+
+def block_as_seen(block: Any) -> dict[str, Any]:
+    """One content block as the contract reports it, from the SDK's typed block."""
+    kind = getattr(block, "type", None)
+    if isinstance(block, mcp_types.ResourceLink):
+        return dump(block)  # reported as received (as far as the SDK's model keeps it)
+    if isinstance(block, mcp_types.TextContent):
+        seen: dict[str, Any] = {"type": "text", "text": block.text}
+    elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
+        seen = {"type": kind, "mimeType": block.mime_type, **decoded(block.data, f"the {kind} block's data")}
+    elif isinstance(block, mcp_types.EmbeddedResource):
+        seen = {"type": "resource", "resource": contents_as_seen(block.resource)}
+    else:  # the SDK validates blocks against its union, so an unknown type never gets here
+        raise StepError("invalid_response", f"a content block of unknown type {kind!r}")
+    if block.annotations is not None:
+        seen["annotations"] = dump(block.annotations)
+    return seen
+
+
 def call_outcome(result: Any) -> dict[str, Any]:
     texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
     if result.is_error:
         raise StepError("tool_error", "\n".join(texts) or "the tool reported an error")
+    content = [block_as_seen(block) for block in result.content]
     if result.structured_content is not None:
-        return {"structured": result.structured_content}
-    return {"text": texts}
+        return {"structured": result.structured_content, "content": content}
+    return {"text": texts, "content": content}
 
 
 async def list_all_tools(client: Client) -> dict[str, Any]:
@@ -471,6 +546,92 @@ async def list_all_tools(client: Client) -> dict[str, Any]:
         cursor = page.next_cursor
         if cursor is None:
             return {"tools": tools}
+
+
+async def list_all(fetch: Callable[[str | None], Awaitable[Any]], entries: str, key: str) -> dict[str, Any]:
+    """Every entry of a listing, by the loop the SDK's users write (see list_all_tools)."""
+    found: list[Any] = []
+    cursor: str | None = None
+    while True:
+        page = await fetch(cursor)
+        found.extend(dump(entry) for entry in getattr(page, entries))
+        cursor = page.next_cursor
+        if cursor is None:
+            return {key: found}
+
+
+async def list_resources(client: Client) -> dict[str, Any]:
+    return await list_all(lambda c: client.list_resources(cursor=c), "resources", "resources")
+
+
+async def list_resource_templates(client: Client) -> dict[str, Any]:
+    return await list_all(
+        lambda c: client.list_resource_templates(cursor=c), "resource_templates", "resourceTemplates"
+    )
+
+
+async def list_prompts(client: Client) -> dict[str, Any]:
+    return await list_all(lambda c: client.list_prompts(cursor=c), "prompts", "prompts")
+
+
+async def read_resource(client: Client, uri: str) -> dict[str, Any]:
+    result = await client.read_resource(uri)
+    return {"contents": [contents_as_seen(contents) for contents in result.contents]}
+
+
+async def get_prompt(client: Client, name: str, arguments: dict[str, str] | None) -> dict[str, Any]:
+    result = await client.get_prompt(name, arguments)
+    seen: dict[str, Any] = {}
+    if result.description is not None:
+        seen["description"] = result.description
+    seen["messages"] = [{"role": m.role, "content": block_as_seen(m.content)} for m in result.messages]
+    return seen
+
+
+COMPLETION_REF: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(
+    mcp_types.PromptReference | mcp_types.ResourceTemplateReference
+)
+
+
+async def complete(client: Client, step: dict[str, Any]) -> dict[str, Any]:
+    # The SDK's complete() takes a typed reference, the argument as a mapping, and of the
+    # context only its `arguments` (CompletionContext has nothing else).
+    try:
+        ref = COMPLETION_REF.validate_python(step.get("ref"))
+    except pydantic.ValidationError as e:
+        raise StepError("unsupported_op", f"the SDK's complete() takes a ref/prompt or ref/resource reference: {e}") from None
+    argument = step.get("argument")
+    if not isinstance(argument, dict):
+        raise StepError("unsupported_op", f'a complete step needs an "argument" object: {json.dumps(step)}')
+    context = step.get("context")
+    context_arguments = context.get("arguments") if isinstance(context, dict) else None
+    result = await client.complete(ref, argument, context_arguments)
+    return dump(result.completion)
+
+
+async def ping(client: Client) -> dict[str, Any]:
+    # Deprecated by the SDK for 2026-07-28 connections ("only works under mode='legacy'"), but
+    # not refused: it is sent whatever the era.
+    await client.send_ping()
+    return {}
+
+
+LOGGING_LEVEL: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(mcp_types.LoggingLevel)
+
+
+async def set_logging_level(client: Client, level: Any) -> dict[str, Any]:
+    # The SDK's set_logging_level takes only the eight levels of its LoggingLevel literal: the
+    # request model refuses any other before anything is sent. That is the SDK's own check (the
+    # same type), run here first so the refusal is not mistaken for a bad answer.
+    try:
+        LOGGING_LEVEL.validate_python(level)
+    except pydantic.ValidationError:
+        raise StepError(
+            "unsupported_op", f"the SDK's set_logging_level cannot send the level {json.dumps(level)}: "
+            f"it takes only {', '.join(get_args(mcp_types.LoggingLevel))}"
+        ) from None
+    await client.set_logging_level(level)
+    return {}
 
 
 async def call_tool(
@@ -657,6 +818,46 @@ async def discover(client: Client) -> dict[str, Any]:
     return await client.session.send_discover(client.protocol_version)
 
 
+SIMPLE_OPS = (
+    "list_resources",
+    "list_resource_templates",
+    "read_resource",
+    "list_prompts",
+    "get_prompt",
+    "complete",
+    "ping",
+    "set_logging_level",
+)
+
+
+def simple_work(op: str, step: dict[str, Any]) -> Work:
+    """The SDK call for one of the ops that need nothing but the connection's client."""
+    if op == "list_resources":
+        return list_resources
+    if op == "list_resource_templates":
+        return list_resource_templates
+    if op == "list_prompts":
+        return list_prompts
+    if op == "ping":
+        return ping
+    if op == "read_resource":
+        uri = step.get("uri")
+        if not isinstance(uri, str):
+            raise StepError("unsupported_op", f'a read_resource step needs a string "uri": {json.dumps(step)}')
+        return lambda client: read_resource(client, uri)
+    if op == "get_prompt":
+        name = step.get("name")
+        arguments = step.get("arguments")
+        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+            raise StepError("unsupported_op", f'a get_prompt step needs a string "name": {json.dumps(step)}')
+        return lambda client: get_prompt(client, name, arguments)
+    if op == "complete":
+        return lambda client: complete(client, step)
+    assert op == "set_logging_level"
+    level = step.get("level")
+    return lambda client: set_logging_level(client, level)
+
+
 def parse_call(step: dict[str, Any]) -> tuple[str, Any, float | None]:
     name = step.get("name")
     if not isinstance(name, str):
@@ -709,6 +910,12 @@ async def run_plan(config: Config, out: Output) -> None:
                     ) -> dict[str, Any]:
                         return await call_tool(client, n, a, c, i)
 
+                    job = await connection.submit(Job(work=work))
+                    ok, error = job.ok, job.error
+                elif op in SIMPLE_OPS:
+                    work = simple_work(op, step)
+                    if connection is None:
+                        raise StepError(**not_connected)
                     job = await connection.submit(Job(work=work))
                     ok, error = job.ok, job.error
                 elif op == "discover":
@@ -770,6 +977,9 @@ def main() -> int:
         return 2
 
     ERA[0] = config.era
+    # The SDK marks ping and logging/setLevel deprecated for 2026-07-28; the plan asks for them
+    # anyway, and the warning would only add noise to the trial's stderr.
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_RedactingFilter(config.bearer_token))
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))

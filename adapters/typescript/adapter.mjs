@@ -7,7 +7,17 @@
 // duplicate-name detection, no timeout other than the SDK's own per-request timeout. The close
 // step ends an HTTP session with the SDK's terminateSession() before Client.close() (see
 // Connection.close). Outcome lines go to stdout, one per plan step; everything else to stderr.
+//
+// The rest of what a client asks maps one to one onto the SDK's Client: listResources,
+// listResourceTemplates, listPrompts (the same nextCursor loop as list_tools: the SDK has no
+// list-all helper and detects neither repeated cursors nor duplicate entries), readResource,
+// getPrompt, complete, ping and setLoggingLevel. The SDK refuses a request for a capability the
+// server did not declare only with its `enforceStrictCapabilities` option, which is off by
+// default and kept off here, so no step reports `capability_missing`. Content as seen
+// (CLIENTS.md) is built from the SDK's validated result; base64 is decoded with atob(), the
+// decoder the SDK itself validates with (see decoded()).
 
+import { createHash } from 'node:crypto';
 import process from 'node:process';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -182,9 +192,15 @@ function classify(error, { phase, cancel } = {}) {
     if (code === ErrorCode.ConnectionClosed && /Connection closed/.test(error.message) && error.data === undefined) {
       return new StepError('transport_closed', message);
     }
-    // The SDK's own checks of a tool result against the tool's cached outputSchema.
-    if (/output schema|structured content/i.test(error.message)) {
-      return new StepError('invalid_response', message);
+    // The SDK's own checks of a tool result against the tool's cached outputSchema
+    // (Client.callTool): it throws McpErrors it makes up, with these fixed messages, for a
+    // missing structuredContent, one that does not validate, and a validator that failed.
+    if (
+      (code === ErrorCode.InvalidRequest && /^MCP error -?\d+: Tool .* has an output schema but did not return structured content$/s.test(error.message)) ||
+      (code === ErrorCode.InvalidParams &&
+        /^MCP error -?\d+: (Structured content does not match the tool's output schema: |Failed to validate structured content: )/.test(error.message))
+    ) {
+      return new StepError('schema_mismatch', message);
     }
     return new StepError(phase === 'initialize' ? 'handshake_failed' : 'protocol_error', message, { code });
   }
@@ -197,6 +213,13 @@ function classify(error, { phase, cancel } = {}) {
     return new StepError('invalid_response', message);
   }
 
+  // Client.listTools compiles every listed outputSchema (cacheToolMetadata → the Ajv
+  // provider's getValidator) and lets the compiler's error out of listTools: a schema it cannot
+  // evaluate (an unresolvable $ref, an invalid schema) fails the whole listing. Where it was
+  // thrown is what tells it apart.
+  if (error instanceof Error && typeof error.stack === 'string' && /\bcacheToolMetadata\b/.test(error.stack)) {
+    return new StepError('schema_mismatch', message);
+  }
   if (error instanceof Error && /^Server's protocol version is not supported/.test(error.message)) {
     return new StepError('unsupported_version', message);
   }
@@ -299,6 +322,68 @@ class Connection {
     }
   }
 
+  /**
+   * Every entry of a listing. The SDK has no list-all helper for any listing: this is the loop
+   * its users write (see listTools), with no repeated-cursor or duplicate check the SDK lacks.
+   */
+  async listAll(fetchPage, key) {
+    const entries = [];
+    let cursor;
+    for (;;) {
+      const result = await fetchPage({ cursor }, { timeout: this.config.timeoutMs });
+      entries.push(...result[key]);
+      if (result.nextCursor === undefined || result.nextCursor === null) return { [key]: entries };
+      cursor = result.nextCursor;
+    }
+  }
+
+  listResources() {
+    return this.listAll((params, options) => this.client.listResources(params, options), 'resources');
+  }
+
+  listResourceTemplates() {
+    return this.listAll(
+      (params, options) => this.client.listResourceTemplates(params, options),
+      'resourceTemplates',
+    );
+  }
+
+  listPrompts() {
+    return this.listAll((params, options) => this.client.listPrompts(params, options), 'prompts');
+  }
+
+  async readResource(uri) {
+    const result = await this.client.readResource({ uri }, { timeout: this.config.timeoutMs });
+    return { contents: result.contents.map(contentsAsSeen) };
+  }
+
+  async getPrompt(name, args) {
+    const params = args === undefined ? { name } : { name, arguments: args };
+    const result = await this.client.getPrompt(params, { timeout: this.config.timeoutMs });
+    const seen = {};
+    if (result.description !== undefined) seen.description = result.description;
+    seen.messages = result.messages.map((m) => ({ role: m.role, content: blockAsSeen(m.content) }));
+    return seen;
+  }
+
+  async complete(step) {
+    // Client.complete sends the params it is given; ref, argument and context go as the step has them.
+    const params = { ref: step.ref, argument: step.argument };
+    if (step.context !== undefined) params.context = step.context;
+    const result = await this.client.complete(params, { timeout: this.config.timeoutMs });
+    return result.completion;
+  }
+
+  async ping() {
+    await this.client.ping({ timeout: this.config.timeoutMs });
+    return {};
+  }
+
+  async setLoggingLevel(level) {
+    await this.client.setLoggingLevel(level, { timeout: this.config.timeoutMs });
+    return {};
+  }
+
   async callTool(name, args, cancelAfterMs) {
     const options = { timeout: this.config.timeoutMs };
     let cancel;
@@ -314,10 +399,11 @@ class Connection {
         const texts = textsOf(result);
         throw new StepError('tool_error', texts.length ? texts.join('\n') : 'the tool result had isError: true');
       }
+      const content = (Array.isArray(result.content) ? result.content : []).map(blockAsSeen);
       if (result.structuredContent !== undefined && result.structuredContent !== null) {
-        return { structured: result.structuredContent };
+        return { structured: result.structuredContent, content };
       }
-      return { text: textsOf(result) };
+      return { text: textsOf(result), content };
     } catch (error) {
       throw classify(error, { cancel });
     } finally {
@@ -345,6 +431,64 @@ class Connection {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Content as seen (CLIENTS.md): binary data by its decoded length and SHA-256
+
+/**
+ * Length and SHA-256 of base64 data. The SDK validates `data` and `blob` with the platform's
+ * atob() (its Base64Schema) and hands the string on undecoded; atob is also the decoder here,
+ * the one built-in JavaScript decoder that refuses input rather than skipping what it cannot
+ * read (Buffer.from(…, 'base64') ignores stray characters). It follows the WHATWG
+ * "forgiving-base64" rules: ASCII whitespace is removed and missing padding is accepted.
+ */
+function decoded(data, where) {
+  let binary;
+  try {
+    binary = atob(data);
+  } catch (error) {
+    throw new StepError('invalid_response', `${where} is not valid base64: ${describe(error)}`);
+  }
+  const bytes = Buffer.from(binary, 'latin1');
+  return { bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+function contentsAsSeen(contents) {
+  const seen = { uri: contents.uri };
+  if (contents.mimeType !== undefined) seen.mimeType = contents.mimeType;
+  if (typeof contents.text === 'string') {
+    seen.text = contents.text;
+  } else if (typeof contents.blob === 'string') {
+    Object.assign(seen, decoded(contents.blob, `the blob of ${contents.uri}`));
+  } else {
+    // The SDK's schema admits only text or blob contents; kept as a clear failure if that changes.
+    throw new StepError('invalid_response', `resource contents of ${contents.uri} have neither text nor blob`);
+  }
+  return seen;
+}
+
+function blockAsSeen(block) {
+  let seen;
+  switch (block?.type) {
+    case 'resource_link':
+      return block; // as received (as far as the SDK's schema keeps it)
+    case 'text':
+      seen = { type: 'text', text: block.text };
+      break;
+    case 'image':
+    case 'audio':
+      seen = { type: block.type, mimeType: block.mimeType, ...decoded(block.data, `the ${block.type} block's data`) };
+      break;
+    case 'resource':
+      seen = { type: 'resource', resource: contentsAsSeen(block.resource) };
+      break;
+    default:
+      // The SDK validates blocks against its ContentBlockSchema, so this is not reached today.
+      throw new StepError('invalid_response', `a content block of unknown type ${JSON.stringify(block?.type)}`);
+  }
+  if (block.annotations !== undefined) seen.annotations = block.annotations;
+  return seen;
+}
+
 function textsOf(result) {
   const content = Array.isArray(result.content) ? result.content : [];
   return content.filter((b) => b && b.type === 'text').map((b) => b.text);
@@ -352,6 +496,31 @@ function textsOf(result) {
 
 // ---------------------------------------------------------------------------------------------
 // The plan
+
+/** The Connection call for one of the ops that need nothing but the connection. */
+function simpleWork(op, step) {
+  const bad = (what) => new StepError('unsupported_op', `a ${op} step needs ${what}: ${JSON.stringify(step)}`);
+  switch (op) {
+    case 'list_resources':
+      return (c) => c.listResources();
+    case 'list_resource_templates':
+      return (c) => c.listResourceTemplates();
+    case 'list_prompts':
+      return (c) => c.listPrompts();
+    case 'read_resource':
+      if (typeof step.uri !== 'string') throw bad('a string "uri"');
+      return (c) => c.readResource(step.uri);
+    case 'get_prompt':
+      if (typeof step.name !== 'string') throw bad('a string "name"');
+      return (c) => c.getPrompt(step.name, step.arguments ?? undefined);
+    case 'complete':
+      return (c) => c.complete(step);
+    case 'ping':
+      return (c) => c.ping();
+    default:
+      return (c) => c.setLoggingLevel(step.level);
+  }
+}
 
 async function runPlan(config) {
   let connection = null;
@@ -416,6 +585,23 @@ async function runPlan(config) {
           }
           if (!connection) throw notConnected();
           line.ok = await connection.callTool(step.name, step.arguments ?? {}, cancelAfterMs);
+          break;
+        }
+        case 'list_resources':
+        case 'list_resource_templates':
+        case 'list_prompts':
+        case 'read_resource':
+        case 'get_prompt':
+        case 'complete':
+        case 'ping':
+        case 'set_logging_level': {
+          const work = simpleWork(op, step);
+          if (!connection) throw notConnected();
+          try {
+            line.ok = await work(connection);
+          } catch (error) {
+            throw classify(error);
+          }
           break;
         }
         case 'discover':
@@ -495,6 +681,9 @@ async function warmUpFetch() {
   }
 }
 
+// Deep enough that an error thrown inside the SDK's schema compiler still shows the SDK frame
+// that called it (see classify); V8's default keeps only 10 frames.
+Error.stackTraceLimit = 50;
 const config = readConfig();
 log(`${SDK_NAME} ${SDK_VERSION}, transport ${config.transport}, loaded ${Math.round(performance.now())} ms after launch`);
 process.on('unhandledRejection', (reason) => log('unhandled rejection:', describe(reason)));
