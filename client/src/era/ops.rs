@@ -57,15 +57,11 @@ impl Modern {
         params: Value,
     ) -> Result<Value, Error> {
         let seams = session.seams();
-        let key = seams.cache_key(method, cache::key(method, &params));
-        if let Some(page) = lock(&self.cache).fresh(&key) {
-            return Ok(page);
-        }
-        let cancel = pin!(pending::<()>());
-        let capabilities = seams.client_capabilities(&json!({}), &self.found);
-        let answer = self
-            .request(session, method, &params, &capabilities, cancel)
-            .await;
+        let key = match self.fresh_or_key(session, method, &params) {
+            Ok(page) => return Ok(page),
+            Err(key) => key,
+        };
+        let answer = self.one_round(session, method, &params).await;
         let (Shape::Complete(page) | Shape::InputRequired(page)) = match answer {
             Err(e) if e.code == Some(INVALID_PARAMS) && params.get("cursor").is_some() => {
                 // A cursor the server refuses makes every page of the listing suspect: the
@@ -90,18 +86,41 @@ impl Modern {
         method: &str,
         params: Value,
     ) -> Result<Value, Error> {
-        let seams = session.seams();
-        let key = seams.cache_key(method, cache::key(method, &params));
-        if let Some(result) = lock(&self.cache).fresh(&key) {
-            return Ok(result);
-        }
-        let cancel = pin!(pending::<()>());
-        let capabilities = seams.client_capabilities(&json!({}), &self.found);
-        let (Shape::Complete(result) | Shape::InputRequired(result)) = self
-            .request(session, method, &params, &capabilities, cancel)
-            .await?;
+        let key = match self.fresh_or_key(session, method, &params) {
+            Ok(result) => return Ok(result),
+            Err(key) => key,
+        };
+        let (Shape::Complete(result) | Shape::InputRequired(result)) =
+            self.one_round(session, method, &params).await?;
         self.offer(session, key, method, &result, false);
         Ok(result)
+    }
+
+    /// The cached result of `method` with `params` while it is fresh, else the key its
+    /// answer is to be offered to the cache under.
+    fn fresh_or_key(
+        &self,
+        session: &Session,
+        method: &str,
+        params: &Value,
+    ) -> Result<Value, String> {
+        let key = session
+            .seams()
+            .cache_key(method, cache::key(method, params));
+        lock(&self.cache).fresh(&key).ok_or(key)
+    }
+
+    /// Sends `method` once, not cancellable, with the client's capabilities in `_meta`.
+    async fn one_round(
+        &self,
+        session: &Session,
+        method: &str,
+        params: &Value,
+    ) -> Result<Shape, Error> {
+        let cancel = pin!(pending::<()>());
+        let capabilities = session.seams().client_capabilities(&json!({}), &self.found);
+        self.request(session, method, params, &capabilities, cancel)
+            .await
     }
 
     /// `method` (`tools/call`, `resources/read`, `prompts/get`) with multi round-trips: each
