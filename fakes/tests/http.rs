@@ -373,3 +373,45 @@ async fn batches_are_taken_at_2025_03_26_only() {
             .any(|e| matches!(e, Event::Received { message } if message["id"] == 3))
     );
 }
+
+/// A body cut short by a closed connection (a client killed at the deadline mid-POST) is no
+/// message at all: nothing is recorded as received, so the always-on "one JSON-RPC message per
+/// body" rule has nothing to hold against the client. A body longer than the fake reads is
+/// the client's doing and is recorded as invalid.
+#[tokio::test]
+async fn a_cut_body_is_not_a_malformed_message_but_an_oversized_one_is() {
+    use tokio::io::AsyncWriteExt;
+    let trial = Trial::start_on("cut-body", json!({}), None, Endpoint::PlainLoopback).await;
+    let post = |length: usize| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
+             accept: {ACCEPT_BOTH}\r\ncontent-length: {length}\r\n\r\n{{\"jsonrpc\":"
+        )
+    };
+    // Announced 100 bytes, sent 11; then 9 MiB announced and sent (the fake reads 8).
+    for (length, sent) in [(100, 0), (9 * 1024 * 1024, 9 * 1024 * 1024 - 11)] {
+        let mut stream = connect(trial.fake.addr, None).await.expect("connect");
+        stream.write_all(post(length).as_bytes()).await.unwrap();
+        // The fake may answer and stop reading once past its limit: later writes may fail.
+        let _ = stream.write_all(&vec![b' '; sent]).await;
+        let _ = stream.flush().await;
+        // Long enough for the fake to read the head and start on the body.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        drop(stream);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let events = trial.finish().await;
+    let requests = events
+        .iter()
+        .filter(|e| matches!(e, Event::HttpRequest { .. }))
+        .count();
+    let invalid: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::ReceivedInvalid { .. }))
+        .collect();
+    assert_eq!(requests, 2, "{events:?}");
+    assert!(
+        matches!(invalid.as_slice(), [Event::ReceivedInvalid { error, .. }] if error.contains("longer than")),
+        "{events:?}"
+    );
+}

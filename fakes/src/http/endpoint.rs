@@ -99,8 +99,12 @@ enum Parsed {
     Single(Value),
     /// A JSON array (a batch: see [`batch`]).
     Batch(Vec<Value>),
-    /// Not JSON, or not readable.
+    /// Not JSON, or longer than the fake reads.
     Invalid { line: String, error: String },
+    /// The body never arrived whole: the connection closed mid-body (a client killed at the
+    /// deadline, or one that gave up). Nothing was sent that could be judged as a message,
+    /// so nothing is recorded as received.
+    Cut,
 }
 
 async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
@@ -122,7 +126,7 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
         Some(Parsed::Single(message)) => vec![Event::Received { message }],
         Some(Parsed::Batch(messages)) => batch::received_records(&messages),
         Some(Parsed::Invalid { line, error }) => vec![Event::ReceivedInvalid { line, error }],
-        None => Vec::new(),
+        Some(Parsed::Cut) | None => Vec::new(),
     };
     // Buffered: the answer's first record written through (its `Sent`) takes them along,
     // and whatever is still buffered is written before this request waits for anything (a
@@ -146,12 +150,13 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
 async fn read_body(body: Body) -> Parsed {
     let bytes: Bytes = match axum::body::to_bytes(body, MAX_BODY).await {
         Ok(bytes) => bytes,
-        Err(e) => {
+        Err(e) if exceeds_limit(&e) => {
             return Parsed::Invalid {
                 line: String::new(),
-                error: format!("cannot read the body (at most {MAX_BODY} bytes): {e}"),
+                error: format!("the body is longer than the {MAX_BODY} bytes the fake reads"),
             };
         }
+        Err(_) => return Parsed::Cut,
     };
     let parsed = std::str::from_utf8(&bytes)
         .map_err(|e| format!("invalid UTF-8: {e}"))
@@ -164,6 +169,19 @@ async fn read_body(body: Body) -> Parsed {
             error,
         },
     }
+}
+
+/// Whether reading a body failed on the fake's length limit (the client sent too much), as
+/// opposed to the connection closing before the body was whole.
+fn exceeds_limit(error: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 impl Fake {
@@ -204,7 +222,7 @@ impl Fake {
         let message = match parsed {
             Parsed::Single(message) => message,
             Parsed::Batch(items) => return self.judge_batch(headers, items),
-            Parsed::Invalid { .. } => {
+            Parsed::Invalid { .. } | Parsed::Cut => {
                 return Rejection::coded(400, PARSE_ERROR, "Parse error").into();
             }
         };
