@@ -188,7 +188,7 @@ impl Modern {
         mut cancel: Pin<&mut C>,
     ) -> Result<Shape, Error> {
         let seams = session.seams();
-        let may_require_input = matches!(method, "tools/call" | "resources/read" | "prompts/get");
+        let may_require_input = mrtr::may_require_input(method);
         let mut tried: Vec<String> = Vec::new();
         loop {
             let version = lock(&self.version).clone();
