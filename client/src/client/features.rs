@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::{Client, Connection};
 use crate::answers;
 use crate::era::InputHandler;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::listing::ListKind;
 
 impl Client {
@@ -133,19 +133,7 @@ impl Client {
         self.require(method)?;
         match &self.connection {
             Connection::Legacy(_) => self.request(method, params, pending()).await,
-            Connection::Modern(modern) => {
-                let removed = matches!(method, "ping" | "logging/setLevel");
-                if removed && !self.session.seams().may_send_undeclared(false) {
-                    return Err(Error::new(
-                        ErrorKind::CapabilityMissing,
-                        format!(
-                            "{method} is not a method of the 2026-07-28 revision this \
-                             connection speaks; nothing was sent"
-                        ),
-                    ));
-                }
-                modern.plain(&self.session, method, params).await
-            }
+            Connection::Modern(modern) => modern.plain(&self.session, method, params).await,
         }
     }
 }
