@@ -204,11 +204,7 @@ fn string<'a>(from: &'a Value, member: &str, what: &str) -> Result<&'a str, Erro
 
 /// At most 200 characters of `value`, for messages about a large answer.
 pub(crate) fn preview(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    }
+    crate::error::excerpt(&value.to_string())
 }
 
 #[cfg(test)]

@@ -171,6 +171,15 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// At most the first 200 characters of `text` (`…` marks a cut), for messages and
+/// diagnostics about a large input.
+pub(crate) fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,9 @@ use serde_json::{Map, Value, json};
 
 use super::{Client, Connection};
 use crate::answers;
+use crate::content::SeenRules;
 use crate::era::InputHandler;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::listing::ListKind;
 
 impl Client {
@@ -38,11 +39,7 @@ impl Client {
     pub async fn read_resource(&self, uri: &str, input: &InputHandler) -> Result<Value, Error> {
         let params = json!({"uri": uri});
         let result = self.with_input("resources/read", params, input).await;
-        let rules = self.session.seams().content_rules();
-        let answer = result.and_then(|r| answers::read_resource(&r, rules));
-        self.session
-            .seams()
-            .answer_outcome(answer, || json!({"contents": []}))
+        self.answer(result, answers::read_resource, || json!({"contents": []}))
     }
 
     /// Gets the prompt `name` (`prompts/get`) with `arguments` (left out when `None`); returns
@@ -61,11 +58,7 @@ impl Client {
         let result = self
             .with_input("prompts/get", Value::Object(params), input)
             .await;
-        let rules = self.session.seams().content_rules();
-        let answer = result.and_then(|r| answers::get_prompt(&r, rules));
-        self.session
-            .seams()
-            .answer_outcome(answer, || json!({"messages": []}))
+        self.answer(result, answers::get_prompt, || json!({"messages": []}))
     }
 
     /// Asks for completions (`completion/complete`) of `argument` for `reference`, with
@@ -86,11 +79,7 @@ impl Client {
         let result = self
             .plain("completion/complete", Value::Object(params))
             .await;
-        let rules = self.session.seams().content_rules();
-        let answer = result.and_then(|r| answers::complete(&r, rules));
-        self.session
-            .seams()
-            .answer_outcome(answer, || json!({"values": []}))
+        self.answer(result, answers::complete, || json!({"values": []}))
     }
 
     /// Sends `ping`; its result is not looked into. The modern era has no `ping`: refused
@@ -105,6 +94,19 @@ impl Client {
         self.plain("logging/setLevel", json!({"level": level}))
             .await
             .map(drop)
+    }
+
+    /// The caller's answer: the result reshaped by `reshape` under the seam's content rules,
+    /// then past the seam that may pass a failure off as the `empty` answer.
+    fn answer(
+        &self,
+        result: Result<Value, Error>,
+        reshape: fn(&Value, SeenRules) -> Result<Value, Error>,
+        empty: impl FnOnce() -> Value,
+    ) -> Result<Value, Error> {
+        let seams = self.session.seams();
+        let rules = seams.content_rules();
+        seams.answer_outcome(result.and_then(|r| reshape(&r, rules)), empty)
     }
 
     /// A request that may need input in the modern era (multi round-trip); a plain request in
@@ -133,19 +135,7 @@ impl Client {
         self.require(method)?;
         match &self.connection {
             Connection::Legacy(_) => self.request(method, params, pending()).await,
-            Connection::Modern(modern) => {
-                let removed = matches!(method, "ping" | "logging/setLevel");
-                if removed && !self.session.seams().may_send_undeclared(false) {
-                    return Err(Error::new(
-                        ErrorKind::CapabilityMissing,
-                        format!(
-                            "{method} is not a method of the 2026-07-28 revision this \
-                             connection speaks; nothing was sent"
-                        ),
-                    ));
-                }
-                modern.plain(&self.session, method, params).await
-            }
+            Connection::Modern(modern) => modern.plain(&self.session, method, params).await,
         }
     }
 }

@@ -162,32 +162,43 @@ impl Client {
         }
     }
 
-    /// Refuses, with `capability_missing` and before anything is sent, a request for a server
+    /// Refuses, with `capability_missing` and before anything is sent, a request the server
+    /// cannot take (see [`need`]): a method the revision spoken does not have, or a server
     /// feature the server did not declare (in its `initialize` result, or its
     /// `server/discover` result). A modern connection whose discover result is not known (the
     /// era came from the per-origin cache) assumes every feature.
     fn require(&self, method: &str) -> Result<(), Error> {
-        let Some(capability) = capability_of(method) else {
+        let (modern, version, result) = match &self.connection {
+            Connection::Legacy(handshake) => (
+                false,
+                handshake.protocol_version(),
+                Some(handshake.result()),
+            ),
+            Connection::Modern(modern) => (true, None, modern.found().result.as_ref()),
+        };
+        let seams = self.session.seams();
+        let capability = match need(method, modern, version) {
+            Need::Nothing => return Ok(()),
+            Need::NotInRevision if seams.may_send_undeclared(false) => return Ok(()),
+            Need::NotInRevision => {
+                return Err(Error::new(
+                    ErrorKind::CapabilityMissing,
+                    format!(
+                        "{method} is not a method of the 2026-07-28 revision this connection \
+                         speaks; nothing was sent"
+                    ),
+                ));
+            }
+            Need::Capability(capability) => capability,
+        };
+        let Some(result) = result else {
             return Ok(());
         };
-        let declared = match &self.connection {
-            // 2024-11-05 had completion requests but no `completions` capability to declare.
-            Connection::Legacy(handshake)
-                if capability == "completions"
-                    && handshake.protocol_version() == Some("2024-11-05") =>
-            {
-                return Ok(());
-            }
-            Connection::Legacy(handshake) => handshake.result().get("capabilities"),
-            Connection::Modern(modern) => match &modern.found().result {
-                Some(result) => result.get("capabilities"),
-                None => return Ok(()),
-            },
-        };
-        let declared = declared
+        let declared = result
+            .get("capabilities")
             .and_then(|c| c.get(capability))
             .is_some_and(|c| !c.is_null());
-        if self.session.seams().may_send_undeclared(declared) {
+        if seams.may_send_undeclared(declared) {
             return Ok(());
         }
         Err(Error::new(
@@ -346,18 +357,36 @@ impl Client {
     }
 }
 
-/// The server capability a request needs, if any: `tools`, `resources`, `prompts`,
-/// `completions`, `logging`; `ping` and the rest need none.
-fn capability_of(method: &str) -> Option<&'static str> {
+/// What a request needs of the server before it is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// Nothing (`ping` in the legacy era, `server/discover`, …).
+    Nothing,
+    /// The server capability of its feature, declared.
+    Capability(&'static str),
+    /// Nothing can make it valid: the revision spoken has no such method.
+    NotInRevision,
+}
+
+/// What `method` needs in the revision spoken: the modern era (`modern`), or the legacy
+/// protocol `version` agreed. A feature's requests need its capability (`tools`,
+/// `resources`, `prompts`, `completions`, `logging`), but in 2024-11-05, which had
+/// completion requests and no `completions` capability to declare; 2026-07-28 has no `ping`
+/// and no `logging/setLevel`.
+fn need(method: &str, modern: bool, version: Option<&str>) -> Need {
     let capability = match method {
+        "ping" | "logging/setLevel" if modern => return Need::NotInRevision,
+        "completion/complete" if !modern && version == Some("2024-11-05") => {
+            return Need::Nothing;
+        }
         "tools/list" | "tools/call" => "tools",
         "resources/list" | "resources/templates/list" | "resources/read" => "resources",
         "prompts/list" | "prompts/get" => "prompts",
         "completion/complete" => "completions",
         "logging/setLevel" => "logging",
-        _ => return None,
+        _ => return Need::Nothing,
     };
-    Some(capability)
+    Need::Capability(capability)
 }
 
 impl Drop for Client {
@@ -371,11 +400,15 @@ impl Drop for Client {
 
 #[cfg(test)]
 mod tests {
-    use super::capability_of;
+    use super::{Need, need};
 
     #[test]
     fn each_request_needs_the_capability_of_its_feature() {
-        let needs = |m| capability_of(m).unwrap_or("none");
+        let needs = |m| match need(m, false, Some("2025-06-18")) {
+            Need::Capability(c) => c,
+            Need::Nothing => "none",
+            Need::NotInRevision => "absent",
+        };
         assert_eq!(needs("tools/list"), "tools");
         assert_eq!(needs("tools/call"), "tools");
         assert_eq!(needs("resources/list"), "resources");
@@ -387,5 +420,18 @@ mod tests {
         assert_eq!(needs("logging/setLevel"), "logging");
         assert_eq!(needs("ping"), "none");
         assert_eq!(needs("server/discover"), "none");
+    }
+
+    #[test]
+    fn what_a_request_needs_follows_the_revision() {
+        let complete = "completion/complete";
+        assert_eq!(need(complete, false, Some("2024-11-05")), Need::Nothing);
+        assert_eq!(need(complete, false, None), Need::Capability("completions"));
+        assert_eq!(need(complete, true, None), Need::Capability("completions"));
+        for removed in ["ping", "logging/setLevel"] {
+            assert_eq!(need(removed, true, None), Need::NotInRevision);
+        }
+        assert_eq!(need("ping", false, Some("2024-11-05")), Need::Nothing);
+        assert_eq!(need("tools/call", true, None), Need::Capability("tools"));
     }
 }

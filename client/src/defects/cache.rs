@@ -4,17 +4,15 @@
 //! `keep-pages-on-invalid-cursor`.
 
 use super::Defects;
-use crate::era::cache::Lifetime;
-use crate::listing::ListKind;
+use crate::era::cache::{Lifetime, cacheable};
 
 impl Defects {
     /// How long the result of `method` may be reused (`retry`: it answers a multi round-trip
     /// retry); correct: `lifetime`.
     pub(crate) fn cache_lifetime(&self, method: &str, retry: bool, lifetime: Lifetime) -> Lifetime {
-        let cacheable = ListKind::is_listing(method) || method == "resources/read";
         match retry {
             _ if self.no_cache => Lifetime::Never,
-            false if cacheable && self.ignore_ttl => Lifetime::Forever,
+            false if cacheable(method) && self.ignore_ttl => Lifetime::Forever,
             true if self.cache_mrtr_retry => Lifetime::Forever,
             _ => lifetime,
         }

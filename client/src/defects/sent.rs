@@ -15,6 +15,7 @@ use reqwest::header::{self, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::Defects;
+use crate::era::mrtr::may_require_input;
 use crate::era::{Era, meta};
 use crate::listing::ListKind;
 use crate::options::ClientOptions;
@@ -61,7 +62,7 @@ impl Outgoing {
             _ => None,
         };
         let id = reused.unwrap_or_else(fresh);
-        if d.reuse_id_on_retry && may_retry(method) {
+        if d.reuse_id_on_retry && may_require_input(method) {
             *lock(&self.last_call_id) = Some(id);
         }
         id
@@ -138,7 +139,7 @@ impl Outgoing {
             }
             _ => {}
         }
-        if may_retry(method) {
+        if may_require_input(method) {
             self.bend_call(p, retry);
         }
     }
@@ -179,14 +180,9 @@ impl Outgoing {
     }
 }
 
-/// Whether `method` may be answered `input_required` and so retried.
-fn may_retry(method: &str) -> bool {
-    matches!(method, "tools/call" | "resources/read" | "prompts/get")
-}
-
 /// A request that answers an `input_required` result.
 fn is_retry(method: &str, params: &Value) -> bool {
-    may_retry(method)
+    may_require_input(method)
         && (params.get("inputResponses").is_some() || params.get("requestState").is_some())
 }
 

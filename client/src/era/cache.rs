@@ -34,14 +34,18 @@ pub(crate) enum Lifetime {
 /// caching.mdx makes cacheable, `server/discover` aside: the `discover` step always asks);
 /// nothing else, and never a retry's.
 pub(crate) fn lifetime(method: &str, result: &Value, retry: bool) -> Lifetime {
-    let cacheable = ListKind::is_listing(method) || method == "resources/read";
-    if retry || !cacheable {
+    if retry || !cacheable(method) {
         return Lifetime::Never;
     }
     match ttl_ms(result) {
         Some(ms) => Lifetime::For(Duration::from_millis(ms)),
         None => Lifetime::Never,
     }
+}
+
+/// Whether a result of `method` is ever kept: a listing page or a `resources/read` result.
+pub(crate) fn cacheable(method: &str) -> bool {
+    ListKind::is_listing(method) || method == "resources/read"
 }
 
 /// Fresh results by request key.

@@ -1,6 +1,6 @@
 //! `resultType` and multi round-trip requests: a modern result is `complete` (also when the
 //! field is absent) or `input_required`; anything else is invalid. An `input_required` result
-//! of `tools/call` is answered by retrying the same request with `inputResponses` built by the
+//! of `tools/call`, `resources/read` or `prompts/get` is answered by retrying the same request with `inputResponses` built by the
 //! caller's [`InputHandler`] and the server's `requestState` echoed exactly.
 //!
 //! These are pure functions over JSON; the retry loop itself (new id and fresh `_meta` per
@@ -15,6 +15,12 @@ use crate::error::{Error, ErrorKind};
 /// The most rounds one call may take (the first request included) before it is abandoned as
 /// `invalid_response`.
 pub(crate) const MAX_ROUNDS: usize = 8;
+
+/// Whether a result of `method` may be `input_required` (and the request so be retried with
+/// `inputResponses`): `tools/call`, `resources/read` and `prompts/get`.
+pub(crate) fn may_require_input(method: &str) -> bool {
+    matches!(method, "tools/call" | "resources/read" | "prompts/get")
+}
 
 /// The caller's answers to a server's input requests, by the input request's `method`
 /// (`elicitation/create`, `sampling/createMessage`, `roots/list`): the value is sent back

@@ -48,38 +48,33 @@ impl Modern {
         &self.found
     }
 
-    /// One page of the listing `method`: from the cache while fresh, else requested (and
-    /// offered to the cache). `input_required` is not a valid answer to a listing.
+    /// One page of the listing `method`: a [`Modern::plain`] request (from the cache while
+    /// fresh, else requested and offered to the cache). `input_required` is not a valid answer
+    /// to a listing.
     pub(crate) async fn list_page(
         &self,
         session: &Session,
         method: &str,
         params: Value,
     ) -> Result<Value, Error> {
-        let seams = session.seams();
-        let key = match self.fresh_or_key(session, method, &params) {
-            Ok(page) => return Ok(page),
-            Err(key) => key,
-        };
-        let answer = self.one_round(session, method, &params).await;
-        let (Shape::Complete(page) | Shape::InputRequired(page)) = match answer {
-            Err(e) if e.code == Some(INVALID_PARAMS) && params.get("cursor").is_some() => {
+        let cursor = params.get("cursor").is_some();
+        match self.plain(session, method, params).await {
+            Err(e) if e.code == Some(INVALID_PARAMS) && cursor => {
                 // A cursor the server refuses makes every page of the listing suspect: the
                 // next listing starts over from the server (caching.mdx, Interaction with
                 // Pagination).
-                if seams.discard_pages_on_invalid_cursor() {
+                if session.seams().discard_pages_on_invalid_cursor() {
                     lock(&self.cache).discard(method);
                 }
-                return Err(e);
+                Err(e)
             }
-            answer => answer?,
-        };
-        self.offer(session, key, method, &page, false);
-        Ok(page)
+            page => page,
+        }
     }
 
-    /// A request of one round trip (`completion/complete`, and under a defect `ping` or
-    /// `logging/setLevel`), through the cache like every modern result; returned as received.
+    /// A request of one round trip (a listing page, `completion/complete`, and under a defect
+    /// `ping` or `logging/setLevel`), through the cache like every modern result; returned as
+    /// received.
     pub(crate) async fn plain(
         &self,
         session: &Session,
@@ -90,8 +85,11 @@ impl Modern {
             Ok(result) => return Ok(result),
             Err(key) => key,
         };
-        let (Shape::Complete(result) | Shape::InputRequired(result)) =
-            self.one_round(session, method, &params).await?;
+        let cancel = pin!(pending::<()>());
+        let capabilities = session.seams().client_capabilities(&json!({}), &self.found);
+        let (Shape::Complete(result) | Shape::InputRequired(result)) = self
+            .request(session, method, &params, &capabilities, cancel)
+            .await?;
         self.offer(session, key, method, &result, false);
         Ok(result)
     }
@@ -110,19 +108,6 @@ impl Modern {
         lock(&self.cache).fresh(&key).ok_or(key)
     }
 
-    /// Sends `method` once, not cancellable, with the client's capabilities in `_meta`.
-    async fn one_round(
-        &self,
-        session: &Session,
-        method: &str,
-        params: &Value,
-    ) -> Result<Shape, Error> {
-        let cancel = pin!(pending::<()>());
-        let capabilities = session.seams().client_capabilities(&json!({}), &self.found);
-        self.request(session, method, params, &capabilities, cancel)
-            .await
-    }
-
     /// `method` (`tools/call`, `resources/read`, `prompts/get`) with multi round-trips: each
     /// `input_required` result is answered by a retry of the original params plus
     /// `inputResponses` and the echoed `requestState`, with a new id and fresh `_meta`, until
@@ -137,12 +122,10 @@ impl Modern {
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
     ) -> Result<Value, Error> {
-        let key = session
-            .seams()
-            .cache_key(method, cache::key(method, &params));
-        if let Some(result) = lock(&self.cache).fresh(&key) {
-            return Ok(result);
-        }
+        let key = match self.fresh_or_key(session, method, &params) {
+            Ok(result) => return Ok(result),
+            Err(key) => key,
+        };
         let capabilities = session
             .seams()
             .client_capabilities(&input.capabilities(), &self.found);
@@ -188,7 +171,7 @@ impl Modern {
         mut cancel: Pin<&mut C>,
     ) -> Result<Shape, Error> {
         let seams = session.seams();
-        let may_require_input = matches!(method, "tools/call" | "resources/read" | "prompts/get");
+        let may_require_input = mrtr::may_require_input(method);
         let mut tried: Vec<String> = Vec::new();
         loop {
             let version = lock(&self.version).clone();

@@ -473,9 +473,5 @@ async fn drain_stderr(mut stderr: impl AsyncRead + Unpin) {
 
 /// The start of a line, for diagnostics.
 fn preview(line: &[u8]) -> String {
-    let text = String::from_utf8_lossy(line);
-    match text.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.into_owned(),
-    }
+    crate::error::excerpt(&String::from_utf8_lossy(line))
 }

@@ -8,6 +8,8 @@
 //! Sessions, the GET stream and `notifications/cancelled` are simply not used in this era;
 //! see `mod.rs` and the session.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use reqwest::Response;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -76,31 +78,12 @@ fn header_value(text: &str, raw: bool) -> HeaderValue {
     let value = match plain {
         true => text,
         false => {
-            encoded = format!("=?base64?{}?=", base64(text.as_bytes()));
+            encoded = format!("=?base64?{}?=", STANDARD.encode(text));
             &encoded
         }
     };
     // Both forms are visible ASCII by construction.
     HeaderValue::from_str(value).unwrap_or_else(|_| HeaderValue::from_static(""))
-}
-
-/// Standard base64 with padding (RFC 4648 §4).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            match i <= chunk.len() {
-                true => out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize])),
-                false => out.push('='),
-            }
-        }
-    }
-    out
 }
 
 /// The error for a non-success answer in the modern era: a JSON-RPC error in the body becomes
@@ -197,14 +180,5 @@ mod tests {
             json!({"method": "tools/call", "params": {"name": "u", "arguments": {"region": "x"}}});
         let h = mirrored_headers(&other, &known, &Defects::default());
         assert!(h.get("mcp-param-region").is_none());
-    }
-
-    #[test]
-    fn base64_pads() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foob"), "Zm9vYg==");
     }
 }
