@@ -86,6 +86,8 @@ pub(crate) struct ListingRules {
     pub(crate) truncate_at_max: bool,
     /// An empty-string `nextCursor` ends the listing (wrong: only an absent or null one does).
     pub(crate) empty_cursor_ends: bool,
+    /// A `null` `nextCursor` is sent back as the string `"null"` (wrong: it ends the listing).
+    pub(crate) null_cursor_followed: bool,
 }
 
 impl ListingRules {
@@ -97,6 +99,7 @@ impl ListingRules {
         max_pages: PAGE_CAP,
         truncate_at_max: false,
         empty_cursor_ends: false,
+        null_cursor_followed: false,
     };
 }
 
@@ -160,6 +163,7 @@ impl Listing {
             )));
         };
         let next = match page.remove("nextCursor") {
+            Some(Value::Null) if self.rules.null_cursor_followed => Some("null".to_string()),
             None | Some(Value::Null) => None,
             Some(Value::String(cursor)) => Some(cursor),
             Some(other) => {
@@ -345,5 +349,18 @@ mod tests {
         };
         let mut l = Listing::new(ListKind::TOOLS, one);
         assert_eq!(l.take_page(page("a".into())).unwrap(), None);
+    }
+
+    #[test]
+    fn a_null_cursor_ends_the_listing_unless_followed() {
+        let null = json!({"tools":[], "nextCursor": null});
+        let mut l = Listing::new(ListKind::TOOLS, ListingRules::SPEC);
+        assert_eq!(l.take_page(null.clone()).unwrap(), None);
+        let followed = ListingRules {
+            null_cursor_followed: true,
+            ..ListingRules::SPEC
+        };
+        let mut l = Listing::new(ListKind::TOOLS, followed);
+        assert_eq!(l.take_page(null).unwrap(), Some("null".to_string()));
     }
 }

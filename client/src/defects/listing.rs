@@ -3,7 +3,8 @@
 //!
 //! Defects here: `no-cursor-check`, `allow-duplicate-names`, `first-page-only`,
 //! `empty-cursor-is-end`, `resume-listing-after-new-session`, `no-page-cap`,
-//! `truncate-at-page-cap`. (`mangle-cursor` changes what is sent; see [`super::sent`].)
+//! `truncate-at-page-cap`, `null-cursor-followed`. (`mangle-cursor` changes what is sent; see
+//! [`super::sent`].)
 
 use super::Defects;
 use crate::error::{Error, ErrorKind};
@@ -35,6 +36,7 @@ impl Defects {
             rules.truncate_at_max = true;
         }
         rules.empty_cursor_ends = self.empty_cursor_is_end;
+        rules.null_cursor_followed = self.null_cursor_followed;
         rules
     }
 

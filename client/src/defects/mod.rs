@@ -308,6 +308,9 @@ pub struct Defects {
     /// Modern HTTP: on a `HeaderMismatch` answering `tools/call`, neither list the tools again
     /// nor retry (breaks: the client re-lists and retries with the right headers).
     no_relist_on_header_mismatch: bool,
+    /// Take a `nextCursor` of `null` for a cursor and send it back as the string `"null"`
+    /// (breaks: a null `nextCursor` ends the listing like an absent one).
+    null_cursor_followed: bool,
 }
 
 impl Defects {
@@ -320,7 +323,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 112] = [
+    pub const NAMES: [&'static str; 113] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -433,6 +436,7 @@ impl Defects {
         "param-header-when-absent",
         "raw-header-values",
         "no-relist-on-header-mismatch",
+        "null-cursor-followed",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -550,6 +554,7 @@ impl Defects {
             "param-header-when-absent" => &mut self.param_header_when_absent,
             "raw-header-values" => &mut self.raw_header_values,
             "no-relist-on-header-mismatch" => &mut self.no_relist_on_header_mismatch,
+            "null-cursor-followed" => &mut self.null_cursor_followed,
             _ => return false,
         };
         *flag = true;
