@@ -16,7 +16,10 @@ use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
 use mcp_harness_scenarios::model::{Reply, ServerScript};
 use serde_json::Value;
 
-/// One enforced annotation: the lower-case header name, the property path, the declared types.
+/// The prefix of the headers a tool's `x-mcp-header` arguments are mirrored into (lower-case).
+pub const PARAM_PREFIX: &str = "mcp-param-";
+
+/// One enforced annotation: the lower-case header name and the property path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Enforced {
     /// `mcp-param-{name}`, lower-case (header names compare case-insensitively).
@@ -84,7 +87,7 @@ fn collect(schema: &Value, path: &mut Vec<String>, found: &mut Vec<Enforced>) {
                 .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
         {
             found.push(Enforced {
-                header: format!("mcp-param-{}", header.to_ascii_lowercase()),
+                header: format!("{PARAM_PREFIX}{}", header.to_ascii_lowercase()),
                 path: path.clone(),
             });
         }
