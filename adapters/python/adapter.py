@@ -533,23 +533,14 @@ def call_outcome(result: Any) -> dict[str, Any]:
     return {"text": texts, "content": content}
 
 
-async def list_all_tools(client: Client) -> dict[str, Any]:
-    # The SDK lists one page per call and has no list-all helper: this is the loop its users
-    # write, following nextCursor until it is absent and no more (CLIENTS.md: no page cap or
-    # cursor check the SDK lacks; a server that repeats a cursor keeps it going until the
-    # trial's deadline).
-    tools: list[Any] = []
-    cursor: str | None = None
-    while True:
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(dump(tool) for tool in page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            return {"tools": tools}
-
-
 async def list_all(fetch: Callable[[str | None], Awaitable[Any]], entries: str, key: str) -> dict[str, Any]:
-    """Every entry of a listing, by the loop the SDK's users write (see list_all_tools)."""
+    """Every entry of a listing: `fetch(cursor)` gets one page, its `entries` attribute goes under `key`.
+
+    The SDK lists one page per call and has no list-all helper: this is the loop its users
+    write, following nextCursor until it is absent and no more (CLIENTS.md: no page cap or
+    cursor or duplicate check the SDK lacks; a server that repeats a cursor keeps it going until
+    the trial's deadline).
+    """
     found: list[Any] = []
     cursor: str | None = None
     while True:
@@ -558,6 +549,10 @@ async def list_all(fetch: Callable[[str | None], Awaitable[Any]], entries: str, 
         cursor = page.next_cursor
         if cursor is None:
             return {key: found}
+
+
+async def list_all_tools(client: Client) -> dict[str, Any]:
+    return await list_all(lambda c: client.list_tools(cursor=c), "tools", "tools")
 
 
 async def list_resources(client: Client) -> dict[str, Any]:

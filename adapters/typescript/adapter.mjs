@@ -305,26 +305,12 @@ class Connection {
     };
   }
 
-  async listTools() {
-    const tools = [];
-    let cursor;
-    // The SDK has no "list every tool" helper: this is the loop its users write, following
-    // nextCursor until it is absent and no more (CLIENTS.md: no page cap or cursor check the
-    // SDK lacks; a server that repeats a cursor keeps it going until the trial's deadline).
-    for (;;) {
-      // The usual paging loop: `{ cursor }` with cursor undefined on the first page, which
-      // the SDK serializes as `"params": {}`.
-      const result = await this.client.listTools({ cursor }, { timeout: this.config.timeoutMs });
-      tools.push(...result.tools);
-      // Follow nextCursor until it is absent; no check for a cursor seen before.
-      if (result.nextCursor === undefined || result.nextCursor === null) return { tools };
-      cursor = result.nextCursor;
-    }
-  }
-
   /**
    * Every entry of a listing. The SDK has no list-all helper for any listing: this is the loop
-   * its users write (see listTools), with no repeated-cursor or duplicate check the SDK lacks.
+   * its users write, following nextCursor until it is absent and no more (CLIENTS.md: no page
+   * cap, cursor or duplicate check the SDK lacks; a server that repeats a cursor keeps it going
+   * until the trial's deadline). `{ cursor }` with cursor undefined on the first page is
+   * serialized by the SDK as `"params": {}`.
    */
   async listAll(fetchPage, key) {
     const entries = [];
@@ -335,6 +321,10 @@ class Connection {
       if (result.nextCursor === undefined || result.nextCursor === null) return { [key]: entries };
       cursor = result.nextCursor;
     }
+  }
+
+  listTools() {
+    return this.listAll((params, options) => this.client.listTools(params, options), 'tools');
   }
 
   listResources() {
