@@ -844,7 +844,10 @@ def simple_work(op: str, step: dict[str, Any]) -> Work:
         name = step.get("name")
         arguments = step.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-            raise StepError("unsupported_op", f'a get_prompt step needs a string "name": {json.dumps(step)}')
+            raise StepError(
+                "unsupported_op",
+                f'a get_prompt step needs a string "name" and, if any, an object "arguments": {json.dumps(step)}',
+            )
         return lambda client: get_prompt(client, name, arguments)
     if op == "complete":
         return lambda client: complete(client, step)
