@@ -17,7 +17,9 @@ The rest of what a client asks maps one to one onto `mcp.Client`: list_resources
 list_resource_templates, list_prompts (the same nextCursor loop as list_tools: the SDK has no
 list-all helper and detects neither repeated cursors nor duplicate entries), read_resource,
 get_prompt, complete, ping (`send_ping`) and set_logging_level. The SDK never checks the
-server's declared capabilities before sending (it has no option to), so no step reports
+server's declared capabilities before sending (it has no option to), and although it exposes
+them (`Client.server_capabilities`), its client guide's examples call every verb without reading
+them first (CLIENTS.md, "It leaves capability checks to its user"), so no step reports
 `capability_missing`; and it sends `ping` and `logging/setLevel` on a 2026-07-28 connection too
 (it only marks them deprecated there). Content as seen (CLIENTS.md) is built from the SDK's
 typed blocks; the SDK keeps base64 data as the string received, so the adapter decodes it the

@@ -13,9 +13,11 @@
 // list-all helper and detects neither repeated cursors nor duplicate entries), readResource,
 // getPrompt, complete, ping and setLoggingLevel. The SDK refuses a request for a capability the
 // server did not declare only with its `enforceStrictCapabilities` option, which is off by
-// default and kept off here, so no step reports `capability_missing`. Content as seen
-// (CLIENTS.md) is built from the SDK's validated result; base64 is decoded with atob(), the
-// decoder the SDK itself validates with (see decoded()).
+// default and kept off here; the SDK's shipped examples never read getServerCapabilities()
+// before a request either (CLIENTS.md, "It leaves capability checks to its user"), so no step
+// reports `capability_missing`. Content as seen (CLIENTS.md) is built from the SDK's validated
+// result; base64 is decoded with atob(), the decoder the SDK itself validates with (see
+// decoded()).
 
 import { createHash } from 'node:crypto';
 import process from 'node:process';

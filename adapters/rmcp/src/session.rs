@@ -403,7 +403,9 @@ fn http_client(config: &Config) -> Result<reqwest::Client, Failure> {
 /// rmcp documents it: dropping a helper's future (`tokio::time::timeout`) makes rmcp send
 /// `notifications/cancelled` for the request. rmcp has no ping helper, so `ping` is its generic
 /// `send_cancellable_request` with `PeerRequestOptions::timeout`. rmcp checks no server
-/// capability before sending, so no step here reports `capability_missing`.
+/// capability before sending, and its README's client examples do not read
+/// `peer_info().capabilities` first (CLIENTS.md, "It leaves capability checks to its user"), so
+/// no step here reports `capability_missing`.
 impl Session {
     pub async fn list_resources(&self) -> Result<Value, Failure> {
         listed("resources", self.service.list_all_resources()).await
