@@ -17,7 +17,9 @@ The rest of what a client asks maps one to one onto `mcp.Client`: list_resources
 list_resource_templates, list_prompts (the same nextCursor loop as list_tools: the SDK has no
 list-all helper and detects neither repeated cursors nor duplicate entries), read_resource,
 get_prompt, complete, ping (`send_ping`) and set_logging_level. The SDK never checks the
-server's declared capabilities before sending (it has no option to), so no step reports
+server's declared capabilities before sending (it has no option to), and although it exposes
+them (`Client.server_capabilities`), its client guide's examples call every verb without reading
+them first (CLIENTS.md, "It leaves capability checks to its user"), so no step reports
 `capability_missing`; and it sends `ping` and `logging/setLevel` on a 2026-07-28 connection too
 (it only marks them deprecated there). Content as seen (CLIENTS.md) is built from the SDK's
 typed blocks; the SDK keeps base64 data as the string received, so the adapter decodes it the
@@ -533,23 +535,14 @@ def call_outcome(result: Any) -> dict[str, Any]:
     return {"text": texts, "content": content}
 
 
-async def list_all_tools(client: Client) -> dict[str, Any]:
-    # The SDK lists one page per call and has no list-all helper: this is the loop its users
-    # write, following nextCursor until it is absent and no more (CLIENTS.md: no page cap or
-    # cursor check the SDK lacks; a server that repeats a cursor keeps it going until the
-    # trial's deadline).
-    tools: list[Any] = []
-    cursor: str | None = None
-    while True:
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(dump(tool) for tool in page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            return {"tools": tools}
-
-
 async def list_all(fetch: Callable[[str | None], Awaitable[Any]], entries: str, key: str) -> dict[str, Any]:
-    """Every entry of a listing, by the loop the SDK's users write (see list_all_tools)."""
+    """Every entry of a listing: `fetch(cursor)` gets one page, its `entries` attribute goes under `key`.
+
+    The SDK lists one page per call and has no list-all helper: this is the loop its users
+    write, following nextCursor until it is absent and no more (CLIENTS.md: no page cap or
+    cursor or duplicate check the SDK lacks; a server that repeats a cursor keeps it going until
+    the trial's deadline).
+    """
     found: list[Any] = []
     cursor: str | None = None
     while True:
@@ -558,6 +551,10 @@ async def list_all(fetch: Callable[[str | None], Awaitable[Any]], entries: str, 
         cursor = page.next_cursor
         if cursor is None:
             return {key: found}
+
+
+async def list_all_tools(client: Client) -> dict[str, Any]:
+    return await list_all(lambda c: client.list_tools(cursor=c), "tools", "tools")
 
 
 async def list_resources(client: Client) -> dict[str, Any]:
@@ -849,7 +846,10 @@ def simple_work(op: str, step: dict[str, Any]) -> Work:
         name = step.get("name")
         arguments = step.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
-            raise StepError("unsupported_op", f'a get_prompt step needs a string "name": {json.dumps(step)}')
+            raise StepError(
+                "unsupported_op",
+                f'a get_prompt step needs a string "name" and, if any, an object "arguments": {json.dumps(step)}',
+            )
         return lambda client: get_prompt(client, name, arguments)
     if op == "complete":
         return lambda client: complete(client, step)

@@ -13,9 +13,11 @@
 // list-all helper and detects neither repeated cursors nor duplicate entries), readResource,
 // getPrompt, complete, ping and setLoggingLevel. The SDK refuses a request for a capability the
 // server did not declare only with its `enforceStrictCapabilities` option, which is off by
-// default and kept off here, so no step reports `capability_missing`. Content as seen
-// (CLIENTS.md) is built from the SDK's validated result; base64 is decoded with atob(), the
-// decoder the SDK itself validates with (see decoded()).
+// default and kept off here; the SDK's shipped examples never read getServerCapabilities()
+// before a request either (CLIENTS.md, "It leaves capability checks to its user"), so no step
+// reports `capability_missing`. Content as seen (CLIENTS.md) is built from the SDK's validated
+// result; base64 is decoded with atob(), the decoder the SDK itself validates with (see
+// decoded()).
 
 import { createHash } from 'node:crypto';
 import process from 'node:process';
@@ -305,26 +307,12 @@ class Connection {
     };
   }
 
-  async listTools() {
-    const tools = [];
-    let cursor;
-    // The SDK has no "list every tool" helper: this is the loop its users write, following
-    // nextCursor until it is absent and no more (CLIENTS.md: no page cap or cursor check the
-    // SDK lacks; a server that repeats a cursor keeps it going until the trial's deadline).
-    for (;;) {
-      // The usual paging loop: `{ cursor }` with cursor undefined on the first page, which
-      // the SDK serializes as `"params": {}`.
-      const result = await this.client.listTools({ cursor }, { timeout: this.config.timeoutMs });
-      tools.push(...result.tools);
-      // Follow nextCursor until it is absent; no check for a cursor seen before.
-      if (result.nextCursor === undefined || result.nextCursor === null) return { tools };
-      cursor = result.nextCursor;
-    }
-  }
-
   /**
    * Every entry of a listing. The SDK has no list-all helper for any listing: this is the loop
-   * its users write (see listTools), with no repeated-cursor or duplicate check the SDK lacks.
+   * its users write, following nextCursor until it is absent and no more (CLIENTS.md: no page
+   * cap, cursor or duplicate check the SDK lacks; a server that repeats a cursor keeps it going
+   * until the trial's deadline). `{ cursor }` with cursor undefined on the first page is
+   * serialized by the SDK as `"params": {}`.
    */
   async listAll(fetchPage, key) {
     const entries = [];
@@ -335,6 +323,10 @@ class Connection {
       if (result.nextCursor === undefined || result.nextCursor === null) return { [key]: entries };
       cursor = result.nextCursor;
     }
+  }
+
+  listTools() {
+    return this.listAll((params, options) => this.client.listTools(params, options), 'tools');
   }
 
   listResources() {

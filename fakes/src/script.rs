@@ -73,13 +73,7 @@ pub fn choose_at(
         }
         None => Answer {
             delay_ms: 0,
-            reply: match default_reply_at(revision, method, actual) {
-                Reply::Result(mut result) if method == "initialize" => {
-                    result["capabilities"] = capabilities(script);
-                    Reply::Result(result)
-                }
-                reply => reply,
-            },
+            reply: default_reply_at(script, revision, method, actual),
             http: None,
             faults: None,
         },
@@ -168,9 +162,9 @@ fn scripted_tools(script: &ServerScript) -> Vec<Value> {
         .collect()
 }
 
-/// The built-in answer to a method no handler covers.
+/// The built-in answer to a method no handler covers, for a script with no handlers.
 pub fn default_reply(method: &str, params: &Value) -> Reply {
-    default_reply_at(None, method, params)
+    default_reply_at(&ServerScript::default(), None, method, params)
 }
 
 /// The legacy versions a fake playing `revision` knows: those up to it (all without one).
@@ -181,9 +175,15 @@ pub fn known_versions(revision: Option<&str>) -> Vec<&'static str> {
         .collect()
 }
 
-/// [`default_reply`] for a fake playing `revision`: an offered version newer than the
-/// revision is answered with the revision itself.
-pub fn default_reply_at(revision: Option<&str>, method: &str, params: &Value) -> Reply {
+/// The built-in answer to a method `script` has no handler for, as a fake playing `revision`:
+/// an offered version newer than the revision is answered with the revision itself, and
+/// `initialize` declares the script's [`capabilities`].
+pub fn default_reply_at(
+    script: &ServerScript,
+    revision: Option<&str>,
+    method: &str,
+    params: &Value,
+) -> Reply {
     match method {
         "initialize" => {
             let known = known_versions(revision);
@@ -195,7 +195,7 @@ pub fn default_reply_at(revision: Option<&str>, method: &str, params: &Value) ->
             let version = offered.filter(|v| known.contains(v)).unwrap_or(fallback);
             Reply::Result(json!({
                 "protocolVersion": version,
-                "capabilities": {"tools": {}},
+                "capabilities": capabilities(script),
                 "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
             }))
         }
@@ -278,6 +278,35 @@ mod tests {
             choose(&script, "tools/call", None).reply,
             Reply::Hang
         ));
+    }
+
+    #[test]
+    fn initialize_declares_tools_and_each_scripted_feature() {
+        let script = ServerScript {
+            handlers: vec![
+                handler(
+                    "resources/read",
+                    None,
+                    Reply::Result(json!({"contents": []})),
+                ),
+                handler(
+                    "resources/list",
+                    None,
+                    Reply::Result(json!({"resources": []})),
+                ),
+                handler("completion/complete", None, Reply::Result(json!({}))),
+            ],
+            ..ServerScript::default()
+        };
+        let init = choose(
+            &script,
+            "initialize",
+            Some(&json!({"protocolVersion": "2025-11-25"})),
+        );
+        assert_eq!(
+            result_of(&init)["capabilities"],
+            json!({"tools": {}, "resources": {}, "completions": {}})
+        );
     }
 
     #[test]

@@ -99,18 +99,6 @@ async fn main() {
                     Err(failure) => Err(failure),
                 }
             }
-            Some("list_tools") => match &session {
-                Some(connected) => connected.list_tools().await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("call_tool") => match &session {
-                Some(connected) => connected.call_tool(step, config.timeout).await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("discover") => match &session {
-                Some(connected) => connected.discover().await,
-                None => Err(Failure::not_connected()),
-            },
             Some("sleep") => match step.get("ms").and_then(Value::as_u64) {
                 Some(ms) => {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -121,46 +109,11 @@ async fn main() {
                     format!("a sleep step needs a non-negative integer \"ms\": {step}"),
                 )),
             },
-            Some("list_resources") => match &session {
-                Some(connected) => connected.list_resources().await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("list_resource_templates") => match &session {
-                Some(connected) => connected.list_resource_templates().await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("list_prompts") => match &session {
-                Some(connected) => connected.list_prompts().await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("read_resource") => match &session {
-                Some(connected) => connected.read_resource(step, config.timeout).await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("get_prompt") => match &session {
-                Some(connected) => connected.get_prompt(step, config.timeout).await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("complete") => match &session {
-                Some(connected) => connected.complete(step, config.timeout).await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("ping") => match &session {
-                Some(connected) => connected.ping(config.timeout).await,
-                None => Err(Failure::not_connected()),
-            },
-            Some("set_logging_level") => match &session {
-                Some(connected) => connected.set_logging_level(step, config.timeout).await,
-                None => Err(Failure::not_connected()),
-            },
             Some("close") => match session.take() {
                 Some(connected) => connected.close().await.map(|()| json!({})),
                 None => Err(Failure::not_connected()),
             },
-            _ => Err(Failure::new(
-                Kind::UnsupportedOp,
-                format!("this adapter does not implement the step {step}"),
-            )),
+            _ => on_session(session.as_ref(), step, config.timeout).await,
         };
         let line = outcome_line(index, op, outcome, config.bearer_token.as_deref());
         let mut out = stdout.lock();
@@ -176,6 +129,33 @@ async fn main() {
     // is killed by a task spawned from the transport's Drop). An application's runtime would
     // keep running; give those tasks a moment before this one stops.
     tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+/// A step carried out on the connection: `transport_closed` without one, `unsupported_op` for
+/// an op this adapter does not know (with or without one).
+async fn on_session(
+    session: Option<&Session>,
+    step: &Value,
+    timeout: Option<Duration>,
+) -> Result<Value, Failure> {
+    let connected = || session.ok_or_else(Failure::not_connected);
+    match step.get("op").and_then(Value::as_str) {
+        Some("list_tools") => connected()?.list_tools().await,
+        Some("call_tool") => connected()?.call_tool(step, timeout).await,
+        Some("discover") => connected()?.discover().await,
+        Some("list_resources") => connected()?.list_resources().await,
+        Some("list_resource_templates") => connected()?.list_resource_templates().await,
+        Some("list_prompts") => connected()?.list_prompts().await,
+        Some("read_resource") => connected()?.read_resource(step, timeout).await,
+        Some("get_prompt") => connected()?.get_prompt(step, timeout).await,
+        Some("complete") => connected()?.complete(step, timeout).await,
+        Some("ping") => connected()?.ping(timeout).await,
+        Some("set_logging_level") => connected()?.set_logging_level(step, timeout).await,
+        _ => Err(Failure::new(
+            Kind::UnsupportedOp,
+            format!("this adapter does not implement the step {step}"),
+        )),
+    }
 }
 
 fn outcome_line(

@@ -203,14 +203,8 @@ impl Session {
         serde_json::to_value(result).map_err(|e| Failure::new(Kind::InvalidResponse, e.to_string()))
     }
 
-    /// rmcp's own list-all: follows `nextCursor` until it is absent, with no other guard.
     pub async fn list_tools(&self) -> Result<Value, Failure> {
-        let tools = self
-            .service
-            .list_all_tools()
-            .await
-            .map_err(|e| Failure::from_service(&e))?;
-        Ok(json!({ "tools": tools }))
+        listed("tools", self.service.list_all_tools()).await
     }
 
     /// `tools/call` through rmcp's cancellable request API, so the contract's per-request
@@ -402,41 +396,31 @@ fn http_client(config: &Config) -> Result<reqwest::Client, Failure> {
 
 /// The rest of what a client asks (CLIENTS.md): resources, prompts, completion, ping, log level.
 ///
-/// Listings go through rmcp's own list-all helpers (`Peer::list_all_*`), which follow
-/// `nextCursor` until it is absent and nothing more, exactly as `list_tools` does: no timeout,
-/// no cursor or duplicate check. Single requests go through rmcp's typed helpers
+/// Listings go through rmcp's own list-all helpers, as `list_tools` does (see [`listed`]).
+/// Single requests go through rmcp's typed helpers
 /// (`RunningService::read_resource`/`get_prompt`, which drive 2026-07-28's `input_required`
 /// rounds, `Peer::complete`, `Peer::set_level`), under the contract's per-request timeout the way
 /// rmcp documents it: dropping a helper's future (`tokio::time::timeout`) makes rmcp send
 /// `notifications/cancelled` for the request. rmcp has no ping helper, so `ping` is its generic
 /// `send_cancellable_request` with `PeerRequestOptions::timeout`. rmcp checks no server
-/// capability before sending, so no step here reports `capability_missing`.
+/// capability before sending, and its README's client examples do not read
+/// `peer_info().capabilities` first (CLIENTS.md, "It leaves capability checks to its user"), so
+/// no step here reports `capability_missing`.
 impl Session {
     pub async fn list_resources(&self) -> Result<Value, Failure> {
-        let resources = self
-            .service
-            .list_all_resources()
-            .await
-            .map_err(|e| Failure::from_service(&e))?;
-        Ok(json!({ "resources": content::to_value(&resources)? }))
+        listed("resources", self.service.list_all_resources()).await
     }
 
     pub async fn list_resource_templates(&self) -> Result<Value, Failure> {
-        let templates = self
-            .service
-            .list_all_resource_templates()
-            .await
-            .map_err(|e| Failure::from_service(&e))?;
-        Ok(json!({ "resourceTemplates": content::to_value(&templates)? }))
+        listed(
+            "resourceTemplates",
+            self.service.list_all_resource_templates(),
+        )
+        .await
     }
 
     pub async fn list_prompts(&self) -> Result<Value, Failure> {
-        let prompts = self
-            .service
-            .list_all_prompts()
-            .await
-            .map_err(|e| Failure::from_service(&e))?;
-        Ok(json!({ "prompts": content::to_value(&prompts)? }))
+        listed("prompts", self.service.list_all_prompts()).await
     }
 
     pub async fn read_resource(
@@ -583,6 +567,17 @@ impl Session {
             _ => Failure::from_service(error),
         }
     }
+}
+
+/// One of rmcp's own list-all helpers (`Peer::list_all_*`), which follow `nextCursor` until it
+/// is absent and nothing more: no timeout, no cursor or duplicate check. The entries go under
+/// `key`, as rmcp serialises them.
+async fn listed<T: serde::Serialize>(
+    key: &str,
+    all: impl Future<Output = Result<Vec<T>, ServiceError>>,
+) -> Result<Value, Failure> {
+    let entries = all.await.map_err(|e| Failure::from_service(&e))?;
+    Ok(json!({ key: content::to_value(&entries)? }))
 }
 
 /// Runs one rmcp helper under the contract's per-request timeout. On expiry the helper's future

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, AUTHORIZATION};
 
+use crate::modern::params::PARAM_PREFIX;
+
 /// The headers a transcript shows, lower-case. `authorization` is shown only as a verdict.
 pub const RECORDED: [&str; 8] = [
     "content-type",
@@ -29,12 +31,9 @@ pub const AUTH_VALID: &str = "Bearer [valid]";
 /// How any other `Authorization` header is shown.
 pub const AUTH_INVALID: &str = "[invalid]";
 
-/// The prefix of the headers a tool's `x-mcp-header` arguments are mirrored into (lower-case),
-/// all of which are recorded too.
-pub const PARAM_PREFIX: &str = "mcp-param-";
-
-/// The allow-listed headers of a request, and every `Mcp-Param-*` one, for its `HttpRequest`
-/// record. Repeated headers are joined with `, `; bytes that are not UTF-8 are replaced.
+/// The allow-listed headers of a request, and every `Mcp-Param-*` one ([`PARAM_PREFIX`]), for
+/// its `HttpRequest` record. Repeated headers are joined with `, `; bytes that are not UTF-8 are
+/// replaced.
 pub fn recorded(headers: &HeaderMap, token: Option<&str>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let params = headers

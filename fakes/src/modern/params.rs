@@ -10,10 +10,16 @@
 //! numbers); a value absent or null needs the header absent, since any header would then say
 //! something the body does not.
 
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{GeneralPurpose, GeneralPurposeConfig};
 use mcp_harness_scenarios::model::{Reply, ServerScript};
 use serde_json::Value;
 
-/// One enforced annotation: the lower-case header name, the property path, the declared types.
+/// The prefix of the headers a tool's `x-mcp-header` arguments are mirrored into (lower-case).
+pub const PARAM_PREFIX: &str = "mcp-param-";
+
+/// One enforced annotation: the lower-case header name and the property path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Enforced {
     /// `mcp-param-{name}`, lower-case (header names compare case-insensitively).
@@ -22,6 +28,13 @@ pub struct Enforced {
     pub path: Vec<String>,
 }
 
+/// RFC 4648 §4 decoding: standard alphabet, padding required, non-zero trailing bits accepted
+/// (§3.5 lets a decoder accept them; a server has no reason to refuse them).
+const SENTINEL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+);
+
 /// The text a mirrored header stands for: the decoded sentinel, or the value itself. `None`
 /// when the sentinel does not hold standard, padded base64 of UTF-8.
 pub fn decoded(value: &str) -> Option<String> {
@@ -29,43 +42,9 @@ pub fn decoded(value: &str) -> Option<String> {
         .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="))
     {
-        Some(encoded) => String::from_utf8(base64_decode(encoded)?).ok(),
+        Some(encoded) => String::from_utf8(SENTINEL.decode(encoded).ok()?).ok(),
         None => Some(value.to_owned()),
     }
-}
-
-/// Strict RFC 4648 §4 decoding (standard alphabet, padding required).
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
-        return None;
-    }
-    let digit = |b: u8| -> Option<u32> {
-        Some(u32::from(match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }))
-    };
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    let quads = bytes.chunks(4).count();
-    for (i, quad) in bytes.chunks(4).enumerate() {
-        let pad = quad.iter().rev().take_while(|b| **b == b'=').count();
-        if pad > 2 || (pad > 0 && i + 1 != quads) {
-            return None;
-        }
-        let mut n = 0u32;
-        for (j, b) in quad.iter().enumerate() {
-            let d = if j >= 4 - pad { 0 } else { digit(*b)? };
-            n |= d << (18 - 6 * j);
-        }
-        let got = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&got[..3 - pad]);
-    }
-    Some(out)
 }
 
 /// The enforced annotations of the tool `name` as the script lists it.
@@ -108,7 +87,7 @@ fn collect(schema: &Value, path: &mut Vec<String>, found: &mut Vec<Enforced>) {
                 .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
         {
             found.push(Enforced {
-                header: format!("mcp-param-{}", header.to_ascii_lowercase()),
+                header: format!("{PARAM_PREFIX}{}", header.to_ascii_lowercase()),
                 path: path.clone(),
             });
         }
@@ -175,6 +154,11 @@ mod tests {
         );
         assert_eq!(decoded("=?base64?Zm9v?=").as_deref(), Some("foo"));
         assert_eq!(decoded("=?base64?Zg==?=").as_deref(), Some("f"));
+        assert_eq!(
+            decoded("=?base64?Zh==?=").as_deref(),
+            Some("f"),
+            "trailing bits"
+        );
         assert_eq!(decoded("=?base64?Zg?="), None, "padding is required");
         assert_eq!(decoded("=?base64?Z*==?="), None);
         assert_eq!(decoded("=?base64?Zg==Zm9v?="), None);
