@@ -224,7 +224,7 @@ fn bad_request(code: i64, message: String, data: Option<Value>) -> Refusal {
 pub fn discover_result(script: &ServerScript) -> Value {
     json!({
         "supportedVersions": script.modern.supported_versions,
-        "capabilities": crate::script::capabilities(script),
+        "capabilities": crate::script::capabilities(script, None),
         "ttlMs": 0,
         "cacheScope": "public",
         "_meta": {

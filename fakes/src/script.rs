@@ -124,14 +124,16 @@ pub fn choose_for_notification(
 /// always, and each other server feature the script has a handler for (`resources` for
 /// `resources/*`, `prompts` for `prompts/*`, `completions` for `completion/complete`,
 /// `logging` for `logging/setLevel`). A case about an undeclared capability simply scripts
-/// no handler for it.
-pub fn capabilities(script: &ServerScript) -> Value {
+/// no handler for it. At `version` 2024-11-05, which had completion requests but no
+/// `completions` capability, none is declared for them.
+pub fn capabilities(script: &ServerScript, version: Option<&str>) -> Value {
     let mut declared = serde_json::Map::new();
     declared.insert("tools".into(), json!({}));
     for handler in &script.handlers {
         let feature = match handler.method.split('/').next() {
             Some("resources") => "resources",
             Some("prompts") => "prompts",
+            Some("completion") if version == Some("2024-11-05") => continue,
             Some("completion") => "completions",
             Some("logging") => "logging",
             _ => continue,
@@ -195,7 +197,7 @@ pub fn default_reply_at(
             let version = offered.filter(|v| known.contains(v)).unwrap_or(fallback);
             Reply::Result(json!({
                 "protocolVersion": version,
-                "capabilities": capabilities(script),
+                "capabilities": capabilities(script, Some(version)),
                 "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
             }))
         }
@@ -306,6 +308,16 @@ mod tests {
         assert_eq!(
             result_of(&init)["capabilities"],
             json!({"tools": {}, "resources": {}, "completions": {}})
+        );
+        // 2024-11-05 had completion requests but no capability to declare for them.
+        let old = choose(
+            &script,
+            "initialize",
+            Some(&json!({"protocolVersion": "2024-11-05"})),
+        );
+        assert_eq!(
+            result_of(&old)["capabilities"],
+            json!({"tools": {}, "resources": {}})
         );
     }
 
