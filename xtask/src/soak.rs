@@ -43,8 +43,8 @@ pub struct Args {
     #[arg(long)]
     pub hog: bool,
     /// Passed to every run as `--time-scale` (a factor, or `auto`: from the load average).
-    #[arg(long, value_name = "F|auto")]
-    pub time_scale: Option<String>,
+    #[arg(long, value_name = "F|auto", value_parser = crate::conformance::time_scale::Choice::parse)]
+    pub time_scale: Option<crate::conformance::time_scale::Choice>,
     /// Where the runs' reports and soak.json go (default: target/soak).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -231,7 +231,7 @@ fn run_mode(
         cmd.args(["conformance", "--no-build", "--quiet", "--report-dir"])
             .arg(&run_dir);
         if let Some(scale) = &args.time_scale {
-            cmd.args(["--time-scale", scale]);
+            cmd.args(["--time-scale", &scale.to_string()]);
         }
         if let Some(jobs) = mode.jobs {
             cmd.args(["--jobs", &jobs.to_string()]);

@@ -166,3 +166,19 @@ fn soak_runs_both_modes_and_writes_soak_json() {
     }
     assert!(dir.path().join("stress-2").join("results.json").exists());
 }
+
+#[test]
+fn a_bad_time_scale_is_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["soak", "--no-build", "--time-scale", "fast", "--report-dir"])
+        .arg(dir.path())
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        err.contains("--time-scale") && err.contains("the time scale must be a number"),
+        "{err}"
+    );
+    assert!(!dir.path().join("default-1").exists());
+}
