@@ -182,3 +182,25 @@ fn a_bad_time_scale_is_refused_before_any_run() {
     );
     assert!(!dir.path().join("default-1").exists());
 }
+
+#[test]
+fn a_suite_that_cannot_run_stops_the_soak_and_names_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["soak", "--no-build", "--baseline"])
+        .arg(dir.path().join("no-such-baseline.txt"))
+        .arg("--report-dir")
+        .arg(dir.path())
+        .arg("handshake/happy-path@stdio")
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let log = dir.path().join("default-1").join("conformance.log");
+    assert!(
+        err.contains("default run 1: the suite could not run")
+            && err.contains(&format!("see {}", log.display())),
+        "{err}"
+    );
+    let log = std::fs::read_to_string(log).unwrap();
+    assert!(log.contains("no-such-baseline.txt"), "{log}");
+}

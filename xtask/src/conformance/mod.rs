@@ -14,10 +14,12 @@
 //! | `snapshot`  | normalized transcripts under insta                          |
 //! | `baseline`  | the strict expected-failures file, read and written         |
 //! | `timings`   | where a run's time went, for the bench                      |
+//! | `child`     | the suite in a child process, for `sdk` and `soak`          |
 
 pub mod baseline;
 pub mod canary;
 pub mod checks;
+pub mod child;
 pub mod http_env;
 pub mod outcome;
 pub mod output;
