@@ -167,10 +167,7 @@ fn conformance(
     let mut cmd = child::command(dir, client, Some(name), baseline)?;
     // As many trials at once as cores: an SDK that takes a second to import must not see its
     // start-up eat the deadline because twice as many trials start together.
-    let jobs = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .to_string();
-    cmd.args(["--jobs", &jobs]);
+    cmd.args(["--jobs", &crate::conformance::cores().to_string()]);
     if let Some(path) = rewrite {
         cmd.arg("--write-baseline").arg(path);
     }

@@ -150,7 +150,7 @@ fn run(args: &Args) -> Result<SoakReport, String> {
     if !args.no_build {
         paths::build_bins()?;
     }
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cores = crate::conformance::cores();
     let dir = args
         .report_dir
         .clone()

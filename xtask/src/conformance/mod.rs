@@ -549,6 +549,12 @@ fn display_path(path: &std::path::Path) -> String {
     relative.as_deref().unwrap_or(path).display().to_string()
 }
 
+/// The cores this process may use (one when the system cannot tell): what the default jobs,
+/// `--time-scale auto`, the SDK runs and the soak's hog are sized by.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// The trials a run takes at once when `--jobs` is not given: four per core, 4 to 64.
 pub fn default_threads() -> usize {
     // A trial mostly waits: on its client's start, on the fake's scripted delays, on timeouts
@@ -557,8 +563,7 @@ pub fn default_threads() -> usize {
     // and take CPU from the trials whose cases give the client a tight time budget (a
     // cancellation after 150 ms, ten thousand notifications within a 5 s timeout), which
     // then fail for the load, not for the client.
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    (cores * 4).clamp(4, 64)
+    (cores() * 4).clamp(4, 64)
 }
 
 fn check_record(c: &CheckResult) -> CheckRecord {

@@ -62,7 +62,7 @@ pub fn pick(given: Option<Choice>) -> (TimeScale, String) {
         Some(Choice::Fixed(scale)) => return (scale, "--time-scale".to_owned()),
         Some(Choice::Auto) => {}
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = super::cores();
     match std::fs::read_to_string(Path::new("/proc/loadavg"))
         .ok()
         .as_deref()
