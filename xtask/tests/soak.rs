@@ -11,35 +11,16 @@ use xtask::soak::{compare, render_mode, shorten};
 
 fn check(name: &str, level: Level, passed: bool, actual: &str) -> CheckRecord {
     CheckRecord {
-        name: name.into(),
-        level,
-        passed,
-        requirement_id: String::new(),
-        requirement: String::new(),
-        source: String::new(),
-        expected: String::new(),
         actual: actual.into(),
+        ..CheckRecord::bare(name, level, passed)
     }
 }
 
 fn trial(name: &str, grade: Grade, checks: Vec<CheckRecord>) -> TrialResult {
     TrialResult {
-        name: name.into(),
-        description: String::new(),
-        level: Level::Must,
-        grade,
-        verdict: Verdict::Passed,
-        case_path: String::new(),
-        rerun: String::new(),
-        baseline_reason: None,
-        known_flaky: None,
-        flaky: false,
-        attempts: Vec::new(),
         elapsed_ms: 1,
         checks,
-        outcomes: Vec::new(),
-        details: String::new(),
-        transcript: String::new(),
+        ..TrialResult::bare(name, grade, Verdict::Passed)
     }
 }
 
@@ -62,38 +43,31 @@ fn compare_reports_changed_grades_and_flipped_checks_only() {
             vec![check("x", Level::Must, true, "")],
         )
     };
+    // b@stdio changes grade on a flipped check (y holds in both runs); c@http keeps its grade
+    // while one of its checks flips.
+    let b = |grade, deadline_held, actual| {
+        trial(
+            "b@stdio",
+            grade,
+            vec![
+                check("deadline", Level::Must, deadline_held, actual),
+                check("y", Level::Must, true, ""),
+            ],
+        )
+    };
+    let c = |held, actual| {
+        trial(
+            "c@http",
+            Grade::NonStrict,
+            vec![check("s", Level::Should, held, actual)],
+        )
+    };
     let runs = vec![
+        run(vec![stable(), b(Grade::Pass, true, ""), c(false, "late")]),
         run(vec![
             stable(),
-            trial(
-                "b@stdio",
-                Grade::Pass,
-                vec![
-                    check("deadline", Level::Must, true, ""),
-                    check("y", Level::Must, true, ""),
-                ],
-            ),
-            trial(
-                "c@http",
-                Grade::NonStrict,
-                vec![check("s", Level::Should, false, "late")],
-            ),
-        ]),
-        run(vec![
-            stable(),
-            trial(
-                "b@stdio",
-                Grade::Fail,
-                vec![
-                    check("deadline", Level::Must, false, "no answer\nwithin 5s"),
-                    check("y", Level::Must, true, ""),
-                ],
-            ),
-            trial(
-                "c@http",
-                Grade::NonStrict,
-                vec![check("s", Level::Should, true, "")],
-            ),
+            b(Grade::Fail, false, "no answer\nwithin 5s"),
+            c(true, ""),
         ]),
     ];
     let changed = compare(&runs);

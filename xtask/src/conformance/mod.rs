@@ -517,22 +517,8 @@ fn panicked(name: &str, why: &str) -> Finished {
     let message = format!("the harness panicked while running this trial (a harness bug): {why}");
     Finished {
         result: TrialResult {
-            name: name.to_owned(),
-            description: String::new(),
-            level: mcp_harness_scenarios::model::Level::Must,
-            grade: Grade::Fail,
-            verdict: Verdict::Failed,
-            case_path: String::new(),
-            rerun: String::new(),
-            baseline_reason: None,
-            known_flaky: None,
-            flaky: false,
-            attempts: Vec::new(),
-            elapsed_ms: 0,
-            checks: Vec::new(),
-            outcomes: Vec::new(),
             details: message.clone(),
-            transcript: String::new(),
+            ..TrialResult::bare(name, Grade::Fail, Verdict::Failed)
         },
         message: Some(message),
         phases: Default::default(),
