@@ -169,6 +169,13 @@ impl TrialResult {
             transcript: String::new(),
         }
     }
+
+    /// The grade of every attempt, first to last, as the reports show them: `fail, pass`
+    /// (empty when the trial was not re-run).
+    pub fn attempts_shown(&self) -> String {
+        let grades: Vec<&str> = self.attempts.iter().map(|g| g.as_str()).collect();
+        grades.join(", ")
+    }
 }
 
 impl CheckRecord {
