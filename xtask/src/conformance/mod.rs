@@ -82,8 +82,8 @@ pub struct Options {
     /// Re-run each trial that would fail the run on its grade up to this many more times,
     /// one at a time after the parallel pass, to tell a flaky trial from a failing one.
     pub retries: u32,
-    /// Multiply every duration of every case by this factor (`--time-scale`); `None` picks
-    /// it from the machine (see [`time_scale`]).
+    /// Multiply every duration of every case by this factor, or by one picked from the
+    /// machine's load (`--time-scale F|auto`, see [`time_scale`]); `None` is 1.
     pub time_scale: Option<time_scale::Choice>,
     /// libtest's options (first filter, `--list`, `--exact`, `--skip`, `--test-threads`, `-q`).
     pub libtest: libtest_mimic::Arguments,
