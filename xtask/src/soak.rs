@@ -346,7 +346,7 @@ fn check_changes(per_run: &[Option<&TrialResult>]) -> Vec<CheckChange> {
 
 /// `text` on one line, at most `max` characters.
 pub fn shorten(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = crate::conformance::baseline::one_line(text);
     if flat.chars().count() <= max {
         flat
     } else {

@@ -196,8 +196,9 @@ pub fn render(results: &RunResults, selection: &str, header: Option<&str>) -> St
     out
 }
 
-/// Text on one line (a baseline entry or comment cannot span lines).
-fn one_line(text: &str) -> String {
+/// Text on one line, every run of white space one space (a baseline entry or comment cannot
+/// span lines).
+pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
