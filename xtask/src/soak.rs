@@ -74,7 +74,7 @@ pub struct RunRecord {
     /// Its report directory.
     pub dir: PathBuf,
     /// The suite's exit code (0: met its baseline, 101: did not).
-    pub exit: Option<i32>,
+    pub exit: i32,
     /// Wall time, in seconds.
     pub seconds: f64,
     /// Trials per grade.
@@ -244,7 +244,7 @@ fn run_mode(
         let finished = child::run(cmd, &run_dir, &format!("{} run {i}", mode.name))
             .map_err(|e| format!("{e}; see {}", log_path.display()))?;
         let seconds = start.elapsed().as_secs_f64();
-        let (exit, loaded) = (Some(finished.exit), finished.results);
+        let (exit, loaded) = (finished.exit, finished.results);
         let grades = loaded
             .counts()
             .into_iter()
@@ -254,7 +254,7 @@ fn run_mode(
         println!(
             "  run {i}: {:.0}s, exit {}, {}",
             seconds,
-            exit.unwrap_or(-1),
+            exit,
             grades
                 .iter()
                 .map(|(g, n)| format!("{n} {g}"))
