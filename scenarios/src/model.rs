@@ -388,19 +388,26 @@ impl Step {
         }
     }
 
+    /// The ops that take no arguments, which a plan may write as a bare string.
+    pub const BARE: &'static [Step] = &[
+        Step::Connect,
+        Step::ListTools,
+        Step::Close,
+        Step::Discover,
+        Step::ListResources,
+        Step::ListResourceTemplates,
+        Step::ListPrompts,
+        Step::Ping,
+    ];
+
     /// The step of an op that takes no arguments, by name.
     pub fn bare(op: &str) -> Option<Step> {
-        match op {
-            "connect" => Some(Step::Connect),
-            "list_tools" => Some(Step::ListTools),
-            "close" => Some(Step::Close),
-            "discover" => Some(Step::Discover),
-            "list_resources" => Some(Step::ListResources),
-            "list_resource_templates" => Some(Step::ListResourceTemplates),
-            "list_prompts" => Some(Step::ListPrompts),
-            "ping" => Some(Step::Ping),
-            _ => None,
-        }
+        Step::BARE.iter().find(|s| s.op() == op).cloned()
+    }
+
+    /// The names of the ops that take no arguments ([`Step::BARE`]).
+    pub fn bare_ops() -> Vec<&'static str> {
+        Step::BARE.iter().map(Step::op).collect()
     }
 }
 

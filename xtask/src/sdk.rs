@@ -4,12 +4,12 @@
 //! matrix of every client × trial.
 //!
 //! Each suite run is a separate `cargo xtask conformance` process, exactly as a user would
-//! run it, so an SDK run cannot disturb another's state.
+//! run it (see [`crate::conformance::child`]), so an SDK run cannot disturb another's state.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::conformance::shell_quote;
+use crate::conformance::{child, shell_quote};
 use crate::paths;
 use crate::report::{RunResults, html};
 
@@ -54,13 +54,16 @@ pub fn run(which: Sdk, report_dir: Option<PathBuf>, write_baselines: bool) -> Re
         let baseline = root.join("adapters").join(sdk.name()).join("baseline.txt");
         let dir = reports.join(sdk.name());
         let rewrite = write_baselines.then_some(baseline.as_path());
-        all_met &= conformance(sdk.name(), Some(&client), Some(&baseline), rewrite, &dir)?;
-        runs.push(RunResults::load(&dir.join("results.json"))?);
+        let (met, results) =
+            conformance(sdk.name(), Some(&client), Some(&baseline), rewrite, &dir)?;
+        all_met &= met;
+        runs.push(results);
     }
     if which == Sdk::All {
         let dir = reports.join("reference");
-        all_met &= conformance("reference", None, None, None, &dir)?;
-        runs.insert(0, RunResults::load(&dir.join("results.json"))?);
+        let (met, results) = conformance("reference", None, None, None, &dir)?;
+        all_met &= met;
+        runs.insert(0, results);
         let matrix = reports.join("matrix.html");
         std::fs::write(&matrix, html::render(&runs))
             .map_err(|e| format!("cannot write {}: {e}", matrix.display()))?;
@@ -152,48 +155,23 @@ fn step(cmd: &mut Command, what: &str) -> Result<(), String> {
     }
 }
 
-/// Runs `cargo xtask conformance` for one client; true when it met its baseline.
+/// Runs `cargo xtask conformance` for one client; whether it met its baseline, and what it
+/// graded.
 fn conformance(
     name: &str,
     client: Option<&str>,
     baseline: Option<&Path>,
     rewrite: Option<&Path>,
     dir: &Path,
-) -> Result<bool, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
+) -> Result<(bool, RunResults), String> {
+    let mut cmd = child::command(dir, client, Some(name), baseline)?;
     // As many trials at once as cores: an SDK that takes a second to import must not see its
     // start-up eat the deadline because twice as many trials start together.
-    let jobs = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .to_string();
-    let mut cmd = Command::new(exe);
-    cmd.args([
-        "conformance",
-        "--no-build",
-        "--quiet",
-        "--jobs",
-        &jobs,
-        "--client-name",
-        name,
-        "--report-dir",
-    ])
-    .arg(dir);
-    if let Some(client) = client {
-        cmd.args(["--client", client]);
-    }
-    if let Some(baseline) = baseline {
-        cmd.arg("--baseline").arg(baseline);
-    }
+    cmd.args(["--jobs", &crate::conformance::cores().to_string()]);
     if let Some(path) = rewrite {
         cmd.arg("--write-baseline").arg(path);
     }
     println!("== {name}");
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run the suite for {name}: {e}"))?;
-    match status.code() {
-        Some(0) => Ok(true),
-        Some(101) => Ok(false),
-        _ => Err(format!("the suite for {name} could not run ({status})")),
-    }
+    let finished = child::run(cmd, dir, name)?;
+    Ok((finished.met, finished.results))
 }

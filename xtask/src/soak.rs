@@ -3,13 +3,13 @@
 //! beside it; every trial whose grade or checks changed between runs is reported with the
 //! run it changed in and the checks that flipped. Not part of CI: it takes K × 2 suite runs.
 //!
-//! Each run is a separate `cargo xtask conformance --no-build --report-dir DIR/<mode>-<i>`, so
-//! a soak measures exactly what users run; its `results.json` is what is compared. The summary
+//! Each run is a separate `cargo xtask conformance --no-build --report-dir DIR/<mode>-<i>`
+//! (see [`crate::conformance::child`]), so a soak measures exactly what users run; its `results.json` is what is compared. The summary
 //! goes to `DIR/soak.json`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::conformance::child;
 use crate::paths;
 use crate::report::{RunResults, TrialResult};
 
@@ -43,8 +44,8 @@ pub struct Args {
     #[arg(long)]
     pub hog: bool,
     /// Passed to every run as `--time-scale` (a factor, or `auto`: from the load average).
-    #[arg(long, value_name = "F|auto")]
-    pub time_scale: Option<String>,
+    #[arg(long, value_name = "F|auto", value_parser = crate::conformance::time_scale::Choice::parse)]
+    pub time_scale: Option<crate::conformance::time_scale::Choice>,
     /// Where the runs' reports and soak.json go (default: target/soak).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -73,7 +74,7 @@ pub struct RunRecord {
     /// Its report directory.
     pub dir: PathBuf,
     /// The suite's exit code (0: met its baseline, 101: did not).
-    pub exit: Option<i32>,
+    pub exit: i32,
     /// Wall time, in seconds.
     pub seconds: f64,
     /// Trials per grade.
@@ -149,8 +150,7 @@ fn run(args: &Args) -> Result<SoakReport, String> {
     if !args.no_build {
         paths::build_bins()?;
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let cores = crate::conformance::cores();
     let dir = args
         .report_dir
         .clone()
@@ -186,7 +186,7 @@ fn run(args: &Args) -> Result<SoakReport, String> {
             args.runs
         );
         let hog = Hog::start(mode.hog_threads);
-        let runs = run_mode(&exe, args, &dir, &mode);
+        let runs = run_mode(args, &dir, &mode);
         hog.stop();
         let (records, results) = runs?;
         report.client = results[0].client.clone();
@@ -210,7 +210,6 @@ fn run(args: &Args) -> Result<SoakReport, String> {
 
 /// Runs the suite `args.runs` times in one mode.
 fn run_mode(
-    exe: &Path,
     args: &Args,
     dir: &Path,
     mode: &Mode,
@@ -219,50 +218,33 @@ fn run_mode(
     let mut results = Vec::new();
     for i in 1..=args.runs {
         let run_dir = dir.join(format!("{}-{i}", mode.name));
-        // A stale results.json must not pass for this run's.
-        let _ = std::fs::remove_file(run_dir.join("results.json"));
         std::fs::create_dir_all(&run_dir)
             .map_err(|e| format!("cannot create {}: {e}", run_dir.display()))?;
         let log_path = run_dir.join("conformance.log");
         let log = std::fs::File::create(&log_path)
             .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
         let err_log = log.try_clone().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(exe);
-        cmd.args(["conformance", "--no-build", "--quiet", "--report-dir"])
-            .arg(&run_dir);
+        let mut cmd = child::command(
+            &run_dir,
+            args.client.as_deref(),
+            args.client_name.as_deref(),
+            args.baseline.as_deref(),
+        )?;
         if let Some(scale) = &args.time_scale {
-            cmd.args(["--time-scale", scale]);
+            cmd.args(["--time-scale", &scale.to_string()]);
         }
         if let Some(jobs) = mode.jobs {
             cmd.args(["--jobs", &jobs.to_string()]);
-        }
-        if let Some(client) = &args.client {
-            cmd.args(["--client", client]);
-        }
-        if let Some(name) = &args.client_name {
-            cmd.args(["--client-name", name]);
-        }
-        if let Some(baseline) = &args.baseline {
-            cmd.arg("--baseline").arg(baseline);
         }
         cmd.args(&args.filters)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(err_log);
         let start = Instant::now();
-        let status = cmd
-            .status()
-            .map_err(|e| format!("cannot run the suite: {e}"))?;
+        let finished = child::run(cmd, &run_dir, &format!("{} run {i}", mode.name))
+            .map_err(|e| format!("{e}; see {}", log_path.display()))?;
         let seconds = start.elapsed().as_secs_f64();
-        let exit = status.code();
-        if !matches!(exit, Some(0 | 101)) {
-            return Err(format!(
-                "{} run {i}: the suite could not run ({status}); see {}",
-                mode.name,
-                log_path.display()
-            ));
-        }
-        let loaded = RunResults::load(&run_dir.join("results.json"))?;
+        let (exit, loaded) = (finished.exit, finished.results);
         let grades = loaded
             .counts()
             .into_iter()
@@ -272,7 +254,7 @@ fn run_mode(
         println!(
             "  run {i}: {:.0}s, exit {}, {}",
             seconds,
-            exit.unwrap_or(-1),
+            exit,
             grades
                 .iter()
                 .map(|(g, n)| format!("{n} {g}"))
@@ -364,7 +346,7 @@ fn check_changes(per_run: &[Option<&TrialResult>]) -> Vec<CheckChange> {
 
 /// `text` on one line, at most `max` characters.
 pub fn shorten(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = crate::conformance::baseline::one_line(text);
     if flat.chars().count() <= max {
         flat
     } else {

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use mcp_harness_scenarios::Case;
-use mcp_harness_scenarios::model::Transport;
+use mcp_harness_scenarios::model::{TimeScale, Transport};
 use mcp_harness_scenarios::transcript::Event;
 use support::census;
 use xtask::conformance::verdict::{self, Grade};
@@ -482,8 +482,11 @@ fn a_suite_run_against_hostile_clients_leaves_no_process() {
         let (id, transport) = (parts.next().unwrap(), parts.next().unwrap());
         let double = names[chaos_pick(id, transport)];
         used.insert(double);
-        // The run scales every deadline by its time scale (picked from the machine's load).
-        let deadline = (deadlines[id] as f64 * results.time_scale).round() as u64;
+        // The run scales every deadline by its time scale (1 unless `--time-scale` is given),
+        // rounded as the run rounds it.
+        let deadline = TimeScale::new(results.time_scale)
+            .unwrap()
+            .ms(deadlines[id]);
         eprintln!(
             "{double:<24} {:<60} {:>5} ms (deadline {deadline})",
             t.name, t.elapsed_ms

@@ -11,35 +11,16 @@ use xtask::soak::{compare, render_mode, shorten};
 
 fn check(name: &str, level: Level, passed: bool, actual: &str) -> CheckRecord {
     CheckRecord {
-        name: name.into(),
-        level,
-        passed,
-        requirement_id: String::new(),
-        requirement: String::new(),
-        source: String::new(),
-        expected: String::new(),
         actual: actual.into(),
+        ..CheckRecord::bare(name, level, passed)
     }
 }
 
 fn trial(name: &str, grade: Grade, checks: Vec<CheckRecord>) -> TrialResult {
     TrialResult {
-        name: name.into(),
-        description: String::new(),
-        level: Level::Must,
-        grade,
-        verdict: Verdict::Passed,
-        case_path: String::new(),
-        rerun: String::new(),
-        baseline_reason: None,
-        known_flaky: None,
-        flaky: false,
-        attempts: Vec::new(),
         elapsed_ms: 1,
         checks,
-        outcomes: Vec::new(),
-        details: String::new(),
-        transcript: String::new(),
+        ..TrialResult::bare(name, grade, Verdict::Passed)
     }
 }
 
@@ -62,38 +43,31 @@ fn compare_reports_changed_grades_and_flipped_checks_only() {
             vec![check("x", Level::Must, true, "")],
         )
     };
+    // b@stdio changes grade on a flipped check (y holds in both runs); c@http keeps its grade
+    // while one of its checks flips.
+    let b = |grade, deadline_held, actual| {
+        trial(
+            "b@stdio",
+            grade,
+            vec![
+                check("deadline", Level::Must, deadline_held, actual),
+                check("y", Level::Must, true, ""),
+            ],
+        )
+    };
+    let c = |held, actual| {
+        trial(
+            "c@http",
+            Grade::NonStrict,
+            vec![check("s", Level::Should, held, actual)],
+        )
+    };
     let runs = vec![
+        run(vec![stable(), b(Grade::Pass, true, ""), c(false, "late")]),
         run(vec![
             stable(),
-            trial(
-                "b@stdio",
-                Grade::Pass,
-                vec![
-                    check("deadline", Level::Must, true, ""),
-                    check("y", Level::Must, true, ""),
-                ],
-            ),
-            trial(
-                "c@http",
-                Grade::NonStrict,
-                vec![check("s", Level::Should, false, "late")],
-            ),
-        ]),
-        run(vec![
-            stable(),
-            trial(
-                "b@stdio",
-                Grade::Fail,
-                vec![
-                    check("deadline", Level::Must, false, "no answer\nwithin 5s"),
-                    check("y", Level::Must, true, ""),
-                ],
-            ),
-            trial(
-                "c@http",
-                Grade::NonStrict,
-                vec![check("s", Level::Should, true, "")],
-            ),
+            b(Grade::Fail, false, "no answer\nwithin 5s"),
+            c(true, ""),
         ]),
     ];
     let changed = compare(&runs);
@@ -165,4 +139,42 @@ fn soak_runs_both_modes_and_writes_soak_json() {
         assert_eq!(mode["grade_changes"], 0);
     }
     assert!(dir.path().join("stress-2").join("results.json").exists());
+}
+
+#[test]
+fn a_bad_time_scale_is_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["soak", "--no-build", "--time-scale", "fast", "--report-dir"])
+        .arg(dir.path())
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        err.contains("--time-scale") && err.contains("the time scale must be a number"),
+        "{err}"
+    );
+    assert!(!dir.path().join("default-1").exists());
+}
+
+#[test]
+fn a_suite_that_cannot_run_stops_the_soak_and_names_its_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["soak", "--no-build", "--baseline"])
+        .arg(dir.path().join("no-such-baseline.txt"))
+        .arg("--report-dir")
+        .arg(dir.path())
+        .arg("handshake/happy-path@stdio")
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let log = dir.path().join("default-1").join("conformance.log");
+    assert!(
+        err.contains("default run 1: the suite could not run")
+            && err.contains(&format!("see {}", log.display())),
+        "{err}"
+    );
+    let log = std::fs::read_to_string(log).unwrap();
+    assert!(log.contains("no-such-baseline.txt"), "{log}");
 }

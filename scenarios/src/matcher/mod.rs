@@ -128,7 +128,7 @@ fn match_at(
                 }
             }
             "$literal" => match actual {
-                Some(got) if scalar_eq(arg, got) => Ok(()),
+                Some(got) if literal_eq(arg, got) => Ok(()),
                 _ => Err(fail(format!("exactly {}", full(arg)))),
             },
             "$not" => {
@@ -282,6 +282,22 @@ fn scalar_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Equal as JSON values at every depth: the same members and items, numbers by value (`1`
+/// and `1.0` are one number, as [`scalar_eq`] has it at the top).
+fn literal_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| literal_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| literal_eq(v, w)))
+        }
+        _ => scalar_eq(a, b),
+    }
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -407,6 +423,16 @@ mod tests {
             json!({"s": {"$ref": "#a", "extra": 1}})
         ));
         assert!(!ok(json!({"s": {"$literal": 1}}), json!({})));
+        // Numbers are compared by value at any depth, as at the top: a client that reads
+        // `1.0` into a double and writes it back as `1` kept the schema.
+        assert!(ok(
+            json!({"s": {"$literal": {"minimum": 1.0, "enum": [2.0]}}}),
+            json!({"s": {"minimum": 1, "enum": [2]}})
+        ));
+        assert!(!ok(
+            json!({"s": {"$literal": {"enum": [1, 2]}}}),
+            json!({"s": {"enum": [2, 1]}})
+        ));
         assert_eq!(validate(&json!({"$literal": {"$schema": "x"}})), Ok(()));
     }
 

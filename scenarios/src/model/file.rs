@@ -178,18 +178,6 @@ pub struct PlanStep {
     pub expect: Option<StepExpect>,
 }
 
-/// The ops without arguments, which a plan may write as a bare string.
-const BARE_OPS: [&str; 8] = [
-    "connect",
-    "list_tools",
-    "close",
-    "discover",
-    "list_resources",
-    "list_resource_templates",
-    "list_prompts",
-    "ping",
-];
-
 /// The members of a step object that belong to its expectation.
 const EXPECT_KEYS: [&str; 4] = ["ok", "error", "requirement", "broken_by"];
 
@@ -202,7 +190,8 @@ impl<'de> Deserialize<'de> for PlanStep {
                     .map(|step| PlanStep { step, expect: None })
                     .ok_or_else(|| {
                         D::Error::custom(format!(
-                            "{op:?} is not an op without arguments; expected one of {BARE_OPS:?} or an object with `op`"
+                            "{op:?} is not an op without arguments; expected one of {:?} or an object with `op`",
+                            Step::bare_ops()
                         ))
                     });
             }
@@ -282,7 +271,7 @@ impl JsonSchema for PlanStep {
             "anyOf": [
                 {
                     "type": "string",
-                    "enum": BARE_OPS,
+                    "enum": Step::bare_ops(),
                     "description": "An op without arguments, unchecked."
                 },
                 step
@@ -525,7 +514,7 @@ mod tests {
 
     #[test]
     fn every_bare_op_reads_back_as_the_string_it_is_written_as() {
-        for op in BARE_OPS {
+        for op in Step::bare_ops() {
             let step: PlanStep = serde_json::from_value(Value::from(op)).unwrap();
             assert_eq!(step.step.op(), op);
             assert_eq!(serde_json::to_value(&step).unwrap(), Value::from(op));

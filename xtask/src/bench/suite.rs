@@ -331,10 +331,6 @@ fn fake_start(fake: &Path, work: &Path) -> Result<f64, String> {
     Ok(median(&ms))
 }
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// The median of sorted values (the mean of the middle two for an even count).
 fn median(sorted: &[f64]) -> f64 {
     match sorted.len() {
@@ -388,11 +384,11 @@ impl Suite {
                         false => format!("; failed: {}", run.failed.join(", ")),
                     }
                 );
+                let cores = crate::conformance::cores();
                 let detail = format!(
-                    "{detail}; CPU {:.1} s, so at least {:.1} s on {} idle cores",
+                    "{detail}; CPU {:.1} s, so at least {:.1} s on {cores} idle cores",
                     run.cpu_s,
-                    run.cpu_s / cores() as f64,
-                    cores()
+                    run.cpu_s / cores as f64,
                 );
                 (what, Some(green && run.seconds < TARGET_SECONDS), detail)
             }

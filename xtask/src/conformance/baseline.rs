@@ -196,8 +196,9 @@ pub fn render(results: &RunResults, selection: &str, header: Option<&str>) -> St
     out
 }
 
-/// Text on one line (a baseline entry or comment cannot span lines).
-fn one_line(text: &str) -> String {
+/// Text on one line, every run of white space one space (a baseline entry or comment cannot
+/// span lines).
+pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -210,34 +211,14 @@ mod tests {
 
     fn trial(name: &str, grade: Grade, failed: &[(&str, Level)]) -> TrialResult {
         TrialResult {
-            name: name.into(),
-            description: String::new(),
-            level: Level::Must,
-            grade,
-            verdict: Verdict::Failed,
-            case_path: String::new(),
-            rerun: String::new(),
-            baseline_reason: None,
-            known_flaky: None,
-            flaky: false,
-            attempts: Vec::new(),
-            elapsed_ms: 0,
             checks: failed
                 .iter()
                 .map(|(n, level)| CheckRecord {
-                    name: (*n).into(),
-                    level: *level,
-                    passed: false,
-                    requirement_id: String::new(),
-                    requirement: String::new(),
                     source: format!("source of {n}"),
-                    expected: String::new(),
-                    actual: String::new(),
+                    ..CheckRecord::bare(n, *level, false)
                 })
                 .collect(),
-            outcomes: Vec::new(),
-            details: String::new(),
-            transcript: String::new(),
+            ..TrialResult::bare(name, grade, Verdict::Failed)
         }
     }
 

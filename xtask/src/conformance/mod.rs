@@ -14,10 +14,12 @@
 //! | `snapshot`  | normalized transcripts under insta                          |
 //! | `baseline`  | the strict expected-failures file, read and written         |
 //! | `timings`   | where a run's time went, for the bench                      |
+//! | `child`     | the suite in a child process, for `sdk` and `soak`          |
 
 pub mod baseline;
 pub mod canary;
 pub mod checks;
+pub mod child;
 pub mod http_env;
 pub mod outcome;
 pub mod output;
@@ -80,8 +82,8 @@ pub struct Options {
     /// Re-run each trial that would fail the run on its grade up to this many more times,
     /// one at a time after the parallel pass, to tell a flaky trial from a failing one.
     pub retries: u32,
-    /// Multiply every duration of every case by this factor (`--time-scale`); `None` picks
-    /// it from the machine (see [`time_scale`]).
+    /// Multiply every duration of every case by this factor, or by one picked from the
+    /// machine's load (`--time-scale F|auto`, see [`time_scale`]); `None` is 1.
     pub time_scale: Option<time_scale::Choice>,
     /// libtest's options (first filter, `--list`, `--exact`, `--skip`, `--test-threads`, `-q`).
     pub libtest: libtest_mimic::Arguments,
@@ -515,22 +517,8 @@ fn panicked(name: &str, why: &str) -> Finished {
     let message = format!("the harness panicked while running this trial (a harness bug): {why}");
     Finished {
         result: TrialResult {
-            name: name.to_owned(),
-            description: String::new(),
-            level: mcp_harness_scenarios::model::Level::Must,
-            grade: Grade::Fail,
-            verdict: Verdict::Failed,
-            case_path: String::new(),
-            rerun: String::new(),
-            baseline_reason: None,
-            known_flaky: None,
-            flaky: false,
-            attempts: Vec::new(),
-            elapsed_ms: 0,
-            checks: Vec::new(),
-            outcomes: Vec::new(),
             details: message.clone(),
-            transcript: String::new(),
+            ..TrialResult::bare(name, Grade::Fail, Verdict::Failed)
         },
         message: Some(message),
         phases: Default::default(),
@@ -547,6 +535,12 @@ fn display_path(path: &std::path::Path) -> String {
     relative.as_deref().unwrap_or(path).display().to_string()
 }
 
+/// The cores this process may use (one when the system cannot tell): what the default jobs,
+/// `--time-scale auto`, the SDK runs and the soak's hog are sized by.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// The trials a run takes at once when `--jobs` is not given: four per core, 4 to 64.
 pub fn default_threads() -> usize {
     // A trial mostly waits: on its client's start, on the fake's scripted delays, on timeouts
@@ -555,8 +549,7 @@ pub fn default_threads() -> usize {
     // and take CPU from the trials whose cases give the client a tight time budget (a
     // cancellation after 150 ms, ten thousand notifications within a 5 s timeout), which
     // then fail for the load, not for the client.
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    (cores * 4).clamp(4, 64)
+    (cores() * 4).clamp(4, 64)
 }
 
 fn check_record(c: &CheckResult) -> CheckRecord {

@@ -64,15 +64,16 @@ fn fails_on_grade(t: &TrialResult) -> bool {
 
 /// Records a retried trial's attempts and what they make of it.
 fn settle(f: &mut Finished, attempts: Vec<Grade>) {
-    let shown: Vec<&str> = attempts.iter().map(|g| g.as_str()).collect();
-    let shown = shown.join(", ");
     let flaky = attempts.iter().any(|g| *g != attempts[0]);
     let t = &mut f.result;
+    t.flaky = flaky;
+    t.attempts = attempts;
+    let shown = t.attempts_shown();
     let note = if !flaky {
         format!(
             "graded {} on all {} attempts: the same every time, not flaky",
             t.grade.as_str(),
-            attempts.len()
+            t.attempts.len()
         )
     } else if let Some(why) = &t.known_flaky {
         t.verdict = Verdict::KnownFlaky;
@@ -86,8 +87,6 @@ fn settle(f: &mut Finished, attempts: Vec<Grade>) {
             t.name
         )
     };
-    t.flaky = flaky;
-    t.attempts = attempts;
     t.details = format!("{note}\n\n{}", t.details).trim_end().to_owned();
     f.message = match t.verdict.fails_run() {
         true => Some(match f.message.take() {

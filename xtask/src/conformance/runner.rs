@@ -139,15 +139,9 @@ pub fn status(trial: &TrialResult) -> String {
             format!("FAILED ({grade} on all {} attempts)", trial.attempts.len())
         }
         Verdict::Failed => format!("FAILED ({grade})"),
-        Verdict::Flaky => format!("FAILED (flaky: {})", attempts(trial)),
-        Verdict::KnownFlaky => format!("flaky ({}; baselined known-flaky)", attempts(trial)),
+        Verdict::Flaky => format!("FAILED (flaky: {})", trial.attempts_shown()),
+        Verdict::KnownFlaky => format!("flaky ({}; baselined known-flaky)", trial.attempts_shown()),
     }
-}
-
-/// A retried trial's grades, first attempt to last: `fail, pass`.
-fn attempts(trial: &TrialResult) -> String {
-    let grades: Vec<&str> = trial.attempts.iter().map(|g| g.as_str()).collect();
-    grades.join(", ")
 }
 
 /// Announces the retries that follow the parallel pass.

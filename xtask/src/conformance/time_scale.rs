@@ -45,6 +45,16 @@ impl Choice {
     }
 }
 
+/// As the flag is written: `auto`, or the factor.
+impl std::fmt::Display for Choice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Choice::Fixed(scale) => write!(f, "{scale}"),
+            Choice::Auto => f.write_str("auto"),
+        }
+    }
+}
+
 /// The factor for this run and where it came from (shown in the run header).
 pub fn pick(given: Option<Choice>) -> (TimeScale, String) {
     match given {
@@ -52,7 +62,7 @@ pub fn pick(given: Option<Choice>) -> (TimeScale, String) {
         Some(Choice::Fixed(scale)) => return (scale, "--time-scale".to_owned()),
         Some(Choice::Auto) => {}
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = super::cores();
     match std::fs::read_to_string(Path::new("/proc/loadavg"))
         .ok()
         .as_deref()
@@ -110,6 +120,10 @@ mod tests {
             Choice::parse("2"),
             Ok(Choice::Fixed(TimeScale::new(2.0).unwrap()))
         );
+        for text in ["auto", "2", "1.5"] {
+            let choice = Choice::parse(text).unwrap();
+            assert_eq!(Choice::parse(&choice.to_string()), Ok(choice), "{text}");
+        }
         let bad = Choice::parse("fast").unwrap_err();
         assert!(bad.contains("or `auto`"), "{bad}");
     }

@@ -161,8 +161,7 @@ fn cell(out: &mut String, trial: &TrialResult, profile: bool) {
     } else {
         ""
     };
-    let grades: Vec<&str> = trial.attempts.iter().map(|g| g.as_str()).collect();
-    let grades = grades.join(", ");
+    let grades = trial.attempts_shown();
     let flaky = match (trial.flaky, &trial.known_flaky) {
         (false, _) => String::new(),
         (true, known) => format!(

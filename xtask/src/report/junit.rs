@@ -48,8 +48,7 @@ pub fn render(results: &RunResults) -> Result<String, String> {
             case.set_classname(name);
             case.set_time(Duration::from_millis(trial.elapsed_ms));
             if !trial.attempts.is_empty() {
-                let grades: Vec<&str> = trial.attempts.iter().map(|g| g.as_str()).collect();
-                let grades = grades.join(", ");
+                let grades = trial.attempts_shown();
                 case.add_property(Property::new("flaky", trial.flaky.to_string()));
                 case.add_property(Property::new("attempts", grades.clone()));
                 let note = match (trial.flaky, &trial.known_flaky) {

@@ -145,6 +145,55 @@ pub struct ErrorRecord {
     pub message: Option<String>,
 }
 
+impl TrialResult {
+    /// A result with only a name, a grade and a verdict, at the case level `must`: no case,
+    /// checks, outcomes, details or transcript (fill in what applies with `..`). For a trial
+    /// the harness could not run, and for tests.
+    pub fn bare(name: &str, grade: Grade, verdict: Verdict) -> TrialResult {
+        TrialResult {
+            name: name.to_owned(),
+            description: String::new(),
+            level: Level::Must,
+            grade,
+            verdict,
+            case_path: String::new(),
+            rerun: String::new(),
+            baseline_reason: None,
+            known_flaky: None,
+            flaky: false,
+            attempts: Vec::new(),
+            elapsed_ms: 0,
+            checks: Vec::new(),
+            outcomes: Vec::new(),
+            details: String::new(),
+            transcript: String::new(),
+        }
+    }
+
+    /// The grade of every attempt, first to last, as the reports show them: `fail, pass`
+    /// (empty when the trial was not re-run).
+    pub fn attempts_shown(&self) -> String {
+        let grades: Vec<&str> = self.attempts.iter().map(|g| g.as_str()).collect();
+        grades.join(", ")
+    }
+}
+
+impl CheckRecord {
+    /// A check with only a name, a level and whether it held (fill in the rest with `..`).
+    pub fn bare(name: &str, level: Level, passed: bool) -> CheckRecord {
+        CheckRecord {
+            name: name.to_owned(),
+            level,
+            passed,
+            requirement_id: String::new(),
+            requirement: String::new(),
+            source: String::new(),
+            expected: String::new(),
+            actual: String::new(),
+        }
+    }
+}
+
 impl RunResults {
     /// How many trials have each grade, in report order.
     pub fn counts(&self) -> Vec<(Grade, usize)> {
