@@ -1,7 +1,9 @@
 //! `cargo xtask soak`: the suite repeated K times for one client, first at the default number
 //! of trials at once, then oversubscribed (F times the default) with, on request, a CPU hog
 //! beside it; every trial whose grade or checks changed between runs is reported with the
-//! run it changed in and the checks that flipped. Not part of CI: it takes K × 2 suite runs.
+//! run it changed in and the checks that flipped, per mode and then across the modes (a trial
+//! steady in each mode but graded differently under stress follows the load just the same).
+//! Not part of CI: it takes K × 2 suite runs.
 //!
 //! Each run is a separate `cargo xtask conformance --no-build --report-dir DIR/<mode>-<i>`
 //! (see [`crate::conformance::child`]), so a soak measures exactly what users run; its `results.json` is what is compared. The summary
@@ -132,12 +134,20 @@ pub struct SoakReport {
     pub trials: usize,
     /// The modes, in the order run.
     pub modes: Vec<ModeReport>,
+    /// Trials steady within each mode whose verdict differs between the modes: a verdict
+    /// that follows the machine's load (every run of every mode, in order).
+    pub across_modes: Vec<TrialChange>,
 }
 
 /// `cargo xtask soak`: 0 when nothing changed, 1 when something did, 2 on error.
 pub fn main(args: Args) -> ExitCode {
     match run(&args) {
-        Ok(report) if report.modes.iter().all(|m| m.changed.is_empty()) => ExitCode::SUCCESS,
+        Ok(report)
+            if report.across_modes.is_empty()
+                && report.modes.iter().all(|m| m.changed.is_empty()) =>
+        {
+            ExitCode::SUCCESS
+        }
         Ok(_) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e}");
@@ -173,7 +183,10 @@ fn run(args: &Args) -> Result<SoakReport, String> {
         cores,
         trials: 0,
         modes: Vec::new(),
+        across_modes: Vec::new(),
     };
+    let several = modes.len() > 1;
+    let mut every_run = Vec::new();
     for mode in modes {
         println!(
             "== {} (jobs {}, hog {} threads): {} runs",
@@ -193,6 +206,7 @@ fn run(args: &Args) -> Result<SoakReport, String> {
         report.trials = results[0].trials.len();
         let changed = compare(&results);
         print!("{}", render_mode(&mode.name, &changed));
+        every_run.push(results);
         let grade_changes = grade_changes(&changed);
         report.modes.push(ModeReport {
             mode,
@@ -201,11 +215,30 @@ fn run(args: &Args) -> Result<SoakReport, String> {
             changed,
         });
     }
+    if several {
+        report.across_modes = across_modes(&every_run);
+        print!("{}", render_mode("across modes", &report.across_modes));
+    }
     let path = dir.join("soak.json");
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(&path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     println!("wrote {}", path.display());
     Ok(report)
+}
+
+/// The trials steady within every mode (each mode's runs agree) whose grade or checks still
+/// differ between modes: verdicts that follow the load. `per_mode` holds each mode's runs.
+pub fn across_modes(per_mode: &[Vec<RunResults>]) -> Vec<TrialChange> {
+    let unsteady: std::collections::HashSet<String> = per_mode
+        .iter()
+        .flat_map(|runs| compare(runs))
+        .map(|c| c.trial)
+        .collect();
+    let every_run: Vec<RunResults> = per_mode.iter().flatten().cloned().collect();
+    compare(&every_run)
+        .into_iter()
+        .filter(|c| !unsteady.contains(&c.trial))
+        .collect()
 }
 
 /// Runs the suite `args.runs` times in one mode.

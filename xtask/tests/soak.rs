@@ -7,7 +7,7 @@ use assert_cmd::Command;
 use mcp_harness_scenarios::model::Level;
 use xtask::conformance::verdict::{Grade, Verdict};
 use xtask::report::{CheckRecord, RunResults, TrialResult};
-use xtask::soak::{compare, render_mode, shorten};
+use xtask::soak::{across_modes, compare, render_mode, shorten};
 
 fn check(name: &str, level: Level, passed: bool, actual: &str) -> CheckRecord {
     CheckRecord {
@@ -103,6 +103,38 @@ fn a_trial_missing_from_a_run_counts_as_changed() {
     assert!(compare(&[run(vec![t()]), run(vec![t()])]).is_empty());
 }
 
+/// A trial steady in each mode but graded differently under stress is a verdict that follows
+/// the load; one that already changed within a mode is reported there, not again.
+#[test]
+fn across_modes_finds_verdicts_that_follow_the_load() {
+    let t = |name: &str, grade| trial(name, grade, Vec::new());
+    let default = vec![
+        run(vec![
+            t("storm@stdio", Grade::Pass),
+            t("flaky@stdio", Grade::Pass),
+        ]),
+        run(vec![
+            t("storm@stdio", Grade::Pass),
+            t("flaky@stdio", Grade::Fail),
+        ]),
+    ];
+    let stress = vec![
+        run(vec![
+            t("storm@stdio", Grade::Fail),
+            t("flaky@stdio", Grade::Fail),
+        ]),
+        run(vec![
+            t("storm@stdio", Grade::Fail),
+            t("flaky@stdio", Grade::Pass),
+        ]),
+    ];
+    let changed = across_modes(&[default.clone(), stress]);
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(changed[0].trial, "storm@stdio");
+    assert_eq!(changed[0].grades, ["pass", "pass", "fail", "fail"]);
+    assert!(across_modes(&[default.clone(), default]).is_empty());
+}
+
 #[test]
 fn shorten_keeps_one_line_within_the_limit() {
     assert_eq!(shorten("a\n  b", 10), "a b");
@@ -124,6 +156,10 @@ fn soak_runs_both_modes_and_writes_soak_json() {
     let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
     assert!(out.contains("default: 0 trial(s) changed grade"), "{out}");
     assert!(out.contains("stress: 0 trial(s) changed grade"), "{out}");
+    assert!(
+        out.contains("across modes: 0 trial(s) changed grade"),
+        "{out}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("soak.json")).unwrap())
             .unwrap();
