@@ -223,6 +223,7 @@ mod tests {
             reply,
             http: None,
             faults: None,
+            sends: Vec::new(),
         }
     }
 

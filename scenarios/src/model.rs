@@ -12,6 +12,7 @@ pub mod era;
 pub mod file;
 pub mod http;
 pub mod robust;
+pub mod sends;
 pub mod timing;
 
 use schemars::JsonSchema;
@@ -28,6 +29,7 @@ pub use http::{
     DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, Redirect, RedirectTarget, ReplyFormat,
 };
 pub use robust::{Emit, Faults, Then, Truncate};
+pub use sends::{Send, SendAt, Via};
 pub use timing::TimeScale;
 
 /// The `serverInfo.name` of the fakes' built-in answers (`initialize`, `server/discover`).
@@ -201,6 +203,12 @@ pub struct ServerScript {
     /// Settings of a modern or dual-era fake (ignored by a legacy one).
     #[serde(default, skip_serializing_if = "is_default")]
     pub modern: ModernScript,
+    /// Server capabilities declared on top of those the handlers imply (`tools` always;
+    /// `resources`, `prompts`, `completions`, `logging` when a handler answers them), merged
+    /// member by member into them, e.g. `{"tools": {"listChanged": true}}` or
+    /// `{"resources": {"subscribe": true}}`. Declared in `initialize` and `server/discover`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Value>,
 }
 
 /// One scripted answer.
@@ -226,6 +234,13 @@ pub struct Handler {
     /// a duplicate, a stderr flood, an exit after it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<Faults>,
+    /// Messages the server sends on its own initiative when this rule matches: requests to
+    /// the client and notifications, before or after the reply. A rule may name a
+    /// notification's method (`notifications/initialized`, `notifications/roots/list_changed`)
+    /// with `"reply": "hang"` to send messages when that notification arrives, answering
+    /// nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sends: Vec<Send>,
 }
 
 impl Handler {
@@ -238,6 +253,7 @@ impl Handler {
             reply: Reply::Result(serde_json::json!({"content": [{"type": "text", "text": "ok"}]})),
             http: None,
             faults: None,
+            sends: Vec::new(),
         }
     }
 }
@@ -298,7 +314,17 @@ pub enum OnSigterm {
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {
     /// Start the transport and perform the handshake.
-    Connect,
+    Connect {
+        /// The client's answers to requests the server sends it, by method
+        /// (`roots/list`, `sampling/createMessage`, `elicitation/create`). The client
+        /// declares exactly the client capabilities these imply, and no others (`roots`
+        /// with `listChanged`, `sampling`, `elicitation`), answers each such request with
+        /// the value given (see CLIENTS.md, Server requests), and reports every server
+        /// request it received in the next `events` step. Absent: no client capabilities.
+        /// In the 2026-07-28 era the same answers serve `input_required` results.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        handlers: Option<Map<String, Value>>,
+    },
     /// List every tool, following pagination cursors.
     ListTools,
     /// Call one tool.
@@ -316,6 +342,17 @@ pub enum Step {
         /// the client sends back for it when the server answers `input_required`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         input: Option<Map<String, Value>>,
+        /// Ask for progress: the request carries a `progressToken` of the client's choosing
+        /// in `params._meta`, and the progress notifications for it are reported by the next
+        /// `events` step.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        progress: bool,
+        /// With `progress`: restart the call's timeout whenever a progress notification for
+        /// it arrives, but give up (`timeout`) once this many milliseconds have passed since
+        /// the call was sent, whatever arrived. A client that cannot do this answers
+        /// `unsupported_op`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_timeout_ms: Option<u64>,
     },
     /// Close the connection and shut the server down.
     Close,
@@ -365,13 +402,48 @@ pub enum Step {
         /// `emergency` (any string is passed as given).
         level: String,
     },
+    /// Replace the client's roots; a client that declared `roots` sends
+    /// `notifications/roots/list_changed`, and answers later `roots/list` requests with
+    /// these. Reports `{}`.
+    SetRoots {
+        /// The new roots, each `{"uri": "file://…", "name": …}`, passed as given.
+        roots: Vec<Value>,
+    },
+    /// Report what the client surfaced to its caller since the previous `events` step (or
+    /// since `connect`): server requests it answered, progress, log messages, list changes
+    /// and resource updates, in arrival order (CLIENTS.md, Events).
+    Events {
+        /// Wait until at least this many events have arrived, for at most the request
+        /// timeout, before reporting (default 0: report at once). Reporting fewer is not an
+        /// error: the checks judge the list.
+        #[serde(default, skip_serializing_if = "is_default")]
+        min: u32,
+    },
+    /// Subscribe to one resource's updates (`resources/subscribe`, legacy eras).
+    SubscribeResource {
+        /// The resource's URI, sent as given.
+        uri: String,
+    },
+    /// End a subscription to one resource's updates (`resources/unsubscribe`, legacy eras).
+    UnsubscribeResource {
+        /// The resource's URI, sent as given.
+        uri: String,
+    },
+    /// 2026-07-28 era: open a `subscriptions/listen` stream with this `notifications`
+    /// filter and keep it open until `close`; what it delivers is reported by `events`.
+    /// Reports the acknowledged filter: `{"notifications": {…}}`.
+    Listen {
+        /// The filter, passed as given: `toolsListChanged`, `promptsListChanged`,
+        /// `resourcesListChanged` (booleans), `resourceSubscriptions` (URIs).
+        notifications: Value,
+    },
 }
 
 impl Step {
     /// The op name, as it appears in the plan and in outcome lines.
     pub fn op(&self) -> &'static str {
         match self {
-            Step::Connect => "connect",
+            Step::Connect { .. } => "connect",
             Step::ListTools => "list_tools",
             Step::CallTool { .. } => "call_tool",
             Step::Close => "close",
@@ -385,12 +457,18 @@ impl Step {
             Step::Complete { .. } => "complete",
             Step::Ping => "ping",
             Step::SetLoggingLevel { .. } => "set_logging_level",
+            Step::SetRoots { .. } => "set_roots",
+            Step::Events { .. } => "events",
+            Step::SubscribeResource { .. } => "subscribe_resource",
+            Step::UnsubscribeResource { .. } => "unsubscribe_resource",
+            Step::Listen { .. } => "listen",
         }
     }
 
     /// The ops that take no arguments, which a plan may write as a bare string.
     pub const BARE: &'static [Step] = &[
-        Step::Connect,
+        Step::Connect { handlers: None },
+        Step::Events { min: 0 },
         Step::ListTools,
         Step::Close,
         Step::Discover,

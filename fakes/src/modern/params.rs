@@ -187,6 +187,7 @@ mod tests {
                 }}]})),
                 http: None,
                 faults: None,
+                sends: Vec::new(),
             }],
             ..ServerScript::default()
         };

@@ -32,7 +32,7 @@ fn shape(s: &Scenario) -> Result<(), Problem> {
     if s.plan.is_empty() {
         return Err(("plan".into(), "expected at least one step".into()));
     }
-    if !matches!(s.plan.first(), Some(Step::Connect)) {
+    if !matches!(s.plan.first(), Some(Step::Connect { .. })) {
         return Err((
             "plan[0]".into(),
             "expected the plan to start with `connect`".into(),

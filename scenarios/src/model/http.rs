@@ -30,6 +30,17 @@ pub struct HttpScript {
     /// its id get 404.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expire_session_after: Option<u32>,
+    /// Give every SSE event an id (`<stream>-<n>`, one stream per POST answer and per GET)
+    /// and keep each stream's events, so a GET carrying `Last-Event-ID` is answered with the
+    /// events after that one on that stream, then the stream goes on (resumability).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub event_ids: bool,
+    /// Start every SSE stream with `retry: N`: how long a client waits before reconnecting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_ms: Option<u64>,
+    /// Write an SSE comment (a keep-alive) every this many milliseconds on each open stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keepalive_ms: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -58,6 +69,9 @@ impl Default for HttpScript {
             get: GetMode::default(),
             replies: ReplyFormat::default(),
             expire_session_after: None,
+            event_ids: false,
+            retry_ms: None,
+            keepalive_ms: None,
         }
     }
 }
@@ -145,6 +159,12 @@ pub struct HttpReply {
     /// Answer with a redirect instead of the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redirect: Option<Redirect>,
+    /// SSE only: drop the connection after this many events of the stream (before the
+    /// response), without ending it. With `http.event_ids` the rest of the stream (the events
+    /// not yet sent, then the response) goes to a GET that resumes with the last id seen; the
+    /// request itself is answered only there, so re-sending it is visible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_after_events: Option<u32>,
 }
 
 /// A redirect answering a request. Its targets use the reserved `.invalid` name, which never

@@ -11,10 +11,12 @@
 //! - the case's `timeout_ms` (handed to the client, `MCP_HARNESS_TIMEOUT_MS`),
 //!   `shutdown_grace_ms` (`MCP_HARNESS_SHUTDOWN_GRACE_MS`) and `deadline_ms` (the trial's
 //!   wall-clock limit, and the lifecycle check "exit within N ms");
-//! - the fake's `handlers[].delay_ms`, `handlers[].faults.drip_ms` and
-//!   `handlers[].faults.duplicate_after_ms` (both fakes: the runner scales the script the
-//!   HTTPS fake plays in-process, and hands the stdio fake `--time-scale F`);
-//! - the plan's `call_tool.cancel_after_ms` and `sleep.ms` (in `MCP_HARNESS_PLAN`).
+//! - the fake's `handlers[].delay_ms`, `handlers[].sends[].delay_ms`,
+//!   `handlers[].faults.drip_ms`, `handlers[].faults.duplicate_after_ms`, `http.retry_ms`
+//!   and `http.keepalive_ms` (both fakes: the runner scales the script the HTTPS fake plays
+//!   in-process, and hands the stdio fake `--time-scale F`);
+//! - the plan's `call_tool.cancel_after_ms`, `call_tool.max_timeout_ms` and `sleep.ms` (in
+//!   `MCP_HARNESS_PLAN`).
 //!
 //! A unit test walks the case schema and fails when a field named `*_ms` (or `ms`) appears
 //! that this list does not hold, and another checks that scaling doubles every one of them.
@@ -35,6 +37,9 @@ pub const SCALED_FIELDS: &[&str] = &[
     "drip_ms",
     "duplicate_after_ms",
     "cancel_after_ms",
+    "max_timeout_ms",
+    "retry_ms",
+    "keepalive_ms",
     "ms",
 ];
 
@@ -132,8 +137,13 @@ impl Scenario {
 impl ServerScript {
     /// Multiplies every duration of the script (handler delays, drips, duplicate delays).
     pub fn scale(&mut self, scale: TimeScale) {
+        self.http.retry_ms = self.http.retry_ms.map(|ms| scale.ms(ms));
+        self.http.keepalive_ms = self.http.keepalive_ms.map(|ms| scale.ms(ms));
         for handler in &mut self.handlers {
             handler.delay_ms = scale.ms(handler.delay_ms);
+            for send in &mut handler.sends {
+                send.delay_ms = scale.ms(send.delay_ms);
+            }
             if let Some(faults) = &mut handler.faults {
                 faults.drip_ms = faults.drip_ms.map(|ms| scale.ms(ms));
                 faults.duplicate_after_ms = faults.duplicate_after_ms.map(|ms| scale.ms(ms));
@@ -147,10 +157,15 @@ impl Step {
     pub fn scale(&mut self, scale: TimeScale) {
         match self {
             Step::CallTool {
-                cancel_after_ms, ..
-            } => *cancel_after_ms = cancel_after_ms.map(|ms| scale.ms(ms)),
+                cancel_after_ms,
+                max_timeout_ms,
+                ..
+            } => {
+                *cancel_after_ms = cancel_after_ms.map(|ms| scale.ms(ms));
+                *max_timeout_ms = max_timeout_ms.map(|ms| scale.ms(ms));
+            }
             Step::Sleep { ms } => *ms = scale.ms(*ms),
-            Step::Connect
+            Step::Connect { .. }
             | Step::ListTools
             | Step::Close
             | Step::Discover
@@ -161,7 +176,12 @@ impl Step {
             | Step::GetPrompt { .. }
             | Step::Complete { .. }
             | Step::Ping
-            | Step::SetLoggingLevel { .. } => {}
+            | Step::SetLoggingLevel { .. }
+            | Step::SetRoots { .. }
+            | Step::Events { .. }
+            | Step::SubscribeResource { .. }
+            | Step::UnsubscribeResource { .. }
+            | Step::Listen { .. } => {}
         }
     }
 }
@@ -254,15 +274,19 @@ mod tests {
         let server: ServerScript = serde_json::from_value(json!({
             "handlers": [
                 {"method": "tools/call", "delay_ms": 1500, "reply": {"result": {}},
-                 "faults": {"drip_ms": 3, "duplicate_after_ms": 40, "padding_bytes": 7}},
+                 "faults": {"drip_ms": 3, "duplicate_after_ms": 40, "padding_bytes": 7},
+                 "sends": [{"message": {"jsonrpc": "2.0", "method": "notifications/progress"},
+                            "delay_ms": 30}]},
                 {"method": "tools/list", "reply": "hang"}
             ],
+            "http": {"retry_ms": 500, "keepalive_ms": 250},
             "stderr_noise_bytes": 100
         }))
         .unwrap();
         let plan: Vec<Step> = serde_json::from_value(json!([
             {"op": "connect"},
             {"op": "call_tool", "name": "slow", "cancel_after_ms": 200},
+            {"op": "call_tool", "name": "slow", "progress": true, "max_timeout_ms": 900},
             {"op": "sleep", "ms": 250},
             {"op": "close"}
         ]))

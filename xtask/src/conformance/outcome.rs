@@ -90,7 +90,7 @@ pub fn parse(lines: &[String], plan: &[Step]) -> Outcomes {
         match parse_line(line, i, step.op()) {
             Ok(reported) => {
                 out.messages[i] = error_message(line);
-                if matches!(step, Step::Connect) {
+                if matches!(step, Step::Connect { .. }) {
                     out.limits.extend(limits(line));
                 }
                 out.by_step[i] = Some(reported);
@@ -191,7 +191,7 @@ mod tests {
     use super::*;
 
     fn plan() -> Vec<Step> {
-        vec![Step::Connect, Step::ListTools]
+        vec![Step::Connect { handlers: None }, Step::ListTools]
     }
 
     #[test]

@@ -298,7 +298,7 @@ fn reached_the_server(
         .scenario
         .plan
         .iter()
-        .position(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect));
+        .position(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect { .. }));
     let reported = match connect.and_then(|i| outcomes.by_step.get(i)) {
         Some(Some(outcome::Reported::Ok(_))) => "connect reported ok",
         Some(Some(_)) => "connect reported an error",
@@ -318,5 +318,5 @@ fn run_plan_connects(case: &Case) -> bool {
     case.scenario
         .plan
         .iter()
-        .any(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect))
+        .any(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect { .. }))
 }
