@@ -201,7 +201,15 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             let body = match cut {
                 // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
                 // keep-alive comment, a byte every 20 ms, then the connection drops.
-                true => Paced::dripped(CUT_STREAM.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body(),
+                true => {
+                    let stream = match conn.fake.scenario.server.http.retry_ms {
+                        Some(ms) => {
+                            CUT_STREAM.replacen("\ndata:", &format!("\nretry: {ms}\ndata:"), 1)
+                        }
+                        None => CUT_STREAM.to_owned(),
+                    };
+                    Paced::dripped(stream.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body()
+                }
                 false => conn
                     .fake
                     .live
