@@ -657,7 +657,8 @@ async fn a_cut_get_stream_carries_the_retry_field() {
     let got = get_stream(&trial, &[], Duration::from_secs(3)).await;
     assert!(got.closed);
     assert!(
-        got.text().starts_with("id: cut-stream-1\nretry: 30\ndata:\n\n"),
+        got.text()
+            .starts_with("retry: 30\nid: cut-stream-1\ndata:\n\n"),
         "{}",
         got.text()
     );

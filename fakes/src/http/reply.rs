@@ -201,14 +201,13 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             let body = match cut {
                 // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
                 // keep-alive comment, a byte every 20 ms, then the connection drops.
+                // With `http.retry_ms` the priming event carries the `retry` field too.
                 true => {
-                    let stream = match conn.fake.scenario.server.http.retry_ms {
-                        Some(ms) => {
-                            CUT_STREAM.replacen("\ndata:", &format!("\nretry: {ms}\ndata:"), 1)
-                        }
+                    let text = match conn.fake.scenario.server.http.retry_ms {
+                        Some(ms) => format!("retry: {ms}\n{CUT_STREAM}"),
                         None => CUT_STREAM.to_owned(),
                     };
-                    Paced::dripped(stream.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body()
+                    Paced::dripped(text.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body()
                 }
                 false => conn
                     .fake
