@@ -23,6 +23,7 @@
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
+//! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
@@ -36,6 +37,7 @@ pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
+pub(crate) mod streams;
 pub(crate) mod tls;
 pub(crate) mod versions;
 
@@ -311,6 +313,23 @@ pub struct Defects {
     /// Take a `nextCursor` of `null` for a cursor and send it back as the string `"null"`
     /// (breaks: a null `nextCursor` ends the listing like an absent one).
     null_cursor_followed: bool,
+    // HTTP streams (seam `streams.rs`).
+    /// HTTP: when a request's SSE stream breaks before its response, POST the same request
+    /// again (same id) instead of resuming with GET and `Last-Event-ID` (legacy) or
+    /// re-issuing it with a new id (2026-07-28) (breaks: a cut stream is never answered by
+    /// re-sending the request).
+    resend_on_stream_cut: bool,
+    /// HTTP: fail a request whose SSE stream breaks before its response, even when the
+    /// stream carried event ids (legacy) or the revision says to re-issue it (2026-07-28)
+    /// (breaks: a cut POST stream is resumed with GET and Last-Event-ID / re-issued).
+    no_post_stream_resume: bool,
+    /// HTTP: reconnect a stream after the client's own backoff, whatever `retry:` the server
+    /// sent (breaks: the retry field is honoured before reconnecting).
+    ignore_retry_field: bool,
+    /// HTTP: read the standalone GET stream but hand none of its messages to the router, so
+    /// its requests go unanswered and its notifications unseen (breaks: messages on the GET
+    /// stream are handled).
+    ignore_get_stream_messages: bool,
 }
 
 impl Defects {
@@ -323,7 +342,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 113] = [
+    pub const NAMES: [&'static str; 117] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -437,6 +456,10 @@ impl Defects {
         "raw-header-values",
         "no-relist-on-header-mismatch",
         "null-cursor-followed",
+        "resend-on-stream-cut",
+        "no-post-stream-resume",
+        "ignore-retry-field",
+        "ignore-get-stream-messages",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -555,6 +578,10 @@ impl Defects {
             "raw-header-values" => &mut self.raw_header_values,
             "no-relist-on-header-mismatch" => &mut self.no_relist_on_header_mismatch,
             "null-cursor-followed" => &mut self.null_cursor_followed,
+            "resend-on-stream-cut" => &mut self.resend_on_stream_cut,
+            "no-post-stream-resume" => &mut self.no_post_stream_resume,
+            "ignore-retry-field" => &mut self.ignore_retry_field,
+            "ignore-get-stream-messages" => &mut self.ignore_get_stream_messages,
             _ => return false,
         };
         *flag = true;
@@ -596,6 +623,7 @@ mod tests {
             include_str!("schema.rs"),
             include_str!("sent.rs"),
             include_str!("shutdown.rs"),
+            include_str!("streams.rs"),
             include_str!("tls.rs"),
             include_str!("versions.rs"),
         ]
