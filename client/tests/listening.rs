@@ -490,7 +490,10 @@ async fn progress_restarts_the_timeout_but_the_maximum_holds() {
         slow_with_progress(&["no-timeout-reset"], Some(5000)).await,
         timeout
     );
-    assert_eq!(slow_with_progress(&["no-max-timeout"], Some(1400)).await, ok);
+    assert_eq!(
+        slow_with_progress(&["no-max-timeout"], Some(1400)).await,
+        ok
+    );
 }
 
 #[tokio::test]
@@ -615,4 +618,67 @@ async fn listen_and_subscribe_belong_to_their_eras() {
         &json!({"roots": {}, "sampling": {}, "elicitation": {"form": {}}})
     );
     client.close().await;
+}
+
+/// The driver binary with the scripted server: outcome lines and stderr.
+fn driver(defects: &[&str], plan: Value) -> (Vec<Value>, String) {
+    let argv = json!(["python3", "-c", SCRIPT, "legacy"]);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-harness-driver"));
+    for d in defects {
+        cmd.args(["--defect", d]);
+    }
+    let out = cmd
+        .env("MCP_HARNESS_CONTRACT", "1")
+        .env("MCP_HARNESS_TRANSPORT", "stdio")
+        .env("MCP_HARNESS_SERVER_COMMAND", argv.to_string())
+        .env("MCP_HARNESS_PLAN", plan.to_string())
+        .env("MCP_HARNESS_TIMEOUT_MS", "2000")
+        .env("MCP_HARNESS_PROTOCOL_VERSION", "2025-11-25")
+        .env("MCP_HARNESS_SHUTDOWN_GRACE_MS", "100")
+        .output()
+        .expect("driver runs");
+    assert!(out.status.success());
+    let lines = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    (lines, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn the_driver_runs_the_steps_and_never_logs_what_the_user_entered() {
+    let secret = "hunter2-secret";
+    let elicit = request(
+        "e1",
+        "elicitation/create",
+        json!({"message": "password?", "requestedSchema": {"type": "object"}}),
+    );
+    let plan = json!([
+        {"op": "connect", "handlers": {
+            "elicitation/create": {"action": "accept", "content": {"password": secret}},
+            "roots/list": {"roots": []}}},
+        {"op": "call_tool", "name": "script", "arguments": {"before": [elicit], "wait": 1},
+         "progress": true, "max_timeout_ms": 5000},
+        {"op": "events", "min": 1},
+        {"op": "set_roots", "roots": [{"uri": "file:///new"}]},
+        {"op": "subscribe_resource", "uri": "file:///a"},
+        {"op": "listen", "notifications": {"toolsListChanged": true}},
+        {"op": "close"}
+    ]);
+    let (lines, stderr) = driver(&[], plan.clone());
+    assert_eq!(lines.len(), 7, "{lines:?}");
+    let answer = &lines[1]["ok"]["structured"]["responses"][0]["result"];
+    assert_eq!(answer["content"]["password"], secret);
+    assert!(lines[1]["ok"]["structured"]["token"].is_number());
+    let events = &lines[2]["ok"]["events"];
+    assert_eq!(events[0]["type"], "request");
+    assert_eq!(events[0]["method"], "elicitation/create");
+    assert_eq!(lines[3]["ok"], json!({}));
+    assert_eq!(lines[4]["error"]["kind"], "capability_missing");
+    assert_eq!(lines[5]["error"]["kind"], "capability_missing");
+    assert!(!stderr.contains(secret), "{stderr}");
+    let (lines, stderr) = driver(&["log-elicitation-content"], plan);
+    assert!(lines[1].get("ok").is_some());
+    assert!(stderr.contains(secret), "the defect logs it");
 }
