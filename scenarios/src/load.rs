@@ -16,6 +16,7 @@
 mod meaning;
 mod resolve;
 pub mod variants;
+pub use resolve::FakeSetup;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -416,6 +417,12 @@ fn resolve_all(
 /// fixtures', and the built-in `echo` when the plan calls it), for `variant` of a family.
 /// Only the parts that make the script are read; the runner has checked the rest.
 pub fn server_script(path: &Path, variant: Option<&str>) -> Result<ServerScript, String> {
+    server_setup(path, variant).map(|setup| setup.server)
+}
+
+/// [`server_script`] with the case's request timeout, which bounds how long the fake waits
+/// for the client's response to a request it sent (`sends[].await_response`).
+pub fn server_setup(path: &Path, variant: Option<&str>) -> Result<FakeSetup, String> {
     let shown = path.display();
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;
@@ -685,6 +692,43 @@ mod tests {
             .unwrap()
             .before[0];
         assert_eq!(emit.bytes.as_deref(), Some(&[0xff, 0x0a][..]));
+    }
+
+    #[test]
+    fn sends_are_checked() {
+        let dir = temp_dir("sends");
+        let with = |server: &str| {
+            MINIMAL.replace(r#""plan":"#, &format!(r#""server": {server}, "plan":"#))
+        };
+        let progress = r#"{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": {"$request": "params/_meta/progressToken"}}}"#;
+        let bad_pointer = with(&format!(
+            r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {progress}}}]}}]}}"#
+        ));
+        let err = load_case(&dir, &write(&dir, "bad-pointer.json", &bad_pointer)).unwrap_err();
+        assert_eq!(
+            err.location,
+            "server.handlers[0].sends[0].message.params.progressToken"
+        );
+        assert!(err.message.contains("`/`"), "{}", err.message);
+        let ping = r#"{"jsonrpc": "2.0", "id": "s1", "method": "ping"}"#;
+        let via_get = with(&format!(
+            r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {ping}, "via": "get"}}]}}]}}"#
+        ));
+        let err = load_case(&dir, &write(&dir, "via-get.json", &via_get)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0].sends[0].via");
+        assert!(err.message.contains("\"stream\""), "{}", err.message);
+        // Over HTTP a message after the reply travels on the GET stream by default.
+        let after = with(&format!(
+            r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {ping}, "at": "after"}}]}}]}}"#
+        ));
+        let err = load_case(&dir, &write(&dir, "after.json", &after)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0].sends[0]");
+        let stdio_only = after.replace(r#""plan":"#, r#""transports": ["stdio"], "plan":"#);
+        load_case(&dir, &write(&dir, "stdio-only.json", &stdio_only)).unwrap();
+        let streamed = with(&format!(
+            r#"{{"http": {{"get": "stream"}}, "handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {ping}, "via": "get"}}]}}]}}"#
+        ));
+        load_case(&dir, &write(&dir, "streamed.json", &streamed)).unwrap();
     }
 
     #[test]

@@ -5,8 +5,10 @@ use crate::matcher;
 use crate::model::era::REVISIONS;
 use crate::model::file::CaseFile;
 use crate::model::{
-    ClientEra, Endpoint, Handler, Rule, Scenario, Step, Transport, WireRule, WireStream,
+    ClientEra, Endpoint, GetMode, Handler, Rule, Scenario, SendAt, ServerEra, ServerScript, Step,
+    Transport, Via, WireRule, WireStream,
 };
+use serde_json::Value;
 
 type Problem = (String, String);
 
@@ -16,6 +18,11 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
     revisions(file, s)?;
     modern_ops(s)?;
     check_handlers(&file.server.handlers, "server.handlers")?;
+    check_sends(
+        &s.server,
+        file.server.handlers.len(),
+        s.transports.contains(&Transport::Https),
+    )?;
     matchers(s)?;
     transports_of_checks(s)?;
     observes_traffic(s)
@@ -121,12 +128,90 @@ pub(super) fn check_handlers(handlers: &[Handler], at: &str) -> Result<(), Probl
                 }
             }
         }
+        for (j, send) in h.sends.iter().enumerate() {
+            let at = format!("{at}[{i}].sends[{j}].message");
+            check_request_pointers(&send.message, &at)?;
+        }
         let redirect = h.http.as_ref().and_then(|r| r.redirect.as_ref());
         if let Some(r) = redirect.filter(|r| !(300..400).contains(&r.status)) {
             return Err((
                 format!("{at}[{i}].http.redirect.status"),
                 format!("expected a 3xx status, got {}", r.status),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Every `{"$request": P}` in a sent message names a JSON pointer (`/…`) into the request.
+fn check_request_pointers(message: &Value, at: &str) -> Result<(), Problem> {
+    match message {
+        Value::Object(map) if map.len() == 1 && map.contains_key("$request") => {
+            match map.get("$request").and_then(Value::as_str) {
+                Some(p) if p.starts_with('/') => Ok(()),
+                _ => Err((
+                    at.to_owned(),
+                    format!(
+                        "{message}: expected {{\"$request\": \"/json/pointer\"}}, a pointer into \
+                         the triggering request starting with `/` (e.g. \"/params/_meta/progressToken\")"
+                    ),
+                )),
+            }
+        }
+        Value::Object(map) => map
+            .iter()
+            .try_for_each(|(k, v)| check_request_pointers(v, &format!("{at}.{k}"))),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| check_request_pointers(v, &format!("{at}[{i}]"))),
+        _ => Ok(()),
+    }
+}
+
+/// A message sent on the standalone GET stream needs one (`http.get` `stream`, in a legacy
+/// or dual-era script): always when a message says `via: get`, and, when `https` (the case
+/// runs over HTTP), also when it travels there by default (after the reply, or on a
+/// notification). `own` is how many of the script's handlers are the case's own (the rest
+/// come from fixtures). The `subscriptions/listen` rule of a modern script sends on its
+/// own stream.
+pub(super) fn check_sends(server: &ServerScript, own: usize, https: bool) -> Result<(), Problem> {
+    let streams = server.http.get == GetMode::Stream && server.era != ServerEra::Modern;
+    if streams {
+        return Ok(());
+    }
+    for (i, h) in server.handlers.iter().enumerate() {
+        if h.method == "subscriptions/listen" {
+            continue;
+        }
+        let on_notification = h.method.starts_with("notifications/");
+        for (j, send) in h.sends.iter().enumerate() {
+            let explicit = send.via == Some(Via::Get);
+            let by_default =
+                https && send.via.is_none() && (on_notification || send.at == SendAt::After);
+            if !explicit && !by_default {
+                continue;
+            }
+            let at = match i < own {
+                true => format!("server.handlers[{i}].sends[{j}]"),
+                false => format!("fixture handler {} ({}).sends[{j}]", i - own, h.method),
+            };
+            let expected = match server.era {
+                ServerEra::Modern => {
+                    "expected `via: post`: the 2026-07-28 era has no standalone GET stream"
+                }
+                _ if explicit => "expected `server.http.get` \"stream\" for `via: get`",
+                _ => {
+                    "over HTTP this message travels on the standalone GET stream (the default \
+                     after a reply and on a notification): expected `server.http.get` \"stream\", \
+                     or `via: post`"
+                }
+            };
+            let at = match explicit {
+                true => format!("{at}.via"),
+                false => at,
+            };
+            return Err((at, expected.into()));
         }
     }
     Ok(())
