@@ -61,6 +61,11 @@ pub fn awaited_id(send: &Send, message: &Value) -> Option<Value> {
     object.get("id").cloned()
 }
 
+/// Whether `message` is the response to the request `id` (a result or an error with its id).
+pub fn answers(message: &Value, id: &Value) -> bool {
+    jsonrpc::is_response(message) && message.get("id") == Some(id)
+}
+
 /// The responses the fake is waiting for, by the id of the request it sent.
 #[derive(Debug, Default)]
 pub struct Awaited {

@@ -368,7 +368,8 @@ impl Fake {
     /// from `trigger`; after a request marked `await_response`, waits for the client's
     /// response to it (at most the request timeout). On a `subscription` (the id of its
     /// `subscriptions/listen` request), each notification names it in `_meta`, and the
-    /// messages stop once the client cancelled it.
+    /// messages stop once the client cancelled it, or after one that answers the listen
+    /// request (a graceful end).
     async fn play_sends(&self, sends: &[Send], trigger: &Value, subscription: Option<&Value>) {
         for send in sends {
             if send.delay_ms > 0 {
@@ -376,14 +377,20 @@ impl Fake {
                 tokio::time::sleep(Duration::from_millis(send.delay_ms)).await;
             }
             let mut message = sends::substitute(&send.message, trigger);
+            let mut closing = false;
             if let Some(id) = subscription {
                 if self.lock_cancelled().contains(id) {
                     return;
                 }
                 message = modern::on_subscription(message, id);
+                // The response to the listen request ends the subscription gracefully.
+                closing = sends::answers(&message, id);
             }
             let response = sends::awaited_id(send, &message).map(|id| self.awaited.expect(id));
             self.send(message).await;
+            if closing {
+                return;
+            }
             if let Some(response) = response {
                 self.recorder.flush();
                 sends::wait(response, self.request_timeout).await;

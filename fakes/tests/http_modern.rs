@@ -207,3 +207,42 @@ async fn listen_opens_a_subscription_stream() {
         "{events:?}"
     );
 }
+
+/// A rule's message answering the listen request ends the subscription gracefully: the
+/// stream ends after it, and no client close is recorded.
+#[tokio::test]
+async fn a_listen_response_ends_the_stream() {
+    let server = json!({"era": "modern", "handlers": [
+        {"method": "subscriptions/listen", "sends": [
+            {"message": {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}},
+            {"delay_ms": 30, "message": {"jsonrpc": "2.0", "id": {"$request": "/id"},
+             "result": {"resultType": "complete"}}},
+            {"message": {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}},
+        ], "reply": {"result": {"toolsListChanged": true}}}
+    ]});
+    let trial = Trial::start("listen-end", server, None).await;
+    let listen = request(
+        3,
+        "subscriptions/listen",
+        json!({"_meta": meta(V), "notifications": {"toolsListChanged": true}}),
+    );
+    let headers = [
+        ("MCP-Protocol-Version", V),
+        ("Mcp-Method", "subscriptions/listen"),
+    ];
+    let ended = trial.post(&headers, &listen).await;
+    assert!(ended.closed);
+    let messages = support::sse_messages(&ended.text());
+    assert_eq!(messages.len(), 3, "{}", ended.text());
+    assert_eq!(
+        messages[2],
+        json!({"jsonrpc": "2.0", "id": 3, "result": {"resultType": "complete"}})
+    );
+    let events = trial.finish().await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::StreamClosed { .. })),
+        "{events:?}"
+    );
+}

@@ -844,3 +844,38 @@ fn listen_acknowledges_then_delivers_until_cancelled() {
     fake.close_stdin();
     fake.wait();
 }
+
+/// Over stdio too, a rule's message answering the listen request ends the subscription.
+#[test]
+fn a_listen_response_ends_the_subscription() {
+    let case = Case::new(
+        "listen-end",
+        json!({"era": "modern", "handlers": [{
+            "method": "subscriptions/listen", "reply": {"result": {}},
+            "sends": [
+                {"message": {"jsonrpc": "2.0", "id": {"$request": "/id"}, "result": {"resultType": "complete"}}},
+                {"message": {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}},
+            ],
+        }]}),
+    );
+    let mut fake = case.start();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    fake.write(&request(
+        json!(2),
+        "subscriptions/listen",
+        json!({"_meta": meta}),
+    ));
+    assert_eq!(
+        fake.next_answer()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    assert_eq!(fake.next_answer()["id"], 2);
+    assert!(
+        fake.answers
+            .recv_timeout(Duration::from_millis(300))
+            .is_err()
+    );
+    fake.close_stdin();
+    fake.wait();
+}

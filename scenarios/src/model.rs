@@ -253,7 +253,9 @@ pub struct Handler {
     /// subscription id in `params._meta` unless the message names one itself; the stream
     /// stays open, unanswered, until the client closes it (HTTP, recorded as
     /// `stream_closed`) or sends `notifications/cancelled` for it (stdio: no more messages).
-    /// A rule for it that errs, hangs or exits is played as it is.
+    /// A message of the rule that answers the listen request (`{"jsonrpc": "2.0", "id":
+    /// {"$request": "/id"}, "result": {…}}`) ends it gracefully: nothing follows it, and
+    /// over HTTP the stream ends. A rule for it that errs, hangs or exits is played as it is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sends: Vec<Send>,
 }

@@ -26,6 +26,7 @@ use super::sse::{self, End, Paced};
 use crate::script::Answer;
 use crate::{batch, faults, jsonrpc, sends};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a standalone stream that is cut (`get: cut`) carries before the cut, and the pause
 /// between its bytes: a client that resumes sends the event id as `Last-Event-ID`. The 38
@@ -201,7 +202,14 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             let body = match cut {
                 // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
                 // keep-alive comment, a byte every 20 ms, then the connection drops.
-                true => Paced::dripped(CUT_STREAM.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body(),
+                // With `http.retry_ms` the priming event carries the `retry` field too.
+                true => {
+                    let text = match conn.fake.scenario.server.http.retry_ms {
+                        Some(ms) => format!("retry: {ms}\n{CUT_STREAM}"),
+                        None => CUT_STREAM.to_owned(),
+                    };
+                    Paced::dripped(text.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body()
+                }
                 false => conn
                     .fake
                     .live
@@ -504,7 +512,9 @@ async fn live_answer(
 /// A subscription (2026-07-28 `subscriptions/listen`): an SSE stream that starts with the
 /// acknowledgement of `filter`, then carries the rule's messages in script order (each
 /// notification naming the subscription), and stays open until the client closes it (its
-/// `StreamClosed` record is how a client's cancel shows).
+/// `StreamClosed` record is how a client's cancel shows), or until a message of the rule
+/// answers the listen request (a graceful end: the stream then ends, and no `StreamClosed`
+/// is recorded).
 fn listening(
     conn: &Conn,
     id: Value,
@@ -513,8 +523,9 @@ fn listening(
     trigger: Option<Value>,
 ) -> Response {
     let fake = Arc::clone(&conn.fake);
-    let guard = Box::new(close_guard(conn, &id));
-    let (name, body) = fake.live.open_post(None, Some(guard));
+    let guard = close_guard(conn, &id);
+    let ended = Arc::clone(&guard.ended);
+    let (name, body) = fake.live.open_post(None, Some(Box::new(guard)));
     let trigger = trigger.unwrap_or(Value::Null);
     let player = Arc::clone(&fake);
     fake.live.spawn(async move {
@@ -527,7 +538,13 @@ fn listening(
             let message = sends::substitute(&send.message, &trigger);
             let message = crate::modern::on_subscription(message, &id);
             let response = sends::awaited_id(send, &message).map(|i| player.live.awaited.expect(i));
-            player.live.write(&player.recorder, &name, message, false);
+            let closing = sends::answers(&message, &id);
+            player.live.write(&player.recorder, &name, message, closing);
+            if closing {
+                ended.store(true, Ordering::SeqCst);
+                player.live.finish(&name);
+                return;
+            }
             if let Some(response) = response {
                 sends::wait(response, player.live.request_timeout).await;
             }
@@ -650,10 +667,15 @@ fn emitted_events(fake: &Fake, emit: &Emit) -> Vec<u8> {
 struct CloseGuard {
     fake: std::sync::Arc<Fake>,
     id: Value,
+    /// Set when the fake ended the stream itself (a subscription closed gracefully).
+    ended: Arc<AtomicBool>,
 }
 
 impl Drop for CloseGuard {
     fn drop(&mut self) {
+        if self.ended.load(Ordering::SeqCst) {
+            return;
+        }
         let id = self.id.clone();
         self.fake.recorder.record(Event::StreamClosed { id });
     }
@@ -665,6 +687,7 @@ fn close_guard(conn: &Conn, id: &Value) -> CloseGuard {
     CloseGuard {
         fake: std::sync::Arc::clone(&conn.fake),
         id: id.clone(),
+        ended: Arc::new(AtomicBool::new(false)),
     }
 }
 
