@@ -353,6 +353,9 @@ pub struct Defects {
     answer_cancelled_request: bool,
     /// Leave server requests out of `events` (breaks: every server request is reported).
     request_events_missing: bool,
+    /// `listen` reports the filter it requested instead of the one the server acknowledged
+    /// (breaks: the acknowledged filter is checked against the request).
+    reports_requested_filter: bool,
 }
 
 impl Defects {
@@ -365,7 +368,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 133] = [
+    pub const NAMES: [&'static str; 134] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -499,6 +502,7 @@ impl Defects {
         "log-elicitation-content",
         "answer-cancelled-request",
         "request-events-missing",
+        "reports-requested-filter",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -637,6 +641,7 @@ impl Defects {
             "log-elicitation-content" => &mut self.log_elicitation_content,
             "answer-cancelled-request" => &mut self.answer_cancelled_request,
             "request-events-missing" => &mut self.request_events_missing,
+            "reports-requested-filter" => &mut self.reports_requested_filter,
             _ => return false,
         };
         *flag = true;
