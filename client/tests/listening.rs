@@ -585,6 +585,11 @@ async fn a_listen_stream_is_correlated_by_subscription_id_and_ends_the_cache() {
     assert!(!relisted);
     let (_, foreign, _) = listen_run(&["foreign-subscription-events"]).await;
     assert_eq!(foreign.len(), 2, "{foreign:?}");
+    let (requested, _, _) = listen_run(&["reports-requested-filter"]).await;
+    assert_eq!(
+        requested["notifications"]["resourceSubscriptions"],
+        json!(["file:///a"])
+    );
 }
 
 async fn listens_after_restart(defects: &[&str]) -> usize {

@@ -124,8 +124,12 @@ impl Client {
                  speaks a legacy one (which has resources/subscribe); nothing was sent",
             ));
         };
-        let params = modern.with_meta(&self.session, json!({"notifications": notifications}));
+        let params = modern.with_meta(
+            &self.session,
+            json!({"notifications": notifications.clone()}),
+        );
         let (first, acknowledged) = oneshot::channel();
+        let requested = notifications;
         let task = tokio::spawn(keep_listening(Arc::clone(&self.session), params, first));
         self.listens
             .lock()
@@ -133,7 +137,10 @@ impl Client {
             .push(task);
         let wait = self.session.options().request_timeout;
         match tokio::time::timeout(wait, acknowledged).await {
-            Ok(Ok(outcome)) => outcome,
+            Ok(Ok(outcome)) => outcome.map(|acked| {
+                let seams = self.session.seams();
+                json!({"notifications": seams.listen_filter(&requested, acked)})
+            }),
             Ok(Err(_)) => Err(Error::closed(
                 "the listen stream ended before it was acknowledged",
             )),
@@ -182,7 +189,6 @@ async fn keep_listening(
                 tokio::pin!(ended);
                 tokio::select! {
                     filter = acked => {
-                        let filter = filter.map(|f| json!({"notifications": f}));
                         let closed = |_| Error::closed("the listen stream ended");
                         let _ = first.send(filter.map_err(closed));
                         ended.await

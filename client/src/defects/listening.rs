@@ -8,7 +8,7 @@
 //! `progress-unknown-token`, `drop-events`, `no-timeout-reset`, `no-max-timeout`,
 //! `subscribe-without-capability`, `listen-not-resent`, `foreign-subscription-events`,
 //! `cache-survives-list-changed`, `log-elicitation-content`, `answer-cancelled-request`,
-//! `request-events-missing`.
+//! `request-events-missing`, `reports-requested-filter`.
 
 use std::time::Duration;
 
@@ -143,6 +143,15 @@ impl Defects {
         !self.cache_survives_list_changed
     }
 
+    /// The filter a `listen` step reports; correct: `acknowledged`, what the server agreed to
+    /// honour (not `requested`).
+    pub(crate) fn listen_filter(&self, requested: &Value, acknowledged: Value) -> Value {
+        match self.reports_requested_filter {
+            true => requested.clone(),
+            false => acknowledged,
+        }
+    }
+
     /// Whether a server request is answered although the server cancelled it meanwhile;
     /// correct: no.
     pub(crate) fn answers_cancelled(&self) -> bool {
@@ -209,6 +218,12 @@ mod tests {
         assert!(with("foreign-subscription-events").surfaces_foreign_subscription());
         assert!(!with("cache-survives-list-changed").list_change_ends_cache());
         assert!(with("answer-cancelled-request").answers_cancelled());
+        let (asked, got) = (json!({"a": true, "b": true}), json!({"a": true}));
+        assert_eq!(ok.listen_filter(&asked, got.clone()), got);
+        assert_eq!(
+            with("reports-requested-filter").listen_filter(&asked, got),
+            asked
+        );
     }
 
     #[test]

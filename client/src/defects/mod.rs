@@ -355,6 +355,9 @@ pub struct Defects {
     answer_cancelled_request: bool,
     /// Leave server requests out of `events` (breaks: every server request is reported).
     request_events_missing: bool,
+    /// `listen` reports the filter it requested instead of the one the server acknowledged
+    /// (breaks: the acknowledged filter is checked against the request).
+    reports_requested_filter: bool,
     // HTTP streams (seam `streams.rs`).
     /// HTTP: when a request's SSE stream breaks before its response, POST the same request
     /// again (same id) instead of resuming with GET and `Last-Event-ID` (legacy) or
@@ -384,7 +387,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 137] = [
+    pub const NAMES: [&'static str; 138] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -518,6 +521,7 @@ impl Defects {
         "log-elicitation-content",
         "answer-cancelled-request",
         "request-events-missing",
+        "reports-requested-filter",
         "resend-on-stream-cut",
         "no-post-stream-resume",
         "ignore-retry-field",
@@ -660,6 +664,7 @@ impl Defects {
             "log-elicitation-content" => &mut self.log_elicitation_content,
             "answer-cancelled-request" => &mut self.answer_cancelled_request,
             "request-events-missing" => &mut self.request_events_missing,
+            "reports-requested-filter" => &mut self.reports_requested_filter,
             "resend-on-stream-cut" => &mut self.resend_on_stream_cut,
             "no-post-stream-resume" => &mut self.no_post_stream_resume,
             "ignore-retry-field" => &mut self.ignore_retry_field,
