@@ -225,6 +225,9 @@ impl Listener {
             Handled::Result(result, None) => {
                 Some(Some(crate::jsonrpc::result_response(id.clone(), result)))
             }
+            Handled::Result(result, Some(_)) if self.seams.answers_at_once() => {
+                Some(Some(crate::jsonrpc::result_response(id.clone(), result)))
+            }
             Handled::Result(result, Some(delay)) => {
                 let reply = crate::jsonrpc::result_response(id.clone(), result);
                 match tokio::runtime::Handle::try_current() {

@@ -8,7 +8,8 @@
 //! `progress-unknown-token`, `drop-events`, `no-timeout-reset`, `no-max-timeout`,
 //! `subscribe-without-capability`, `listen-not-resent`, `foreign-subscription-events`,
 //! `cache-survives-list-changed`, `log-elicitation-content`, `answer-cancelled-request`,
-//! `request-events-missing`, `reports-requested-filter`.
+//! `request-events-missing`, `reports-requested-filter`, `ignore-answer-delay`,
+//! `elicitation-url-always`.
 
 use std::time::Duration;
 
@@ -35,7 +36,23 @@ impl Defects {
             all.entry("elicitation").or_insert(elicitation);
             return Value::Object(all);
         }
+        if self.elicitation_url_always {
+            let mut caps = implied;
+            if let Some(Value::Object(modes)) = caps.get_mut("elicitation") {
+                if modes.contains_key("form") {
+                    modes.entry("url").or_insert_with(|| json!({}));
+                }
+            }
+            return caps;
+        }
         implied
+    }
+
+    /// Whether a server request is answered at once, even when its handler's answer says to
+    /// wait (`delay_ms`); correct: no, the answer waits (and is dropped if the server
+    /// cancels meanwhile).
+    pub(crate) fn answers_at_once(&self) -> bool {
+        self.ignore_answer_delay
     }
 
     /// The roots a `roots/list` is answered with; correct: `roots`.

@@ -358,6 +358,12 @@ pub struct Defects {
     /// `listen` reports the filter it requested instead of the one the server acknowledged
     /// (breaks: the acknowledged filter is checked against the request).
     reports_requested_filter: bool,
+    /// Answer a server request at once although its handler's answer says to wait
+    /// (`delay_ms`) (breaks: the delayed answer comes after the delay, or never if cancelled).
+    ignore_answer_delay: bool,
+    /// Declare the `url` elicitation mode whenever `form` is declared (breaks: only the
+    /// modes answered are declared).
+    elicitation_url_always: bool,
     // HTTP streams (seam `streams.rs`).
     /// HTTP: when a request's SSE stream breaks before its response, POST the same request
     /// again (same id) instead of resuming with GET and `Last-Event-ID` (legacy) or
@@ -387,7 +393,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 138] = [
+    pub const NAMES: [&'static str; 140] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -522,6 +528,8 @@ impl Defects {
         "answer-cancelled-request",
         "request-events-missing",
         "reports-requested-filter",
+        "ignore-answer-delay",
+        "elicitation-url-always",
         "resend-on-stream-cut",
         "no-post-stream-resume",
         "ignore-retry-field",
@@ -665,6 +673,8 @@ impl Defects {
             "answer-cancelled-request" => &mut self.answer_cancelled_request,
             "request-events-missing" => &mut self.request_events_missing,
             "reports-requested-filter" => &mut self.reports_requested_filter,
+            "ignore-answer-delay" => &mut self.ignore_answer_delay,
+            "elicitation-url-always" => &mut self.elicitation_url_always,
             "resend-on-stream-cut" => &mut self.resend_on_stream_cut,
             "no-post-stream-resume" => &mut self.no_post_stream_resume,
             "ignore-retry-field" => &mut self.ignore_retry_field,
