@@ -19,12 +19,14 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorData, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde::de::DeserializeOwned;
@@ -70,13 +72,38 @@ impl Handler {
         handlers.get(method).cloned()
     }
 
-    /// Records the request as surfaced to the caller, unless the server already cancelled it
-    /// (rmcp then drops the answer too).
-    fn surfaced(&self, method: &str, params: Option<Value>, context: &RequestContext<RoleClient>) {
-        if !context.ct.is_cancelled() {
-            self.events.push(events::request(method, params));
+    /// Records a server request as it arrives, as the caller saw it.
+    fn surfaced(&self, method: &str, params: Option<Value>) {
+        self.events.push(events::request(method, params));
+    }
+}
+
+/// An answer's `delay_ms`, taken out of it (it is the client's own, never sent).
+fn take_delay(answer: &mut Value) -> Option<Duration> {
+    answer
+        .as_object_mut()
+        .and_then(|answer| answer.remove("delay_ms"))
+        .and_then(|ms| ms.as_u64())
+        .map(Duration::from_millis)
+}
+
+/// Answers `result` after `delay` (a user taking time); a request the server cancels
+/// meanwhile (rmcp cancels the context's token on `notifications/cancelled`) is not answered:
+/// rmcp drops whatever the handler returns for it.
+async fn answer_after<T>(
+    delay: Option<Duration>,
+    context: &RequestContext<RoleClient>,
+    result: Result<T, ErrorData>,
+) -> Result<T, ErrorData> {
+    if let Some(delay) = delay {
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("cancelled by the server", None));
+            }
         }
     }
+    result
 }
 
 fn typed<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ErrorData> {
@@ -139,35 +166,34 @@ impl ClientHandler for Handler {
         context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<ElicitResult, ErrorData>> + Send + '_ {
         const METHOD: &str = "elicitation/create";
+        self.surfaced(METHOD, serde_json::to_value(&request).ok());
+        let (mode, schema) = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => ("form", serde_json::to_value(requested_schema).ok()),
+            ElicitRequestParams::UrlElicitationParams { .. } => ("url", None),
+            _ => ("", None),
+        };
         // The step's own `input` answer is given as it is, whatever the mode.
-        if let Some(answer) = self.input(METHOD) {
-            self.surfaced(METHOD, serde_json::to_value(&request).ok(), &context);
-            return std::future::ready(typed::<ElicitResult>(METHOD, answer));
-        }
-        let answer = self.handler(METHOD).map(|handler| {
-            let (mode, schema) = match &request {
-                ElicitRequestParams::FormElicitationParams {
-                    requested_schema, ..
-                } => ("form", serde_json::to_value(requested_schema).ok()),
-                ElicitRequestParams::UrlElicitationParams { .. } => ("url", None),
-                _ => ("", None),
-            };
-            let params = serde_json::to_value(&request).ok();
-            match for_mode(&handler, mode) {
-                Some(answer) => {
-                    self.surfaced(METHOD, params, &context);
-                    typed::<ElicitResult>(METHOD, with_defaults(answer, schema))
-                }
-                None => Err(ErrorData::invalid_params(
+        let answer = match self.input(METHOD) {
+            Some(answer) => Some(Some(answer)),
+            None => self
+                .handler(METHOD)
+                .map(|handler| for_mode(&handler, mode).map(|a| with_defaults(a, schema))),
+        };
+        let (delay, result) = match answer {
+            // rmcp's default: decline.
+            None => (None, Ok(ElicitResult::new(ElicitationAction::Decline))),
+            Some(None) => (
+                None,
+                Err(ErrorData::invalid_params(
                     format!("this client does not accept elicitation in {mode:?} mode"),
                     None,
                 )),
-            }
-        });
-        // rmcp's default: decline.
-        std::future::ready(
-            answer.unwrap_or_else(|| Ok(ElicitResult::new(ElicitationAction::Decline))),
-        )
+            ),
+            Some(Some(mut answer)) => (take_delay(&mut answer), typed(METHOD, answer)),
+        };
+        async move { answer_after(delay, &context, result).await }
     }
 
     fn create_message(
@@ -176,17 +202,21 @@ impl ClientHandler for Handler {
         context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<CreateMessageResult, ErrorData>> + Send + '_ {
         const METHOD: &str = "sampling/createMessage";
-        let answer = self.planned(METHOD).map(|answer| {
-            self.surfaced(METHOD, serde_json::to_value(&params).ok(), &context);
-            typed::<CreateMessageResult>(METHOD, answer)
-        });
-        std::future::ready(answer.unwrap_or_else(|| {
-            // rmcp's default: refuse.
-            self.refused.store(true, Ordering::SeqCst);
-            Err(ErrorData::method_not_found::<
-                rmcp::model::CreateMessageRequestMethod,
-            >())
-        }))
+        self.surfaced(METHOD, serde_json::to_value(&params).ok());
+        let (delay, result) = match self.planned(METHOD) {
+            Some(mut answer) => (take_delay(&mut answer), typed(METHOD, answer)),
+            None => {
+                // rmcp's default: refuse.
+                self.refused.store(true, Ordering::SeqCst);
+                (
+                    None,
+                    Err(ErrorData::method_not_found::<
+                        rmcp::model::CreateMessageRequestMethod,
+                    >()),
+                )
+            }
+        };
+        async move { answer_after(delay, &context, result).await }
     }
 
     fn list_roots(
@@ -194,21 +224,38 @@ impl ClientHandler for Handler {
         context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<ListRootsResult, ErrorData>> + Send + '_ {
         const METHOD: &str = "roots/list";
-        let answer = self.planned(METHOD).map(|answer| {
-            self.surfaced(METHOD, None, &context);
-            typed::<ListRootsResult>(METHOD, answer)
-        });
-        // rmcp's default: no roots.
-        std::future::ready(answer.unwrap_or_else(|| Ok(ListRootsResult::default())))
+        self.surfaced(METHOD, None);
+        let (delay, result) = match self.planned(METHOD) {
+            Some(mut answer) => (take_delay(&mut answer), typed(METHOD, answer)),
+            // rmcp's default: no roots.
+            None => (None, Ok(ListRootsResult::default())),
+        };
+        async move { answer_after(delay, &context, result).await }
     }
 
     fn ping(
         &self,
-        context: RequestContext<RoleClient>,
+        _context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
-        // rmcp's default answer, surfaced like every request the client answered.
-        self.surfaced("ping", None, &context);
+        // rmcp's default answer, surfaced like every request.
+        self.surfaced("ping", None);
         std::future::ready(Ok(()))
+    }
+
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<CustomResult, ErrorData>> + Send + '_ {
+        // A request rmcp could not type (an unknown method, or a known one whose params its
+        // types cannot hold, e.g. an elicitation schema with a nested object): rmcp's default
+        // answer, -32601 naming the method, surfaced like every request.
+        self.surfaced(&request.method, request.params.clone());
+        std::future::ready(Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        )))
     }
 
     fn on_progress(
