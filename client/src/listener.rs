@@ -326,6 +326,16 @@ impl Listener {
         rx
     }
 
+    /// The subscription of ours a notification tagged `tag` belongs to: the listen request
+    /// sent with that id, or the one the HTTP transport re-issued under it (a modern request
+    /// whose stream broke goes out again once, with the negative of its id).
+    fn subscription(&self, tag: i64) -> Option<i64> {
+        let subscriptions = lock(&self.subscriptions);
+        [tag, tag.checked_neg()?]
+            .into_iter()
+            .find(|id| subscriptions.contains_key(id))
+    }
+
     /// Our subscription `id` ended.
     pub(crate) fn close_subscription(&self, id: i64) {
         lock(&self.subscriptions).remove(&id);
@@ -344,9 +354,7 @@ impl Listener {
             .pointer("/_meta")
             .and_then(|m| m.get(SUBSCRIPTION_ID));
         if let Some(tag) = tag {
-            let ours = tag
-                .as_i64()
-                .is_some_and(|id| lock(&self.subscriptions).contains_key(&id));
+            let ours = tag.as_i64().and_then(|id| self.subscription(id)).is_some();
             if !ours && !self.seams.surfaces_foreign_subscription() {
                 return None;
             }
@@ -379,7 +387,9 @@ impl Listener {
                 self.push(json!({"type": "resource_updated", "uri": field(params, "uri")}));
             }
             "notifications/subscriptions/acknowledged" => {
-                let id = tag.and_then(Value::as_i64)?;
+                let id = tag
+                    .and_then(Value::as_i64)
+                    .and_then(|id| self.subscription(id))?;
                 let mut subscriptions = lock(&self.subscriptions);
                 if let Some(tx) = subscriptions.get_mut(&id).and_then(Option::take) {
                     let filter = params.get("notifications").cloned();
@@ -493,6 +503,15 @@ mod tests {
             &json!({"_meta": {SUBSCRIPTION_ID: 7}, "notifications": {"toolsListChanged": true}}),
         );
         assert_eq!(rx.await.unwrap(), json!({"toolsListChanged": true}));
+        // Re-issued over HTTP under the negative id, the stream is still ours.
+        l.notification(
+            "notifications/prompts/list_changed",
+            &json!({"_meta": {SUBSCRIPTION_ID: -7}}),
+        );
+        assert_eq!(
+            l.take_events(0, Duration::ZERO).await,
+            [json!({"type": "list_changed", "list": "prompts"})]
+        );
         l.notification(
             "notifications/message",
             &json!({"level": "info", "data": "d"}),
