@@ -201,7 +201,14 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             let body = match cut {
                 // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
                 // keep-alive comment, a byte every 20 ms, then the connection drops.
-                true => Paced::dripped(CUT_STREAM.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body(),
+                // With `http.retry_ms` the priming event carries the `retry` field too.
+                true => {
+                    let text = match conn.fake.scenario.server.http.retry_ms {
+                        Some(ms) => format!("retry: {ms}\n{CUT_STREAM}"),
+                        None => CUT_STREAM.to_owned(),
+                    };
+                    Paced::dripped(text.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body()
+                }
                 false => conn
                     .fake
                     .live
