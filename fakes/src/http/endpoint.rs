@@ -212,7 +212,7 @@ fn answer_verdict(
     answer: script::Answer,
     message: &Value,
 ) -> Verdict {
-    let trigger = (!answer.sends.is_empty()).then(|| message.clone());
+    let trigger = (!answer.sends.is_empty() || answer.listen.is_some()).then(|| message.clone());
     Verdict::Answer {
         id: id.clone(),
         initialize,
@@ -377,7 +377,7 @@ impl Fake {
         let revision = self.revision.as_deref();
         Some(
             match modern::decide(script, revision, method, params, Some(&header)) {
-                Decision::Answer(answer) => answer_verdict(id, false, answer, message),
+                Decision::Answer(answer) => answer_verdict(id, false, *answer, message),
                 Decision::Refuse(refusal) => Verdict::Refuse {
                     id: id.clone(),
                     status: refusal.status,
