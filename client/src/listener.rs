@@ -28,6 +28,9 @@ use crate::handlers::{Handled, Handlers, Spoken};
 /// `_meta` key of the subscription a notification belongs to (2026-07-28).
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// The most events kept waiting for an `events` step.
+pub(crate) const MAX_EVENTS: usize = 10_000;
+
 /// Sends a late answer to a server request (set once the session exists).
 type Replier = Box<dyn Fn(Value) + Send + Sync>;
 
@@ -63,6 +66,8 @@ pub(crate) struct Listener {
     offered: Mutex<String>,
     roots: Mutex<Value>,
     events: Mutex<Vec<Value>>,
+    /// Events were dropped since the last `events` step (see [`Listener::push`]).
+    overflowed: AtomicBool,
     arrived: Notify,
     next_token: AtomicI64,
     progress: Mutex<Progress>,
@@ -83,6 +88,7 @@ impl Listener {
             seams,
             offered: Mutex::new(String::new()),
             events: Mutex::new(Vec::new()),
+            overflowed: AtomicBool::new(false),
             arrived: Notify::new(),
             next_token: AtomicI64::new(1),
             progress: Mutex::new(Progress::default()),
@@ -139,8 +145,22 @@ impl Listener {
         self.seams.announces_roots_change(declared)
     }
 
+    /// Keeps one event for the next `events` step; past [`MAX_EVENTS`] waiting ones, later
+    /// events are dropped (a server flooding notifications must not grow the client without
+    /// bound), with one note on stderr.
     fn push(&self, event: Value) {
-        lock(&self.events).push(event);
+        let mut events = lock(&self.events);
+        if events.len() >= MAX_EVENTS {
+            if !self.overflowed.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "mcp-harness-client: more than {MAX_EVENTS} events wait to be reported; \
+                     dropping later ones until they are taken"
+                );
+            }
+            return;
+        }
+        events.push(event);
+        drop(events);
         self.arrived.notify_waiters();
     }
 
@@ -159,6 +179,7 @@ impl Listener {
             }
         }
         let events = std::mem::take(&mut *lock(&self.events));
+        self.overflowed.store(false, Ordering::Relaxed);
         self.seams.events_reported(events)
     }
 
@@ -547,6 +568,17 @@ mod tests {
         let started = std::time::Instant::now();
         assert!(l.take_events(1, Duration::from_millis(50)).await.is_empty());
         assert!(started.elapsed() >= Duration::from_millis(50));
+    }
+
+    #[tokio::test]
+    async fn a_flood_is_capped() {
+        let l = listener("");
+        for _ in 0..MAX_EVENTS + 5 {
+            l.notification("notifications/message", &json!({"level": "debug"}));
+        }
+        assert_eq!(l.take_events(0, Duration::ZERO).await.len(), MAX_EVENTS);
+        l.notification("notifications/message", &json!({"level": "debug"}));
+        assert_eq!(l.take_events(0, Duration::ZERO).await.len(), 1);
     }
 
     #[test]

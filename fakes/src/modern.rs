@@ -409,6 +409,25 @@ mod tests {
     }
 
     #[test]
+    fn discover_declares_the_scripts_capabilities_too() {
+        let script = ServerScript {
+            capabilities: Some(json!({"tools": {"listChanged": true}})),
+            ..modern(Vec::new())
+        };
+        let found = result(decide(
+            &script,
+            None,
+            "server/discover",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
+        assert_eq!(
+            found["capabilities"],
+            json!({"tools": {"listChanged": true}})
+        );
+    }
+
+    #[test]
     fn listen_is_built_in_and_a_rules_result_is_the_acknowledged_filter() {
         let mut params = meta("2026-07-28");
         params["notifications"] = json!({"toolsListChanged": true});
