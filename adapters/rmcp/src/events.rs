@@ -17,16 +17,31 @@ pub(crate) struct Events {
 #[derive(Default)]
 struct Inner {
     list: Mutex<Vec<Value>>,
+    /// Set once a flood went past [`Events::CAP`] (noted once on stderr).
+    dropped: std::sync::atomic::AtomicBool,
     arrived: Notify,
 }
 
 impl Events {
+    /// The most events kept for the next `events` step; a flood beyond is dropped, so a
+    /// server's notification storm cannot grow the adapter without bound.
+    const CAP: usize = 10_000;
+
     pub fn push(&self, event: Value) {
-        self.inner
-            .list
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(event);
+        let mut list = self.inner.list.lock().unwrap_or_else(|p| p.into_inner());
+        if list.len() < Self::CAP {
+            list.push(event);
+        } else if !self
+            .inner
+            .dropped
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            eprintln!(
+                "rmcp-adapter: more than {} events before an events step; dropping the rest",
+                Self::CAP
+            );
+        }
+        drop(list);
         self.inner.arrived.notify_waiters();
     }
 
