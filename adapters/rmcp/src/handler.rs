@@ -1,23 +1,38 @@
-//! The adapter's rmcp client handler: rmcp's defaults, except that a server's input requests
-//! (elicitation, sampling, roots; multi round-trip in 2026-07-28) are answered with the plan's
-//! canned answers for the call in progress. Without an answer it does what rmcp's defaults do
-//! (decline an elicitation, refuse sampling, list no roots), so a plan without `input` sees
-//! rmcp unchanged. (rmcp marks sampling and roots deprecated, SEP-2577; they are still part of
-//! 2026-07-28, so this handler answers them.)
+//! The adapter's rmcp client handler (`ClientHandler`): what the application tells rmcp.
+//!
+//! - `get_info`: the client capabilities `connect`'s `handlers` (and the plan's `input`
+//!   answers) imply, and no others.
+//! - `create_message`, `list_roots`, `create_elicitation`: answered with the step's own `input`
+//!   answer (2026-07-28 `input_required` rounds) or else `connect`'s handler for the method.
+//!   Without either, rmcp's default answer is left as it is (sampling refused with -32601, no
+//!   roots, an elicitation declined), so a plan without handlers sees rmcp unchanged.
+//! - Notifications rmcp hands over (`on_progress`, `on_logging_message`, `on_*_list_changed`,
+//!   `on_resource_updated`) become events for the next `events` step. Progress is surfaced
+//!   only for a token of a call in flight that asked for it: the registry rmcp's own
+//!   `ProgressDispatcher` keeps, kept here so that events stay in arrival order.
+//!
+//! rmcp marks sampling, roots and logging deprecated (SEP-2577); they are still part of the
+//! revisions the cases speak, so this handler serves them.
 #![allow(deprecated)]
 
-use std::future::{Future, ready};
+use std::collections::HashSet;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorData, ListRootsResult,
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam,
 };
-use rmcp::service::{RequestContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+use crate::events::{self, Events};
 
 /// Answers by input-request method, set by the adapter before each call.
 pub(crate) type Answers = Arc<Mutex<Map<String, Value>>>;
@@ -26,24 +41,118 @@ pub(crate) type Answers = Arc<Mutex<Map<String, Value>>>;
 /// refuses sampling), so the adapter can tell the call's failure from a server's JSON-RPC error.
 pub(crate) type Refused = Arc<AtomicBool>;
 
+/// The progress tokens of the calls in flight that asked for progress.
+pub(crate) type ProgressTokens = Arc<Mutex<HashSet<ProgressToken>>>;
+
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub info: ClientConfig,
+    /// The step's own `input` answers (modern era), which win over `handlers`.
     pub answers: Answers,
+    /// `connect`'s `handlers`; `roots/list` is replaced by `set_roots`.
+    pub handlers: Answers,
     pub refused: Refused,
+    pub events: Events,
+    pub progress: ProgressTokens,
 }
 
 impl Handler {
-    fn answer<T: DeserializeOwned>(&self, method: &str) -> Option<Result<T, ErrorData>> {
-        let answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
-        let value = answers.get(method)?.clone();
-        Some(serde_json::from_value(value).map_err(|e| {
-            ErrorData::internal_error(
-                format!("the plan's answer for {method} does not parse: {e}"),
-                None,
-            )
-        }))
+    /// The plan's answer for `method`: the step's `input`, else `connect`'s handler.
+    fn planned(&self, method: &str) -> Option<Value> {
+        self.input(method).or_else(|| self.handler(method))
     }
+
+    fn input(&self, method: &str) -> Option<Value> {
+        let answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        answers.get(method).cloned()
+    }
+
+    fn handler(&self, method: &str) -> Option<Value> {
+        let handlers = self.handlers.lock().unwrap_or_else(|p| p.into_inner());
+        handlers.get(method).cloned()
+    }
+
+    /// Records a server request as it arrives, as the caller saw it.
+    fn surfaced(&self, method: &str, params: Option<Value>) {
+        self.events.push(events::request(method, params));
+    }
+}
+
+/// An answer's `delay_ms`, taken out of it (it is the client's own, never sent).
+fn take_delay(answer: &mut Value) -> Option<Duration> {
+    answer
+        .as_object_mut()
+        .and_then(|answer| answer.remove("delay_ms"))
+        .and_then(|ms| ms.as_u64())
+        .map(Duration::from_millis)
+}
+
+/// Answers `result` after `delay` (a user taking time); a request the server cancels
+/// meanwhile (rmcp cancels the context's token on `notifications/cancelled`) is not answered:
+/// rmcp drops whatever the handler returns for it.
+async fn answer_after<T>(
+    delay: Option<Duration>,
+    context: &RequestContext<RoleClient>,
+    result: Result<T, ErrorData>,
+) -> Result<T, ErrorData> {
+    if let Some(delay) = delay {
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("cancelled by the server", None));
+            }
+        }
+    }
+    result
+}
+
+fn typed<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(value).map_err(|e| {
+        ErrorData::internal_error(
+            format!("the plan's answer for {method} does not parse: {e}"),
+            None,
+        )
+    })
+}
+
+/// The answer an elicitation handler gives in `mode`: a handler keyed by mode (no `action`)
+/// answers the modes it names; a single answer serves form mode. `None`: a mode not declared.
+fn for_mode(handler: &Value, mode: &str) -> Option<Value> {
+    match handler.as_object() {
+        Some(by_mode) if !by_mode.contains_key("action") => by_mode.get(mode).cloned(),
+        _ => (mode == "form").then(|| handler.clone()),
+    }
+}
+
+/// With `"defaults": true`, fills every member the schema gives a `default` and the content
+/// leaves out (a user accepting a pre-filled form).
+fn with_defaults(mut answer: Value, schema: Option<Value>) -> Value {
+    let Some(object) = answer.as_object_mut() else {
+        return answer;
+    };
+    let fill = object
+        .remove("defaults")
+        .is_some_and(|d| d == Value::Bool(true));
+    let accepted = object.get("action").and_then(Value::as_str) == Some("accept");
+    if !fill || !accepted {
+        return answer;
+    }
+    let Some(Value::Object(properties)) = schema.and_then(|s| s.get("properties").cloned()) else {
+        return answer;
+    };
+    let content = object
+        .entry("content")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(content) = content.as_object_mut() {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !content.contains_key(&name)
+            {
+                content.insert(name, default.clone());
+            }
+        }
+    }
+    answer
 }
 
 impl ClientHandler for Handler {
@@ -53,32 +162,157 @@ impl ClientHandler for Handler {
 
     fn create_elicitation(
         &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<ElicitResult, ErrorData>> + Send + '_ {
-        let answer = self.answer("elicitation/create");
-        ready(answer.unwrap_or_else(|| Ok(ElicitResult::new(ElicitationAction::Decline))))
+        const METHOD: &str = "elicitation/create";
+        self.surfaced(METHOD, serde_json::to_value(&request).ok());
+        let (mode, schema) = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => ("form", serde_json::to_value(requested_schema).ok()),
+            ElicitRequestParams::UrlElicitationParams { .. } => ("url", None),
+            _ => ("", None),
+        };
+        // The step's own `input` answer is given as it is, whatever the mode.
+        let answer = match self.input(METHOD) {
+            Some(answer) => Some(Some(answer)),
+            None => self
+                .handler(METHOD)
+                .map(|handler| for_mode(&handler, mode).map(|a| with_defaults(a, schema))),
+        };
+        let (delay, result) = match answer {
+            // rmcp's default: decline.
+            None => (None, Ok(ElicitResult::new(ElicitationAction::Decline))),
+            Some(None) => (
+                None,
+                Err(ErrorData::invalid_params(
+                    format!("this client does not accept elicitation in {mode:?} mode"),
+                    None,
+                )),
+            ),
+            Some(Some(mut answer)) => (take_delay(&mut answer), typed(METHOD, answer)),
+        };
+        async move { answer_after(delay, &context, result).await }
     }
 
     fn create_message(
         &self,
-        _params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<CreateMessageResult, ErrorData>> + Send + '_ {
-        let answer = self.answer("sampling/createMessage");
-        ready(answer.unwrap_or_else(|| {
-            self.refused.store(true, Ordering::SeqCst);
-            Err(ErrorData::method_not_found::<
-                rmcp::model::CreateMessageRequestMethod,
-            >())
-        }))
+        const METHOD: &str = "sampling/createMessage";
+        self.surfaced(METHOD, serde_json::to_value(&params).ok());
+        let (delay, result) = match self.planned(METHOD) {
+            Some(mut answer) => (take_delay(&mut answer), typed(METHOD, answer)),
+            None => {
+                // rmcp's default: refuse.
+                self.refused.store(true, Ordering::SeqCst);
+                (
+                    None,
+                    Err(ErrorData::method_not_found::<
+                        rmcp::model::CreateMessageRequestMethod,
+                    >()),
+                )
+            }
+        };
+        async move { answer_after(delay, &context, result).await }
     }
 
     fn list_roots(
         &self,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<ListRootsResult, ErrorData>> + Send + '_ {
-        let answer = self.answer("roots/list");
-        ready(answer.unwrap_or_else(|| Ok(ListRootsResult::default())))
+        const METHOD: &str = "roots/list";
+        self.surfaced(METHOD, None);
+        let (delay, result) = match self.planned(METHOD) {
+            Some(mut answer) => (take_delay(&mut answer), typed(METHOD, answer)),
+            // rmcp's default: no roots.
+            None => (None, Ok(ListRootsResult::default())),
+        };
+        async move { answer_after(delay, &context, result).await }
+    }
+
+    fn ping(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + Send + '_ {
+        // rmcp's default answer, surfaced like every request.
+        self.surfaced("ping", None);
+        std::future::ready(Ok(()))
+    }
+
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<CustomResult, ErrorData>> + Send + '_ {
+        // A request rmcp could not type (an unknown method, or a known one whose params its
+        // types cannot hold, e.g. an elicitation schema with a nested object): rmcp's default
+        // answer, -32601 naming the method, surfaced like every request.
+        self.surfaced(&request.method, request.params.clone());
+        std::future::ready(Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        )))
+    }
+
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let wanted = self
+            .progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&params.progress_token);
+        if wanted {
+            self.events.push(events::progress(&params));
+        }
+        std::future::ready(())
+    }
+
+    fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.events.push(events::log(&params));
+        std::future::ready(())
+    }
+
+    fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.events.push(events::resource_updated(&params.uri));
+        std::future::ready(())
+    }
+
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.events.push(events::list_changed("tools"));
+        std::future::ready(())
+    }
+
+    fn on_prompt_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.events.push(events::list_changed("prompts"));
+        std::future::ready(())
+    }
+
+    fn on_resource_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.events.push(events::list_changed("resources"));
+        std::future::ready(())
     }
 }

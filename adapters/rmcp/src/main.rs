@@ -8,6 +8,7 @@
 //! per-request option (`PeerRequestOptions::timeout`).
 
 mod content;
+mod events;
 mod failure;
 mod handler;
 mod session;
@@ -91,7 +92,7 @@ async fn main() {
                 if let Some(previous) = session.take() {
                     let _ = previous.close().await;
                 }
-                match Session::connect(&config).await {
+                match Session::connect(&config, step).await {
                     Ok((connected, ok)) => {
                         session = Some(connected);
                         Ok(ok)
@@ -113,7 +114,7 @@ async fn main() {
                 Some(connected) => connected.close().await.map(|()| json!({})),
                 None => Err(Failure::not_connected()),
             },
-            _ => on_session(session.as_ref(), step, config.timeout).await,
+            _ => on_session(session.as_mut(), step, config.timeout).await,
         };
         let line = outcome_line(index, op, outcome, config.bearer_token.as_deref());
         let mut out = stdout.lock();
@@ -134,11 +135,17 @@ async fn main() {
 /// A step carried out on the connection: `transport_closed` without one, `unsupported_op` for
 /// an op this adapter does not know (with or without one).
 async fn on_session(
-    session: Option<&Session>,
+    session: Option<&mut Session>,
     step: &Value,
     timeout: Option<Duration>,
 ) -> Result<Value, Failure> {
-    let connected = || session.ok_or_else(Failure::not_connected);
+    let Some(session) = session else {
+        return match step.get("op").and_then(Value::as_str) {
+            Some(op) if KNOWN.contains(&op) => Err(Failure::not_connected()),
+            _ => Err(unsupported(step)),
+        };
+    };
+    let connected = || Ok::<&Session, Failure>(&*session);
     match step.get("op").and_then(Value::as_str) {
         Some("list_tools") => connected()?.list_tools().await,
         Some("call_tool") => connected()?.call_tool(step, timeout).await,
@@ -151,11 +158,40 @@ async fn on_session(
         Some("complete") => connected()?.complete(step, timeout).await,
         Some("ping") => connected()?.ping(timeout).await,
         Some("set_logging_level") => connected()?.set_logging_level(step, timeout).await,
-        _ => Err(Failure::new(
-            Kind::UnsupportedOp,
-            format!("this adapter does not implement the step {step}"),
-        )),
+        Some("events") => connected()?.events(step, timeout).await,
+        Some("set_roots") => connected()?.set_roots(step).await,
+        Some("subscribe_resource") => connected()?.subscribe_resource(step, timeout).await,
+        Some("unsubscribe_resource") => connected()?.unsubscribe_resource(step, timeout).await,
+        Some("listen") => session.listen(step, timeout).await,
+        _ => Err(unsupported(step)),
     }
+}
+
+/// The ops carried out on a connection (`transport_closed` without one).
+const KNOWN: &[&str] = &[
+    "list_tools",
+    "call_tool",
+    "discover",
+    "list_resources",
+    "list_resource_templates",
+    "list_prompts",
+    "read_resource",
+    "get_prompt",
+    "complete",
+    "ping",
+    "set_logging_level",
+    "events",
+    "set_roots",
+    "subscribe_resource",
+    "unsubscribe_resource",
+    "listen",
+];
+
+fn unsupported(step: &Value) -> Failure {
+    Failure::new(
+        Kind::UnsupportedOp,
+        format!("this adapter does not implement the step {step}"),
+    )
 }
 
 fn outcome_line(

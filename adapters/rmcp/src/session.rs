@@ -31,17 +31,43 @@ use serde_json::{Value, json};
 
 use crate::Config;
 use crate::content;
+use crate::events::{self, Events};
 use crate::failure::{Failure, Kind};
-use crate::handler::{Answers, Handler, Refused};
+use crate::handler::{Answers, Handler, ProgressTokens, Refused};
 
 pub(crate) struct Session {
     service: RunningService<RoleClient, Handler>,
     /// The plan's input answers for the call in progress (read by the handler).
     answers: Answers,
+    /// `connect`'s handlers (read by the handler; `set_roots` replaces `roots/list`).
+    handlers: Answers,
     /// Set by the handler when it refused an input request of the call in progress.
     refused: Refused,
+    /// What the client surfaced since the last `events` step.
+    events: Events,
+    /// The progress tokens of the calls in flight that asked for progress.
+    progress: ProgressTokens,
     /// Connected in the modern era (2026-07-28): calls go through rmcp's multi round-trip helper.
     modern: bool,
+    /// The open `subscriptions/listen` streams, each drained into `events` by its own task.
+    listens: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// Removes a call's progress token from the registry once the call is over, however it ends.
+struct InFlight {
+    tokens: ProgressTokens,
+    token: Option<rmcp::model::ProgressToken>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            self.tokens
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&token);
+        }
+    }
 }
 
 /// rmcp's lifecycle for the harness's era.
@@ -94,14 +120,30 @@ where
 impl Session {
     /// Starts the transport and performs rmcp's `initialize` handshake. On success returns the
     /// session and the step's `ok` payload.
-    pub async fn connect(config: &Config) -> Result<(Session, Value), Failure> {
+    pub async fn connect(config: &Config, step: &Value) -> Result<(Session, Value), Failure> {
+        let handlers = match step.get("handlers") {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(handlers)) => handlers.clone(),
+            Some(other) => {
+                return Err(Failure::new(
+                    Kind::UnsupportedOp,
+                    format!("connect's handlers must be an object by method, got {other}"),
+                ));
+            }
+        };
         let answers = Answers::default();
         let refused = Refused::default();
+        let events = Events::default();
+        let progress = ProgressTokens::default();
         let handler = Handler {
-            info: client_info(config),
+            info: client_info(config, &handlers),
             answers: answers.clone(),
+            handlers: std::sync::Arc::new(std::sync::Mutex::new(handlers)),
             refused: refused.clone(),
+            events: events.clone(),
+            progress: progress.clone(),
         };
+        let handlers = handler.handlers.clone();
         let service = match config.transport.as_str() {
             "stdio" => {
                 let argv = config.server_command.as_deref().unwrap_or_default();
@@ -173,8 +215,12 @@ impl Session {
             Session {
                 service,
                 answers,
+                handlers,
                 refused,
+                events,
+                progress,
                 modern,
+                listens: Vec::new(),
             },
             ok,
         ))
@@ -244,7 +290,31 @@ impl Session {
                 ));
             }
         }
-        if self.modern && cancel_after.is_none() {
+        let progress = match step.get("progress") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(progress)) => *progress,
+            Some(other) => {
+                return Err(Failure::new(
+                    Kind::UnsupportedOp,
+                    format!("call_tool's progress must be a boolean, got {other}"),
+                ));
+            }
+        };
+        let max_timeout = match step.get("max_timeout_ms") {
+            None | Some(Value::Null) => None,
+            Some(ms) => match ms.as_u64() {
+                Some(ms) => Some(Duration::from_millis(ms)),
+                None => {
+                    return Err(Failure::new(
+                        Kind::UnsupportedOp,
+                        format!("max_timeout_ms is not a non-negative integer: {step}"),
+                    ));
+                }
+            },
+        };
+        // rmcp's high-level call hides the request's progress token, so a call that asks for
+        // progress goes through the cancellable request API (one round, no input rounds).
+        if self.modern && cancel_after.is_none() && !progress {
             // rmcp's high-level call drives the multi round-trip rounds through the handler.
             self.set_answers(step);
             let result = self
@@ -255,15 +325,35 @@ impl Session {
             return call_output(result);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let options = match timeout {
+        let mut options = match timeout {
             Some(timeout) => PeerRequestOptions::with_timeout(timeout),
             None => PeerRequestOptions::no_options(),
         };
+        // rmcp restarts the request timeout on each progress notification for the request's
+        // token and gives up after `max_total_timeout` whatever arrived.
+        if let Some(max) = max_timeout.filter(|_| progress) {
+            options = options
+                .reset_timeout_on_progress()
+                .with_max_total_timeout(max);
+        }
+        // rmcp puts a progress token of its own choosing (a per-connection counter) in every
+        // request's `_meta`; a call that asks for progress surfaces the notifications for it.
         let mut handle = self
             .service
             .send_cancellable_request(request, options)
             .await
             .map_err(|e| Failure::from_service(&e))?;
+        let _in_flight = InFlight {
+            tokens: self.progress.clone(),
+            token: progress.then(|| {
+                let token = handle.progress_token.clone();
+                self.progress
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(token.clone());
+                token
+            }),
+        };
 
         // Whichever of the caller's cancel and rmcp's timeout comes first names the outcome.
         let answer = match cancel_after {
@@ -301,6 +391,10 @@ impl Session {
     /// rmcp's `RunningService::close`: cancels the service loop and waits for the transport to
     /// shut down (stdio: close stdin, wait, SIGTERM, wait, kill; HTTP: end the session).
     pub async fn close(mut self) -> Result<(), Failure> {
+        // The listen streams end with the connection; their tasks hold rmcp subscriptions.
+        for listen in self.listens.drain(..) {
+            listen.abort();
+        }
         match self.service.close().await {
             Ok(reason) => {
                 eprintln!("rmcp-adapter: closed ({reason:?})");
@@ -337,10 +431,18 @@ fn texts(content: &[ContentBlock]) -> Vec<String> {
 }
 
 /// rmcp's default client info, offering the harness's protocol version (rmcp lets the caller
-/// choose it through `InitializeRequestParams::protocol_version`).
-fn client_info(config: &Config) -> ClientConfig {
+/// choose it through `InitializeRequestParams::protocol_version`), with exactly the client
+/// capabilities `connect`'s handlers and the plan's `input` answers imply.
+fn client_info(config: &Config, handlers: &serde_json::Map<String, Value>) -> ClientConfig {
     let mut info = ClientConfig::default();
-    // Declare the input capabilities the plan's answers can serve (none without any `input`).
+    if let Some(version) = &config.protocol_version {
+        match serde_json::from_value::<ProtocolVersion>(json!(version)) {
+            Ok(version) => info = info.with_protocol_version(version),
+            Err(e) => eprintln!("rmcp-adapter: ignoring protocol version {version:?}: {e}"),
+        }
+    }
+    // Elicitation modes exist from 2025-11-25 on (dates compare as text).
+    let modes = info.protocol_version.as_str() >= "2025-11-25";
     let mut capabilities = serde_json::Map::new();
     for method in planned_input_methods(&config.plan) {
         let name = match method.as_str() {
@@ -351,21 +453,41 @@ fn client_info(config: &Config) -> ClientConfig {
         };
         capabilities.insert(name.into(), json!({}));
     }
+    for (method, handler) in handlers {
+        let (name, declared) = match method.as_str() {
+            "roots/list" => ("roots", json!({ "listChanged": true })),
+            "sampling/createMessage" => ("sampling", json!({})),
+            "elicitation/create" if modes => ("elicitation", elicitation_modes(handler)),
+            "elicitation/create" => ("elicitation", json!({})),
+            other => {
+                eprintln!(
+                    "rmcp-adapter: no client capability answers {other:?}; ignoring its handler"
+                );
+                continue;
+            }
+        };
+        capabilities.insert(name.into(), declared);
+    }
     if !capabilities.is_empty() {
         match serde_json::from_value::<ClientCapabilities>(Value::Object(capabilities)) {
             Ok(declared) => info.capabilities = declared,
-            Err(e) => eprintln!("rmcp-adapter: could not declare the input capabilities: {e}"),
+            Err(e) => eprintln!("rmcp-adapter: could not declare the client capabilities: {e}"),
         }
     }
-    match &config.protocol_version {
-        Some(version) => match serde_json::from_value::<ProtocolVersion>(json!(version)) {
-            Ok(version) => info.with_protocol_version(version),
-            Err(e) => {
-                eprintln!("rmcp-adapter: ignoring protocol version {version:?}: {e}");
-                info
-            }
-        },
-        None => info,
+    info
+}
+
+/// `{"form":{}}` for a single answer; the modes named for a handler keyed by mode.
+fn elicitation_modes(handler: &Value) -> Value {
+    match handler.as_object() {
+        Some(by_mode) if !by_mode.contains_key("action") => Value::Object(
+            by_mode
+                .keys()
+                .filter(|mode| matches!(mode.as_str(), "form" | "url"))
+                .map(|mode| (mode.clone(), json!({})))
+                .collect(),
+        ),
+        _ => json!({ "form": {} }),
     }
 }
 
@@ -612,4 +734,147 @@ fn typed<T: serde::de::DeserializeOwned>(step: &Value, member: &str) -> Result<T
             ),
         )
     })
+}
+
+/// What the server starts (CLIENTS.md, "What the server starts"): events, roots, resource
+/// subscriptions and `subscriptions/listen`, each through rmcp's own API.
+impl Session {
+    /// Everything surfaced since the last `events` step; with `min`, first waits (at most the
+    /// request timeout, 5 s without one) until that many have arrived.
+    pub async fn events(&self, step: &Value, timeout: Option<Duration>) -> Result<Value, Failure> {
+        let min = match step.get("min") {
+            None | Some(Value::Null) => 0,
+            Some(min) => match min.as_u64().and_then(|m| usize::try_from(m).ok()) {
+                Some(min) => min,
+                None => {
+                    return Err(Failure::new(
+                        Kind::UnsupportedOp,
+                        format!("events' min is not a non-negative integer: {step}"),
+                    ));
+                }
+            },
+        };
+        let limit = timeout.unwrap_or(Duration::from_secs(5));
+        let taken = self.events.take(min, limit).await;
+        Ok(json!({ "events": taken }))
+    }
+
+    /// Replaces the roots `roots/list` is answered with and, when the client declared `roots`,
+    /// tells the server through rmcp's `notify_roots_list_changed`.
+    pub async fn set_roots(&self, step: &Value) -> Result<Value, Failure> {
+        let Some(roots) = step.get("roots").and_then(Value::as_array) else {
+            return Err(Failure::new(
+                Kind::UnsupportedOp,
+                format!("set_roots without a roots array: {step}"),
+            ));
+        };
+        let declared = {
+            let mut handlers = self.handlers.lock().unwrap_or_else(|p| p.into_inner());
+            let declared = handlers.contains_key("roots/list");
+            if declared {
+                handlers.insert("roots/list".into(), json!({ "roots": roots }));
+            }
+            declared
+        };
+        if declared {
+            self.service
+                .notify_roots_list_changed()
+                .await
+                .map_err(|e| Failure::from_service(&e))?;
+        }
+        Ok(json!({}))
+    }
+
+    /// `resources/subscribe` through rmcp's `Peer::subscribe` (rmcp checks no capability).
+    #[allow(deprecated)] // legacy-only in rmcp; the legacy eras still have it.
+    pub async fn subscribe_resource(
+        &self,
+        step: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Failure> {
+        let uri = uri(step, "subscribe_resource")?;
+        within(
+            timeout,
+            self.service
+                .subscribe(rmcp::model::SubscribeRequestParams::new(uri)),
+        )
+        .await?
+        .map_err(|e| Failure::from_service(&e))?;
+        Ok(json!({}))
+    }
+
+    /// `resources/unsubscribe` through rmcp's `Peer::unsubscribe`.
+    #[allow(deprecated)] // legacy-only in rmcp; the legacy eras still have it.
+    pub async fn unsubscribe_resource(
+        &self,
+        step: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Failure> {
+        let uri = uri(step, "unsubscribe_resource")?;
+        within(
+            timeout,
+            self.service
+                .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri)),
+        )
+        .await?
+        .map_err(|e| Failure::from_service(&e))?;
+        Ok(json!({}))
+    }
+
+    /// `subscriptions/listen` through rmcp's `Peer::listen`, which waits for the server's
+    /// acknowledgment; the subscription then stays open until `close`, drained into `events` by
+    /// a task of its own (rmcp routes its notifications past the handler).
+    pub async fn listen(
+        &mut self,
+        step: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Failure> {
+        if !self.modern {
+            return Err(Failure::new(
+                Kind::UnsupportedOp,
+                "subscriptions/listen is a 2026-07-28 request; this connection speaks the legacy era",
+            ));
+        }
+        let filter: rmcp::model::SubscriptionFilter = typed(step, "notifications")?;
+        let mut subscription = within(timeout, self.service.peer().listen(filter))
+            .await?
+            .map_err(|e| Failure::from_service(&e))?;
+        let acknowledged = content::to_value(subscription.acknowledged())?;
+        let events = self.events.clone();
+        self.listens.push(tokio::spawn(async move {
+            loop {
+                match subscription.next().await {
+                    Ok(Some(notification)) => {
+                        if let Some(event) = events::from_notification(&notification) {
+                            events.push(event);
+                        }
+                    }
+                    Ok(None) => {
+                        eprintln!(
+                            "rmcp-adapter: the listen stream ended ({:?})",
+                            subscription.end()
+                        );
+                        break;
+                    }
+                    Err(e) => {
+                        eprintln!("rmcp-adapter: the listen stream failed: {e}");
+                        break;
+                    }
+                }
+            }
+        }));
+        Ok(json!({ "notifications": acknowledged }))
+    }
+}
+
+fn uri(step: &Value, op: &str) -> Result<String, Failure> {
+    step.get("uri")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            Failure::new(
+                Kind::UnsupportedOp,
+                format!("{op} without a string uri: {step}"),
+            )
+        })
 }
