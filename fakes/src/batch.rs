@@ -250,6 +250,7 @@ mod tests {
             reply,
             http: None,
             faults: None,
+            sends: Vec::new(),
         }
     }
 

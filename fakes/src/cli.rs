@@ -4,6 +4,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use mcp_harness_scenarios::load;
 use mcp_harness_scenarios::model::{ServerScript, TimeScale};
@@ -94,12 +95,37 @@ pub fn load_script(
     scale: TimeScale,
     canary: Option<&str>,
 ) -> Result<ServerScript, String> {
-    let mut script = load::server_script(path, variant)?;
+    load_case(path, variant, scale, canary).map(|loaded| loaded.script)
+}
+
+/// What the stdio fake plays: the script, and the case's request timeout (scaled like the
+/// script), which bounds its waits for the client's responses (`sends[].await_response`).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The script, as [`load_script`] returns it.
+    pub script: ServerScript,
+    /// The case's `timeout_ms`, scaled.
+    pub request_timeout: Duration,
+}
+
+/// [`load_script`] with the case's request timeout.
+pub fn load_case(
+    path: &Path,
+    variant: Option<&str>,
+    scale: TimeScale,
+    canary: Option<&str>,
+) -> Result<Loaded, String> {
+    let setup = load::server_setup(path, variant)?;
+    let mut script = setup.server;
     script.scale(scale);
-    match canary {
-        Some(origin) => script.with_canary(origin),
-        None => Ok(script),
-    }
+    let script = match canary {
+        Some(origin) => script.with_canary(origin)?,
+        None => script,
+    };
+    Ok(Loaded {
+        script,
+        request_timeout: Duration::from_millis(scale.ms(setup.timeout_ms)),
+    })
 }
 
 #[cfg(test)]

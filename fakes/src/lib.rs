@@ -13,6 +13,7 @@
 //! | [`jsonrpc`] | classifying incoming messages, building answers |
 //! | [`modern`] | the 2026-07-28 era: `_meta` and header checks, built-in modern answers |
 //! | [`recorder`] | the append-only, capped transcript writer |
+//! | [`sends`] | messages the fake starts itself: `$request` substitution, awaited responses |
 //! | [`stdio`] | the newline-delimited JSON-RPC server loop on stdin/stdout |
 //! | [`http`] | the Streamable HTTP fake on `127.0.0.1`, run inside the runner's process |
 //! | [`tls`] | the run's CAs and certificates, and the rustls configs made from them |
@@ -25,5 +26,6 @@ pub mod jsonrpc;
 pub mod modern;
 pub mod recorder;
 pub mod script;
+pub mod sends;
 pub mod stdio;
 pub mod tls;

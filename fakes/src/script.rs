@@ -3,7 +3,7 @@
 //! the same script the same way.
 
 use mcp_harness_scenarios::matcher::{self, Captures};
-use mcp_harness_scenarios::model::{Faults, HttpReply, Reply, RpcError, ServerScript};
+use mcp_harness_scenarios::model::{Faults, HttpReply, Reply, RpcError, Send, ServerScript};
 use serde_json::{Value, json};
 
 use crate::jsonrpc::METHOD_NOT_FOUND;
@@ -29,6 +29,21 @@ pub struct Answer {
     pub http: Option<HttpReply>,
     /// The handler's hostile-server faults, if it gave any.
     pub faults: Option<Faults>,
+    /// The messages the handler sends on its own initiative, around the reply.
+    pub sends: Vec<Send>,
+}
+
+impl Answer {
+    /// An answer with nothing but `reply`.
+    pub fn reply(reply: Reply) -> Answer {
+        Answer {
+            delay_ms: 0,
+            reply,
+            http: None,
+            faults: None,
+            sends: Vec::new(),
+        }
+    }
 }
 
 /// Picks the answer to a request: the first handler whose `method` is equal and whose
@@ -60,23 +75,14 @@ pub fn choose_at(
             reply: count_up_cursor(h.reply.clone(), actual),
             http: h.http.clone(),
             faults: h.faults.clone(),
+            sends: h.sends.clone(),
         },
         // Only for scripts that do not list tools themselves: there, an unmatched cursor is
         // an error, not a fresh listing.
         None if method == "tools/list" && !script.handlers.iter().any(|h| h.method == method) => {
-            Answer {
-                delay_ms: 0,
-                reply: Reply::Result(json!({ "tools": scripted_tools(script) })),
-                http: None,
-                faults: None,
-            }
+            Answer::reply(Reply::Result(json!({ "tools": scripted_tools(script) })))
         }
-        None => Answer {
-            delay_ms: 0,
-            reply: default_reply_at(script, revision, method, actual),
-            http: None,
-            faults: None,
-        },
+        None => Answer::reply(default_reply_at(script, revision, method, actual)),
     }
 }
 
@@ -125,8 +131,34 @@ pub fn choose_for_notification(
 /// `resources/*`, `prompts` for `prompts/*`, `completions` for `completion/complete`,
 /// `logging` for `logging/setLevel`). A case about an undeclared capability simply scripts
 /// no handler for it. At `version` 2024-11-05, which had completion requests but no
-/// `completions` capability, none is declared for them.
+/// `completions` capability, none is declared for them. The script's own `capabilities` are
+/// then merged in, member by member (objects merged recursively, anything else replaced).
 pub fn capabilities(script: &ServerScript, version: Option<&str>) -> Value {
+    let mut derived = derived_capabilities(script, version);
+    if let Some(declared) = &script.capabilities {
+        merge(&mut derived, declared);
+    }
+    derived
+}
+
+/// Merges `extra` into `into`: members of two objects recursively, anything else replaced.
+fn merge(into: &mut Value, extra: &Value) {
+    match (into, extra) {
+        (Value::Object(into), Value::Object(extra)) => {
+            for (key, value) in extra {
+                match into.get_mut(key) {
+                    Some(slot) => merge(slot, value),
+                    None => {
+                        into.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (into, extra) => *into = extra.clone(),
+    }
+}
+
+fn derived_capabilities(script: &ServerScript, version: Option<&str>) -> Value {
     let mut declared = serde_json::Map::new();
     declared.insert("tools".into(), json!({}));
     for handler in &script.handlers {
@@ -225,6 +257,31 @@ mod tests {
             faults: None,
             sends: Vec::new(),
         }
+    }
+
+    #[test]
+    fn declared_capabilities_merge_into_the_derived_ones() {
+        let script = ServerScript {
+            handlers: vec![handler(
+                "resources/read",
+                None,
+                Reply::Result(json!({"contents": []})),
+            )],
+            capabilities: Some(json!({
+                "tools": {"listChanged": true},
+                "resources": {"subscribe": true},
+                "experimental": {"x": {}}
+            })),
+            ..ServerScript::default()
+        };
+        assert_eq!(
+            capabilities(&script, None),
+            json!({
+                "tools": {"listChanged": true},
+                "resources": {"subscribe": true},
+                "experimental": {"x": {}}
+            })
+        );
     }
 
     fn result_of(answer: &Answer) -> &Value {

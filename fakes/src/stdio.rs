@@ -21,7 +21,7 @@ use std::sync::{Arc, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use mcp_harness_scenarios::model::{OnEof, OnSigterm, Reply, ServerScript};
+use mcp_harness_scenarios::model::{OnEof, OnSigterm, Reply, Send, ServerScript};
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, ReadBuf, Stdin, Stdout};
@@ -33,6 +33,7 @@ use crate::jsonrpc::{self, Incoming};
 use crate::modern::{self, Decision};
 use crate::recorder::Recorder;
 use crate::script;
+use crate::sends::{self, Awaited};
 
 mod faults;
 
@@ -54,6 +55,18 @@ pub async fn serve_at(
     revision: Option<String>,
     recorder: Recorder,
 ) -> Infallible {
+    let timeout = Duration::from_millis(mcp_harness_scenarios::model::file::DEFAULT_TIMEOUT_MS);
+    serve_with(script, revision, timeout, recorder).await
+}
+
+/// [`serve_at`] with the case's request timeout: the longest the fake waits for the
+/// client's response to a request it sent with `await_response`.
+pub async fn serve_with(
+    script: ServerScript,
+    revision: Option<String>,
+    request_timeout: Duration,
+    recorder: Recorder,
+) -> Infallible {
     // First, so that a SIGTERM arriving right after start-up is already ours to record.
     let sigterm = signal(SignalKind::terminate());
     recorder.record(Event::Started);
@@ -68,6 +81,8 @@ pub async fn serve_at(
         stdout: Mutex::new(tokio::io::stdout()),
         queue: std::sync::Mutex::new(Queue::default()),
         queued: Notify::new(),
+        awaited: Awaited::default(),
+        request_timeout,
     });
     tokio::spawn(write_queued(Arc::clone(&fake)));
     match sigterm {
@@ -97,6 +112,10 @@ struct Fake {
     queue: std::sync::Mutex<Queue>,
     /// Wakes the writer task when the queue stops being empty.
     queued: Notify,
+    /// The client's responses the fake's own requests wait for (`await_response`).
+    awaited: Awaited,
+    /// The longest such a wait lasts: the case's request timeout.
+    request_timeout: Duration,
 }
 
 /// What [`Fake::queue`] holds.
@@ -212,7 +231,8 @@ impl Fake {
             Incoming::Request { id, method, params } => {
                 Some((id.clone(), self.decide(method, params)))
             }
-            // Only a script that answers notifications on purpose (with a null id).
+            // A script that answers notifications on purpose (with a null id), or sends
+            // messages when one arrives (answering nothing, with `"reply": "hang"`).
             Incoming::Notification => jsonrpc::notification_method(&message)
                 .and_then(|m| {
                     script::choose_for_notification(&self.script, m, message.get("params"))
@@ -220,10 +240,22 @@ impl Fake {
                 .map(|answer| (Value::Null, answer)),
             Incoming::Other => None,
         };
+        // Only a rule that sends messages needs its trigger (for `$request` pointers).
+        let trigger = request
+            .as_ref()
+            .filter(|(_, answer)| !answer.sends.is_empty())
+            .map(|_| message.clone());
+        let response_to = jsonrpc::is_response(&message)
+            .then(|| message.get("id").cloned())
+            .flatten();
         self.recorder.buffer(Event::Received { message });
+        // Recorded first: whatever a waiting rule sends next comes after it.
+        if let Some(id) = response_to {
+            self.awaited.answered(&id);
+        }
         if let Some((id, answer)) = request {
             let fake = Arc::clone(self);
-            tokio::spawn(async move { fake.answer(id, answer).await });
+            tokio::spawn(async move { fake.answer(trigger, id, answer).await });
         }
     }
 
@@ -233,12 +265,7 @@ impl Fake {
         let revision = self.revision.as_deref();
         let answer = match modern::decide(&self.script, revision, method, params, None) {
             Decision::Answer(answer) => answer,
-            Decision::Refuse(refusal) => script::Answer {
-                delay_ms: 0,
-                reply: Reply::Error(refusal.error),
-                http: None,
-                faults: None,
-            },
+            Decision::Refuse(refusal) => script::Answer::reply(Reply::Error(refusal.error)),
         };
         if method == "initialize"
             && let Reply::Result(result) = &answer.reply
@@ -256,6 +283,9 @@ impl Fake {
     /// [`batch::refused`] says so, else each request in one batched answer.
     fn on_batch(self: &Arc<Self>, items: Vec<Value>) {
         self.recorder.record_all(batch::received_records(&items));
+        for item in &items {
+            self.awaited.arrived(item);
+        }
         let negotiated = self
             .negotiated
             .lock()
@@ -286,21 +316,49 @@ impl Fake {
         self.recorder.buffer(Event::ReceivedInvalid { line, error });
     }
 
-    /// Carries out one scripted answer to the request `id`.
-    async fn answer(&self, id: Value, mut answer: script::Answer) {
-        if answer.delay_ms > 0 {
+    /// Carries out one scripted answer to the request `id` (null for a notification), with
+    /// the messages its rule sends: those `before` the reply first, from the arrival of the
+    /// `trigger`; the reply once they are out and the rule's `delay_ms` has passed since the
+    /// arrival; then those `after` it.
+    async fn answer(&self, trigger: Option<Value>, id: Value, mut answer: script::Answer) {
+        let arrived = tokio::time::Instant::now();
+        let (before, after) = sends::split(&std::mem::take(&mut answer.sends));
+        let trigger = trigger.unwrap_or(Value::Null);
+        self.play_sends(&before, &trigger).await;
+        let due = arrived + Duration::from_millis(answer.delay_ms);
+        if tokio::time::Instant::now() < due {
             self.recorder.flush();
-            tokio::time::sleep(Duration::from_millis(answer.delay_ms)).await;
+            tokio::time::sleep_until(due).await;
         }
-        if let Some(faults) = answer.faults.take() {
-            return self.answer_with_faults(id, answer.reply, faults).await;
+        match answer.faults.take() {
+            Some(faults) => self.answer_with_faults(id, answer.reply, faults).await,
+            None => match answer.reply {
+                Reply::Result(result) => self.send(jsonrpc::result(&id, result)).await,
+                Reply::Error(error) => self.send(jsonrpc::error(&id, &error)).await,
+                Reply::Hang => {}
+                Reply::Exit(code) => match self.exit(code).await {},
+                Reply::RawLine(line) => self.send_raw(line).await,
+            },
         }
-        match answer.reply {
-            Reply::Result(result) => self.send(jsonrpc::result(&id, result)).await,
-            Reply::Error(error) => self.send(jsonrpc::error(&id, &error)).await,
-            Reply::Hang => {}
-            Reply::Exit(code) => match self.exit(code).await {},
-            Reply::RawLine(line) => self.send_raw(line).await,
+        self.play_sends(&after, &trigger).await;
+    }
+
+    /// Sends a rule's messages in order, each after its delay, its `$request` pointers filled
+    /// from `trigger`; after a request marked `await_response`, waits for the client's
+    /// response to it (at most the request timeout).
+    async fn play_sends(&self, sends: &[Send], trigger: &Value) {
+        for send in sends {
+            if send.delay_ms > 0 {
+                self.recorder.flush();
+                tokio::time::sleep(Duration::from_millis(send.delay_ms)).await;
+            }
+            let message = sends::substitute(&send.message, trigger);
+            let response = sends::awaited_id(send, &message).map(|id| self.awaited.expect(id));
+            self.send(message).await;
+            if let Some(response) = response {
+                self.recorder.flush();
+                sends::wait(response, self.request_timeout).await;
+            }
         }
     }
 }

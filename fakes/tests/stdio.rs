@@ -636,3 +636,160 @@ fn batches_are_answered_at_2025_03_26_and_refused_later() {
         assert_eq!(sent_batch, answered, "{events:?}");
     }
 }
+
+/// A progress notification with the client's token before the reply, a request to the client
+/// after it that waits for the client's response, then a log message: all in order, with
+/// the `$request` pointers filled in, and the response recorded.
+#[test]
+fn a_rule_sends_messages_around_its_reply_and_waits_for_responses() {
+    let case = Case::new(
+        "sends",
+        json!({"handlers": [{
+            "method": "tools/call",
+            "reply": {"result": {"content": []}},
+            "sends": [
+                {"message": {"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                    "progressToken": {"$request": "/params/_meta/progressToken"},
+                    "progress": 1, "of": {"$request": "/id"}}}},
+                {"at": "after", "await_response": true,
+                 "message": {"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}},
+                {"at": "after", "delay_ms": 20,
+                 "message": {"jsonrpc": "2.0", "method": "notifications/message",
+                             "params": {"level": "info", "data": "done"}}},
+            ],
+        }]}),
+    );
+    let mut fake = case.start();
+    let call = request(
+        json!(9),
+        "tools/call",
+        json!({"name": "t", "_meta": {"progressToken": "tok-1"}}),
+    );
+    fake.write(&call);
+    let progress = fake.next_answer();
+    assert_eq!(progress["method"], "notifications/progress");
+    assert_eq!(progress["params"]["progressToken"], "tok-1");
+    assert_eq!(progress["params"]["of"], 9);
+    assert_eq!(fake.next_answer()["id"], 9);
+    let roots = fake.next_answer();
+    assert_eq!(roots["method"], "roots/list");
+    // Nothing more until the client answers the server's request.
+    assert!(
+        fake.answers
+            .recv_timeout(Duration::from_millis(300))
+            .is_err()
+    );
+    let response = json!({"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}});
+    fake.write(&response.to_string());
+    assert_eq!(fake.next_answer()["method"], "notifications/message");
+    fake.close_stdin();
+    assert_eq!(fake.wait().code(), Some(0));
+
+    let events: Vec<Event> = case.events().into_iter().map(|(_, e)| e).collect();
+    let at = |wanted: &Event| events.iter().position(|e| e == wanted).expect("recorded");
+    let sent_roots = at(&Event::Sent { message: roots });
+    let received = at(&Event::Received { message: response });
+    let sent_progress = at(&Event::Sent { message: progress });
+    assert!(
+        sent_progress < sent_roots && sent_roots < received,
+        "{events:?}"
+    );
+}
+
+/// An awaited response that never comes holds the rule up for the case's request timeout,
+/// no longer.
+#[test]
+fn an_awaited_response_is_waited_for_at_most_the_request_timeout() {
+    let case = Case::new(
+        "await-timeout",
+        json!({"handlers": [{
+            "method": "tools/call",
+            "reply": {"result": {}},
+            "sends": [{"await_response": true,
+                       "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}}],
+        }]}),
+    );
+    // The scenario's timeout: 400 ms.
+    let mut scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(&case.scenario).unwrap()).unwrap();
+    scenario["timeout_ms"] = json!(400);
+    std::fs::write(&case.scenario, scenario.to_string()).unwrap();
+    let mut fake = case.start();
+    fake.write(&request(json!(2), "tools/call", json!({"name": "t"})));
+    assert_eq!(fake.next_answer()["method"], "ping");
+    let asked = Instant::now();
+    assert_eq!(fake.next_answer()["id"], 2);
+    let waited = asked.elapsed();
+    assert!(
+        waited >= Duration::from_millis(350) && waited < Duration::from_millis(3000),
+        "{waited:?}"
+    );
+    fake.close_stdin();
+    fake.wait();
+}
+
+/// A rule on a notification sends its messages when the notification arrives and answers
+/// nothing.
+#[test]
+fn a_rule_on_a_notification_sends_without_answering() {
+    let case = Case::new(
+        "on-notification",
+        json!({"handlers": [{
+            "method": "notifications/initialized",
+            "reply": "hang",
+            "sends": [{"message": {"jsonrpc": "2.0", "id": "r1", "method": "roots/list"}}],
+        }]}),
+    );
+    let mut fake = case.start();
+    fake.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+    assert_eq!(
+        fake.next_answer(),
+        json!({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
+    );
+    fake.write(&request(json!(1), "ping", json!({})));
+    assert_eq!(fake.next_answer()["id"], 1);
+    fake.close_stdin();
+    fake.wait();
+}
+
+/// A `$request` pointer that is not a pointer is refused at start-up, naming the place.
+#[test]
+fn a_bad_request_pointer_is_refused_at_start_up() {
+    let case = Case::new(
+        "bad-pointer",
+        json!({"handlers": [{
+            "method": "tools/call",
+            "reply": "hang",
+            "sends": [{"message": {"jsonrpc": "2.0", "method": "x",
+                                   "params": {"t": {"$request": "params/id"}}}}],
+        }]}),
+    );
+    let out = case.command().output().expect("run the fake");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("server.handlers[0].sends[0].message.params.t") && err.contains("`/`"),
+        "{err}"
+    );
+}
+
+/// The script's declared capabilities are merged into those `initialize` derives.
+#[test]
+fn initialize_declares_the_scripts_capabilities() {
+    let case = Case::new(
+        "capabilities",
+        json!({"capabilities": {"tools": {"listChanged": true}, "logging": {}}}),
+    );
+    let mut fake = case.start();
+    fake.write(&request(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25"}),
+    ));
+    assert_eq!(
+        fake.next_answer()["result"]["capabilities"],
+        json!({"tools": {"listChanged": true}, "logging": {}})
+    );
+    fake.close_stdin();
+    fake.wait();
+}

@@ -16,6 +16,7 @@
 mod meaning;
 mod resolve;
 pub mod variants;
+pub use resolve::FakeSetup;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -416,6 +417,12 @@ fn resolve_all(
 /// fixtures', and the built-in `echo` when the plan calls it), for `variant` of a family.
 /// Only the parts that make the script are read; the runner has checked the rest.
 pub fn server_script(path: &Path, variant: Option<&str>) -> Result<ServerScript, String> {
+    server_setup(path, variant).map(|setup| setup.server)
+}
+
+/// [`server_script`] with the case's request timeout, which bounds how long the fake waits
+/// for the client's response to a request it sent (`sends[].await_response`).
+pub fn server_setup(path: &Path, variant: Option<&str>) -> Result<FakeSetup, String> {
     let shown = path.display();
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;

@@ -4,10 +4,9 @@
 
 use std::process::ExitCode;
 
-use mcp_harness_fakes::cli::{self, Args};
+use mcp_harness_fakes::cli::{self, Args, Loaded};
 use mcp_harness_fakes::recorder::Recorder;
 use mcp_harness_fakes::stdio;
-use mcp_harness_scenarios::model::ServerScript;
 
 fn main() -> ExitCode {
     let args = match Args::parse(std::env::args_os().skip(1)) {
@@ -16,8 +15,8 @@ fn main() -> ExitCode {
     };
     let variant = args.variant.as_deref();
     let canary = args.canary.as_deref();
-    let script = match cli::load_script(&args.scenario, variant, args.time_scale, canary) {
-        Ok(script) => script,
+    let loaded = match cli::load_case(&args.scenario, variant, args.time_scale, canary) {
+        Ok(loaded) => loaded,
         Err(problem) => return fail(&problem),
     };
     let recorder = match Recorder::open(&args.transcript) {
@@ -34,7 +33,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    play(&runtime, script, args.revision, recorder)
+    play(&runtime, loaded, args.revision, recorder)
 }
 
 // `serve` ends the process itself (its output type is uninhabited); recent compilers see the
@@ -42,11 +41,12 @@ fn main() -> ExitCode {
 #[allow(unreachable_code)]
 fn play(
     runtime: &tokio::runtime::Runtime,
-    script: ServerScript,
+    loaded: Loaded,
     revision: Option<String>,
     recorder: Recorder,
 ) -> ! {
-    match runtime.block_on(stdio::serve_at(script, revision, recorder)) {}
+    let serving = stdio::serve_with(loaded.script, revision, loaded.request_timeout, recorder);
+    match runtime.block_on(serving) {}
 }
 
 fn fail(problem: &str) -> ExitCode {

@@ -5,8 +5,10 @@ use crate::matcher;
 use crate::model::era::REVISIONS;
 use crate::model::file::CaseFile;
 use crate::model::{
-    ClientEra, Endpoint, Handler, Rule, Scenario, Step, Transport, WireRule, WireStream,
+    ClientEra, Endpoint, GetMode, Handler, Rule, Scenario, ServerScript, Step, Transport, Via,
+    WireRule, WireStream,
 };
+use serde_json::Value;
 
 type Problem = (String, String);
 
@@ -16,6 +18,7 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
     revisions(file, s)?;
     modern_ops(s)?;
     check_handlers(&file.server.handlers, "server.handlers")?;
+    check_sends(&s.server, file.server.handlers.len())?;
     matchers(s)?;
     transports_of_checks(s)?;
     observes_traffic(s)
@@ -121,12 +124,68 @@ pub(super) fn check_handlers(handlers: &[Handler], at: &str) -> Result<(), Probl
                 }
             }
         }
+        for (j, send) in h.sends.iter().enumerate() {
+            let at = format!("{at}[{i}].sends[{j}].message");
+            check_request_pointers(&send.message, &at)?;
+        }
         let redirect = h.http.as_ref().and_then(|r| r.redirect.as_ref());
         if let Some(r) = redirect.filter(|r| !(300..400).contains(&r.status)) {
             return Err((
                 format!("{at}[{i}].http.redirect.status"),
                 format!("expected a 3xx status, got {}", r.status),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Every `{"$request": P}` in a sent message names a JSON pointer (`/…`) into the request.
+fn check_request_pointers(message: &Value, at: &str) -> Result<(), Problem> {
+    match message {
+        Value::Object(map) if map.len() == 1 && map.contains_key("$request") => {
+            match map.get("$request").and_then(Value::as_str) {
+                Some(p) if p.starts_with('/') => Ok(()),
+                _ => Err((
+                    at.to_owned(),
+                    format!(
+                        "{message}: expected {{\"$request\": \"/json/pointer\"}}, a pointer into \
+                         the triggering request starting with `/` (e.g. \"/params/_meta/progressToken\")"
+                    ),
+                )),
+            }
+        }
+        Value::Object(map) => map
+            .iter()
+            .try_for_each(|(k, v)| check_request_pointers(v, &format!("{at}.{k}"))),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| check_request_pointers(v, &format!("{at}[{i}]"))),
+        _ => Ok(()),
+    }
+}
+
+/// A message sent `via: get` needs a standalone GET stream (`http.get` `stream` or `cut`);
+/// `own` is how many of the script's handlers are the case's own (the rest come from
+/// fixtures, named by index past them).
+pub(super) fn check_sends(server: &ServerScript, own: usize) -> Result<(), Problem> {
+    if server.http.get != GetMode::NotAllowed {
+        return Ok(());
+    }
+    for (i, h) in server.handlers.iter().enumerate() {
+        for (j, send) in h.sends.iter().enumerate() {
+            if send.via == Some(Via::Get) {
+                let at = match i < own {
+                    true => format!("server.handlers[{i}].sends[{j}].via"),
+                    false => format!("fixture handler {} ({}).sends[{j}].via", i - own, h.method),
+                };
+                return Err((
+                    at,
+                    "`via: get` needs a standalone GET stream: expected `server.http.get` \
+                     \"stream\" (or \"cut\")"
+                        .into(),
+                ));
+            }
         }
     }
     Ok(())

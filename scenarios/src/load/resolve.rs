@@ -177,11 +177,13 @@ fn complete_server(
 
 /// The fake's own resolution: only what makes the server script is read, so that the fake
 /// plays any case the runner accepted.
-pub(super) fn fake_script(value: Value, root: Option<&Path>) -> Result<ServerScript, Problem> {
+pub(super) fn fake_script(value: Value, root: Option<&Path>) -> Result<FakeSetup, Problem> {
     #[derive(Deserialize)]
     struct FakeView {
         #[serde(default)]
         server: ServerScript,
+        #[serde(default = "default_timeout_ms")]
+        timeout_ms: u64,
         #[serde(default)]
         fixtures: Vec<String>,
         plan: Vec<Value>,
@@ -206,11 +208,31 @@ pub(super) fn fake_script(value: Value, root: Option<&Path>) -> Result<ServerScr
             && step.get("name") == Some(&Value::from("echo"))
     });
     super::meaning::check_handlers(&view.server.handlers, "server.handlers")?;
-    Ok(complete_server(
+    let own = view.server.handlers.len();
+    let server = complete_server(
         view.server,
         &fixtures.iter().collect::<Vec<_>>(),
         calls_echo,
-    ))
+    );
+    super::meaning::check_sends(&server, own)?;
+    Ok(FakeSetup {
+        server,
+        timeout_ms: view.timeout_ms,
+    })
+}
+
+fn default_timeout_ms() -> u64 {
+    crate::model::file::DEFAULT_TIMEOUT_MS
+}
+
+/// What a fake reading a case file itself needs of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FakeSetup {
+    /// The complete server script.
+    pub server: ServerScript,
+    /// The case's per-request timeout (unscaled): how long the fake waits for the client's
+    /// response to a request it sent with `await_response`.
+    pub timeout_ms: u64,
 }
 
 fn expand_all(matchers: &[Value], at: &str) -> Result<Vec<Value>, Problem> {
