@@ -65,11 +65,15 @@ pub enum Incoming {
         id: Value,
         /// Its method.
         method: String,
+        /// Its `params` as received (`null` when absent).
+        params: Value,
     },
     /// A notification from the server.
     Notification {
         /// Its method.
         method: String,
+        /// Its `params` as received (`null` when absent).
+        params: Value,
     },
 }
 
@@ -109,12 +113,11 @@ fn classify_value(value: Value) -> Result<Incoming, String> {
             return Err("\"method\" is not a string".into());
         };
         let method = method.to_owned();
+        let id = id.cloned();
+        let params = obj.remove("params").unwrap_or(Value::Null);
         return Ok(match id {
-            Some(id) => Incoming::Request {
-                id: id.clone(),
-                method,
-            },
-            None => Incoming::Notification { method },
+            Some(id) => Incoming::Request { id, method, params },
+            None => Incoming::Notification { method, params },
         });
     }
     let Some(id) = id.cloned() else {
@@ -307,14 +310,16 @@ mod tests {
             q,
             Incoming::Request {
                 id: json!("s1"),
-                method: "ping".into()
+                method: "ping".into(),
+                params: Value::Null,
             }
         );
-        let n = classify(br#"{"jsonrpc":"2.0","method":"notifications/message"}"#).unwrap();
+        let n = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}"#;
         assert_eq!(
-            n,
+            classify(n).unwrap(),
             Incoming::Notification {
-                method: "notifications/message".into()
+                method: "notifications/message".into(),
+                params: json!({"level": "info"}),
             }
         );
     }

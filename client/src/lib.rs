@@ -57,8 +57,10 @@ pub mod defects;
 pub mod driver;
 pub mod era;
 mod error;
+mod handlers;
 mod handshake;
 mod jsonrpc;
+mod listener;
 mod listing;
 mod options;
 mod router;
@@ -72,6 +74,7 @@ pub use client::Client;
 pub use defects::Defects;
 pub use era::{Connected, Discovery, Era, EraCache, InputHandler};
 pub use error::{Error, ErrorKind};
+pub use handlers::{HANDLED_METHODS, Handlers};
 pub use handshake::{Handshake, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
 pub use options::{
     BearerToken, ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, StdioCommand,

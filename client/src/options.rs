@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::defects::Defects;
 use crate::era::{DEFAULT_LEGACY_FALLBACK_VERSION, Era, EraCache};
+use crate::handlers::Handlers;
 use crate::handshake::LATEST_PROTOCOL_VERSION;
 
 /// The default of [`ClientOptions::max_message_bytes`]: 64 MiB, well above the largest
@@ -60,6 +61,10 @@ pub struct ClientOptions {
     /// Default [`DEFAULT_MAX_MESSAGE_BYTES`].
     pub max_message_bytes: usize,
     /// Deliberate misbehaviour for the harness's self-tests; all off by default.
+    /// The answers to requests the server sends (`roots/list`, `sampling/createMessage`,
+    /// `elicitation/create`), which also decide the client capabilities declared. Default:
+    /// none, so no capabilities.
+    pub handlers: Handlers,
     #[doc(hidden)]
     pub defects: Defects,
 }
@@ -74,6 +79,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(2),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            handlers: Handlers::default(),
             defects: Defects::default(),
         }
     }

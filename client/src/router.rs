@@ -15,8 +15,10 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::defects::Defects;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
+use crate::handlers::Handlers;
 use crate::jsonrpc::{self, Incoming};
+use crate::listener::{Listener, Tracked};
 
 /// What a waiting request receives: the result, or why there is none.
 pub(crate) type Outcome = Result<Value, Error>;
@@ -32,22 +34,30 @@ pub(crate) struct Router {
     modern: AtomicBool,
     /// The seam on what is read (see [`crate::defects::read`]).
     seams: Defects,
+    /// The answers to server requests, and the events surfaced.
+    listener: Listener,
 }
 
 impl Router {
     #[cfg(test)]
     pub(crate) fn new() -> Self {
-        Router::with_seams(Defects::default())
+        Router::with_seams(Defects::default(), Handlers::new())
     }
 
     /// A router whose reading may be bent by `seams` (only the read seam builds one with
-    /// defects; see [`crate::defects::read`]).
-    pub(crate) fn with_seams(seams: Defects) -> Self {
+    /// defects; see [`crate::defects::read`]), answering server requests with `handlers`.
+    pub(crate) fn with_seams(seams: Defects, handlers: Handlers) -> Self {
         Router {
             pending: Mutex::new(Some(HashMap::new())),
             modern: AtomicBool::new(false),
             seams,
+            listener: Listener::new(handlers, seams),
         }
+    }
+
+    /// The answers to server requests and the events surfaced (see [`crate::listener`]).
+    pub(crate) fn listener(&self) -> &Listener {
+        &self.listener
     }
 
     /// Switches between the legacy eras (server requests are answered) and 2026-07-28 (they
@@ -79,8 +89,20 @@ impl Router {
         Ok(rx)
     }
 
+    /// Registers a waiter for request `id` sent with `params`, and its progress token if it
+    /// carries one (see [`Listener::track`]).
+    pub(crate) fn register_request(
+        &self,
+        id: i64,
+        params: &Value,
+    ) -> Result<(oneshot::Receiver<Outcome>, Option<Tracked>), Error> {
+        let rx = self.register(id)?;
+        Ok((rx, self.listener.track(id, params)))
+    }
+
     /// Drops the waiter for `id` (after a timeout or cancel): a late response is then ignored.
     pub(crate) fn forget(&self, id: i64) {
+        self.listener.forget(id);
         if let Some(map) = self.lock().as_mut() {
             map.remove(&id);
         }
@@ -149,6 +171,9 @@ impl Router {
     pub(crate) fn dispatch(&self, message: Incoming) -> Option<Value> {
         match message {
             Incoming::Response { id, outcome } => {
+                if let Some(n) = id.as_i64() {
+                    self.listener.answered(n);
+                }
                 let waiter = id
                     .as_i64()
                     .and_then(|n| self.lock().as_mut().and_then(|m| m.remove(&n)));
@@ -163,7 +188,7 @@ impl Router {
                 }
                 None
             }
-            Incoming::Request { id, method } => {
+            Incoming::Request { id, method, params } => {
                 let modern = self.modern.load(Ordering::Relaxed);
                 if modern {
                     eprintln!(
@@ -172,11 +197,23 @@ impl Router {
                     );
                 }
                 let answer = || answer(id.clone(), &method);
-                let reply = (!modern).then(answer);
+                let reply = match modern {
+                    true => None,
+                    false => match self.listener.server_request(&id, &method, &params) {
+                        // Answered later (or never, if the server cancels it meanwhile).
+                        Some(None) => return None,
+                        Some(Some(reply)) => Some(reply),
+                        None => Some(answer()),
+                    },
+                };
                 self.seams.request_reply(reply, answer)
             }
-            Incoming::Notification { method } => {
+            Incoming::Notification { method, params } => {
                 self.seams.after_notification(&method, self);
+                if let Some(ended) = self.listener.notification(&method, &params) {
+                    let why = "the server ended the subscription with notifications/cancelled";
+                    self.fail(ended, Error::new(ErrorKind::Cancelled, why));
+                }
                 self.seams.notification_reply(&method)
             }
         }
@@ -239,18 +276,21 @@ mod tests {
         let ping = r.dispatch(Incoming::Request {
             id: json!("p"),
             method: "ping".into(),
+            params: Value::Null,
         });
         assert_eq!(ping, Some(json!({"jsonrpc":"2.0","id":"p","result":{}})));
         let other = r
             .dispatch(Incoming::Request {
                 id: json!(5),
                 method: "sampling/createMessage".into(),
+                params: json!({}),
             })
             .unwrap();
         assert_eq!(other["id"], json!(5));
         assert_eq!(other["error"]["code"], json!(-32601));
         let note = Incoming::Notification {
             method: "notifications/progress".into(),
+            params: Value::Null,
         };
         assert_eq!(r.dispatch(note), None);
     }
@@ -262,12 +302,14 @@ mod tests {
         let ping = Incoming::Request {
             id: json!(1),
             method: "ping".into(),
+            params: Value::Null,
         };
         assert_eq!(r.dispatch(ping), None);
         r.set_modern(false);
         let ping = Incoming::Request {
             id: json!(1),
             method: "ping".into(),
+            params: Value::Null,
         };
         assert!(r.dispatch(ping).is_some());
     }

@@ -3,17 +3,20 @@
 //!
 //! The client's MCP methods are written on top of this; they never touch ids or timers.
 
-use std::future::Future;
+use std::future::{Future, pending};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 use crate::defects::Defects;
 use crate::defects::sent::Outgoing;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc;
+use crate::listener::Tracked;
 use crate::options::ClientOptions;
 use crate::router::{Outcome, Router};
 use crate::transport::Transport;
@@ -63,10 +66,22 @@ impl Session {
 
     /// Writes a request with a fresh id; the returned handle waits for its answer.
     pub(crate) fn start(&self, method: &str, params: Value) -> Result<InFlight<'_>, Error> {
+        self.start_with(method, params, |_| {})
+    }
+
+    /// [`Session::start`], running `registered` with the id once the waiter is registered and
+    /// before anything is sent (what arrives for the request is then never missed).
+    pub(crate) fn start_with(
+        &self,
+        method: &str,
+        params: Value,
+        registered: impl FnOnce(i64),
+    ) -> Result<InFlight<'_>, Error> {
         let id = self
             .outgoing
             .request_id(method, &params, || self.fresh_id());
-        let rx = self.router.register(id)?;
+        let (rx, progress) = self.router.register_request(id, &params)?;
+        registered(id);
         // Built before sending, so a failed send still removes the waiter (see Drop).
         let in_flight = InFlight {
             session: self,
@@ -75,6 +90,7 @@ impl Session {
             rx,
             settled: false,
             quiet: false,
+            progress,
         };
         self.send(jsonrpc::request(id, method, params))?;
         Ok(in_flight)
@@ -116,11 +132,15 @@ pub(crate) struct InFlight<'a> {
     settled: bool,
     /// Never announce giving up on this request (the modern era's `server/discover` probe).
     quiet: bool,
+    /// Its progress token, if it carries one: progress may restart its timeout.
+    progress: Option<Tracked>,
 }
 
 /// Why we stopped waiting.
 enum GaveUp {
     Timeout,
+    /// The maximum timeout passed, progress or not.
+    MaxTimeout(Duration),
     Cancelled,
 }
 
@@ -143,22 +163,61 @@ impl InFlight<'_> {
         self
     }
 
-    /// Waits for the answer, the per-request timeout, or `cancel`, whichever comes first.
+    /// The id the request was sent with.
+    pub(crate) fn id(&self) -> i64 {
+        self.id
+    }
+
+    /// Waits for the answer, the per-request timeout, or `cancel`, whichever comes first. A
+    /// request whose progress restarts its timeout (see [`Tracked`]) waits a full timeout
+    /// from its latest progress notification, but never past its maximum.
     pub(crate) async fn wait(mut self, cancel: impl Future<Output = ()>) -> Result<Value, Error> {
         let session = self.session;
         let seams = session.seams();
-        let timer = seams.timer(tokio::time::sleep(session.options.request_timeout));
-        let cancel = seams.cancel(cancel);
-        let gave_up = tokio::select! {
-            biased;
-            reply = &mut self.rx => {
-                self.settled = true;
-                return reply.unwrap_or_else(|_| Err(Error::closed("the connection is closed")));
+        let timeout = session.options.request_timeout;
+        let (progressed, max) = match &self.progress {
+            Some(t) => (t.resets.then(|| Arc::clone(&t.progressed)), t.max),
+            None => (None, None),
+        };
+        let started = Instant::now();
+        let mut latest = started;
+        let mut cancel = std::pin::pin!(seams.cancel(cancel));
+        let limit = async {
+            match max {
+                Some(max) => tokio::time::sleep_until(started + max).await,
+                None => pending().await,
             }
-            () = timer => GaveUp::Timeout,
-            () = cancel => GaveUp::Cancelled,
+        };
+        let mut limit = std::pin::pin!(seams.timer(limit));
+        let gave_up = loop {
+            let timer = seams.timer(tokio::time::sleep_until(latest + timeout));
+            let progress = async {
+                match &progressed {
+                    Some(notify) => notify.notified().await,
+                    None => pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                reply = &mut self.rx => {
+                    self.settled = true;
+                    return reply.unwrap_or_else(|_| Err(Error::closed("the connection is closed")));
+                }
+                () = timer => break GaveUp::Timeout,
+                () = &mut limit => break GaveUp::MaxTimeout(max.unwrap_or_default()),
+                () = &mut cancel => break GaveUp::Cancelled,
+                () = progress => latest = Instant::now(),
+            }
         };
         Err(self.give_up(gave_up))
+    }
+
+    /// Waits for the answer with no timeout: a long-lived request (`subscriptions/listen`),
+    /// which ends with its response, the connection, or when the handle is dropped.
+    pub(crate) async fn wait_unbounded(mut self) -> Result<Value, Error> {
+        let reply = (&mut self.rx).await;
+        self.settled = true;
+        reply.unwrap_or_else(|_| Err(Error::closed("the connection is closed")))
     }
 
     /// How the server is told that this request was given up: `initialize` and the probe never
@@ -197,6 +256,13 @@ impl InFlight<'_> {
                 format!(
                     "no response within {} ms",
                     session.options.request_timeout.as_millis()
+                ),
+            ),
+            GaveUp::MaxTimeout(max) => (
+                ErrorKind::Timeout,
+                format!(
+                    "no response within the maximum of {} ms, however much progress was reported",
+                    max.as_millis()
                 ),
             ),
             GaveUp::Cancelled => (ErrorKind::Cancelled, "cancelled by the caller".to_owned()),

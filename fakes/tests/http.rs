@@ -5,6 +5,9 @@ mod support;
 
 use mcp_harness_scenarios::model::Endpoint;
 use mcp_harness_scenarios::transcript::Event;
+use std::sync::Arc;
+use std::time::Duration;
+
 use serde_json::{Value, json};
 use support::trial::{ACCEPT_BOTH, INIT, Trial, rpc, statuses};
 use support::{connect, sse_messages};
@@ -414,4 +417,234 @@ async fn a_cut_body_is_not_a_malformed_message_but_an_oversized_one_is() {
         matches!(invalid.as_slice(), [Event::ReceivedInvalid { error, .. }] if error.contains("longer than")),
         "{events:?}"
     );
+}
+
+/// A GET to `/mcp` (with `extra` headers), read for `limit`.
+async fn get_stream(trial: &Trial, extra: &[(&str, &str)], limit: Duration) -> support::Reply {
+    let mut stream = connect(trial.fake.addr, trial.client.as_ref())
+        .await
+        .expect("connect");
+    let mut headers = vec![("Accept", "text/event-stream")];
+    headers.extend_from_slice(extra);
+    support::request(&mut stream, "GET", "/mcp", &headers, "", limit).await
+}
+
+fn call(id: u32, token: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "t", "_meta": {"progressToken": token}}})
+    .to_string()
+}
+
+/// Messages before the reply travel on the request's stream (which makes it SSE), those
+/// after it on the standalone GET stream.
+#[tokio::test]
+async fn sends_travel_on_the_post_stream_and_the_get_stream() {
+    let server = json!({
+        "http": {"sessions": false, "get": "stream"},
+        "handlers": [{"method": "tools/call", "reply": {"result": {"content": []}}, "sends": [
+            {"message": {"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                "progressToken": {"$request": "/params/_meta/progressToken"}, "progress": 1}}},
+            {"at": "after", "message": {"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "after"}}},
+        ]}],
+    });
+    let trial = Arc::new(Trial::start("sends-http", server, None).await);
+    let listener = Arc::clone(&trial);
+    let get =
+        tokio::spawn(async move { get_stream(&listener, &[], Duration::from_millis(1200)).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let answer = trial.post(&[], &call(5, "tok")).await;
+    assert_eq!(answer.header("content-type"), Some("text/event-stream"));
+    let messages = sse_messages(&answer.text());
+    assert_eq!(messages.len(), 2, "{}", answer.text());
+    assert_eq!(messages[0]["params"]["progressToken"], "tok");
+    assert_eq!(messages[1]["id"], 5);
+    let got = get.await.expect("the GET");
+    assert_eq!(got.status, 200);
+    let on_get = sse_messages(&got.text());
+    assert_eq!(on_get.len(), 1, "{}", got.text());
+    assert_eq!(on_get[0]["params"]["data"], "after");
+    let trial = Arc::into_inner(trial).expect("one owner");
+    let sent = trial
+        .finish()
+        .await
+        .into_iter()
+        .filter(|e| matches!(e, Event::Sent { .. }))
+        .count();
+    assert_eq!(sent, 3);
+}
+
+/// A request to the client marked `await_response` holds the rule until the client POSTs
+/// its response (202); the response is recorded before what follows.
+#[tokio::test]
+async fn a_rule_waits_for_the_clients_posted_response() {
+    let server = json!({
+        "http": {"sessions": false},
+        "handlers": [{"method": "tools/call", "reply": {"result": {"content": []}}, "sends": [
+            {"await_response": true,
+             "message": {"jsonrpc": "2.0", "id": "q1", "method": "roots/list"}},
+        ]}],
+    });
+    let trial = Arc::new(Trial::start("await-http", server, None).await);
+    let caller = Arc::clone(&trial);
+    let started = std::time::Instant::now();
+    let call = tokio::spawn(async move { caller.post(&[], &call(6, "t")).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let response = json!({"jsonrpc": "2.0", "id": "q1", "result": {"roots": []}});
+    let accepted = trial.post(&[], &response.to_string()).await;
+    assert_eq!(accepted.status, 202);
+    let answer = call.await.expect("the call");
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+    assert!(took < Duration::from_millis(4000), "{took:?}");
+    let messages = sse_messages(&answer.text());
+    assert_eq!(messages[0]["method"], "roots/list");
+    assert_eq!(messages[1]["id"], 6);
+    let trial = Arc::into_inner(trial).expect("one owner");
+    let events = trial.finish().await;
+    let at = |wanted: &dyn Fn(&Event) -> bool| events.iter().position(wanted).expect("recorded");
+    let received = at(&|e| matches!(e, Event::Received { message } if message == &response));
+    let answered = at(&|e| matches!(e, Event::Sent { message } if message["id"] == 6));
+    assert!(received < answered, "{events:?}");
+}
+
+/// A rule on a notification answers it 202 and sends its messages on the GET stream; with
+/// no GET stream open they wait for one.
+#[tokio::test]
+async fn a_notification_rule_sends_on_the_next_get_stream() {
+    let server = json!({
+        "http": {"sessions": false, "get": "stream"},
+        "handlers": [{"method": "notifications/initialized", "reply": "hang", "sends": [
+            {"message": {"jsonrpc": "2.0", "id": "r1", "method": "roots/list"}},
+        ]}],
+    });
+    let trial = Trial::start("notified-http", server, None).await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let accepted = trial.post(&[], &note).await;
+    assert_eq!(accepted.status, 202);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let got = get_stream(&trial, &[], Duration::from_millis(500)).await;
+    assert_eq!(
+        sse_messages(&got.text()),
+        vec![json!({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})]
+    );
+    let events = trial.finish().await;
+    let get = events
+        .iter()
+        .position(|e| matches!(e, Event::HttpRequest { method, .. } if method == "GET"));
+    let sent = events.iter().position(|e| matches!(e, Event::Sent { .. }));
+    assert!(get < sent, "queued until the GET: {events:?}");
+}
+
+/// With event ids, a POST stream cut after one event is finished on the GET that resumes
+/// it: the events not yet delivered, then the response, then the stream ends. The GET is
+/// recorded with its `Last-Event-ID`, and the response is recorded once.
+#[tokio::test]
+async fn a_cut_post_stream_is_resumed_by_get_with_last_event_id() {
+    let progress = |n: u32| {
+        json!({"message": {"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": "t", "progress": n}}, "delay_ms": 50})
+    };
+    let server = json!({
+        "http": {"sessions": false, "get": "stream", "event_ids": true, "retry_ms": 40},
+        "handlers": [{"method": "tools/call", "reply": {"result": {"content": []}},
+                      "http": {"cut_after_events": 1},
+                      "sends": [progress(1), progress(2)]}],
+    });
+    let trial = Trial::start("resume-post", server, None).await;
+    let cut = trial.post(&[], &call(7, "t")).await;
+    assert!(cut.closed);
+    let text = cut.text();
+    assert!(text.starts_with("id: p1-0\nretry: 40\ndata:\n\n"), "{text}");
+    let first = sse_messages(&text);
+    assert_eq!(first.len(), 1, "{text}");
+    assert_eq!(first[0]["params"]["progress"], 1);
+    assert!(text.contains("id: p1-1\n"), "{text}");
+
+    let resumed = get_stream(&trial, &[("Last-Event-ID", "p1-1")], Duration::from_secs(3)).await;
+    assert!(
+        resumed.closed,
+        "a resumed POST stream ends after its response"
+    );
+    let rest = sse_messages(&resumed.text());
+    assert_eq!(rest.len(), 2, "{}", resumed.text());
+    assert_eq!(rest[0]["params"]["progress"], 2);
+    assert_eq!(rest[1]["id"], 7);
+    assert!(resumed.text().contains("id: p1-3\n"));
+
+    let events = trial.finish().await;
+    let resumed_with = events.iter().find_map(|e| match e {
+        Event::HttpRequest {
+            method, headers, ..
+        } if method == "GET" => headers.get("last-event-id").cloned(),
+        _ => None,
+    });
+    assert_eq!(resumed_with.as_deref(), Some("p1-1"));
+    let responses = events
+        .iter()
+        .filter(|e| matches!(e, Event::Sent { message } if message["id"] == 7))
+        .count();
+    assert_eq!(responses, 1);
+}
+
+/// A GET naming an event of an earlier GET stream gets the events after it again; an
+/// unknown id gets a new stream from now.
+#[tokio::test]
+async fn a_get_stream_is_resumed_from_its_last_event_id() {
+    let server = json!({
+        "http": {"sessions": false, "get": "stream", "event_ids": true},
+        "handlers": [{"method": "tools/call", "reply": {"result": {}}, "sends": [
+            {"at": "after", "message": {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}},
+        ]}],
+    });
+    let trial = Arc::new(Trial::start("resume-get", server, None).await);
+    let listener = Arc::clone(&trial);
+    let first =
+        tokio::spawn(async move { get_stream(&listener, &[], Duration::from_millis(700)).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(trial.post(&[], &call(8, "t")).await.status, 200);
+    let first = first.await.expect("the GET");
+    let text = first.text();
+    assert!(text.starts_with("id: g1-0\ndata:\n\n"), "{text}");
+    assert!(text.contains("id: g1-1\n"), "{text}");
+    let again = get_stream(
+        &trial,
+        &[("Last-Event-ID", "g1-0")],
+        Duration::from_millis(300),
+    )
+    .await;
+    let replayed = sse_messages(&again.text());
+    assert_eq!(replayed.len(), 1, "{}", again.text());
+    assert_eq!(replayed[0]["method"], "notifications/tools/list_changed");
+    let fresh = get_stream(
+        &trial,
+        &[("Last-Event-ID", "zz-9")],
+        Duration::from_millis(300),
+    )
+    .await;
+    assert!(fresh.text().starts_with("id: g2-0\n"), "{}", fresh.text());
+    assert!(sse_messages(&fresh.text()).is_empty());
+    let trial = Arc::into_inner(trial).expect("one owner");
+    let sent = trial
+        .finish()
+        .await
+        .into_iter()
+        .filter(|e| matches!(e, Event::Sent { message } if message.get("method").is_some()))
+        .count();
+    assert_eq!(sent, 1, "a replayed message is recorded once");
+}
+
+/// `keepalive_ms` writes comments on an open POST stream while its answer is pending.
+#[tokio::test]
+async fn keep_alives_fill_a_slow_sse_answer() {
+    let server = json!({
+        "http": {"sessions": false, "replies": "sse", "keepalive_ms": 40},
+        "handlers": [{"method": "tools/call", "delay_ms": 300, "reply": {"result": {}}}],
+    });
+    let trial = Trial::start("keepalive", server, None).await;
+    let answer = trial.post(&[], &call(9, "t")).await;
+    let text = answer.text();
+    assert!(text.matches(": keep-alive").count() >= 3, "{text}");
+    assert_eq!(sse_messages(&text)[0]["id"], 9);
+    trial.finish().await;
 }

@@ -695,6 +695,43 @@ mod tests {
     }
 
     #[test]
+    fn sends_are_checked() {
+        let dir = temp_dir("sends");
+        let with = |server: &str| {
+            MINIMAL.replace(r#""plan":"#, &format!(r#""server": {server}, "plan":"#))
+        };
+        let progress = r#"{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": {"$request": "params/_meta/progressToken"}}}"#;
+        let bad_pointer = with(&format!(
+            r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {progress}}}]}}]}}"#
+        ));
+        let err = load_case(&dir, &write(&dir, "bad-pointer.json", &bad_pointer)).unwrap_err();
+        assert_eq!(
+            err.location,
+            "server.handlers[0].sends[0].message.params.progressToken"
+        );
+        assert!(err.message.contains("`/`"), "{}", err.message);
+        let ping = r#"{"jsonrpc": "2.0", "id": "s1", "method": "ping"}"#;
+        let via_get = with(&format!(
+            r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {ping}, "via": "get"}}]}}]}}"#
+        ));
+        let err = load_case(&dir, &write(&dir, "via-get.json", &via_get)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0].sends[0].via");
+        assert!(err.message.contains("\"stream\""), "{}", err.message);
+        // Over HTTP a message after the reply travels on the GET stream by default.
+        let after = with(&format!(
+            r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {ping}, "at": "after"}}]}}]}}"#
+        ));
+        let err = load_case(&dir, &write(&dir, "after.json", &after)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0].sends[0]");
+        let stdio_only = after.replace(r#""plan":"#, r#""transports": ["stdio"], "plan":"#);
+        load_case(&dir, &write(&dir, "stdio-only.json", &stdio_only)).unwrap();
+        let streamed = with(&format!(
+            r#"{{"http": {{"get": "stream"}}, "handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {ping}, "via": "get"}}]}}]}}"#
+        ));
+        load_case(&dir, &write(&dir, "streamed.json", &streamed)).unwrap();
+    }
+
+    #[test]
     fn variants_make_one_case_each() {
         let dir = temp_dir("variants");
         let text = MINIMAL

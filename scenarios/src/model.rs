@@ -570,6 +570,10 @@ pub enum WireStream {
     HttpRequests,
     /// The connections the trial's canary listener received (see [`canary`]), any transport.
     Canary,
+    /// What the client printed: each stdout line, then each line of its stderr's tail (the
+    /// last 8 KiB), as `{"stream": "stdout"|"stderr", "line": L}`. For values a client must
+    /// never print, e.g. `"not_sent": {"line": {"$contains": "secret"}}`.
+    ClientOutput,
 }
 
 /// Something that happened to the server process.

@@ -9,6 +9,7 @@
 //! feature the client checks that the server declared it ([`Client::require`]).
 
 mod features;
+mod listening;
 
 use std::future::{Future, pending};
 use std::sync::Arc;
@@ -37,6 +38,8 @@ pub struct Client {
     connection: Connection,
     /// The tools' output schemas from the last listing (see [`crate::schema`]).
     schemas: crate::schema::Known,
+    /// The tasks carrying `subscriptions/listen` streams (see [`listening`]).
+    listens: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// The era the connection speaks, with what connect found.
@@ -55,7 +58,7 @@ impl Client {
         command: &StdioCommand,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let router = Arc::new(options.defects.router());
+        let router = Arc::new(options.defects.router(options.handlers.clone()));
         let transport = StdioTransport::spawn(command, Arc::clone(&router), &options)?;
         let session = Session::new(router, Transport::Stdio(transport), options);
         Self::establish(session, None).await
@@ -72,7 +75,7 @@ impl Client {
         http: HttpOptions,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let router = Arc::new(options.defects.router());
+        let router = Arc::new(options.defects.router(options.handlers.clone()));
         let transport = HttpTransport::connect(url, &http, &options, Arc::clone(&router))?;
         let session = Session::new(router, Transport::Http(transport), options);
         Self::establish(session, crate::era::origin(url)).await
@@ -82,6 +85,17 @@ impl Client {
     /// session; on failure the transport is shut down.
     async fn establish(session: Session, origin: Option<String>) -> Result<Self, Error> {
         let session = Arc::new(session);
+        // Delayed answers to server requests go out through the transport (see
+        // [`crate::listener`]); weak, since the session owns the router that keeps this.
+        let weak = Arc::downgrade(&session);
+        session
+            .router()
+            .listener()
+            .set_replier(Box::new(move |reply| {
+                if let Some(session) = weak.upgrade() {
+                    let _ = session.transport().send(&reply);
+                }
+            }));
         let options = session.options();
         let found = match options.era {
             Era::Legacy => exchange::run(&session, &options.protocol_version)
@@ -107,6 +121,7 @@ impl Client {
             session,
             connection,
             schemas: Default::default(),
+            listens: Default::default(),
         })
     }
 
@@ -139,6 +154,12 @@ impl Client {
     async fn list_all(&self, kind: ListKind) -> Result<Vec<Value>, Error> {
         self.require(kind.method)?;
         let seams = self.session.seams();
+        if let Connection::Modern(modern) = &self.connection {
+            // A list change since the last listing ends its cached pages.
+            if self.session.router().listener().take_changed(kind.method) {
+                modern.forget(kind.method);
+            }
+        }
         let mut listing = Listing::new(kind, seams.listing_rules());
         let mut params = json!({});
         loop {
@@ -239,11 +260,27 @@ impl Client {
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
     ) -> Result<ToolResult, Error> {
+        self.call_tool_inner(name, arguments, None, input, cancel)
+            .await
+    }
+
+    /// `tools/call`, with `progress_token` in `params._meta` when given.
+    async fn call_tool_inner(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress_token: Option<Value>,
+        input: &InputHandler,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<ToolResult, Error> {
         self.require("tools/call")?;
         // Built member by member: `json!` would copy the arguments through the serializer.
         let mut params = serde_json::Map::new();
         params.insert("name".into(), Value::from(name));
         params.insert("arguments".into(), arguments);
+        if let Some(token) = progress_token {
+            params.insert("_meta".into(), json!({"progressToken": token}));
+        }
         let params = Value::Object(params);
         let result = match &self.connection {
             Connection::Legacy(_) => self.request("tools/call", params, cancel).await,
@@ -330,6 +367,10 @@ impl Client {
     /// fails with `transport_closed`.
     pub async fn close(&self) {
         self.session.shutdown().await;
+        let listens = std::mem::take(&mut *self.listens.lock().unwrap_or_else(|p| p.into_inner()));
+        for task in listens {
+            task.abort();
+        }
     }
 
     /// A legacy-era request; when the HTTP server ended the session (404), a new one is

@@ -67,7 +67,10 @@ impl Defects {
             return;
         }
         let offered = &session.options().legacy_protocol_version;
-        if let Ok(in_flight) = session.start("initialize", handshake::initialize_params(offered)) {
+        if let Ok(in_flight) = session.start(
+            "initialize",
+            handshake::initialize_params(offered, session.router().listener().offering(offered)),
+        ) {
             let _ = in_flight.wait(pending()).await;
         }
         let _ = session.notify("notifications/initialized", None);

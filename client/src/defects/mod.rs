@@ -23,6 +23,7 @@
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
+//! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
@@ -30,6 +31,7 @@ pub(crate) mod cache;
 pub(crate) mod content;
 pub(crate) mod era;
 pub(crate) mod giving_up;
+pub(crate) mod listening;
 pub(crate) mod listing;
 pub(crate) mod param_headers;
 pub(crate) mod read;
@@ -311,6 +313,46 @@ pub struct Defects {
     /// Take a `nextCursor` of `null` for a cursor and send it back as the string `"null"`
     /// (breaks: a null `nextCursor` ends the listing like an absent one).
     null_cursor_followed: bool,
+    /// Declare no client capabilities, whatever the handlers (breaks: the capabilities the handlers imply are declared).
+    no_client_capabilities: bool,
+    /// Declare `roots`, `sampling` and `elicitation` whatever the handlers (breaks: no capability is declared that no handler serves).
+    all_client_capabilities: bool,
+    /// Answer `roots/list` with no roots (breaks: roots/list is answered with the client's roots).
+    roots_answer_empty: bool,
+    /// `set_roots` sends no `notifications/roots/list_changed` (breaks: a client declaring `roots.listChanged` notifies).
+    no_roots_list_changed: bool,
+    /// Answer an elicitation in a mode not declared with an answer of another mode (breaks: -32602 for an undeclared mode).
+    elicitation_any_mode: bool,
+    /// Ignore `defaults: true`: the schema's defaults are not filled in (breaks: an accepted form carries the defaults).
+    no_elicitation_defaults: bool,
+    /// Send no `progressToken` when progress is asked for (breaks: the request carries a progress token).
+    no_progress_token: bool,
+    /// Use the same progress token for every request (breaks: tokens are unique among active requests).
+    shared_progress_token: bool,
+    /// Keep surfacing progress for a token after its request completed (breaks: no progress after the response).
+    progress_after_completion: bool,
+    /// Surface progress for tokens the client never sent (breaks: only its own tokens are surfaced).
+    progress_unknown_token: bool,
+    /// Report every `events` step as `[]` (breaks: what the server sent is surfaced).
+    drop_events: bool,
+    /// Never restart a call's timeout on progress (breaks: progress restarts the timeout).
+    no_timeout_reset: bool,
+    /// Restart the timeout on progress forever, with no maximum (breaks: the maximum timeout holds).
+    no_max_timeout: bool,
+    /// Send `resources/subscribe` although the server did not declare `resources.subscribe` (breaks: capability_missing).
+    subscribe_without_capability: bool,
+    /// Do not send `subscriptions/listen` again after a stdio server was restarted (breaks: the subscription is re-established).
+    listen_not_resent: bool,
+    /// Surface notifications tagged with another subscription's id (breaks: notifications are correlated by subscriptionId).
+    foreign_subscription_events: bool,
+    /// Keep a cached listing after its list_changed notification (breaks: the notification ends the cache entry).
+    cache_survives_list_changed: bool,
+    /// Print the content of elicitation answers on stderr (breaks: sensitive values are never logged).
+    log_elicitation_content: bool,
+    /// Answer a server request the server cancelled before the answer was sent (breaks: no answer after the cancellation).
+    answer_cancelled_request: bool,
+    /// Leave server requests out of `events` (breaks: every server request is reported).
+    request_events_missing: bool,
 }
 
 impl Defects {
@@ -323,7 +365,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 113] = [
+    pub const NAMES: [&'static str; 133] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -437,6 +479,26 @@ impl Defects {
         "raw-header-values",
         "no-relist-on-header-mismatch",
         "null-cursor-followed",
+        "no-client-capabilities",
+        "all-client-capabilities",
+        "roots-answer-empty",
+        "no-roots-list-changed",
+        "elicitation-any-mode",
+        "no-elicitation-defaults",
+        "no-progress-token",
+        "shared-progress-token",
+        "progress-after-completion",
+        "progress-unknown-token",
+        "drop-events",
+        "no-timeout-reset",
+        "no-max-timeout",
+        "subscribe-without-capability",
+        "listen-not-resent",
+        "foreign-subscription-events",
+        "cache-survives-list-changed",
+        "log-elicitation-content",
+        "answer-cancelled-request",
+        "request-events-missing",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -555,6 +617,26 @@ impl Defects {
             "raw-header-values" => &mut self.raw_header_values,
             "no-relist-on-header-mismatch" => &mut self.no_relist_on_header_mismatch,
             "null-cursor-followed" => &mut self.null_cursor_followed,
+            "no-client-capabilities" => &mut self.no_client_capabilities,
+            "all-client-capabilities" => &mut self.all_client_capabilities,
+            "roots-answer-empty" => &mut self.roots_answer_empty,
+            "no-roots-list-changed" => &mut self.no_roots_list_changed,
+            "elicitation-any-mode" => &mut self.elicitation_any_mode,
+            "no-elicitation-defaults" => &mut self.no_elicitation_defaults,
+            "no-progress-token" => &mut self.no_progress_token,
+            "shared-progress-token" => &mut self.shared_progress_token,
+            "progress-after-completion" => &mut self.progress_after_completion,
+            "progress-unknown-token" => &mut self.progress_unknown_token,
+            "drop-events" => &mut self.drop_events,
+            "no-timeout-reset" => &mut self.no_timeout_reset,
+            "no-max-timeout" => &mut self.no_max_timeout,
+            "subscribe-without-capability" => &mut self.subscribe_without_capability,
+            "listen-not-resent" => &mut self.listen_not_resent,
+            "foreign-subscription-events" => &mut self.foreign_subscription_events,
+            "cache-survives-list-changed" => &mut self.cache_survives_list_changed,
+            "log-elicitation-content" => &mut self.log_elicitation_content,
+            "answer-cancelled-request" => &mut self.answer_cancelled_request,
+            "request-events-missing" => &mut self.request_events_missing,
             _ => return false,
         };
         *flag = true;
@@ -590,6 +672,7 @@ mod tests {
             include_str!("content.rs"),
             include_str!("era.rs"),
             include_str!("giving_up.rs"),
+            include_str!("listening.rs"),
             include_str!("listing.rs"),
             include_str!("param_headers.rs"),
             include_str!("read.rs"),

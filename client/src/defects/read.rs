@@ -20,9 +20,10 @@ use crate::tools::{ToolOutput, ToolResult};
 use crate::transport::http::Body;
 
 impl Defects {
-    /// The router of a new connection; it reads through this seam.
-    pub(crate) fn router(&self) -> Router {
-        Router::with_seams(*self)
+    /// The router of a new connection, answering server requests with `handlers`; it reads
+    /// through this seam.
+    pub(crate) fn router(&self, handlers: crate::handlers::Handlers) -> Router {
+        Router::with_seams(*self, handlers)
     }
 
     /// How a received frame becomes messages; correct: `classify`'s reading (a batch is

@@ -9,6 +9,7 @@
 
 mod config;
 mod features;
+mod listening;
 mod plan;
 
 use std::process::ExitCode;

@@ -22,7 +22,7 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
     for (index, step) in config.plan.iter().enumerate() {
         let op = step.get("op").cloned().unwrap_or(Value::Null);
         let outcome = match op.as_str() {
-            Some("connect") => connect(config, &mut connection).await,
+            Some("connect") => connect(config, step, &mut connection).await,
             Some("list_tools") => match &connection {
                 Some(client) => client
                     .list_tools()
@@ -45,6 +45,13 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
                 None => Err(not_connected()),
             },
             Some("sleep") => sleep(step).await,
+            Some(
+                op @ ("events"
+                | "set_roots"
+                | "subscribe_resource"
+                | "unsubscribe_resource"
+                | "listen"),
+            ) => super::listening::run(op, step, connection.as_ref()).await,
             Some("close") => match connection.take() {
                 Some(client) => {
                     client.close().await;
@@ -65,11 +72,17 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
     Ok(())
 }
 
-async fn connect(config: &Config, connection: &mut Option<Client>) -> Result<Value, Error> {
+async fn connect(
+    config: &Config,
+    step: &Value,
+    connection: &mut Option<Client>,
+) -> Result<Value, Error> {
+    let handlers = super::listening::handlers(step)?;
     if let Some(previous) = connection.take() {
         previous.close().await;
     }
-    let options = config.options.clone();
+    let mut options = config.options.clone();
+    options.handlers = handlers;
     let client = match (config.transport, &config.server, &config.url) {
         (TransportKind::Stdio, Some(server), _) => Client::connect_stdio(server, options).await?,
         (TransportKind::Http, _, Some(url)) => {
@@ -122,17 +135,23 @@ async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, E
         },
     };
     let input = input_handler(step)?;
+    let progress = super::listening::progress(step)?;
     let client = connection.ok_or_else(not_connected)?;
-    let output = match cancel_after {
-        Some(after) => {
-            let cancel = tokio::time::sleep(after);
+    let cancel = async {
+        match cancel_after {
+            Some(after) => tokio::time::sleep(after).await,
+            None => std::future::pending().await,
+        }
+    };
+    let output = match progress {
+        Some(max) => {
             client
-                .call_tool_with_input(name, arguments, &input, cancel)
+                .call_tool_with_progress(name, arguments, &input, max, cancel)
                 .await
         }
         None => {
             client
-                .call_tool_with_input(name, arguments, &input, std::future::pending())
+                .call_tool_with_input(name, arguments, &input, cancel)
                 .await
         }
     }?;

@@ -94,7 +94,8 @@ async fn probe(session: &Session, dual: bool) -> Result<Connected, Error> {
     loop {
         use_version(session, &version);
         tried.push(version.clone());
-        let params = meta::with_meta(json!({}), &version, &json!({}));
+        let capabilities = session.router().listener().modern_capabilities(None);
+        let params = meta::with_meta(json!({}), &version, &capabilities);
         let outcome = match session.start("server/discover", params) {
             Ok(in_flight) => in_flight.quietly().wait(pending()).await,
             Err(e) => Err(e),

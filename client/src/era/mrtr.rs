@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, ErrorKind};
+use crate::listener::Listener;
 
 /// The most rounds one call may take (the first request included) before it is abandoned as
 /// `invalid_response`.
@@ -59,9 +60,13 @@ impl InputHandler {
         Value::Object(caps)
     }
 
-    fn respond(&self, method: &str) -> Result<Value, Error> {
-        match (self.answers.get(method), method) {
-            (Some(answer), _) => Ok(answer.clone()),
+    /// The answer to one input request: the caller's for its method, else the connection's
+    /// handlers' (see [`crate::handlers`]), else a decline for an elicitation.
+    fn respond(&self, method: &str, params: &Value, listener: &Listener) -> Result<Value, Error> {
+        listener.input_requested(method, params);
+        let handled = || listener.input_answer(method, params);
+        match (self.answers.get(method).cloned().or_else(handled), method) {
+            (Some(answer), _) => Ok(answer),
             (None, "elicitation/create") => Ok(json!({"action": "decline"})),
             (None, _) => Err(Error::new(
                 ErrorKind::InputUnsupported,
@@ -108,13 +113,15 @@ pub(crate) fn shape(result: Value, method: &str, may_require_input: bool) -> Res
 }
 
 /// The params of the retry after `result` (an `InputRequiredResult`): the original params,
-/// plus `inputResponses` (one per key of `inputRequests`, when there were any) and
-/// `requestState` copied verbatim (only when the result carried one). `_meta` is added by the
-/// caller, fresh.
+/// plus `inputResponses` (one per key of `inputRequests`, when there were any, answered by
+/// `input` or else the `listener`'s handlers) and `requestState` copied verbatim (only when
+/// the result carried one). `_meta` is added by the caller, fresh; only a progress token is
+/// kept, so progress of the retry still reaches the caller.
 pub(crate) fn retry_params(
     original: &Value,
     result: &Value,
     input: &InputHandler,
+    listener: &Listener,
 ) -> Result<Value, Error> {
     let requests = result.get("inputRequests").filter(|v| !v.is_null());
     let state = result.get("requestState").filter(|v| !v.is_null());
@@ -127,7 +134,12 @@ pub(crate) fn retry_params(
         Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
-    params.remove("_meta");
+    let token = params
+        .remove("_meta")
+        .and_then(|meta| meta.get("progressToken").cloned());
+    if let Some(token) = token {
+        params.insert("_meta".into(), json!({"progressToken": token}));
+    }
     if let Some(requests) = requests {
         let Value::Object(requests) = requests else {
             return Err(Error::invalid(format!(
@@ -141,7 +153,8 @@ pub(crate) fn retry_params(
                     "the input request {key:?} has no string \"method\": {request}"
                 )));
             };
-            responses.insert(key.clone(), input.respond(method)?);
+            let params = request.get("params").unwrap_or(&Value::Null);
+            responses.insert(key.clone(), input.respond(method, params, listener)?);
         }
         params.insert("inputResponses".into(), Value::Object(responses));
     }
@@ -159,6 +172,12 @@ pub(crate) fn retry_params(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::defects::Defects;
+    use crate::handlers::Handlers;
+
+    fn retry_params(o: &Value, r: &Value, i: &InputHandler) -> Result<Value, Error> {
+        super::retry_params(o, r, i, &Listener::new(Handlers::new(), Defects::default()))
+    }
 
     #[test]
     fn result_types() {

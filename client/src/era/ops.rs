@@ -43,6 +43,14 @@ impl Modern {
         lock(&self.cache).discard(method);
     }
 
+    /// `params` with the `_meta` of a request sent now (version in use, the client's
+    /// capabilities), for a request sent outside this type (`subscriptions/listen`).
+    pub(crate) fn with_meta(&self, session: &Session, params: Value) -> Value {
+        let declared = session.router().listener().modern_capabilities(None);
+        let capabilities = session.seams().client_capabilities(&declared, &self.found);
+        meta::with_meta(params, &lock(&self.version), &capabilities)
+    }
+
     /// What `server/discover` found when connecting.
     pub(crate) fn found(&self) -> &Discovery {
         &self.found
@@ -86,7 +94,8 @@ impl Modern {
             Err(key) => key,
         };
         let cancel = pin!(pending::<()>());
-        let capabilities = session.seams().client_capabilities(&json!({}), &self.found);
+        let declared = session.router().listener().modern_capabilities(None);
+        let capabilities = session.seams().client_capabilities(&declared, &self.found);
         let (Shape::Complete(result) | Shape::InputRequired(result)) = self
             .request(session, method, &params, &capabilities, cancel)
             .await?;
@@ -126,9 +135,9 @@ impl Modern {
             Ok(result) => return Ok(result),
             Err(key) => key,
         };
-        let capabilities = session
-            .seams()
-            .client_capabilities(&input.capabilities(), &self.found);
+        let listener = session.router().listener();
+        let declared = listener.modern_capabilities(Some(&input.capabilities()));
+        let capabilities = session.seams().client_capabilities(&declared, &self.found);
         let mut cancel = pin!(cancel);
         let mut request = params.clone();
         for round in 0..MAX_ROUNDS {
@@ -141,7 +150,7 @@ impl Modern {
                     return Ok(result);
                 }
                 Shape::InputRequired(result) => {
-                    request = mrtr::retry_params(&params, &result, input)?;
+                    request = mrtr::retry_params(&params, &result, input, listener)?;
                 }
             }
         }
@@ -153,8 +162,9 @@ impl Modern {
     /// Sends `server/discover` and returns the `DiscoverResult` as received.
     pub(crate) async fn discover(&self, session: &Session) -> Result<Value, Error> {
         let cancel = pin!(pending::<()>());
+        let declared = session.router().listener().modern_capabilities(None);
         let (Shape::Complete(result) | Shape::InputRequired(result)) = self
-            .request(session, "server/discover", &json!({}), &json!({}), cancel)
+            .request(session, "server/discover", &json!({}), &declared, cancel)
             .await?;
         Ok(result)
     }

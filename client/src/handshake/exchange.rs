@@ -10,7 +10,8 @@ use crate::session::Session;
 /// before this returns); the server stream may open once it is done. Run again when an HTTP server ended the session.
 pub(crate) async fn run(session: &Session, offered: &str) -> Result<Handshake, Error> {
     let seams = session.seams();
-    let outcome = match session.start("initialize", initialize_params(offered)) {
+    let capabilities = session.router().listener().offering(offered);
+    let outcome = match session.start("initialize", initialize_params(offered, capabilities)) {
         Ok(in_flight) => {
             let early = seams.while_initializing(session);
             let outcome = in_flight.wait(pending()).await;

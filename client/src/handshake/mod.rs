@@ -45,11 +45,12 @@ impl Handshake {
     }
 }
 
-/// The `params` of our `initialize` request.
-pub(crate) fn initialize_params(offered_version: &str) -> Value {
+/// The `params` of our `initialize` request, declaring `capabilities` (those the handlers
+/// imply; see [`crate::handlers`]).
+pub(crate) fn initialize_params(offered_version: &str, capabilities: Value) -> Value {
     json!({
         "protocolVersion": offered_version,
-        "capabilities": {},
+        "capabilities": capabilities,
         "clientInfo": {"name": "mcp-harness-client", "version": env!("CARGO_PKG_VERSION")},
     })
 }
@@ -103,7 +104,7 @@ mod tests {
 
     #[test]
     fn offers_version_empty_capabilities_and_client_info() {
-        let p = initialize_params("2025-03-26");
+        let p = initialize_params("2025-03-26", json!({}));
         assert_eq!(p["protocolVersion"], "2025-03-26");
         assert_eq!(p["capabilities"], json!({}));
         assert_eq!(p["clientInfo"]["name"], "mcp-harness-client");

@@ -107,6 +107,15 @@ impl Transport {
         }
     }
 
+    /// Whether a server that went away is started again for the next message (stdio in the
+    /// 2026-07-28 era; what it held, subscriptions included, is then lost).
+    pub(crate) fn restarts_server(&self) -> bool {
+        match self {
+            Transport::Stdio(t) => t.restarts(),
+            Transport::Http(_) => false,
+        }
+    }
+
     /// Whether giving up on a request is itself the cancellation (modern HTTP closes the
     /// request's response stream), so no `notifications/cancelled` is sent.
     pub(crate) fn cancels_by_closing(&self) -> bool {

@@ -253,6 +253,11 @@ impl StdioTransport {
         self.modern.store(modern, Ordering::Relaxed);
     }
 
+    /// See [`Transport::restarts_server`](super::Transport::restarts_server).
+    pub(crate) fn restarts(&self) -> bool {
+        self.modern.load(Ordering::Relaxed)
+    }
+
     /// Stops the server step by step (see [`ESCALATION`]; `seams`: the shutdown seam), and
     /// waits for servers replaced by a restart to be stopped too.
     pub(crate) async fn shutdown(&self, grace: Duration, seams: &Defects) {

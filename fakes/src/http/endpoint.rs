@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use super::headers::{self, SESSION};
+use super::live::Live;
 use super::reply::{self, Rejection, Verdict};
 use super::session::Sessions;
 use crate::batch::{self, INVALID_REQUEST};
@@ -56,6 +57,8 @@ pub struct Fake {
     pub negotiated: Mutex<Option<String>>,
     /// The port the fake listens on (for the `Location` of scripted redirects).
     pub port: u16,
+    /// The streams it writes over time, and the rules' messages on them.
+    pub live: Live,
 }
 
 /// Written by hand so the bearer token can never reach a log through `{:?}`.
@@ -115,6 +118,16 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
     };
     let fake = &conn.fake;
     let verdict = fake.judge(&parts, parsed.as_ref(), on_endpoint);
+    // The client's responses to requests the fake sent, which rules may be waiting for.
+    let responses: Vec<Value> = match &parsed {
+        Some(Parsed::Single(message)) => vec![message.clone()],
+        Some(Parsed::Batch(messages)) => messages.clone(),
+        _ => Vec::new(),
+    }
+    .into_iter()
+    .filter(jsonrpc::is_response)
+    .filter_map(|m| m.get("id").cloned())
+    .collect();
     let request = Event::HttpRequest {
         method: parts.method.as_str().to_owned(),
         path: parts.uri.path().to_owned(),
@@ -133,6 +146,13 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
     // delay, a hang) and before its response is handed over.
     fake.recorder
         .buffer_all(std::iter::once(request).chain(body));
+    if !responses.is_empty() {
+        // Recorded first, so what a waiting rule sends next comes after them.
+        fake.recorder.flush();
+        for id in &responses {
+            fake.live.awaited.answered(id);
+        }
+    }
     let recorder = &fake.recorder;
     let mut perform = std::pin::pin!(reply::perform(&conn, verdict));
     let response = std::future::poll_fn(|cx| {
@@ -182,6 +202,23 @@ fn exceeds_limit(error: &axum::Error) -> bool {
         cause = e.source();
     }
     false
+}
+
+/// The verdict playing `answer` to the request `message` (kept when the rule sends
+/// messages, for their `$request` pointers).
+fn answer_verdict(
+    id: &Value,
+    initialize: bool,
+    answer: script::Answer,
+    message: &Value,
+) -> Verdict {
+    let trigger = (!answer.sends.is_empty()).then(|| message.clone());
+    Verdict::Answer {
+        id: id.clone(),
+        initialize,
+        answer: Box::new(answer),
+        trigger,
+    }
 }
 
 impl Fake {
@@ -236,41 +273,30 @@ impl Fake {
             params,
         } = incoming
         {
-            return Verdict::Answer {
-                id: id.clone(),
-                initialize: true,
-                answer: Box::new(script::choose_at(
-                    &self.scenario.server,
-                    self.revision.as_deref(),
-                    "initialize",
-                    params,
-                )),
-            };
+            let answer = script::choose_at(
+                &self.scenario.server,
+                self.revision.as_deref(),
+                "initialize",
+                params,
+            );
+            return answer_verdict(id, true, answer, message);
         }
         if let Err(refused) = self.admit(headers) {
             return refused.into();
         }
         match incoming {
-            Incoming::Request { id, method, params } => Verdict::Answer {
-                id: id.clone(),
-                initialize: false,
-                answer: Box::new(script::choose_at(
+            Incoming::Request { id, method, params } => {
+                let answer = script::choose_at(
                     &self.scenario.server,
                     self.revision.as_deref(),
                     method,
                     params,
-                )),
-            },
-            // A script may answer a notification on purpose (a faulty server): 200, null id.
-            Incoming::Notification => jsonrpc::notification_method(message)
-                .and_then(|m| {
-                    script::choose_for_notification(&self.scenario.server, m, message.get("params"))
-                })
-                .map_or(Verdict::Accepted, |answer| Verdict::Answer {
-                    id: Value::Null,
-                    initialize: false,
-                    answer: Box::new(answer),
-                }),
+                );
+                answer_verdict(id, false, answer, message)
+            }
+            // A script may answer a notification on purpose (a faulty server): 200, null id;
+            // or send messages when it arrives.
+            Incoming::Notification => self.judge_notification(message),
             Incoming::Other if jsonrpc::is_response(message) => Verdict::Accepted,
             Incoming::Other => Rejection::coded(
                 400,
@@ -331,7 +357,7 @@ impl Fake {
         let (id, method, params) = match *incoming {
             Incoming::Request { id, method, params } => (id, method, params),
             _ if script.era != ServerEra::Modern => return None,
-            Incoming::Notification => return Some(Verdict::Accepted),
+            Incoming::Notification => return Some(self.judge_notification(message)),
             Incoming::Other if jsonrpc::is_response(message) => return Some(Verdict::Accepted),
             Incoming::Other => {
                 return Some(
@@ -351,11 +377,7 @@ impl Fake {
         let revision = self.revision.as_deref();
         Some(
             match modern::decide(script, revision, method, params, Some(&header)) {
-                Decision::Answer(answer) => Verdict::Answer {
-                    id: id.clone(),
-                    initialize: false,
-                    answer: Box::new(answer),
-                },
+                Decision::Answer(answer) => answer_verdict(id, false, answer, message),
                 Decision::Refuse(refusal) => Verdict::Refuse {
                     id: id.clone(),
                     status: refusal.status,
@@ -380,6 +402,28 @@ impl Fake {
         }
         Verdict::Stream {
             cut: self.scenario.server.http.get == GetMode::Cut,
+            resume: headers::single(headers, "last-event-id").map(str::to_owned),
+        }
+    }
+
+    /// A notification: accepted (202), unless a rule names its method: then its messages
+    /// are sent, and a rule that does not hang answers it (a faulty server).
+    fn judge_notification(&self, message: &Value) -> Verdict {
+        let answer = jsonrpc::notification_method(message).and_then(|m| {
+            script::choose_for_notification(&self.scenario.server, m, message.get("params"))
+        });
+        match answer {
+            None => Verdict::Accepted,
+            Some(answer) if answer.sends.is_empty() => Verdict::Answer {
+                id: Value::Null,
+                initialize: false,
+                answer: Box::new(answer),
+                trigger: None,
+            },
+            Some(answer) => Verdict::Notified {
+                answer: Box::new(answer),
+                trigger: message.clone(),
+            },
         }
     }
 

@@ -14,10 +14,12 @@
 //! | `reply` | carrying out the judgement: statuses, scripted answers and faults |
 //! | `sse` | event framing and paced bodies (split, cut, held open) |
 //! | `session` | issued session ids, their expiry |
+//! | `live` | streams written over time: rules' messages, the GET stream, resumption |
 //! | `headers` | the recorded allow-list, bearer token, media types, version |
 
 mod endpoint;
 mod headers;
+mod live;
 mod reply;
 mod session;
 mod sse;
@@ -88,6 +90,7 @@ pub struct RunningHttpFake {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     listener: JoinHandle<()>,
+    fake: Arc<Fake>,
 }
 
 /// Opens the transcript, binds `127.0.0.1:0`, records `Started` and starts serving.
@@ -98,6 +101,10 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
     let addr = listener.local_addr()?;
     recorder.record(Event::Started);
     let expire_after = config.scenario.server.http.expire_session_after;
+    let live = live::Live::new(
+        &config.scenario.server.http,
+        Duration::from_millis(config.scenario.timeout_ms),
+    );
     let fake = Arc::new(Fake {
         scenario: config.scenario,
         recorder,
@@ -106,14 +113,16 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
         sessions: Sessions::new(expire_after),
         negotiated: std::sync::Mutex::new(None),
         port: addr.port(),
+        live,
     });
     let tls = config.tls.map(TlsAcceptor::from);
     let (stop, stopped) = oneshot::channel();
-    let listener = tokio::spawn(accept_loop(listener, fake, tls, stopped));
+    let listener = tokio::spawn(accept_loop(listener, Arc::clone(&fake), tls, stopped));
     Ok(RunningHttpFake {
         addr,
         stop: Some(stop),
         listener,
+        fake,
     })
 }
 
@@ -126,6 +135,7 @@ impl RunningHttpFake {
             let _ = stop.send(());
         }
         let _ = (&mut self.listener).await;
+        self.fake.live.stop();
     }
 }
 
@@ -133,6 +143,7 @@ impl Drop for RunningHttpFake {
     fn drop(&mut self) {
         // Aborting the listener task drops its set of connection tasks, which aborts them.
         self.listener.abort();
+        self.fake.live.stop();
     }
 }
 

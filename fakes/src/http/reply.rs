@@ -16,7 +16,7 @@ use axum::http::header::{
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use mcp_harness_scenarios::model::{
-    Emit, Faults, HttpReply, Redirect, Reply, ReplyFormat, RpcError, Truncate,
+    Emit, Faults, HttpReply, Redirect, Reply, ReplyFormat, RpcError, Send, Truncate, Via,
 };
 use mcp_harness_scenarios::transcript::Event;
 use serde_json::Value;
@@ -24,7 +24,8 @@ use serde_json::Value;
 use super::endpoint::{Conn, Fake};
 use super::sse::{self, End, Paced};
 use crate::script::Answer;
-use crate::{batch, faults, jsonrpc};
+use crate::{batch, faults, jsonrpc, sends};
+use std::sync::Arc;
 
 /// What a standalone stream that is cut (`get: cut`) carries before the cut, and the pause
 /// between its bytes: a client that resumes sends the event id as `Last-Event-ID`. The 38
@@ -58,12 +59,25 @@ pub enum Verdict {
         initialize: bool,
         /// The script's answer.
         answer: Box<Answer>,
+        /// The whole request, when the rule sends messages (for their `$request` pointers).
+        trigger: Option<Value>,
+    },
+    /// A notification whose rule sends messages: they are sent (on the GET stream), and the
+    /// notification is accepted (202), unless the rule answers it (a faulty server).
+    Notified {
+        /// The rule's answer.
+        answer: Box<Answer>,
+        /// The notification.
+        trigger: Value,
     },
     /// A standalone SSE stream, held open (or, when `cut`, cut after about 750 ms: the 38
-    /// bytes of [`CUT_STREAM`] 20 ms apart, then the cut).
+    /// bytes of [`CUT_STREAM`] 20 ms apart, then the cut). With `resume` (a `Last-Event-ID`)
+    /// naming an event of a stream the fake keeps, that stream resumed instead.
     Stream {
         /// Cut the stream rather than hold it.
         cut: bool,
+        /// The `Last-Event-ID` header, if any.
+        resume: Option<String>,
     },
     /// An accepted batch holding requests: one batched answer (see [`crate::batch::play`]),
     /// as JSON or as one SSE event, per the script's `replies`.
@@ -123,17 +137,23 @@ impl Verdict {
             Verdict::Refuse { status, .. } => scripted_status(*status).as_u16(),
             Verdict::Batch(items) if batch::exits(items) => 0,
             Verdict::Batch(_) => 200,
-            Verdict::Answer { answer, .. } => {
-                let http = answer.http.as_ref();
-                let redirect = http.and_then(|h| h.redirect.as_ref());
-                match (http.and_then(|h| h.status), redirect, &answer.reply) {
-                    (Some(status), _, _) => scripted_status(status).as_u16(),
-                    (None, Some(redirect), _) => scripted_status(redirect.status).as_u16(),
-                    (None, None, Reply::Exit(_)) => 0,
-                    (None, None, _) => 200,
-                }
+            Verdict::Notified { answer, .. } if matches!(answer.reply, Reply::Hang) => 202,
+            Verdict::Answer { answer, .. } | Verdict::Notified { answer, .. } => {
+                answer_status(answer)
             }
         }
+    }
+}
+
+/// The status a scripted answer is given; 0 when the connection drops without one.
+fn answer_status(answer: &Answer) -> u16 {
+    let http = answer.http.as_ref();
+    let redirect = http.and_then(|h| h.redirect.as_ref());
+    match (http.and_then(|h| h.status), redirect, &answer.reply) {
+        (Some(status), _, _) => scripted_status(status).as_u16(),
+        (None, Some(redirect), _) => scripted_status(redirect.status).as_u16(),
+        (None, None, Reply::Exit(_)) => 0,
+        (None, None, _) => 200,
     }
 }
 
@@ -177,14 +197,17 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             set(&mut response, CONTENT_TYPE, "application/json");
             response
         }
-        Verdict::Stream { cut } => {
-            let keep_alive = match cut {
+        Verdict::Stream { cut, resume } => {
+            let body = match cut {
                 // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
                 // keep-alive comment, a byte every 20 ms, then the connection drops.
-                true => Paced::dripped(CUT_STREAM.as_bytes(), CUT_STREAM_GAP, End::Cut),
-                false => Paced::new(sse::KEEP_ALIVE.as_bytes(), false, End::KeepAlive),
+                true => Paced::dripped(CUT_STREAM.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body(),
+                false => conn
+                    .fake
+                    .live
+                    .open_get(&conn.fake.recorder, resume.as_deref()),
             };
-            let mut response = with_body(StatusCode::OK, keep_alive.into_body());
+            let mut response = with_body(StatusCode::OK, body);
             set(&mut response, CONTENT_TYPE, "text/event-stream");
             set(&mut response, CACHE_CONTROL, "no-cache");
             response
@@ -193,7 +216,22 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             id,
             initialize,
             answer,
-        } => scripted(conn, id, initialize, *answer).await,
+            trigger,
+        } => scripted(conn, id, initialize, *answer, trigger).await,
+        Verdict::Notified {
+            mut answer,
+            trigger,
+        } => {
+            let fake = Arc::clone(&conn.fake);
+            let sends = std::mem::take(&mut answer.sends);
+            conn.fake.live.spawn(async move {
+                play_sends(&fake, &sends, None, &trigger, true).await;
+            });
+            match answer.reply {
+                Reply::Hang => with_body(StatusCode::ACCEPTED, Body::empty()),
+                _ => scripted(conn, Value::Null, false, *answer, None).await,
+            }
+        }
         Verdict::Batch(items) => batched(conn, items).await,
     }
 }
@@ -230,9 +268,18 @@ async fn batched(conn: &Conn, items: Vec<batch::Item>) -> Response {
 }
 
 /// Plays the script's answer to a request.
-async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> Response {
+async fn scripted(
+    conn: &Conn,
+    id: Value,
+    initialize: bool,
+    mut answer: Answer,
+    trigger: Option<Value>,
+) -> Response {
     let fake = &conn.fake;
-    let http = answer.http.unwrap_or_default();
+    let http = answer.http.take().unwrap_or_default();
+    if http.status.is_none() && http.redirect.is_none() && is_live(fake, &answer, &http) {
+        return live_answer(conn, id, initialize, answer, http, trigger).await;
+    }
     if answer.delay_ms > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(answer.delay_ms)).await;
     }
@@ -347,6 +394,176 @@ async fn scripted(conn: &Conn, id: Value, initialize: bool, answer: Answer) -> R
             .insert(HeaderName::from_static("mcp-session-id"), id);
     }
     response
+}
+
+/// Whether an answer is played live (see [`live_answer`]): it sends messages, its stream is
+/// cut after some events, or it is an SSE answer the script shapes (ids, `retry`,
+/// keep-alives). Only plain answers are: no faults, no split or cut, a result, an error or a
+/// hang; the others are played as before, the script's stream settings aside.
+fn is_live(fake: &Fake, answer: &Answer, http: &HttpReply) -> bool {
+    let plain = answer.faults.is_none()
+        && !http.split
+        && !http.cut
+        && matches!(
+            answer.reply,
+            Reply::Result(_) | Reply::Error(_) | Reply::Hang
+        );
+    plain
+        && (!answer.sends.is_empty()
+            || http.cut_after_events.is_some()
+            || (is_sse(fake, http) && fake.live.shapes_streams()))
+}
+
+fn is_sse(fake: &Fake, http: &HttpReply) -> bool {
+    http.format.unwrap_or(fake.scenario.server.http.replies) == ReplyFormat::Sse
+        || !http.events_before.is_empty()
+}
+
+/// Plays an answer live. When anything travels on the request's own stream (a message
+/// `via: post`, the scripted events before the response, a cut, an SSE answer), the answer
+/// is an SSE stream fed by a task: the events before, the rule's messages before the reply
+/// (each after its delay, waiting for responses where asked), the reply once they are out
+/// and `delay_ms` has passed since the request, then the messages after it (the stream ends
+/// after the reply, or after the last message after it sent `via: post`). Otherwise the
+/// answer is JSON: the messages before it go on the GET stream first, those after it once
+/// it is handed over.
+async fn live_answer(
+    conn: &Conn,
+    id: Value,
+    initialize: bool,
+    answer: Answer,
+    http: HttpReply,
+    trigger: Option<Value>,
+) -> Response {
+    let fake = Arc::clone(&conn.fake);
+    let due = tokio::time::Instant::now() + Duration::from_millis(answer.delay_ms);
+    let (before, after) = sends::split(&answer.sends);
+    let trigger = trigger.unwrap_or(Value::Null);
+    let on_post = before
+        .iter()
+        .chain(&after)
+        .any(|s| sends::via(s, false) == Via::Post);
+    let stream = on_post || http.cut_after_events.is_some() || is_sse(&fake, &http);
+    let opens_session = initialize
+        && matches!(answer.reply, Reply::Result(_))
+        && fake.scenario.server.http.sessions;
+    if initialize && let Reply::Result(result) = &answer.reply {
+        fake.settle(result);
+    }
+    let mut response = if stream {
+        let guard = matches!(answer.reply, Reply::Hang).then(|| {
+            Box::new(close_guard(conn, &id)) as Box<dyn std::fmt::Debug + std::marker::Send + Sync>
+        });
+        let (name, body) = fake.live.open_post(http.cut_after_events, guard);
+        let rule = Rule {
+            stream: name,
+            id,
+            reply: answer.reply,
+            events_before: http.events_before.clone(),
+            before,
+            after,
+            trigger,
+            due,
+        };
+        fake.live.spawn(rule.play(Arc::clone(&fake)));
+        let mut response = with_body(StatusCode::OK, body);
+        set_content_type(&mut response, &http, "text/event-stream");
+        set(&mut response, CACHE_CONTROL, "no-cache");
+        response
+    } else {
+        play_sends(&fake, &before, None, &trigger, false).await;
+        tokio::time::sleep_until(due).await;
+        let message = match answer.reply {
+            Reply::Result(result) => jsonrpc::result(&id, result),
+            Reply::Error(error) => jsonrpc::error(&id, &error),
+            _ => {
+                let _guard = close_guard(conn, &id);
+                return std::future::pending().await;
+            }
+        };
+        let text = sent(&fake, message);
+        let mut response = with_body(StatusCode::OK, Body::from(text));
+        set_content_type(&mut response, &http, "application/json");
+        let later = Arc::clone(&fake);
+        fake.live.spawn(async move {
+            play_sends(&later, &after, None, &trigger, false).await;
+        });
+        response
+    };
+    if opens_session && let Ok(id) = HeaderValue::from_str(&fake.sessions.open()) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static("mcp-session-id"), id);
+    }
+    response
+}
+
+/// A rule played on the SSE stream answering its request.
+struct Rule {
+    stream: String,
+    id: Value,
+    reply: Reply,
+    events_before: Vec<Value>,
+    before: Vec<Send>,
+    after: Vec<Send>,
+    trigger: Value,
+    due: tokio::time::Instant,
+}
+
+impl Rule {
+    async fn play(self, fake: Arc<Fake>) {
+        let live = &fake.live;
+        for message in self.events_before {
+            live.write(&fake.recorder, &self.stream, message, false);
+        }
+        let stream = Some(self.stream.as_str());
+        play_sends(&fake, &self.before, stream, &self.trigger, false).await;
+        tokio::time::sleep_until(self.due).await;
+        let response = match self.reply {
+            Reply::Result(result) => Some(jsonrpc::result(&self.id, result)),
+            Reply::Error(error) => Some(jsonrpc::error(&self.id, &error)),
+            _ => None,
+        };
+        let after_on_post = self.after.iter().any(|s| sends::via(s, false) == Via::Post);
+        let answered = response.is_some();
+        if let Some(response) = response {
+            live.write(&fake.recorder, &self.stream, response, true);
+            if !after_on_post {
+                live.finish(&self.stream);
+            }
+        }
+        play_sends(&fake, &self.after, stream, &self.trigger, false).await;
+        if answered && after_on_post {
+            live.finish(&self.stream);
+        }
+    }
+}
+
+/// Sends a rule's messages in order, each after its delay, its `$request` pointers filled
+/// from `trigger`: on the stream `stream` when it travels `via: post` and there is one,
+/// else on the GET stream; after a request marked `await_response`, waits for the client's
+/// response (at most the request timeout).
+async fn play_sends(
+    fake: &Fake,
+    list: &[Send],
+    stream: Option<&str>,
+    trigger: &Value,
+    on_notification: bool,
+) {
+    for send in list {
+        if send.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(send.delay_ms)).await;
+        }
+        let message = sends::substitute(&send.message, trigger);
+        let response = sends::awaited_id(send, &message).map(|id| fake.live.awaited.expect(id));
+        match (sends::via(send, on_notification), stream) {
+            (Via::Post, Some(name)) => fake.live.write(&fake.recorder, name, message, false),
+            _ => fake.live.to_get(&fake.recorder, message),
+        }
+        if let Some(response) = response {
+            sends::wait(response, fake.live.request_timeout).await;
+        }
+    }
 }
 
 /// A scripted redirect: its status, a `Location` on the reserved `.invalid` name, no body

@@ -19,7 +19,8 @@ pub const SPLIT_GAP: Duration = Duration::from_millis(1);
 /// Pause before cutting a connection, so the bytes already handed over leave first.
 const CUT_FLUSH: Duration = Duration::from_millis(20);
 
-/// How often an open stream carries a keep-alive comment.
+/// How often an open GET stream carries a keep-alive comment when the script sets no
+/// `keepalive_ms`.
 pub const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(1);
 
 /// A keep-alive: an SSE comment, which clients must ignore.
@@ -56,8 +57,6 @@ pub enum End {
     Cut,
     /// Never ends, and sends nothing more.
     Hold,
-    /// Never ends, and sends a keep-alive comment every [`KEEP_ALIVE_EVERY`].
-    KeepAlive,
 }
 
 /// A response body given as pieces written with a pause between them, then an [`End`].
@@ -135,13 +134,6 @@ impl Paced {
                     Some((Err(cut), (paced, false)))
                 }
                 End::Hold => std::future::pending().await,
-                End::KeepAlive => {
-                    tokio::time::sleep(KEEP_ALIVE_EVERY).await;
-                    Some((
-                        Ok(Bytes::from_static(KEEP_ALIVE.as_bytes())),
-                        (paced, false),
-                    ))
-                }
             }
         });
         Body::from_stream(stream)

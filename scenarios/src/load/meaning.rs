@@ -5,8 +5,8 @@ use crate::matcher;
 use crate::model::era::REVISIONS;
 use crate::model::file::CaseFile;
 use crate::model::{
-    ClientEra, Endpoint, GetMode, Handler, Rule, Scenario, ServerScript, Step, Transport, Via,
-    WireRule, WireStream,
+    ClientEra, Endpoint, GetMode, Handler, Rule, Scenario, SendAt, ServerEra, ServerScript, Step,
+    Transport, Via, WireRule, WireStream,
 };
 use serde_json::Value;
 
@@ -18,7 +18,11 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
     revisions(file, s)?;
     modern_ops(s)?;
     check_handlers(&file.server.handlers, "server.handlers")?;
-    check_sends(&s.server, file.server.handlers.len())?;
+    check_sends(
+        &s.server,
+        file.server.handlers.len(),
+        s.transports.contains(&Transport::Https),
+    )?;
     matchers(s)?;
     transports_of_checks(s)?;
     observes_traffic(s)
@@ -165,27 +169,49 @@ fn check_request_pointers(message: &Value, at: &str) -> Result<(), Problem> {
     }
 }
 
-/// A message sent `via: get` needs a standalone GET stream (`http.get` `stream` or `cut`);
-/// `own` is how many of the script's handlers are the case's own (the rest come from
-/// fixtures, named by index past them).
-pub(super) fn check_sends(server: &ServerScript, own: usize) -> Result<(), Problem> {
-    if server.http.get != GetMode::NotAllowed {
+/// A message sent on the standalone GET stream needs one (`http.get` `stream`, in a legacy
+/// or dual-era script): always when a message says `via: get`, and, when `https` (the case
+/// runs over HTTP), also when it travels there by default (after the reply, or on a
+/// notification). `own` is how many of the script's handlers are the case's own (the rest
+/// come from fixtures). The `subscriptions/listen` rule of a modern script sends on its
+/// own stream.
+pub(super) fn check_sends(server: &ServerScript, own: usize, https: bool) -> Result<(), Problem> {
+    let streams = server.http.get == GetMode::Stream && server.era != ServerEra::Modern;
+    if streams {
         return Ok(());
     }
     for (i, h) in server.handlers.iter().enumerate() {
+        if h.method == "subscriptions/listen" {
+            continue;
+        }
+        let on_notification = h.method.starts_with("notifications/");
         for (j, send) in h.sends.iter().enumerate() {
-            if send.via == Some(Via::Get) {
-                let at = match i < own {
-                    true => format!("server.handlers[{i}].sends[{j}].via"),
-                    false => format!("fixture handler {} ({}).sends[{j}].via", i - own, h.method),
-                };
-                return Err((
-                    at,
-                    "`via: get` needs a standalone GET stream: expected `server.http.get` \
-                     \"stream\" (or \"cut\")"
-                        .into(),
-                ));
+            let explicit = send.via == Some(Via::Get);
+            let by_default =
+                https && send.via.is_none() && (on_notification || send.at == SendAt::After);
+            if !explicit && !by_default {
+                continue;
             }
+            let at = match i < own {
+                true => format!("server.handlers[{i}].sends[{j}]"),
+                false => format!("fixture handler {} ({}).sends[{j}]", i - own, h.method),
+            };
+            let expected = match server.era {
+                ServerEra::Modern => {
+                    "expected `via: post`: the 2026-07-28 era has no standalone GET stream"
+                }
+                _ if explicit => "expected `server.http.get` \"stream\" for `via: get`",
+                _ => {
+                    "over HTTP this message travels on the standalone GET stream (the default \
+                     after a reply and on a notification): expected `server.http.get` \"stream\", \
+                     or `via: post`"
+                }
+            };
+            let at = match explicit {
+                true => format!("{at}.via"),
+                false => at,
+            };
+            return Err((at, expected.into()));
         }
     }
     Ok(())

@@ -214,7 +214,7 @@ pub(super) fn fake_script(value: Value, root: Option<&Path>) -> Result<FakeSetup
         &fixtures.iter().collect::<Vec<_>>(),
         calls_echo,
     );
-    super::meaning::check_sends(&server, own)?;
+    super::meaning::check_sends(&server, own, false)?;
     Ok(FakeSetup {
         server,
         timeout_ms: view.timeout_ms,

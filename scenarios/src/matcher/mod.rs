@@ -9,6 +9,7 @@
 //!   `{"$absent": true}` the member is missing (a member that is there, even `null`, fails);
 //!   `{"$absent_or_null": true}` the member is missing or `null`;
 //!   `{"$present": true}` it exists, any value;
+//!   `{"$contains": "text"}` a string that contains `text`;
 //!   `{"$type": "string"}` (also `integer`, `number`, `boolean`, `object`, `array`, `null`);
 //!   `{"$capture": "name"}` any value, remembered under `name`;
 //!   `{"$same": "name"}` equal to the value captured under `name`;
@@ -125,6 +126,13 @@ fn match_at(
                     (None, _) => Err(fail(format!(
                         "the value captured as {name}, never captured"
                     ))),
+                }
+            }
+            "$contains" => {
+                let part = arg.as_str().unwrap_or_default();
+                match actual {
+                    Some(Value::String(got)) if got.contains(part) => Ok(()),
+                    _ => Err(fail(format!("a string containing {}", full(arg)))),
                 }
             }
             "$literal" => match actual {
@@ -434,6 +442,15 @@ mod tests {
             json!({"s": {"enum": [2, 1]}})
         ));
         assert_eq!(validate(&json!({"$literal": {"$schema": "x"}})), Ok(()));
+    }
+
+    #[test]
+    fn contains_looks_inside_strings_only() {
+        let m = json!({"line": {"$contains": "hunter2"}});
+        assert!(ok(m.clone(), json!({"line": "content: {\"pw\":\"hunter2\"}"})));
+        assert!(!ok(m.clone(), json!({"line": "content: {\"pw\":\"[hidden]\"}"})));
+        assert!(!ok(m.clone(), json!({"line": ["hunter2"]})));
+        assert!(!ok(m, json!({})));
     }
 
     #[test]

@@ -19,6 +19,11 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     ("$absent" | "$absent_or_null" | "$present", Value::Bool(true)) => Ok(()),
                     ("$literal", _) => Ok(()),
                     ("$capture" | "$same", Value::String(_)) => Ok(()),
+                    ("$contains", Value::String(part)) if part.is_empty() => Err(format!(
+                        "{path}: operator $contains has an empty argument, which every string \
+                         contains; expected the text to look for"
+                    )),
+                    ("$contains", Value::String(_)) => Ok(()),
                     ("$type", Value::String(t)) if TYPES.contains(&t.as_str()) => Ok(()),
                     ("$not", inner) => validate_at(path, inner),
                     ("$one_of", Value::Array(items)) if items.is_empty() => Err(format!(
@@ -33,14 +38,14 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     }
                     _ => Err(format!(
                         "{path}: operator {op} has an invalid argument {arg}; expected \
-                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers], $literal: any value"
+                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $contains: \"text\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers], $literal: any value"
                     )),
                 };
             }
             if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
                 return Err(format!(
                     "{path}: unknown operator {key:?} (operators stand alone in their object: \
-                     $absent, $absent_or_null, $present, $type, $capture, $same, $not, $unordered, $one_of, $literal)"
+                     $absent, $absent_or_null, $present, $type, $contains, $capture, $same, $not, $unordered, $one_of, $literal)"
                 ));
             }
             for (key, value) in map {
@@ -75,6 +80,9 @@ mod tests {
         let err = validate(&json!({"a": {"$abesnt": true}})).unwrap_err();
         assert!(err.contains("$.a") && err.contains("$abesnt"), "{err}");
         assert!(validate(&json!({"$type": "str"})).is_err());
+        assert!(validate(&json!({"line": {"$contains": "pw"}})).is_ok());
+        assert!(validate(&json!({"line": {"$contains": ""}})).is_err());
+        assert!(validate(&json!({"line": {"$contains": 3}})).is_err());
     }
 
     #[test]

@@ -152,6 +152,15 @@ impl ServerScript {
     }
 }
 
+/// Scales the `delay_ms` of one handler answer (CLIENTS.md), when it is a number of ms.
+fn scale_delay(answer: &mut serde_json::Value, scale: TimeScale) {
+    if let Some(delay) = answer.get_mut("delay_ms")
+        && let Some(ms) = delay.as_u64()
+    {
+        *delay = serde_json::Value::from(scale.ms(ms));
+    }
+}
+
 impl Step {
     /// Multiplies the step's durations (a call's `cancel_after_ms`, a sleep's `ms`).
     pub fn scale(&mut self, scale: TimeScale) {
@@ -165,7 +174,20 @@ impl Step {
                 *max_timeout_ms = max_timeout_ms.map(|ms| scale.ms(ms));
             }
             Step::Sleep { ms } => *ms = scale.ms(*ms),
-            Step::Connect { .. }
+            Step::Connect {
+                handlers: Some(handlers),
+            } => {
+                // An answer's `delay_ms`, and each of an elicitation's answers by mode.
+                for answer in handlers.values_mut() {
+                    scale_delay(answer, scale);
+                    for mode in ["form", "url"] {
+                        if let Some(by_mode) = answer.get_mut(mode) {
+                            scale_delay(by_mode, scale);
+                        }
+                    }
+                }
+            }
+            Step::Connect { handlers: None }
             | Step::ListTools
             | Step::Close
             | Step::Discover
@@ -284,7 +306,8 @@ mod tests {
         }))
         .unwrap();
         let plan: Vec<Step> = serde_json::from_value(json!([
-            {"op": "connect"},
+            {"op": "connect", "handlers": {"sampling/createMessage": {"delay_ms": 40},
+             "elicitation/create": {"form": {"action": "accept", "delay_ms": 10}}}},
             {"op": "call_tool", "name": "slow", "cancel_after_ms": 200},
             {"op": "call_tool", "name": "slow", "progress": true, "max_timeout_ms": 900},
             {"op": "sleep", "ms": 250},

@@ -41,7 +41,9 @@ pub struct RawWireCheck {
     /// opened shows, as it was accepted, as `{"connected": true}`. Or `canary`: the
     /// connections the trial's canary listener received, each `{"connected": true,
     /// "request": <first line the client sent>}`, for a script that names `{{canary}}`
-    /// (the runner's loopback listener, written there as `http://127.0.0.1:PORT`).
+    /// (the runner's loopback listener, written there as `http://127.0.0.1:PORT`). Or
+    /// `client_output`: what the client printed, each stdout line and each line of the last
+    /// 8 KiB of its stderr, as `{"stream": "stdout"|"stderr", "line": L}`.
     #[serde(default, skip_serializing_if = "is_messages")]
     on: WireStream,
     /// Only items matching this are considered (all, if omitted), whatever the rule.

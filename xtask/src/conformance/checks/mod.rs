@@ -204,6 +204,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     let seed = expect::seed(case);
     let received = run.received();
     let http_requests = rules::http_requests(run);
+    let printed = client_output(run);
     for check in &s.checks {
         let result = match &check.rule {
             Rule::Step { .. } if wire_only => continue,
@@ -223,6 +224,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                     WireStream::Messages => received.clone(),
                     WireStream::HttpRequests => http_requests.iter().collect(),
                     WireStream::Canary => run.canary.iter().flat_map(|c| &c.seen).collect(),
+                    WireStream::ClientOutput => printed.iter().collect(),
                 };
                 expect::wire_check(w, &items, &seed)
             }
@@ -231,6 +233,17 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         c.case_check(check, result);
     }
     (c.results, outcomes)
+}
+
+/// What the client printed, as `client_output` wire checks see it: each stdout line, then
+/// each line of the stderr tail, as `{"stream", "line"}`.
+fn client_output(run: &TrialRun) -> Vec<Value> {
+    let line = |stream: &str, line: &str| serde_json::json!({"stream": stream, "line": line});
+    run.stdout_lines
+        .iter()
+        .map(|l| line("stdout", l))
+        .chain(run.stderr_tail.lines().map(|l| line("stderr", l)))
+        .collect()
 }
 
 /// Checks made only when they fail, to name the cause of a failure that the case's own

@@ -1,0 +1,431 @@
+//! The client's answers to the requests a server sends it (`roots/list`,
+//! `sampling/createMessage`, `elicitation/create`), and the client capabilities they imply.
+//!
+//! The caller gives one answer per method ([`Handlers::from_json`]); the client declares
+//! exactly the capabilities those answers serve, and answers each such request with the
+//! answer's value as its `result`. In the 2026-07-28 era the same answers serve the input
+//! requests of `input_required` results. Two members of an answer are the client's own, never
+//! sent: `delay_ms` (wait that long before answering, as a user taking time would; a
+//! cancellation arriving meanwhile means no answer at all) and, on an elicitation answer,
+//! `defaults: true` (fill each member the requested schema gives a `default` and the answer's
+//! `content` leaves out, as a user accepting a pre-filled form would).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::defects::Defects;
+use crate::jsonrpc::INVALID_PARAMS;
+
+/// The methods a handler may answer.
+pub const HANDLED_METHODS: [&str; 3] =
+    ["roots/list", "sampling/createMessage", "elicitation/create"];
+
+/// The first legacy revision with elicitation modes (`form`, `url`).
+const MODES_SINCE: &str = "2025-11-25";
+
+/// One answer: the `result` sent, and how long to wait before sending it.
+#[derive(Debug, Clone, PartialEq)]
+struct Answer {
+    result: Value,
+    delay: Option<Duration>,
+    /// Elicitation only: fill the requested schema's defaults into `content`.
+    defaults: bool,
+}
+
+/// The elicitation answers: one (form mode), or one per mode.
+#[derive(Debug, Clone, PartialEq)]
+enum Elicitation {
+    Form(Answer),
+    ByMode(BTreeMap<String, Answer>),
+}
+
+/// The answers to server requests, by method; `Default` answers none (and declares nothing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Handlers {
+    roots: Option<Answer>,
+    sampling: Option<Answer>,
+    elicitation: Option<Elicitation>,
+}
+
+/// What the client does with one server request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Handled {
+    /// Answer with this result, after this delay.
+    Result(Value, Option<Duration>),
+    /// Answer with this JSON-RPC error.
+    Error(i64, String),
+    /// No handler for it: answered as before (`ping` → `{}`, anything else -32601).
+    Unhandled,
+}
+
+/// The revision a connection speaks, as far as the declared capabilities depend on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Spoken<'a> {
+    /// The 2026-07-28 era (capabilities in every request's `_meta`).
+    pub(crate) modern: bool,
+    /// The legacy version offered in `initialize` (ignored when modern).
+    pub(crate) version: &'a str,
+}
+
+impl Spoken<'_> {
+    /// Whether elicitation has modes (`form`, `url`) in this revision.
+    fn has_modes(&self) -> bool {
+        self.modern || self.version >= MODES_SINCE
+    }
+}
+
+impl Handlers {
+    /// No answers.
+    pub fn new() -> Self {
+        Handlers::default()
+    }
+
+    /// Reads the `handlers` object of a `connect` step: method → answer. Refuses an unknown
+    /// method, an answer that is not an object, a `delay_ms` that is not a non-negative
+    /// integer, a `defaults` that is not a boolean, and an elicitation answer that is neither
+    /// one answer (with `action`) nor an object of answers by mode (`form`, `url`).
+    pub fn from_json(handlers: &Map<String, Value>) -> Result<Self, String> {
+        let mut out = Handlers::default();
+        for (method, value) in handlers {
+            let at = format!("handlers[{method:?}]");
+            match method.as_str() {
+                "roots/list" => out.roots = Some(answer(value, &at, false)?),
+                "sampling/createMessage" => out.sampling = Some(answer(value, &at, false)?),
+                "elicitation/create" => out.elicitation = Some(elicitation(value, &at)?),
+                other => {
+                    return Err(format!(
+                        "{at}: the client answers no {other:?} requests; expected one of {}",
+                        HANDLED_METHODS.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether a handler answers `method`.
+    pub(crate) fn answers(&self, method: &str) -> bool {
+        match method {
+            "roots/list" => self.roots.is_some(),
+            "sampling/createMessage" => self.sampling.is_some(),
+            "elicitation/create" => self.elicitation.is_some(),
+            _ => false,
+        }
+    }
+
+    /// The roots the `roots/list` answer holds (empty without a handler).
+    pub(crate) fn roots(&self) -> Value {
+        self.roots
+            .as_ref()
+            .and_then(|a| a.result.get("roots").cloned())
+            .unwrap_or_else(|| json!([]))
+    }
+
+    /// The client capabilities the handlers imply in the revision `spoken`: `roots` (with
+    /// `listChanged` in the legacy eras, whose clients announce root changes), `sampling`,
+    /// `elicitation` (`{}` before modes existed; then `{"form":{}}` for one answer, or one
+    /// member per mode answered).
+    pub(crate) fn capabilities(&self, spoken: Spoken<'_>) -> Value {
+        let mut caps = Map::new();
+        if self.roots.is_some() {
+            let roots = match spoken.modern {
+                true => json!({}),
+                false => json!({"listChanged": true}),
+            };
+            caps.insert("roots".into(), roots);
+        }
+        if self.sampling.is_some() {
+            caps.insert("sampling".into(), json!({}));
+        }
+        if let Some(elicitation) = &self.elicitation {
+            let declared = match (spoken.has_modes(), elicitation) {
+                (false, _) => json!({}),
+                (true, Elicitation::Form(_)) => json!({"form": {}}),
+                (true, Elicitation::ByMode(modes)) => {
+                    Value::Object(modes.keys().map(|mode| (mode.clone(), json!({}))).collect())
+                }
+            };
+            caps.insert("elicitation".into(), declared);
+        }
+        Value::Object(caps)
+    }
+
+    /// The `elicitation` capability a form-only client declares in `spoken`.
+    pub(crate) fn form_only(spoken: Spoken<'_>) -> Value {
+        match spoken.has_modes() {
+            true => json!({"form": {}}),
+            false => json!({}),
+        }
+    }
+
+    /// How the request `method` with `params` is answered in `spoken`; `roots` are the
+    /// client's current roots (`set_roots` replaces the handler's).
+    pub(crate) fn handle(
+        &self,
+        method: &str,
+        params: &Value,
+        roots: &Value,
+        spoken: Spoken<'_>,
+        seams: &Defects,
+    ) -> Handled {
+        match method {
+            "roots/list" => match &self.roots {
+                Some(a) => {
+                    let mut result = a.result.clone();
+                    if let Value::Object(map) = &mut result {
+                        map.insert("roots".into(), seams.roots_answered(roots.clone()));
+                    }
+                    Handled::Result(result, a.delay)
+                }
+                None => Handled::Unhandled,
+            },
+            "sampling/createMessage" => match &self.sampling {
+                Some(a) => Handled::Result(a.result.clone(), a.delay),
+                None => Handled::Unhandled,
+            },
+            "elicitation/create" => match &self.elicitation {
+                Some(e) => elicit(e, params, spoken, seams),
+                None => Handled::Unhandled,
+            },
+            _ => Handled::Unhandled,
+        }
+    }
+}
+
+/// The answer to one elicitation: the declared mode's answer (a request without `mode` is
+/// form mode), its content completed with the schema's defaults when asked; -32602 for a mode
+/// not declared.
+fn elicit(e: &Elicitation, params: &Value, spoken: Spoken<'_>, seams: &Defects) -> Handled {
+    let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
+    let declared = |m: &str| spoken.has_modes() || m == "form";
+    let chosen = match e {
+        Elicitation::Form(a) => (mode == "form").then_some(a),
+        Elicitation::ByMode(modes) => modes.get(mode).filter(|_| declared(mode)),
+    };
+    let any = || match e {
+        Elicitation::Form(a) => Some(a),
+        Elicitation::ByMode(modes) => modes.values().next(),
+    };
+    let Some(answer) = chosen.or_else(|| seams.answers_any_mode().then(any).flatten()) else {
+        return Handled::Error(
+            INVALID_PARAMS,
+            format!("this client did not declare the elicitation mode {mode:?}"),
+        );
+    };
+    let mut result = answer.result.clone();
+    let accepted = result.get("action").and_then(Value::as_str) == Some("accept");
+    if accepted && seams.fills_defaults(answer.defaults) {
+        fill_defaults(&mut result, params);
+    }
+    seams.elicitation_answered(result.get("content"));
+    Handled::Result(result, answer.delay)
+}
+
+/// Puts into `result.content` every `default` of `params.requestedSchema.properties` whose
+/// member the content leaves out.
+fn fill_defaults(result: &mut Value, params: &Value) {
+    let Some(properties) = params
+        .pointer("/requestedSchema/properties")
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    let Value::Object(result) = result else {
+        return;
+    };
+    let content = result
+        .entry("content")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(content) = content else {
+        return;
+    };
+    for (name, schema) in properties {
+        if let Some(default) = schema.get("default") {
+            content
+                .entry(name.clone())
+                .or_insert_with(|| default.clone());
+        }
+    }
+}
+
+/// One answer: an object, whose `delay_ms` (and, for an elicitation, `defaults`) are taken
+/// out of the result.
+fn answer(value: &Value, at: &str, elicitation: bool) -> Result<Answer, String> {
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "{at}: expected an object (the result to answer with), got {value}"
+        ));
+    };
+    let mut result = map.clone();
+    let delay = match result.remove("delay_ms") {
+        None => None,
+        Some(ms) => match ms.as_u64() {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => {
+                return Err(format!(
+                    "{at}.delay_ms: expected a non-negative integer (milliseconds), got {ms}"
+                ));
+            }
+        },
+    };
+    let defaults = match elicitation {
+        false => false,
+        true => match result.remove("defaults") {
+            None => false,
+            Some(Value::Bool(b)) => b,
+            Some(other) => return Err(format!("{at}.defaults: expected a boolean, got {other}")),
+        },
+    };
+    Ok(Answer {
+        result: Value::Object(result),
+        delay,
+        defaults,
+    })
+}
+
+/// An elicitation handler: one answer (it has `action`), or answers by mode.
+fn elicitation(value: &Value, at: &str) -> Result<Elicitation, String> {
+    let Value::Object(map) = value else {
+        return Err(format!("{at}: expected an object, got {value}"));
+    };
+    if map.contains_key("action") {
+        return Ok(Elicitation::Form(answer(value, at, true)?));
+    }
+    if map.is_empty() {
+        return Err(format!(
+            "{at}: expected an answer with \"action\", or answers by mode (\"form\", \"url\")"
+        ));
+    }
+    let mut modes = BTreeMap::new();
+    for (mode, answer_value) in map {
+        if !matches!(mode.as_str(), "form" | "url") {
+            return Err(format!(
+                "{at}: {mode:?} is neither \"action\" nor a mode (\"form\", \"url\")"
+            ));
+        }
+        modes.insert(
+            mode.clone(),
+            answer(answer_value, &format!("{at}.{mode}"), true)?,
+        );
+    }
+    Ok(Elicitation::ByMode(modes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handlers(v: Value) -> Handlers {
+        let Value::Object(map) = v else { panic!() };
+        Handlers::from_json(&map).unwrap()
+    }
+
+    const OLD: Spoken<'static> = Spoken {
+        modern: false,
+        version: "2025-06-18",
+    };
+    const NEW: Spoken<'static> = Spoken {
+        modern: false,
+        version: "2025-11-25",
+    };
+    const MODERN: Spoken<'static> = Spoken {
+        modern: true,
+        version: "",
+    };
+
+    #[test]
+    fn capabilities_follow_the_handlers_and_the_revision() {
+        assert_eq!(Handlers::new().capabilities(NEW), json!({}));
+        let h = handlers(
+            json!({"roots/list": {"roots": []}, "sampling/createMessage": {},
+            "elicitation/create": {"action": "decline"}}),
+        );
+        assert_eq!(
+            h.capabilities(NEW),
+            json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}}})
+        );
+        assert_eq!(h.capabilities(OLD)["elicitation"], json!({}));
+        assert_eq!(h.capabilities(MODERN)["roots"], json!({}));
+        let by_mode = handlers(json!({"elicitation/create": {
+            "form": {"action": "accept", "content": {}}, "url": {"action": "accept"}}}));
+        assert_eq!(
+            by_mode.capabilities(MODERN),
+            json!({"elicitation": {"form": {}, "url": {}}})
+        );
+    }
+
+    #[test]
+    fn bad_handlers_are_refused_with_where() {
+        for (bad, says) in [
+            (json!({"ping": {}}), "handlers[\"ping\"]"),
+            (json!({"roots/list": []}), "expected an object"),
+            (json!({"roots/list": {"delay_ms": -1}}), "delay_ms"),
+            (json!({"elicitation/create": {}}), "action"),
+            (json!({"elicitation/create": {"modal": {}}}), "\"modal\""),
+            (
+                json!({"elicitation/create": {"action": "accept", "defaults": 1}}),
+                "defaults",
+            ),
+        ] {
+            let Value::Object(map) = bad else { panic!() };
+            let e = Handlers::from_json(&map).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn elicitations_are_answered_by_mode_with_defaults() {
+        let ok = Defects::default();
+        let h = handlers(json!({"elicitation/create": {
+            "form": {"action": "accept", "content": {"name": "Ada"}, "defaults": true,
+                     "delay_ms": 5}}}));
+        let params = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+            "name": {"type": "string", "default": "Bob"},
+            "age": {"type": "integer", "default": 36},
+            "tag": {"type": "string"}}}});
+        let got = h.handle("elicitation/create", &params, &json!([]), NEW, &ok);
+        assert_eq!(
+            got,
+            Handled::Result(
+                json!({"action": "accept", "content": {"name": "Ada", "age": 36}}),
+                Some(Duration::from_millis(5))
+            )
+        );
+        let plain = Defects::only("no-elicitation-defaults");
+        let Handled::Result(r, _) =
+            h.handle("elicitation/create", &params, &json!([]), NEW, &plain)
+        else {
+            panic!()
+        };
+        assert_eq!(r["content"], json!({"name": "Ada"}));
+        let url = json!({"mode": "url", "url": "https://example.invalid", "message": "m"});
+        let refused = h.handle("elicitation/create", &url, &json!([]), NEW, &ok);
+        assert!(matches!(refused, Handled::Error(-32602, _)), "{refused:?}");
+        let lax = Defects::only("elicitation-any-mode");
+        let answered = h.handle("elicitation/create", &url, &json!([]), NEW, &lax);
+        assert!(matches!(answered, Handled::Result(..)));
+    }
+
+    #[test]
+    fn roots_come_from_the_current_list() {
+        let h = handlers(json!({"roots/list": {"roots": [{"uri": "file:///a"}]}}));
+        assert_eq!(h.roots(), json!([{"uri": "file:///a"}]));
+        let now = json!([{"uri": "file:///b"}]);
+        let ok = Defects::default();
+        assert_eq!(
+            h.handle("roots/list", &json!(null), &now, NEW, &ok),
+            Handled::Result(json!({"roots": now}), None)
+        );
+        let empty = Defects::only("roots-answer-empty");
+        assert_eq!(
+            h.handle("roots/list", &json!(null), &now, NEW, &empty),
+            Handled::Result(json!({"roots": []}), None)
+        );
+        assert_eq!(
+            Handlers::new().handle("roots/list", &json!(null), &now, NEW, &ok),
+            Handled::Unhandled
+        );
+    }
+}

@@ -1,0 +1,546 @@
+//! What the server starts, as the client sees it: the answers to its requests (through
+//! [`Handlers`]), and the events the client surfaces to its caller (server requests,
+//! progress, log messages, list changes, resource updates), kept in arrival order until an
+//! `events` step takes them.
+//!
+//! The router hands every server request and notification here. Progress is surfaced only for
+//! the token of a request in flight: a token counts from the moment its request is registered
+//! until its response is read (both under the router, so a notification read after the
+//! response never counts). A notification tagged with a subscription id (2026-07-28) is
+//! surfaced only when the id is one of the client's own `subscriptions/listen` requests. A
+//! list change also marks that listing's cached pages for discarding.
+//!
+//! A handler answer with a delay is sent later by a task of its own, unless the server
+//! cancelled the request meanwhile (`notifications/cancelled` naming it): then it is never
+//! answered.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::{Notify, oneshot};
+
+use crate::defects::Defects;
+use crate::handlers::{Handled, Handlers, Spoken};
+
+/// `_meta` key of the subscription a notification belongs to (2026-07-28).
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Sends a late answer to a server request (set once the session exists).
+type Replier = Box<dyn Fn(Value) + Send + Sync>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A request in flight that asked for progress.
+#[derive(Clone)]
+pub(crate) struct Tracked {
+    /// Its token, as sent.
+    token: Value,
+    /// Woken by each progress notification for it.
+    pub(crate) progressed: Arc<Notify>,
+    /// Whether progress restarts its timeout.
+    pub(crate) resets: bool,
+    /// The longest it may take, progress or not.
+    pub(crate) max: Option<Duration>,
+}
+
+/// The progress plans of calls, by token, and the tokens of the requests in flight, by id.
+#[derive(Default)]
+struct Progress {
+    plans: HashMap<String, Option<Duration>>,
+    by_id: HashMap<i64, Tracked>,
+}
+
+/// The client's side of what the server starts; one per connection, owned by the router.
+pub(crate) struct Listener {
+    handlers: Handlers,
+    seams: Defects,
+    /// The legacy version offered in `initialize` (what the capabilities were declared for).
+    offered: Mutex<String>,
+    roots: Mutex<Value>,
+    events: Mutex<Vec<Value>>,
+    arrived: Notify,
+    next_token: AtomicI64,
+    progress: Mutex<Progress>,
+    /// Server requests awaiting a delayed answer, by id (as JSON text): set when cancelled.
+    answering: Arc<Mutex<HashMap<String, Arc<AtomicBool>>>>,
+    /// Our `subscriptions/listen` requests in flight, with the waiter for the acknowledgment.
+    subscriptions: Mutex<HashMap<i64, Option<oneshot::Sender<Value>>>>,
+    /// Listings whose cached pages are to be dropped (a list change arrived).
+    changed: Mutex<HashSet<String>>,
+    replier: Arc<OnceLock<Replier>>,
+}
+
+impl Listener {
+    pub(crate) fn new(handlers: Handlers, seams: Defects) -> Self {
+        Listener {
+            roots: Mutex::new(handlers.roots()),
+            handlers,
+            seams,
+            offered: Mutex::new(String::new()),
+            events: Mutex::new(Vec::new()),
+            arrived: Notify::new(),
+            next_token: AtomicI64::new(1),
+            progress: Mutex::new(Progress::default()),
+            answering: Arc::default(),
+            subscriptions: Mutex::new(HashMap::new()),
+            changed: Mutex::new(HashSet::new()),
+            replier: Arc::default(),
+        }
+    }
+
+    /// Where late answers go (the session's transport); only the first call counts.
+    pub(crate) fn set_replier(&self, replier: Replier) {
+        let _ = self.replier.set(replier);
+    }
+
+    /// The client capabilities to declare in `spoken` (plus `extra`, a step's own input
+    /// answers in the 2026-07-28 era, for methods no handler answers), through the seam.
+    pub(crate) fn capabilities(&self, spoken: Spoken<'_>, extra: Option<&Value>) -> Value {
+        let mut caps = self.handlers.capabilities(spoken);
+        if let (Value::Object(caps), Some(Value::Object(extra))) = (&mut caps, extra) {
+            for (name, cap) in extra {
+                caps.entry(name.clone()).or_insert_with(|| cap.clone());
+            }
+        }
+        self.seams
+            .declared_capabilities(caps, Handlers::form_only(spoken))
+    }
+
+    /// The capabilities of a 2026-07-28 request's `_meta` (`extra`: see
+    /// [`Listener::capabilities`]).
+    pub(crate) fn modern_capabilities(&self, extra: Option<&Value>) -> Value {
+        let spoken = Spoken {
+            modern: true,
+            version: "",
+        };
+        self.capabilities(spoken, extra)
+    }
+
+    /// The `initialize` capabilities when offering `version` (remembered for the answers).
+    pub(crate) fn offering(&self, version: &str) -> Value {
+        *lock(&self.offered) = version.to_owned();
+        let spoken = Spoken {
+            modern: false,
+            version,
+        };
+        self.capabilities(spoken, None)
+    }
+
+    /// Replaces the roots; returns whether the client announces the change (it declared
+    /// `roots` with `listChanged`, which only the legacy eras have).
+    pub(crate) fn set_roots(&self, roots: Vec<Value>, modern: bool) -> bool {
+        *lock(&self.roots) = Value::Array(roots);
+        let declared = self.handlers.answers("roots/list") && !modern;
+        self.seams.announces_roots_change(declared)
+    }
+
+    fn push(&self, event: Value) {
+        lock(&self.events).push(event);
+        self.arrived.notify_waiters();
+    }
+
+    /// Takes every event so far, after waiting (at most `wait`) until there are `min`.
+    pub(crate) async fn take_events(&self, min: usize, wait: Duration) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let notified = self.arrived.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if lock(&self.events).len() >= min {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                break;
+            }
+        }
+        let events = std::mem::take(&mut *lock(&self.events));
+        self.seams.events_reported(events)
+    }
+
+    fn request_event(&self, method: &str, params: &Value) {
+        if !self.seams.reports_requests() {
+            return;
+        }
+        let mut event = Map::new();
+        event.insert("type".into(), json!("request"));
+        event.insert("method".into(), json!(method));
+        if !params.is_null() {
+            event.insert("params".into(), params.clone());
+        }
+        self.push(Value::Object(event));
+    }
+
+    /// A legacy server request `id`: reported, then answered by the handlers (`None`: not
+    /// answered by them; the router answers as before). A delayed answer is sent later, and
+    /// then `Some(None)` is returned: nothing to send now.
+    pub(crate) fn server_request(
+        &self,
+        id: &Value,
+        method: &str,
+        params: &Value,
+    ) -> Option<Option<Value>> {
+        self.request_event(method, params);
+        let offered = lock(&self.offered).clone();
+        let spoken = Spoken {
+            modern: false,
+            version: &offered,
+        };
+        let roots = lock(&self.roots).clone();
+        match self
+            .handlers
+            .handle(method, params, &roots, spoken, &self.seams)
+        {
+            Handled::Unhandled => None,
+            Handled::Error(code, message) => Some(Some(crate::jsonrpc::error_response(
+                id.clone(),
+                code,
+                &message,
+            ))),
+            Handled::Result(result, None) => {
+                Some(Some(crate::jsonrpc::result_response(id.clone(), result)))
+            }
+            Handled::Result(result, Some(delay)) => {
+                let reply = crate::jsonrpc::result_response(id.clone(), result);
+                match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => {
+                        self.answer_later(&runtime, id, reply, delay);
+                        Some(None)
+                    }
+                    Err(_) => Some(Some(reply)),
+                }
+            }
+        }
+    }
+
+    fn answer_later(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        id: &Value,
+        reply: Value,
+        delay: Duration,
+    ) {
+        let key = id.to_string();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        lock(&self.answering).insert(key.clone(), Arc::clone(&cancelled));
+        let (answering, replier, seams) = (
+            Arc::clone(&self.answering),
+            Arc::clone(&self.replier),
+            self.seams,
+        );
+        runtime.spawn(async move {
+            tokio::time::sleep(delay).await;
+            lock(&answering).remove(&key);
+            if cancelled.load(Ordering::SeqCst) && !seams.answers_cancelled() {
+                eprintln!(
+                    "mcp-harness-client: the server cancelled its request {key}; not answering it"
+                );
+                return;
+            }
+            let fallback = reply.clone();
+            let Some(reply) = seams.request_reply(Some(reply), || fallback) else {
+                return;
+            };
+            if let Some(send) = replier.get() {
+                send(reply);
+            }
+        });
+    }
+
+    /// The answer to a 2026-07-28 input request (`method`, `params`) from the handlers, when
+    /// they give one (reported like a server request).
+    pub(crate) fn input_answer(&self, method: &str, params: &Value) -> Option<Value> {
+        let spoken = Spoken {
+            modern: true,
+            version: "",
+        };
+        let roots = lock(&self.roots).clone();
+        match self
+            .handlers
+            .handle(method, params, &roots, spoken, &self.seams)
+        {
+            Handled::Result(result, _) => Some(result),
+            Handled::Error(..) | Handled::Unhandled => None,
+        }
+    }
+
+    /// Reports an input request of an `input_required` result as a request the server sent.
+    pub(crate) fn input_requested(&self, method: &str, params: &Value) {
+        self.request_event(method, params);
+    }
+
+    /// A fresh progress token for a call, with the call's maximum timeout; `None` when the
+    /// client sends none. The plan lasts until [`Listener::end_progress`].
+    pub(crate) fn new_progress(&self, max: Option<Duration>) -> Option<Value> {
+        let token = self
+            .seams
+            .progress_token(|| self.next_token.fetch_add(1, Ordering::Relaxed))?;
+        let token = json!(token);
+        lock(&self.progress).plans.insert(token.to_string(), max);
+        Some(token)
+    }
+
+    /// The call of `token` is over.
+    pub(crate) fn end_progress(&self, token: &Value) {
+        lock(&self.progress).plans.remove(&token.to_string());
+    }
+
+    /// Request `id` was registered with these `params`: if they carry a progress token, it
+    /// counts from now on (see [`Tracked`]).
+    pub(crate) fn track(&self, id: i64, params: &Value) -> Option<Tracked> {
+        let token = params.pointer("/_meta/progressToken")?;
+        let mut progress = lock(&self.progress);
+        let max = progress.plans.get(&token.to_string()).copied().flatten();
+        let (resets, max) = self.seams.progress_timeout(max);
+        let tracked = Tracked {
+            token: token.clone(),
+            progressed: Arc::new(Notify::new()),
+            resets,
+            max,
+        };
+        progress.by_id.insert(id, tracked.clone());
+        Some(tracked)
+    }
+
+    /// Request `id` was answered: its token no longer counts.
+    pub(crate) fn answered(&self, id: i64) {
+        if self.seams.ends_progress_on_response() {
+            lock(&self.progress).by_id.remove(&id);
+        }
+    }
+
+    /// Request `id` was given up: its token no longer counts.
+    pub(crate) fn forget(&self, id: i64) {
+        lock(&self.progress).by_id.remove(&id);
+    }
+
+    /// Registers our `subscriptions/listen` request `id`; the receiver gets the acknowledged
+    /// filter.
+    pub(crate) fn open_subscription(&self, id: i64) -> oneshot::Receiver<Value> {
+        let (tx, rx) = oneshot::channel();
+        lock(&self.subscriptions).insert(id, Some(tx));
+        rx
+    }
+
+    /// Our subscription `id` ended.
+    pub(crate) fn close_subscription(&self, id: i64) {
+        lock(&self.subscriptions).remove(&id);
+    }
+
+    /// Whether a listing's cached pages are to be dropped (a list change arrived since the
+    /// last call); clears the mark.
+    pub(crate) fn take_changed(&self, method: &str) -> bool {
+        lock(&self.changed).remove(method) && self.seams.list_change_ends_cache()
+    }
+
+    /// A server notification. Returns the id of a subscription of ours the server ended
+    /// (`notifications/cancelled` naming a `subscriptions/listen` request).
+    pub(crate) fn notification(&self, method: &str, params: &Value) -> Option<i64> {
+        let tag = params
+            .pointer("/_meta")
+            .and_then(|m| m.get(SUBSCRIPTION_ID));
+        if let Some(tag) = tag {
+            let ours = tag
+                .as_i64()
+                .is_some_and(|id| lock(&self.subscriptions).contains_key(&id));
+            if !ours && !self.seams.surfaces_foreign_subscription() {
+                return None;
+            }
+        }
+        match method {
+            "notifications/progress" => self.progress(params),
+            "notifications/message" => {
+                let mut event = Map::new();
+                event.insert("type".into(), json!("log"));
+                event.insert("level".into(), field(params, "level"));
+                if let Some(logger) = params.get("logger") {
+                    event.insert("logger".into(), logger.clone());
+                }
+                event.insert("data".into(), field(params, "data"));
+                self.push(Value::Object(event));
+            }
+            "notifications/tools/list_changed"
+            | "notifications/resources/list_changed"
+            | "notifications/prompts/list_changed" => {
+                let list = method
+                    .trim_start_matches("notifications/")
+                    .trim_end_matches("/list_changed");
+                lock(&self.changed).insert(format!("{list}/list"));
+                if list == "resources" {
+                    lock(&self.changed).insert("resources/templates/list".into());
+                }
+                self.push(json!({"type": "list_changed", "list": list}));
+            }
+            "notifications/resources/updated" => {
+                self.push(json!({"type": "resource_updated", "uri": field(params, "uri")}));
+            }
+            "notifications/subscriptions/acknowledged" => {
+                let id = tag.and_then(Value::as_i64)?;
+                let mut subscriptions = lock(&self.subscriptions);
+                if let Some(tx) = subscriptions.get_mut(&id).and_then(Option::take) {
+                    let filter = params.get("notifications").cloned();
+                    let _ = tx.send(filter.unwrap_or_else(|| json!({})));
+                }
+            }
+            "notifications/cancelled" => return self.cancelled(params),
+            _ => {}
+        }
+        None
+    }
+
+    fn progress(&self, params: &Value) {
+        let token = params.get("progressToken").cloned().unwrap_or(Value::Null);
+        let tracked = {
+            let progress = lock(&self.progress);
+            let found = progress.by_id.values().find(|t| t.token == token);
+            found.map(|t| Arc::clone(&t.progressed))
+        };
+        match tracked {
+            Some(progressed) => progressed.notify_one(),
+            None if self.seams.surfaces_unknown_progress() => {}
+            None => return,
+        }
+        let mut event = Map::new();
+        event.insert("type".into(), json!("progress"));
+        event.insert("progressToken".into(), token);
+        event.insert("progress".into(), field(params, "progress"));
+        for optional in ["total", "message"] {
+            if let Some(value) = params.get(optional) {
+                event.insert(optional.into(), value.clone());
+            }
+        }
+        self.push(Value::Object(event));
+    }
+
+    /// The server cancelled a request: its own (a delayed answer is then not sent), or our
+    /// subscription (returned, so the router ends it).
+    fn cancelled(&self, params: &Value) -> Option<i64> {
+        let id = params.get("requestId")?;
+        if let Some(flag) = lock(&self.answering).get(&id.to_string()) {
+            flag.store(true, Ordering::SeqCst);
+        }
+        let ours = id
+            .as_i64()
+            .filter(|id| lock(&self.subscriptions).contains_key(id));
+        if let Some(id) = ours {
+            self.close_subscription(id);
+        }
+        ours
+    }
+}
+
+fn field(params: &Value, name: &str) -> Value {
+    params.get(name).cloned().unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listener(defects: &str) -> Listener {
+        let seams = match defects {
+            "" => Defects::default(),
+            name => Defects::only(name),
+        };
+        Listener::new(Handlers::new(), seams)
+    }
+
+    #[tokio::test]
+    async fn progress_counts_only_while_its_request_is_in_flight() {
+        let l = listener("");
+        let token = l.new_progress(None).unwrap();
+        let note = json!({"progressToken": token, "progress": 1});
+        l.notification("notifications/progress", &note);
+        let tracked = l
+            .track(4, &json!({"_meta": {"progressToken": token}}))
+            .unwrap();
+        assert!(!tracked.resets);
+        l.notification(
+            "notifications/progress",
+            &json!({"progressToken": 99, "progress": 1}),
+        );
+        l.notification("notifications/progress", &note);
+        l.answered(4);
+        l.notification("notifications/progress", &note);
+        let events = l.take_events(0, Duration::ZERO).await;
+        assert_eq!(
+            events,
+            [json!({"type": "progress", "progressToken": token, "progress": 1})]
+        );
+        let late = listener("progress-after-completion");
+        let token = late.new_progress(None).unwrap();
+        late.track(1, &json!({"_meta": {"progressToken": token}}));
+        late.answered(1);
+        late.notification("notifications/progress", &json!({"progressToken": token}));
+        assert_eq!(late.take_events(0, Duration::ZERO).await.len(), 1);
+        let any = listener("progress-unknown-token");
+        any.notification("notifications/progress", &json!({"progressToken": "x"}));
+        assert_eq!(any.take_events(0, Duration::ZERO).await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn events_keep_their_order_and_foreign_subscriptions_are_ignored() {
+        let l = listener("");
+        let rx = l.open_subscription(7);
+        let mine = json!({"_meta": {SUBSCRIPTION_ID: 7}});
+        let theirs = json!({"_meta": {SUBSCRIPTION_ID: 8}, "uri": "file:///x"});
+        l.notification(
+            "notifications/subscriptions/acknowledged",
+            &json!({"_meta": {SUBSCRIPTION_ID: 7}, "notifications": {"toolsListChanged": true}}),
+        );
+        assert_eq!(rx.await.unwrap(), json!({"toolsListChanged": true}));
+        l.notification(
+            "notifications/message",
+            &json!({"level": "info", "data": "d"}),
+        );
+        l.notification("notifications/resources/updated", &theirs);
+        l.notification("notifications/tools/list_changed", &mine);
+        assert!(l.take_changed("tools/list"));
+        assert!(!l.take_changed("tools/list"));
+        assert_eq!(
+            l.take_events(2, Duration::from_secs(1)).await,
+            [
+                json!({"type": "log", "level": "info", "data": "d"}),
+                json!({"type": "list_changed", "list": "tools"}),
+            ]
+        );
+        let lax = listener("foreign-subscription-events");
+        lax.notification("notifications/resources/updated", &theirs);
+        assert_eq!(lax.take_events(0, Duration::ZERO).await.len(), 1);
+        let dropped = listener("drop-events");
+        dropped.notification("notifications/message", &json!({"level": "info"}));
+        assert!(dropped.take_events(1, Duration::ZERO).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn events_wait_for_the_minimum_at_most_the_time_given() {
+        let l = Arc::new(listener(""));
+        let late = Arc::clone(&l);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            late.notification("notifications/message", &json!({"level": "info"}));
+        });
+        assert_eq!(l.take_events(1, Duration::from_secs(5)).await.len(), 1);
+        let started = std::time::Instant::now();
+        assert!(l.take_events(1, Duration::from_millis(50)).await.is_empty());
+        assert!(started.elapsed() >= Duration::from_millis(50));
+    }
+
+    #[test]
+    fn the_server_cancels_our_subscription() {
+        let l = listener("");
+        let _rx = l.open_subscription(3);
+        assert_eq!(
+            l.notification("notifications/cancelled", &json!({"requestId": 3})),
+            Some(3)
+        );
+        assert_eq!(
+            l.notification("notifications/cancelled", &json!({"requestId": 3})),
+            None
+        );
+    }
+}
