@@ -24,6 +24,7 @@
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
+//! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
@@ -38,6 +39,7 @@ pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
+pub(crate) mod streams;
 pub(crate) mod tls;
 pub(crate) mod versions;
 
@@ -353,6 +355,23 @@ pub struct Defects {
     answer_cancelled_request: bool,
     /// Leave server requests out of `events` (breaks: every server request is reported).
     request_events_missing: bool,
+    // HTTP streams (seam `streams.rs`).
+    /// HTTP: when a request's SSE stream breaks before its response, POST the same request
+    /// again (same id) instead of resuming with GET and `Last-Event-ID` (legacy) or
+    /// re-issuing it with a new id (2026-07-28) (breaks: a cut stream is never answered by
+    /// re-sending the request).
+    resend_on_stream_cut: bool,
+    /// HTTP: fail a request whose SSE stream breaks before its response, even when the
+    /// stream carried event ids (legacy) or the revision says to re-issue it (2026-07-28)
+    /// (breaks: a cut POST stream is resumed with GET and Last-Event-ID / re-issued).
+    no_post_stream_resume: bool,
+    /// HTTP: reconnect a stream after the client's own backoff, whatever `retry:` the server
+    /// sent (breaks: the retry field is honoured before reconnecting).
+    ignore_retry_field: bool,
+    /// HTTP: read the standalone GET stream but hand none of its messages to the router, so
+    /// its requests go unanswered and its notifications unseen (breaks: messages on the GET
+    /// stream are handled).
+    ignore_get_stream_messages: bool,
 }
 
 impl Defects {
@@ -365,7 +384,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 133] = [
+    pub const NAMES: [&'static str; 137] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -499,6 +518,10 @@ impl Defects {
         "log-elicitation-content",
         "answer-cancelled-request",
         "request-events-missing",
+        "resend-on-stream-cut",
+        "no-post-stream-resume",
+        "ignore-retry-field",
+        "ignore-get-stream-messages",
     ];
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -637,6 +660,10 @@ impl Defects {
             "log-elicitation-content" => &mut self.log_elicitation_content,
             "answer-cancelled-request" => &mut self.answer_cancelled_request,
             "request-events-missing" => &mut self.request_events_missing,
+            "resend-on-stream-cut" => &mut self.resend_on_stream_cut,
+            "no-post-stream-resume" => &mut self.no_post_stream_resume,
+            "ignore-retry-field" => &mut self.ignore_retry_field,
+            "ignore-get-stream-messages" => &mut self.ignore_get_stream_messages,
             _ => return false,
         };
         *flag = true;
@@ -679,6 +706,7 @@ mod tests {
             include_str!("schema.rs"),
             include_str!("sent.rs"),
             include_str!("shutdown.rs"),
+            include_str!("streams.rs"),
             include_str!("tls.rs"),
             include_str!("versions.rs"),
         ]

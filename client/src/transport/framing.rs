@@ -253,6 +253,17 @@ impl SseFramer {
                 Some(why) => out.push(Err(why)),
                 None if self.lines.is_empty() => {}
                 None => {
+                    // An event with an id or a retry but no data is still handed on,
+                    // with empty data, so its id and retry reach the reader: eventsource-stream
+                    // would drop it, and the retry with it.
+                    let field = |l: &[u8], name: &[u8]| {
+                        l.strip_prefix(name)
+                            .is_some_and(|rest| rest.starts_with(b":") || rest == b"\n")
+                    };
+                    let has = |name: &[u8]| self.lines.iter().any(|l| field(l, name));
+                    if !has(b"data") && (has(b"id") || has(b"retry")) {
+                        self.lines.push(b"data:\n".to_vec());
+                    }
                     out.extend(self.lines.drain(..).map(Ok));
                     out.push(Ok(b"\n".to_vec()));
                 }
@@ -492,6 +503,25 @@ mod tests {
 
     /// Regression (fuzz/regressions/sse_decoding/bom-panics-eventsource-stream): fed as it
     /// comes, a leading byte-order mark made eventsource-stream 0.2.3 panic.
+    #[test]
+    fn an_event_with_only_an_id_or_a_retry_is_handed_on_with_empty_data() {
+        let text: &[u8] = b"id: p-1\n\nretry: 700\n\nevent: x\n\n";
+        let source = stream::iter([Ok::<_, Infallible>(text)]);
+        let mut events = std::pin::pin!(sse_events(source, 100));
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut got = Vec::new();
+        while let Poll::Ready(Some(item)) = events.as_mut().poll_next(&mut cx) {
+            got.push(item.unwrap_or_else(|_| panic!("an event failed")));
+        }
+        assert_eq!(
+            got.len(),
+            2,
+            "an event with neither id nor retry is dropped: {got:?}"
+        );
+        assert_eq!((got[0].id.as_str(), got[0].data.as_str()), ("p-1", ""));
+        assert_eq!(got[1].retry, Some(std::time::Duration::from_millis(700)));
+    }
+
     #[test]
     fn a_leading_byte_order_mark_is_no_panic() {
         assert_eq!(events(100, &[b"\xef\xbb\xbfdata: {}\n\n"]), [ok("", "{}")]);

@@ -13,6 +13,19 @@
 //! is not a usable JSON-RPC message is reported and skipped, the others are delivered, and the
 //! request fails with `invalid_response` only if nothing in that frame answered it. On the
 //! standalone stream an undecodable event is reported and skipped, and reading goes on.
+//!
+//! Events without data (the priming event of 2025-11-25: an id and an empty `data`, or a bare
+//! `retry:`) carry nothing to deliver; their id and retry are kept. A request's SSE stream that
+//! ends or breaks before its response is not given up at once:
+//! - legacy eras (2025-03-26 to 2025-11-25): when the stream carried an event id, it is resumed
+//!   with a GET carrying `Last-Event-ID` (the last id seen on that stream), after the server's
+//!   `retry:` if it sent one; the request itself is never sent again. Resuming stops after a
+//!   few reconnects in a row that bring nothing, or on a GET the server refuses. Without an
+//!   event id there is nothing to resume from: the request fails;
+//! - 2026-07-28, which has no resumption: the request is re-issued once as a new request with
+//!   a new id (the changelog's rule for a broken response stream). The new id is the negative
+//!   of the original, which the session never uses, and its response is handed to the
+//!   original's waiter.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +36,7 @@ use reqwest::{Response, StatusCode};
 use tokio::sync::oneshot;
 
 use super::{Busy, HEAD_START, Item, Shared, security};
+use crate::defects::streams::AfterCut;
 use crate::error::Error;
 use crate::jsonrpc::Incoming;
 use crate::transport::framing::{self, SseError};
@@ -33,7 +47,7 @@ const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 const STREAM_RECONNECTS: u32 = 3;
 /// The first reconnect delay (doubled on each failure) unless the server set `retry:`.
 const STREAM_BACKOFF: Duration = Duration::from_millis(250);
-/// The longest reconnect delay, whatever the server asks for.
+/// The longest reconnect delay of our own backoff (a server's `retry:` is honoured as sent).
 const STREAM_MAX_DELAY: Duration = Duration::from_secs(30);
 
 /// The body kinds a POST answer may have.
@@ -76,11 +90,30 @@ impl Shared {
     /// on stdio and the standalone stream, so the rest of a batch still arrives. Returns
     /// whether an element answered `id`, and why the first unusable one was refused: the
     /// request fails with that only when nothing in the frame answered it.
-    fn deliver_frame(&self, bytes: &[u8], id: i64, frame: &str) -> (bool, Option<String>) {
+    /// `wire` is the id the request went out with: `id`, or for a re-issued request its new
+    /// id, whose response is handed to `id`'s waiter.
+    fn deliver_frame(
+        &self,
+        bytes: &[u8],
+        id: i64,
+        wire: i64,
+        frame: &str,
+    ) -> (bool, Option<String>) {
         let (mut ours, mut bad) = (false, None);
         for message in self.router.read(bytes) {
             match message {
                 Ok(message) => {
+                    let message = match message {
+                        Incoming::Response { id: got, outcome }
+                            if wire != id && got.as_i64() == Some(wire) =>
+                        {
+                            Incoming::Response {
+                                id: id.into(),
+                                outcome,
+                            }
+                        }
+                        other => other,
+                    };
                     ours |= answers(&message, id);
                     self.deliver(message);
                 }
@@ -116,6 +149,47 @@ pub(super) async fn request(
     }
 }
 
+/// How a request's exchange ended without its response.
+enum Stop {
+    /// For good: the request fails with this.
+    Failed(Error),
+    /// Its SSE stream ended or broke before the response: it may be resumed or re-issued.
+    Cut(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Stop::Failed(e)
+    }
+}
+
+/// Where a request's SSE stream stands: what resuming it needs.
+#[derive(Default)]
+struct Cursor {
+    /// The id of the last event that carried one.
+    last_id: Option<HeaderValue>,
+    /// The server's last `retry:`.
+    retry: Option<Duration>,
+    /// Events with data received since the stream was last (re)connected.
+    events: usize,
+}
+
+impl Cursor {
+    fn note(&mut self, event: &eventsource_stream::Event) {
+        if !event.id.is_empty()
+            && let Ok(id) = HeaderValue::from_str(&event.id)
+        {
+            self.last_id = Some(id);
+        }
+        if event.retry.is_some() {
+            self.retry = event.retry;
+        }
+        if !event.data.is_empty() {
+            self.events += 1;
+        }
+    }
+}
+
 async fn exchange(
     shared: &Shared,
     id: i64,
@@ -124,34 +198,161 @@ async fn exchange(
     mirror: HeaderMap,
     begun: oneshot::Sender<()>,
 ) -> Result<(), Error> {
-    let initialize = method == "initialize";
     let what = format!("the {method} POST (request {id})");
-    let (sent, session) = shared.send(shared.post(body, initialize).headers(mirror));
-    let sent = sent.await;
-    drop(begun);
-    let reply = sent.map_err(|e| security::send_error(&e, &what))?;
-    if shared.modern.load(std::sync::atomic::Ordering::Relaxed) && !reply.status().is_success() {
-        return Err(super::modern::error_answer(reply, &what).await);
-    }
-    if initialize && reply.status().is_success() {
-        shared.keep_session_id(reply.headers());
-    }
-    shared.check_status(reply.status(), session.as_ref(), &what)?;
-    match shared.seams.reply_body(body_kind(reply.headers())) {
-        Body::Json => {
-            let bytes = read_body(reply, shared.max_message_bytes, &what).await?;
-            let frame = format!("the JSON answer to {what}");
-            match shared.deliver_frame(&bytes, id, &frame) {
-                (true, _) => Ok(()),
-                (false, Some(why)) => Err(Error::invalid(format!("{frame} is {why}"))),
-                (false, None) => Err(Error::invalid(format!("{frame} is not its response"))),
+    let mut cursor = Cursor::default();
+    let first = Post {
+        id,
+        wire: id,
+        method,
+        body: body.clone(),
+        mirror: mirror.clone(),
+        what: &what,
+    };
+    let mut outcome = first.clone().send(shared, Some(begun), &mut cursor).await;
+    let (mut resent, mut reissued, mut fruitless) = (false, false, 0u32);
+    loop {
+        let cut = match outcome {
+            Ok(()) => return Ok(()),
+            Err(Stop::Failed(e)) => return Err(e),
+            Err(Stop::Cut(e)) => e,
+        };
+        let modern = shared.modern.load(std::sync::atomic::Ordering::Relaxed);
+        let correct = if modern && !reissued {
+            AfterCut::Reissue
+        } else if !modern && cursor.last_id.is_some() && fruitless < STREAM_RECONNECTS {
+            AfterCut::Resume
+        } else {
+            AfterCut::Fail
+        };
+        outcome = match shared.seams.after_stream_cut(correct, resent) {
+            AfterCut::Fail => return Err(cut),
+            AfterCut::Resume => {
+                fruitless += 1;
+                let backoff = (STREAM_BACKOFF * 2u32.pow(fruitless - 1)).min(STREAM_MAX_DELAY);
+                tokio::time::sleep(shared.seams.reconnect_delay(cursor.retry, backoff)).await;
+                let resumed = resume(shared, id, &what, &mut cursor).await;
+                if cursor.events > 0 {
+                    fruitless = 0;
+                }
+                resumed
             }
-        }
-        Body::EventStream => read_stream(shared, reply, id, &what).await,
-        Body::Other(got) => Err(Error::invalid(format!(
-            "{what} was answered with {got}; expected application/json or text/event-stream"
-        ))),
+            AfterCut::Reissue => {
+                reissued = true;
+                cursor = Cursor::default();
+                let again = Post {
+                    wire: -id,
+                    body: with_id(&body, -id),
+                    mirror: mirror.clone(),
+                    ..first.clone()
+                };
+                again.send(shared, None, &mut cursor).await
+            }
+            AfterCut::Resend => {
+                resent = true;
+                cursor = Cursor::default();
+                first.clone().send(shared, None, &mut cursor).await
+            }
+        };
     }
+}
+
+/// `body` (one JSON-RPC request) with its id replaced by `id`.
+fn with_id(body: &str, id: i64) -> String {
+    match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(mut message) => {
+            message["id"] = id.into();
+            serde_json::to_string(&message).unwrap_or_default()
+        }
+        Err(_) => body.to_owned(),
+    }
+}
+
+/// One POST of request `id`, sent with the id `wire` (`id`, or a re-issue's new id).
+#[derive(Clone)]
+struct Post<'a> {
+    id: i64,
+    wire: i64,
+    method: &'a str,
+    body: String,
+    mirror: HeaderMap,
+    what: &'a str,
+}
+
+impl Post<'_> {
+    /// POSTs the request and reads its answer until the response has been delivered.
+    /// `begun` is dropped as soon as the answer begins (or the POST fails).
+    async fn send(
+        self,
+        shared: &Shared,
+        begun: Option<oneshot::Sender<()>>,
+        cursor: &mut Cursor,
+    ) -> Result<(), Stop> {
+        let Post {
+            id,
+            wire,
+            method,
+            body,
+            mirror,
+            what,
+        } = self;
+        let initialize = method == "initialize";
+        let (sent, session) = shared.send(shared.post(body, initialize).headers(mirror));
+        let sent = sent.await;
+        drop(begun);
+        let reply = sent.map_err(|e| security::send_error(&e, what))?;
+        if shared.modern.load(std::sync::atomic::Ordering::Relaxed) && !reply.status().is_success()
+        {
+            return Err(super::modern::error_answer(reply, what).await.into());
+        }
+        if initialize && reply.status().is_success() {
+            shared.keep_session_id(reply.headers());
+        }
+        shared.check_status(reply.status(), session.as_ref(), what)?;
+        match shared.seams.reply_body(body_kind(reply.headers())) {
+            Body::Json => {
+                let bytes = read_body(reply, shared.max_message_bytes, what).await?;
+                let frame = format!("the JSON answer to {what}");
+                match shared.deliver_frame(&bytes, id, wire, &frame) {
+                    (true, _) => Ok(()),
+                    (false, Some(why)) => Err(Error::invalid(format!("{frame} is {why}")).into()),
+                    (false, None) => {
+                        Err(Error::invalid(format!("{frame} is not its response")).into())
+                    }
+                }
+            }
+            Body::EventStream => read_stream(shared, reply, id, wire, what, cursor).await,
+            Body::Other(got) => Err(Error::invalid(format!(
+                "{what} was answered with {got}; expected application/json or text/event-stream"
+            ))
+            .into()),
+        }
+    }
+}
+
+/// Resumes request `id`'s broken SSE stream: a GET carrying `Last-Event-ID`, whose stream is
+/// read as the rest of the broken one. A GET that cannot be sent counts as one more cut; one
+/// the server refuses (405 or another error status, or an answer that is not a stream) ends
+/// the request.
+async fn resume(shared: &Shared, id: i64, what: &str, cursor: &mut Cursor) -> Result<(), Stop> {
+    let what = format!("the GET resuming the SSE answer to {what}");
+    let get = shared
+        .http
+        .get(shared.url.clone())
+        .header(header::ACCEPT, "text/event-stream");
+    let mut get = shared.decorate(get, false);
+    if let Some(last) = shared.seams.resume_from(cursor.last_id.as_ref()) {
+        get = get.header(LAST_EVENT_ID, last.clone());
+    }
+    cursor.events = 0;
+    let (sent, session) = shared.send(get);
+    let reply = sent
+        .await
+        .map_err(|e| Stop::Cut(security::send_error(&e, &what)))?;
+    shared.check_status(reply.status(), session.as_ref(), &what)?;
+    if body_kind(reply.headers()) != Body::EventStream {
+        return Err(Error::closed(format!("{what} was not answered with an event stream")).into());
+    }
+    read_stream(shared, reply, id, id, &what, cursor).await
 }
 
 /// Reads a JSON body, refusing it as soon as it outgrows `max` bytes.
@@ -176,22 +377,42 @@ async fn read_body(reply: Response, max: usize, what: &str) -> Result<Vec<u8>, E
     Ok(body)
 }
 
-/// Reads a POST's SSE stream until the response to `id` has been delivered.
-async fn read_stream(shared: &Shared, reply: Response, id: i64, what: &str) -> Result<(), Error> {
+/// Reads a request's SSE stream until the response to `id` (sent as `wire`) has been
+/// delivered, noting ids and `retry:` in `cursor`. Events without data are skipped.
+async fn read_stream(
+    shared: &Shared,
+    reply: Response,
+    id: i64,
+    wire: i64,
+    what: &str,
+    cursor: &mut Cursor,
+) -> Result<(), Stop> {
     let events = framing::sse_events(reply.bytes_stream(), shared.max_message_bytes);
     let mut events = std::pin::pin!(events);
     while let Some(event) = events.next().await {
-        let event = event.map_err(|e| stream_error(e, what))?;
+        let event = match event {
+            Ok(event) => event,
+            Err(SseError::Transport(e)) => {
+                return Err(Stop::Cut(security::send_error(&e, what)));
+            }
+            Err(e) => return Err(Stop::Failed(stream_error(e, what))),
+        };
+        cursor.note(&event);
+        if event.data.is_empty() {
+            continue;
+        }
         let frame = format!("an event on the SSE answer to {what}");
-        match shared.deliver_frame(event.data.as_bytes(), id, &frame) {
+        match shared.deliver_frame(event.data.as_bytes(), id, wire, &frame) {
             (true, _) => return Ok(()),
-            (false, Some(why)) => return Err(Error::invalid(format!("{frame} is {why}"))),
+            (false, Some(why)) => {
+                return Err(Stop::Failed(Error::invalid(format!("{frame} is {why}"))));
+            }
             (false, None) => {}
         }
     }
-    Err(Error::closed(format!(
+    Err(Stop::Cut(Error::closed(format!(
         "the SSE answer to {what} ended without the response"
-    )))
+    ))))
 }
 
 fn stream_error(e: SseError<reqwest::Error>, what: &str) -> Error {
@@ -267,8 +488,8 @@ pub(super) async fn listen(shared: Arc<Shared>) {
             eprintln!("mcp-harness-client: giving up on the server's event stream");
             return;
         }
-        let backoff = retry.unwrap_or(STREAM_BACKOFF * 2u32.pow(failures - 1));
-        tokio::time::sleep(backoff.min(STREAM_MAX_DELAY)).await;
+        let backoff = (STREAM_BACKOFF * 2u32.pow(failures - 1)).min(STREAM_MAX_DELAY);
+        tokio::time::sleep(shared.seams.reconnect_delay(retry, backoff)).await;
     }
 }
 
@@ -327,6 +548,10 @@ async fn listen_once(
         }
         if event.retry.is_some() {
             *retry = event.retry;
+        }
+        // A priming event (an id and empty data) or a bare `retry:` carries no message.
+        if event.data.is_empty() || !shared.seams.get_stream_delivers() {
+            continue;
         }
         for message in shared.router.read(event.data.as_bytes()) {
             match message {

@@ -1,0 +1,89 @@
+//! Seam: HTTP streams. What a request does when its SSE response stream breaks before the
+//! response, how long a reconnect waits, and whether the standalone GET stream's messages
+//! reach the router.
+//!
+//! Defects here: `resend-on-stream-cut`, `no-post-stream-resume`, `ignore-retry-field`,
+//! `ignore-get-stream-messages`.
+
+use std::time::Duration;
+
+use super::Defects;
+
+/// What a request does once its SSE response stream ended (or broke) before the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AfterCut {
+    /// Give up: the request fails with the reason the stream ended.
+    Fail,
+    /// Legacy eras: resume the stream with a GET carrying `Last-Event-ID`.
+    Resume,
+    /// 2026-07-28: re-issue the request as a new request with a new id.
+    Reissue,
+    /// POST the very same request again, same id (only a defect does this).
+    Resend,
+}
+
+impl Defects {
+    /// What follows a broken request stream; correct: `correct`. `resent` says whether the
+    /// request was already POSTed a second time (the defect re-sends once).
+    pub(crate) fn after_stream_cut(&self, correct: AfterCut, resent: bool) -> AfterCut {
+        if self.resend_on_stream_cut {
+            return match resent {
+                false => AfterCut::Resend,
+                true => AfterCut::Fail,
+            };
+        }
+        match self.no_post_stream_resume {
+            true => AfterCut::Fail,
+            false => correct,
+        }
+    }
+
+    /// How long to wait before reconnecting a stream; correct: the server's `retry:` when it
+    /// sent one, else `backoff`.
+    pub(crate) fn reconnect_delay(&self, retry: Option<Duration>, backoff: Duration) -> Duration {
+        match retry {
+            Some(retry) if !self.ignore_retry_field => retry,
+            _ => backoff,
+        }
+    }
+
+    /// Whether the messages of the standalone GET stream reach the router; correct: yes.
+    pub(crate) fn get_stream_delivers(&self) -> bool {
+        !self.ignore_get_stream_messages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_defect_bends_one_decision() {
+        let ok = Defects::default();
+        assert_eq!(
+            ok.after_stream_cut(AfterCut::Resume, false),
+            AfterCut::Resume
+        );
+        let ms = Duration::from_millis;
+        assert_eq!(ok.reconnect_delay(Some(ms(900)), ms(250)), ms(900));
+        assert_eq!(ok.reconnect_delay(None, ms(250)), ms(250));
+        assert!(ok.get_stream_delivers());
+        let resend = Defects::only("resend-on-stream-cut");
+        assert_eq!(
+            resend.after_stream_cut(AfterCut::Resume, false),
+            AfterCut::Resend
+        );
+        assert_eq!(
+            resend.after_stream_cut(AfterCut::Resume, true),
+            AfterCut::Fail
+        );
+        let no_resume = Defects::only("no-post-stream-resume");
+        assert_eq!(
+            no_resume.after_stream_cut(AfterCut::Reissue, false),
+            AfterCut::Fail
+        );
+        let ignore = Defects::only("ignore-retry-field");
+        assert_eq!(ignore.reconnect_delay(Some(ms(900)), ms(250)), ms(250));
+        assert!(!Defects::only("ignore-get-stream-messages").get_stream_delivers());
+    }
+}
