@@ -60,6 +60,7 @@ import mcp_types
 import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp_types import (
@@ -285,6 +286,20 @@ def request_params_seen(params: Any) -> dict[str, Any]:
     return seen
 
 
+async def take_time(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer without the caller's own `delay_ms`, after waiting that long (a user taking time).
+
+    The wait runs inside the SDK's handler for the request: when the server cancels the request
+    meanwhile, what happens to the answer is the SDK's doing (its dispatcher cancels the
+    handler's scope on notifications/cancelled and then sends nothing).
+    """
+    answer = dict(answer)
+    delay = answer.pop("delay_ms", None)
+    if isinstance(delay, int | float) and not isinstance(delay, bool) and delay > 0:
+        await anyio.sleep(delay / 1000)
+    return answer
+
+
 def with_defaults(content: Any, schema: Any) -> Any:
     """`content` with every top-level property the requested schema gives a `default`, and the
     content leaves out, filled with that default: what a user accepting a pre-filled form sends.
@@ -315,33 +330,30 @@ async def answer_elicitation(context: Any, params: Any) -> Any:
             # The SDK declares both modes whenever there is a callback; the caller answers only
             # the modes the plan gives (CLIENTS.md: an undeclared mode is -32602).
             return mcp_types.ErrorData(code=INVALID_PARAMS, message=f"this client does not answer {mode}-mode elicitations")
-    answer = dict(answer)
+    EVENTS.add({"type": "request", "method": "elicitation/create", "params": request_params_seen(params)})
+    answer = await take_time(answer)
     if answer.pop("defaults", False) is True and mode == "form" and answer.get("action") == "accept":
         schema = getattr(params, "requested_schema", None)
         schema_seen = dump(schema) if isinstance(schema, pydantic.BaseModel) else schema
         answer["content"] = with_defaults(answer.get("content"), schema_seen)
-    result = mcp_types.ElicitResult.model_validate(answer)
-    EVENTS.add({"type": "request", "method": "elicitation/create", "params": request_params_seen(params)})
-    return result
+    return mcp_types.ElicitResult.model_validate(answer)
 
 
 async def answer_sampling(context: Any, params: Any) -> Any:
     answer = CURRENT_INPUT.get("sampling/createMessage", HANDLERS.get("sampling/createMessage"))
     if answer is None:
         return mcp_types.ErrorData(code=INVALID_REQUEST, message="no sampling answer for this call")
-    result = mcp_types.CreateMessageResult.model_validate(answer)
     EVENTS.add({"type": "request", "method": "sampling/createMessage", "params": request_params_seen(params)})
-    return result
+    return mcp_types.CreateMessageResult.model_validate(await take_time(answer))
 
 
 async def answer_roots(context: Any) -> Any:
     answer = CURRENT_INPUT.get("roots/list", HANDLERS.get("roots/list"))
     if answer is None:
         return mcp_types.ErrorData(code=INVALID_REQUEST, message="no roots answer for this call")
-    result = mcp_types.ListRootsResult.model_validate(answer)
     # The SDK hands the roots callback only the request's _meta, not its params.
     EVENTS.add({"type": "request", "method": "roots/list"})
-    return result
+    return mcp_types.ListRootsResult.model_validate(await take_time(answer))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,12 +427,33 @@ LIST_CHANGED = {
 }
 
 
+# Whether the connection speaks 2026-07-28, where list changes and resource updates arrive only
+# on subscriptions/listen streams: those are reported from the SDK's Subscription (listen_work),
+# which delivers only its own stream's events, not from the message_handler's tee of every frame.
+MODERN_CONNECTION = [False]
+
+
+def listen_event(event: Any) -> dict[str, Any] | None:
+    """A Subscription's typed event as the contract's event."""
+    if isinstance(event, ToolsListChanged):
+        return {"type": "list_changed", "list": "tools"}
+    if isinstance(event, PromptsListChanged):
+        return {"type": "list_changed", "list": "prompts"}
+    if isinstance(event, ResourcesListChanged):
+        return {"type": "list_changed", "list": "resources"}
+    if isinstance(event, ResourceUpdated):
+        return {"type": "resource_updated", "uri": event.uri}
+    return None
+
+
 async def on_message(message: Any) -> None:
     """The SDK's message_handler: every server notification it surfaces (and transport faults)."""
     if isinstance(message, Exception):
         note(f"the SDK surfaced a transport error: {type(message).__name__}: {message}")
         return
     root = getattr(message, "root", message)
+    if MODERN_CONNECTION[0] and isinstance(root, (*LIST_CHANGED, mcp_types.ResourceUpdatedNotification)):
+        return  # reported by the listen stream's Subscription
     for kind, name in LIST_CHANGED.items():
         if isinstance(root, kind):
             EVENTS.add({"type": "list_changed", "list": name})
@@ -838,8 +871,9 @@ def listen_work(connection: "Connection", step: dict[str, Any]) -> Work:
 
     Entering Client.listen() sends the request and waits for the server's acknowledgment; the
     subscription is held by a task of the connection's own until the connection ends. What the
-    stream delivers is teed to the message_handler like any notification, so `events` reports
-    it; the subscription's own iterator is drained and not reported twice.
+    stream delivers is teed to the message_handler like any notification, but `events` reports
+    it from the subscription's own iterator: the SDK hands it only the events of this stream
+    (by subscriptionId) within the acknowledged filter, coalescing repeats not yet consumed.
     """
     wanted = step.get("notifications")
     if not isinstance(wanted, dict):
@@ -865,8 +899,9 @@ def listen_work(connection: "Connection", step: dict[str, Any]) -> Work:
                     if isinstance(honored, pydantic.BaseModel):
                         acknowledged.update(dump(honored))
                     ready.set()
-                    async for _ in subscription:
-                        pass
+                    async for event in subscription:
+                        if (seen := listen_event(event)) is not None:
+                            EVENTS.add(seen)
             except Exception as e:  # the listen failed, or the stream was lost later
                 if not ready.is_set():
                     failure.append(e)
@@ -933,6 +968,7 @@ class Connection:
                 self.background = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(self.background.cancel_scope.cancel)
                 during_connect = False
+                MODERN_CONNECTION[0] = client.protocol_version in MODERN_PROTOCOL_VERSIONS
                 info = client.server_info
                 ok = {
                     "protocolVersion": client.protocol_version,

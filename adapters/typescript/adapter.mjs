@@ -312,6 +312,19 @@ function requestEvent(request) {
   return event;
 }
 
+/**
+ * The answer without the caller's own `delay_ms`, after waiting that long (a user taking time).
+ * The wait runs inside the SDK's request handler: when the server cancels the request meanwhile,
+ * the SDK aborts the handler's signal and sends no answer once the handler returns.
+ */
+async function takeTime(answer) {
+  const { delay_ms: delayMs, ...rest } = answer;
+  if (typeof delayMs === 'number' && delayMs > 0) {
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+  return rest;
+}
+
 /** The answer per elicitation mode a connect step's `elicitation/create` handler gives. */
 function elicitationModes(handler) {
   if (!handler || typeof handler !== 'object') return {};
@@ -382,24 +395,24 @@ class Connection {
     if (this.handlers['roots/list'] !== undefined) {
       client.setRequestHandler(ListRootsRequestSchema, (request) => {
         EVENTS.add(requestEvent(request));
-        return this.handlers['roots/list'];
+        return takeTime(this.handlers['roots/list']);
       });
     }
     if (this.handlers['sampling/createMessage'] !== undefined) {
       client.setRequestHandler(CreateMessageRequestSchema, (request) => {
         EVENTS.add(requestEvent(request));
-        return this.handlers['sampling/createMessage'];
+        return takeTime(this.handlers['sampling/createMessage']);
       });
     }
     if (this.handlers['elicitation/create'] !== undefined) {
-      client.setRequestHandler(ElicitRequestSchema, (request) => {
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
         const mode = request.params?.mode ?? 'form';
         const answer = elicitationModes(this.handlers['elicitation/create'])[mode];
         if (!answer || typeof answer !== 'object') {
           throw new McpError(ErrorCode.InvalidParams, `this client does not answer ${mode}-mode elicitations`);
         }
         EVENTS.add(requestEvent(request));
-        const { defaults, ...result } = answer;
+        const { defaults, ...result } = await takeTime(answer);
         // The SDK fills the defaults in (applyDefaults); it mutates content, so hand it a copy.
         if (result.content && typeof result.content === 'object') result.content = { ...result.content };
         return result;
