@@ -251,6 +251,7 @@ mod tests {
             http: None,
             faults: None,
             sends: Vec::new(),
+            listen: None,
         }
     }
 

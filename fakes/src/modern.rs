@@ -22,6 +22,10 @@ pub const HEADER_MISMATCH: i64 = -32020;
 /// JSON-RPC code for an unsupported protocol version (UnsupportedProtocolVersion).
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
+/// The `_meta` member naming the subscription a message belongs to: the id of the
+/// `subscriptions/listen` request that opened it.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
 /// The methods whose `Mcp-Name` header mirrors a body field, and that field.
 const NAMED: [(&str, &str); 3] = [
     ("tools/call", "name"),
@@ -45,7 +49,7 @@ pub struct Refusal {
 #[derive(Debug, Clone)]
 pub enum Decision {
     /// Play this answer (a handler's, or a built-in one).
-    Answer(Answer),
+    Answer(Box<Answer>),
     /// Refuse it with this error.
     Refuse(Refusal),
 }
@@ -70,13 +74,34 @@ pub fn decide(
     header: Option<HeaderReader<'_>>,
 ) -> Decision {
     if !is_modern(script, method, params) {
-        return Decision::Answer(script::choose_at(script, revision, method, params));
+        return Decision::Answer(Box::new(script::choose_at(
+            script, revision, method, params,
+        )));
     }
     if let Err(refusal) = admit(script, method, params, header) {
         return Decision::Refuse(refusal);
     }
     let mut answer = script::choose_at(script, revision, method, params);
     let handled = script.handlers.iter().any(|h| h.method == method);
+    if method == "subscriptions/listen" {
+        // Built in: acknowledged with the filter asked for, or the one a rule's result
+        // gives; a rule that errs, hangs or exits is played as it is.
+        let filter = match (&answer.reply, handled) {
+            (_, false) => Some(
+                params
+                    .and_then(|p| p.get("notifications"))
+                    .cloned()
+                    .unwrap_or_else(|| json!({})),
+            ),
+            (Reply::Result(result), true) => Some(result.clone()),
+            _ => None,
+        };
+        if let Some(filter) = filter {
+            answer.reply = Reply::Hang;
+            answer.listen = Some(filter);
+            return Decision::Answer(Box::new(answer));
+        }
+    }
     if !handled {
         answer.reply = match method {
             "server/discover" => Reply::Result(discover_result(script)),
@@ -103,7 +128,7 @@ pub fn decide(
             result.insert("cacheScope".into(), "public".into());
         }
     }
-    Decision::Answer(answer)
+    Decision::Answer(Box::new(answer))
 }
 
 /// The checks a modern server makes on every request before serving it.
@@ -219,6 +244,33 @@ fn bad_request(code: i64, message: String, data: Option<Value>) -> Refusal {
     }
 }
 
+/// The first message of a subscription: `notifications/subscriptions/acknowledged` for the
+/// `subscriptions/listen` request `id`, with the `filter` the server honours.
+pub fn acknowledgement(id: &Value, filter: &Value) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {SUBSCRIPTION_ID: id}, "notifications": filter},
+    })
+}
+
+/// A notification sent on the subscription `id`: `message` with `params._meta` naming it,
+/// unless the script names a subscription itself (a foreign one, on purpose).
+pub fn on_subscription(mut message: Value, id: &Value) -> Value {
+    let is_notification = message.get("method").is_some() && message.get("id").is_none();
+    let Some(object) = message.as_object_mut().filter(|_| is_notification) else {
+        return message;
+    };
+    let params = object.entry("params").or_insert_with(|| json!({}));
+    if let Some(params) = params.as_object_mut() {
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.entry(SUBSCRIPTION_ID).or_insert_with(|| id.clone());
+        }
+    }
+    message
+}
+
 /// The built-in `server/discover` result: the supported versions, tools, no caching, and
 /// the server's name in the result's `_meta`.
 pub fn discover_result(script: &ServerScript) -> Value {
@@ -259,10 +311,10 @@ mod tests {
 
     fn result(d: Decision) -> Value {
         match d {
-            Decision::Answer(Answer {
-                reply: Reply::Result(v),
-                ..
-            }) => v,
+            Decision::Answer(answer) => match answer.reply {
+                Reply::Result(v) => v,
+                other => panic!("expected a result, got {other:?}"),
+            },
             other => panic!("expected a result, got {other:?}"),
         }
     }
@@ -354,6 +406,65 @@ mod tests {
             other => with("")(other),
         };
         assert!(admit(&script, "tools/call", Some(&literal), Some(&raw)).is_err());
+    }
+
+    #[test]
+    fn discover_declares_the_scripts_capabilities_too() {
+        let script = ServerScript {
+            capabilities: Some(json!({"tools": {"listChanged": true}})),
+            ..modern(Vec::new())
+        };
+        let found = result(decide(
+            &script,
+            None,
+            "server/discover",
+            Some(&meta("2026-07-28")),
+            None,
+        ));
+        assert_eq!(
+            found["capabilities"],
+            json!({"tools": {"listChanged": true}})
+        );
+    }
+
+    #[test]
+    fn listen_is_built_in_and_a_rules_result_is_the_acknowledged_filter() {
+        let mut params = meta("2026-07-28");
+        params["notifications"] = json!({"toolsListChanged": true});
+        let answer = |script: &ServerScript| match decide(
+            script,
+            None,
+            "subscriptions/listen",
+            Some(&params),
+            None,
+        ) {
+            Decision::Answer(a) => *a,
+            Decision::Refuse(r) => panic!("refused: {r:?}"),
+        };
+        let built_in = answer(&modern(Vec::new()));
+        assert!(matches!(built_in.reply, Reply::Hang));
+        assert_eq!(built_in.listen, Some(json!({"toolsListChanged": true})));
+        let mut rule = Handler::builtin_echo();
+        rule.method = "subscriptions/listen".into();
+        rule.params = None;
+        rule.reply = Reply::Result(json!({}));
+        assert_eq!(answer(&modern(vec![rule.clone()])).listen, Some(json!({})));
+        rule.reply = Reply::Hang;
+        assert_eq!(answer(&modern(vec![rule])).listen, None);
+        let id = json!(4);
+        let ack = acknowledgement(&id, &json!({}));
+        assert_eq!(ack["params"]["_meta"][SUBSCRIPTION_ID], 4);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+        assert_eq!(
+            on_subscription(note, &id)["params"]["_meta"][SUBSCRIPTION_ID],
+            4
+        );
+        let foreign =
+            json!({"jsonrpc": "2.0", "method": "x", "params": {"_meta": {SUBSCRIPTION_ID: 9}}});
+        assert_eq!(
+            on_subscription(foreign, &id)["params"]["_meta"][SUBSCRIPTION_ID],
+            9
+        );
     }
 
     #[test]

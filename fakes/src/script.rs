@@ -31,6 +31,10 @@ pub struct Answer {
     pub faults: Option<Faults>,
     /// The messages the handler sends on its own initiative, around the reply.
     pub sends: Vec<Send>,
+    /// The built-in `subscriptions/listen` answer (2026-07-28), with the filter it
+    /// acknowledges: `notifications/subscriptions/acknowledged`, then the rule's messages on
+    /// the subscription's stream, which stays open (see [`crate::modern`]).
+    pub listen: Option<Value>,
 }
 
 impl Answer {
@@ -42,6 +46,7 @@ impl Answer {
             http: None,
             faults: None,
             sends: Vec::new(),
+            listen: None,
         }
     }
 }
@@ -76,6 +81,7 @@ pub fn choose_at(
             http: h.http.clone(),
             faults: h.faults.clone(),
             sends: h.sends.clone(),
+            listen: None,
         },
         // Only for scripts that do not list tools themselves: there, an unmatched cursor is
         // an error, not a fresh listing.

@@ -83,6 +83,7 @@ pub async fn serve_with(
         queued: Notify::new(),
         awaited: Awaited::default(),
         request_timeout,
+        cancelled: std::sync::Mutex::new(Vec::new()),
     });
     tokio::spawn(write_queued(Arc::clone(&fake)));
     match sigterm {
@@ -116,6 +117,9 @@ struct Fake {
     awaited: Awaited,
     /// The longest such a wait lasts: the case's request timeout.
     request_timeout: Duration,
+    /// The ids of the requests the client cancelled (`notifications/cancelled`): a
+    /// subscription among them gets no more messages.
+    cancelled: std::sync::Mutex<Vec<Value>>,
 }
 
 /// What [`Fake::queue`] holds.
@@ -167,6 +171,12 @@ impl Fake {
             self.queued.notify_one();
         }
         Ok(())
+    }
+
+    fn lock_cancelled(&self) -> MutexGuard<'_, Vec<Value>> {
+        self.cancelled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lock_queue(&self) -> MutexGuard<'_, Queue> {
@@ -243,8 +253,13 @@ impl Fake {
         // Only a rule that sends messages needs its trigger (for `$request` pointers).
         let trigger = request
             .as_ref()
-            .filter(|(_, answer)| !answer.sends.is_empty())
+            .filter(|(_, answer)| !answer.sends.is_empty() || answer.listen.is_some())
             .map(|_| message.clone());
+        if jsonrpc::notification_method(&message) == Some("notifications/cancelled")
+            && let Some(id) = message.pointer("/params/requestId")
+        {
+            self.lock_cancelled().push(id.clone());
+        }
         let response_to = jsonrpc::is_response(&message)
             .then(|| message.get("id").cloned())
             .flatten();
@@ -264,7 +279,7 @@ impl Fake {
     fn decide(&self, method: &str, params: Option<&Value>) -> script::Answer {
         let revision = self.revision.as_deref();
         let answer = match modern::decide(&self.script, revision, method, params, None) {
-            Decision::Answer(answer) => answer,
+            Decision::Answer(answer) => *answer,
             Decision::Refuse(refusal) => script::Answer::reply(Reply::Error(refusal.error)),
         };
         if method == "initialize"
@@ -322,9 +337,15 @@ impl Fake {
     /// arrival; then those `after` it.
     async fn answer(&self, trigger: Option<Value>, id: Value, mut answer: script::Answer) {
         let arrived = tokio::time::Instant::now();
-        let (before, after) = sends::split(&std::mem::take(&mut answer.sends));
         let trigger = trigger.unwrap_or(Value::Null);
-        self.play_sends(&before, &trigger).await;
+        if let Some(filter) = answer.listen.take() {
+            // A subscription: acknowledged, then the rule's messages, in script order, until
+            // the client cancels it; never answered.
+            self.send(modern::acknowledgement(&id, &filter)).await;
+            return self.play_sends(&answer.sends, &trigger, Some(&id)).await;
+        }
+        let (before, after) = sends::split(&std::mem::take(&mut answer.sends));
+        self.play_sends(&before, &trigger, None).await;
         let due = arrived + Duration::from_millis(answer.delay_ms);
         if tokio::time::Instant::now() < due {
             self.recorder.flush();
@@ -340,19 +361,27 @@ impl Fake {
                 Reply::RawLine(line) => self.send_raw(line).await,
             },
         }
-        self.play_sends(&after, &trigger).await;
+        self.play_sends(&after, &trigger, None).await;
     }
 
     /// Sends a rule's messages in order, each after its delay, its `$request` pointers filled
     /// from `trigger`; after a request marked `await_response`, waits for the client's
-    /// response to it (at most the request timeout).
-    async fn play_sends(&self, sends: &[Send], trigger: &Value) {
+    /// response to it (at most the request timeout). On a `subscription` (the id of its
+    /// `subscriptions/listen` request), each notification names it in `_meta`, and the
+    /// messages stop once the client cancelled it.
+    async fn play_sends(&self, sends: &[Send], trigger: &Value, subscription: Option<&Value>) {
         for send in sends {
             if send.delay_ms > 0 {
                 self.recorder.flush();
                 tokio::time::sleep(Duration::from_millis(send.delay_ms)).await;
             }
-            let message = sends::substitute(&send.message, trigger);
+            let mut message = sends::substitute(&send.message, trigger);
+            if let Some(id) = subscription {
+                if self.lock_cancelled().contains(id) {
+                    return;
+                }
+                message = modern::on_subscription(message, id);
+            }
             let response = sends::awaited_id(send, &message).map(|id| self.awaited.expect(id));
             self.send(message).await;
             if let Some(response) = response {

@@ -648,3 +648,19 @@ async fn keep_alives_fill_a_slow_sse_answer() {
     assert_eq!(sse_messages(&text)[0]["id"], 9);
     trial.finish().await;
 }
+
+/// A `get: cut` stream's priming event carries the script's `retry` field.
+#[tokio::test]
+async fn a_cut_get_stream_carries_the_retry_field() {
+    let server = json!({"http": {"sessions": false, "get": "cut", "retry_ms": 30}});
+    let trial = Trial::start("cut-get-retry", server, None).await;
+    let got = get_stream(&trial, &[], Duration::from_secs(3)).await;
+    assert!(got.closed);
+    assert!(
+        got.text()
+            .starts_with("retry: 30\nid: cut-stream-1\ndata:\n\n"),
+        "{}",
+        got.text()
+    );
+    trial.finish().await;
+}

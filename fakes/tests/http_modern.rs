@@ -140,3 +140,70 @@ async fn a_legacy_fake_follows_its_revision() {
     let events = new.finish().await;
     assert_eq!(statuses(&events), vec![("POST".to_owned(), 400)]);
 }
+
+/// `subscriptions/listen` is built in: an SSE stream that opens with the acknowledgement
+/// (the subscription id, the filter asked for), carries the rule's messages naming the
+/// subscription, and stays open until the client closes it, which is recorded.
+#[tokio::test]
+async fn listen_opens_a_subscription_stream() {
+    let server = json!({"era": "modern", "handlers": [
+        {"method": "subscriptions/listen", "reply": {"result": {"toolsListChanged": true}},
+         "sends": [{"delay_ms": 50, "message": {"jsonrpc": "2.0",
+                    "method": "notifications/tools/list_changed"}}]}
+    ]});
+    let trial = Trial::start("listen", server, None).await;
+    let listen = request(
+        7,
+        "subscriptions/listen",
+        json!({"_meta": meta(V), "notifications": {"toolsListChanged": true, "promptsListChanged": true}}),
+    );
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", support::trial::ACCEPT_BOTH),
+        ("MCP-Protocol-Version", V),
+        ("Mcp-Method", "subscriptions/listen"),
+    ];
+    let mut stream = support::connect(trial.fake.addr, trial.client.as_ref())
+        .await
+        .expect("connect");
+    let open = support::request(
+        &mut stream,
+        "POST",
+        "/mcp",
+        &headers,
+        &listen,
+        std::time::Duration::from_millis(600),
+    )
+    .await;
+    assert_eq!(open.status, 200);
+    assert!(!open.closed, "the subscription stays open");
+    let messages = support::sse_messages(&open.text());
+    assert_eq!(messages.len(), 2, "{}", open.text());
+    assert_eq!(
+        messages[0]["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    assert_eq!(
+        messages[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    // The rule's result is the filter acknowledged.
+    assert_eq!(
+        messages[0]["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
+    assert_eq!(messages[1]["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        messages[1]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    drop(stream);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let events = trial.finish().await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::StreamClosed { id } if *id == 7)),
+        "{events:?}"
+    );
+}

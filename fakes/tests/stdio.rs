@@ -793,3 +793,54 @@ fn initialize_declares_the_scripts_capabilities() {
     fake.close_stdin();
     fake.wait();
 }
+
+/// A modern fake's built-in `subscriptions/listen` over stdio: the acknowledgement, then
+/// the rule's messages naming the subscription, until the client cancels it; never answered.
+#[test]
+fn listen_acknowledges_then_delivers_until_cancelled() {
+    let case = Case::new(
+        "listen",
+        json!({"era": "modern", "handlers": [{
+            "method": "subscriptions/listen", "reply": {"result": {"resourcesListChanged": true}},
+            "sends": [
+                {"message": {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}},
+                {"delay_ms": 400, "message": {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}},
+            ],
+        }]}),
+    );
+    let mut fake = case.start();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    fake.write(&request(
+        json!("L"),
+        "subscriptions/listen",
+        json!({"_meta": meta, "notifications": {"resourcesListChanged": true}}),
+    ));
+    let ack = fake.next_answer();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "L"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"resourcesListChanged": true})
+    );
+    let first = fake.next_answer();
+    assert_eq!(first["method"], "notifications/resources/list_changed");
+    assert_eq!(
+        first["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "L"
+    );
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": "L"}});
+    fake.write(&cancel.to_string());
+    assert!(
+        fake.answers
+            .recv_timeout(Duration::from_millis(700))
+            .is_err(),
+        "nothing after the cancel, and no response to the listen request"
+    );
+    fake.close_stdin();
+    fake.wait();
+}

@@ -729,6 +729,12 @@ mod tests {
             r#"{{"http": {{"get": "stream"}}, "handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {ping}, "via": "get"}}]}}]}}"#
         ));
         load_case(&dir, &write(&dir, "streamed.json", &streamed)).unwrap();
+        let split = with(&format!(
+            r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "http": {{"split": true}}, "sends": [{{"message": {ping}}}]}}]}}"#
+        ));
+        let err = load_case(&dir, &write(&dir, "split.json", &split)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0]");
+        assert!(err.message.contains("plain answer"), "{}", err.message);
     }
 
     #[test]

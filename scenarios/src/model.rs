@@ -222,7 +222,8 @@ pub struct Handler {
     /// here, since each request is matched on its own). Omit to match any params.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
-    /// How long to wait before answering, in milliseconds.
+    /// How long to wait before answering, in milliseconds, counted from the request's
+    /// arrival (the reply also waits for the `sends` before it to be out).
     #[serde(default, skip_serializing_if = "is_default")]
     pub delay_ms: u64,
     /// What the fake does with the request.
@@ -238,7 +239,21 @@ pub struct Handler {
     /// the client and notifications, before or after the reply. A rule may name a
     /// notification's method (`notifications/initialized`, `notifications/roots/list_changed`)
     /// with `"reply": "hang"` to send messages when that notification arrives, answering
-    /// nothing.
+    /// nothing (over HTTP the notification still gets 202, and the messages travel on the
+    /// standalone GET stream). A rule's messages are played in order; a rule whose reply has
+    /// `faults` sends them around the faulty reply; messages are not played for a request
+    /// inside a JSON-RPC batch.
+    ///
+    /// 2026-07-28 era: `subscriptions/listen` is answered by the fake itself (a rule may
+    /// still name it): the subscription's stream starts with
+    /// `notifications/subscriptions/acknowledged` (`_meta`
+    /// `io.modelcontextprotocol/subscriptionId` = the request's id, `notifications` = the
+    /// filter asked for, or the rule's `result` when it has one), then carries the rule's
+    /// `sends` in order (`at` and `via` do not apply), each notification given that
+    /// subscription id in `params._meta` unless the message names one itself; the stream
+    /// stays open, unanswered, until the client closes it (HTTP, recorded as
+    /// `stream_closed`) or sends `notifications/cancelled` for it (stdio: no more messages).
+    /// A rule for it that errs, hangs or exits is played as it is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sends: Vec<Send>,
 }

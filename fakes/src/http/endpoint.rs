@@ -119,15 +119,16 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
     let fake = &conn.fake;
     let verdict = fake.judge(&parts, parsed.as_ref(), on_endpoint);
     // The client's responses to requests the fake sent, which rules may be waiting for.
-    let responses: Vec<Value> = match &parsed {
-        Some(Parsed::Single(message)) => vec![message.clone()],
-        Some(Parsed::Batch(messages)) => messages.clone(),
-        _ => Vec::new(),
-    }
-    .into_iter()
-    .filter(jsonrpc::is_response)
-    .filter_map(|m| m.get("id").cloned())
-    .collect();
+    let messages: &[Value] = match &parsed {
+        Some(Parsed::Single(message)) => std::slice::from_ref(message),
+        Some(Parsed::Batch(messages)) => messages,
+        _ => &[],
+    };
+    let responses: Vec<Value> = messages
+        .iter()
+        .filter(|m| jsonrpc::is_response(m))
+        .filter_map(|m| m.get("id").cloned())
+        .collect();
     let request = Event::HttpRequest {
         method: parts.method.as_str().to_owned(),
         path: parts.uri.path().to_owned(),
@@ -212,7 +213,7 @@ fn answer_verdict(
     answer: script::Answer,
     message: &Value,
 ) -> Verdict {
-    let trigger = (!answer.sends.is_empty()).then(|| message.clone());
+    let trigger = (!answer.sends.is_empty() || answer.listen.is_some()).then(|| message.clone());
     Verdict::Answer {
         id: id.clone(),
         initialize,
@@ -377,7 +378,7 @@ impl Fake {
         let revision = self.revision.as_deref();
         Some(
             match modern::decide(script, revision, method, params, Some(&header)) {
-                Decision::Answer(answer) => answer_verdict(id, false, answer, message),
+                Decision::Answer(answer) => answer_verdict(id, false, *answer, message),
                 Decision::Refuse(refusal) => Verdict::Refuse {
                     id: id.clone(),
                     status: refusal.status,

@@ -201,7 +201,14 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             let body = match cut {
                 // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
                 // keep-alive comment, a byte every 20 ms, then the connection drops.
-                true => Paced::dripped(CUT_STREAM.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body(),
+                // With `http.retry_ms` the priming event carries the `retry` field too.
+                true => {
+                    let text = match conn.fake.scenario.server.http.retry_ms {
+                        Some(ms) => format!("retry: {ms}\n{CUT_STREAM}"),
+                        None => CUT_STREAM.to_owned(),
+                    };
+                    Paced::dripped(text.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body()
+                }
                 false => conn
                     .fake
                     .live
@@ -277,6 +284,9 @@ async fn scripted(
 ) -> Response {
     let fake = &conn.fake;
     let http = answer.http.take().unwrap_or_default();
+    if let Some(filter) = answer.listen.take() {
+        return listening(conn, id, filter, answer.sends, trigger);
+    }
     if http.status.is_none() && http.redirect.is_none() && is_live(fake, &answer, &http) {
         return live_answer(conn, id, initialize, answer, http, trigger).await;
     }
@@ -495,6 +505,44 @@ async fn live_answer(
             .headers_mut()
             .insert(HeaderName::from_static("mcp-session-id"), id);
     }
+    response
+}
+
+/// A subscription (2026-07-28 `subscriptions/listen`): an SSE stream that starts with the
+/// acknowledgement of `filter`, then carries the rule's messages in script order (each
+/// notification naming the subscription), and stays open until the client closes it (its
+/// `StreamClosed` record is how a client's cancel shows).
+fn listening(
+    conn: &Conn,
+    id: Value,
+    filter: Value,
+    list: Vec<Send>,
+    trigger: Option<Value>,
+) -> Response {
+    let fake = Arc::clone(&conn.fake);
+    let guard = Box::new(close_guard(conn, &id));
+    let (name, body) = fake.live.open_post(None, Some(guard));
+    let trigger = trigger.unwrap_or(Value::Null);
+    let player = Arc::clone(&fake);
+    fake.live.spawn(async move {
+        let ack = crate::modern::acknowledgement(&id, &filter);
+        player.live.write(&player.recorder, &name, ack, false);
+        for send in &list {
+            if send.delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(send.delay_ms)).await;
+            }
+            let message = sends::substitute(&send.message, &trigger);
+            let message = crate::modern::on_subscription(message, &id);
+            let response = sends::awaited_id(send, &message).map(|i| player.live.awaited.expect(i));
+            player.live.write(&player.recorder, &name, message, false);
+            if let Some(response) = response {
+                sends::wait(response, player.live.request_timeout).await;
+            }
+        }
+    });
+    let mut response = with_body(StatusCode::OK, body);
+    set(&mut response, CONTENT_TYPE, "text/event-stream");
+    set(&mut response, CACHE_CONTROL, "no-cache");
     response
 }
 

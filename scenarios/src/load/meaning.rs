@@ -5,8 +5,8 @@ use crate::matcher;
 use crate::model::era::REVISIONS;
 use crate::model::file::CaseFile;
 use crate::model::{
-    ClientEra, Endpoint, GetMode, Handler, Rule, Scenario, SendAt, ServerEra, ServerScript, Step,
-    Transport, Via, WireRule, WireStream,
+    ClientEra, Endpoint, GetMode, Handler, Reply, Rule, Scenario, SendAt, ServerEra, ServerScript,
+    Step, Transport, Via, WireRule, WireStream,
 };
 use serde_json::Value;
 
@@ -176,6 +176,34 @@ fn check_request_pointers(message: &Value, at: &str) -> Result<(), Problem> {
 /// come from fixtures). The `subscriptions/listen` rule of a modern script sends on its
 /// own stream.
 pub(super) fn check_sends(server: &ServerScript, own: usize, https: bool) -> Result<(), Problem> {
+    let place = |i: usize, h: &Handler| match i < own {
+        true => format!("server.handlers[{i}]"),
+        false => format!("fixture handler {} ({})", i - own, h.method),
+    };
+    for (i, h) in server.handlers.iter().enumerate() {
+        let http = h.http.clone().unwrap_or_default();
+        let live = !h.sends.is_empty() || http.cut_after_events.is_some();
+        let plain = h.faults.is_none()
+            && !http.split
+            && !http.cut
+            && http.status.is_none()
+            && http.redirect.is_none()
+            && matches!(h.reply, Reply::Result(_) | Reply::Error(_) | Reply::Hang);
+        if live && !plain && (https || http.cut_after_events.is_some()) {
+            let what = match http.cut_after_events {
+                Some(_) => "http.cut_after_events",
+                None => "sends",
+            };
+            return Err((
+                place(i, h),
+                format!(
+                    "over HTTP `{what}` needs a plain answer: expected a `result`, an `error` or \
+                     \"hang\", with no `faults` and no `http.split`, `http.cut`, `http.status` or \
+                     `http.redirect`"
+                ),
+            ));
+        }
+    }
     let streams = server.http.get == GetMode::Stream && server.era != ServerEra::Modern;
     if streams {
         return Ok(());
@@ -192,10 +220,7 @@ pub(super) fn check_sends(server: &ServerScript, own: usize, https: bool) -> Res
             if !explicit && !by_default {
                 continue;
             }
-            let at = match i < own {
-                true => format!("server.handlers[{i}].sends[{j}]"),
-                false => format!("fixture handler {} ({}).sends[{j}]", i - own, h.method),
-            };
+            let at = format!("{}.sends[{j}]", place(i, h));
             let expected = match server.era {
                 ServerEra::Modern => {
                     "expected `via: post`: the 2026-07-28 era has no standalone GET stream"

@@ -30,15 +30,27 @@ pub struct HttpScript {
     /// its id get 404.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expire_session_after: Option<u32>,
-    /// Give every SSE event an id (`<stream>-<n>`, one stream per POST answer and per GET)
-    /// and keep each stream's events, so a GET carrying `Last-Event-ID` is answered with the
-    /// events after that one on that stream, then the stream goes on (resumability).
+    /// Give every SSE event an id (`<stream>-<n>`, one stream per POST answer and per GET:
+    /// `p1`, `g2`, …) and keep each stream's events, so a GET carrying `Last-Event-ID` is
+    /// answered with the events after that one on that stream, then the stream goes on
+    /// (resumability): a POST stream until its response, then it ends; a GET stream as the
+    /// GET stream. Each stream starts with a priming event (the id `<stream>-0`, empty
+    /// data). A `Last-Event-ID` the fake does not know opens a new GET stream, from now
+    /// (2025-11-25 lets a server replay, never requires it). A replayed message is recorded
+    /// as sent once, when first written. Applies to the SSE answers played live: those of
+    /// rules with `sends` or `cut_after_events`, and every plain SSE answer (no `faults`,
+    /// `split` or `cut`) once any of `event_ids`, `retry_ms`, `keepalive_ms` is set; the
+    /// standalone GET stream (`get: stream`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub event_ids: bool,
-    /// Start every SSE stream with `retry: N`: how long a client waits before reconnecting.
+    /// Start every SSE stream with `retry: N` (in its priming event with `event_ids`, else
+    /// alone), how long a client waits before reconnecting; also sent first when a stream is
+    /// resumed. Applies to the streams `event_ids` lists, and to the priming event of a
+    /// `get: cut` stream (which then lasts longer by 20 ms a byte).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_ms: Option<u64>,
-    /// Write an SSE comment (a keep-alive) every this many milliseconds on each open stream.
+    /// Write an SSE comment (a keep-alive) after every this many milliseconds of silence on
+    /// each open stream `event_ids` lists (the GET stream has one every second without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keepalive_ms: Option<u64>,
 }
@@ -112,7 +124,9 @@ pub enum GetMode {
     /// Answer 405: no standalone server-to-client stream.
     #[default]
     NotAllowed,
-    /// Open a standalone SSE stream and keep it open (it carries nothing).
+    /// Open a standalone SSE stream and keep it open: it carries the messages rules send
+    /// `via: get`, a keep-alive comment every second (or `keepalive_ms`), and, with
+    /// `event_ids`, can be resumed.
     Stream,
     /// Open a standalone SSE stream and cut it after about 750 ms (a priming event with the id
     /// `cut-stream-1` and empty data, a keep-alive comment, written slowly, then the
@@ -159,10 +173,12 @@ pub struct HttpReply {
     /// Answer with a redirect instead of the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redirect: Option<Redirect>,
-    /// SSE only: drop the connection after this many events of the stream (before the
-    /// response), without ending it. With `http.event_ids` the rest of the stream (the events
-    /// not yet sent, then the response) goes to a GET that resumes with the last id seen; the
-    /// request itself is answered only there, so re-sending it is visible.
+    /// Answer as an SSE stream and drop the connection after this many message events of it
+    /// (the priming event not counted; 0 drops it right after the priming event), and in any
+    /// case before the response, without ending the stream. With `http.event_ids` the rest
+    /// of the stream (the events not yet sent, then the response) goes to a GET that resumes
+    /// with the last id seen; the request itself is answered only there, so re-sending it is
+    /// visible. Not with `faults`, `split` or `cut`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_after_events: Option<u32>,
 }

@@ -21,19 +21,26 @@ pub struct Send {
     /// Sent before the handler's reply (the default) or after it.
     #[serde(default, skip_serializing_if = "is_default")]
     pub at: SendAt,
-    /// Wait this long first, in milliseconds: after the previous message of the same `at`,
-    /// or after the request (`before`) or the reply (`after`) for the first one.
+    /// Wait this long first, in milliseconds: after the previous message of the same `at`
+    /// (or the end of its wait for a response), or after the request (`before`) or the reply
+    /// (`after`) for the first one. The reply comes once the messages before it are out and
+    /// the handler's `delay_ms` has passed since the request.
     #[serde(default, skip_serializing_if = "is_default")]
     pub delay_ms: u64,
-    /// For a request: wait for the client's response to it before going on (at most the
-    /// case's request timeout; the reply is then sent anyway). Every response the client
-    /// sends is recorded either way.
+    /// For a request: wait for the client's response to it (a message with its `id`) before
+    /// going on, at most the case's `timeout_ms`; then go on anyway. Every response the
+    /// client sends is recorded either way (over HTTP, POSTed responses are answered 202).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub await_response: bool,
     /// HTTP: the stream that carries it. `post` is the triggering request's response stream
-    /// (which makes the answer an SSE stream); `get` is the standalone GET stream (`http.get`
-    /// must open one). Default: `post` before the reply, `get` after it and for a rule on a
-    /// notification. Ignored over stdio, where everything shares one channel.
+    /// (which makes the answer an SSE stream; after the reply, the stream then ends after
+    /// the last such message instead of right after the reply); `get` is the standalone GET
+    /// stream (`http.get` must be `stream`): the one the client opened most recently that is
+    /// still open, or, when none is, the next one it opens (messages wait for it, in order,
+    /// and are recorded as sent only when written). Default: `post` before the reply, `get`
+    /// after it and always for a rule on a notification. A case run over HTTP whose messages
+    /// travel on the GET stream must have `http.get` `stream` (checked at load). Ignored over
+    /// stdio, where everything shares one channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<Via>,
 }
