@@ -28,6 +28,9 @@ use crate::handlers::{Handled, Handlers, Spoken};
 /// `_meta` key of the subscription a notification belongs to (2026-07-28).
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// The most events kept waiting for an `events` step.
+pub(crate) const MAX_EVENTS: usize = 10_000;
+
 /// Sends a late answer to a server request (set once the session exists).
 type Replier = Box<dyn Fn(Value) + Send + Sync>;
 
@@ -63,6 +66,8 @@ pub(crate) struct Listener {
     offered: Mutex<String>,
     roots: Mutex<Value>,
     events: Mutex<Vec<Value>>,
+    /// Events were dropped since the last `events` step (see [`Listener::push`]).
+    overflowed: AtomicBool,
     arrived: Notify,
     next_token: AtomicI64,
     progress: Mutex<Progress>,
@@ -83,6 +88,7 @@ impl Listener {
             seams,
             offered: Mutex::new(String::new()),
             events: Mutex::new(Vec::new()),
+            overflowed: AtomicBool::new(false),
             arrived: Notify::new(),
             next_token: AtomicI64::new(1),
             progress: Mutex::new(Progress::default()),
@@ -139,8 +145,22 @@ impl Listener {
         self.seams.announces_roots_change(declared)
     }
 
+    /// Keeps one event for the next `events` step; past [`MAX_EVENTS`] waiting ones, later
+    /// events are dropped (a server flooding notifications must not grow the client without
+    /// bound), with one note on stderr.
     fn push(&self, event: Value) {
-        lock(&self.events).push(event);
+        let mut events = lock(&self.events);
+        if events.len() >= MAX_EVENTS {
+            if !self.overflowed.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "mcp-harness-client: more than {MAX_EVENTS} events wait to be reported; \
+                     dropping later ones until they are taken"
+                );
+            }
+            return;
+        }
+        events.push(event);
+        drop(events);
         self.arrived.notify_waiters();
     }
 
@@ -159,6 +179,7 @@ impl Listener {
             }
         }
         let events = std::mem::take(&mut *lock(&self.events));
+        self.overflowed.store(false, Ordering::Relaxed);
         self.seams.events_reported(events)
     }
 
@@ -326,6 +347,16 @@ impl Listener {
         rx
     }
 
+    /// The subscription of ours a notification tagged `tag` belongs to: the listen request
+    /// sent with that id, or the one the HTTP transport re-issued under it (a modern request
+    /// whose stream broke goes out again once, with the negative of its id).
+    fn subscription(&self, tag: i64) -> Option<i64> {
+        let subscriptions = lock(&self.subscriptions);
+        [tag, tag.checked_neg()?]
+            .into_iter()
+            .find(|id| subscriptions.contains_key(id))
+    }
+
     /// Our subscription `id` ended.
     pub(crate) fn close_subscription(&self, id: i64) {
         lock(&self.subscriptions).remove(&id);
@@ -344,9 +375,7 @@ impl Listener {
             .pointer("/_meta")
             .and_then(|m| m.get(SUBSCRIPTION_ID));
         if let Some(tag) = tag {
-            let ours = tag
-                .as_i64()
-                .is_some_and(|id| lock(&self.subscriptions).contains_key(&id));
+            let ours = tag.as_i64().and_then(|id| self.subscription(id)).is_some();
             if !ours && !self.seams.surfaces_foreign_subscription() {
                 return None;
             }
@@ -379,7 +408,9 @@ impl Listener {
                 self.push(json!({"type": "resource_updated", "uri": field(params, "uri")}));
             }
             "notifications/subscriptions/acknowledged" => {
-                let id = tag.and_then(Value::as_i64)?;
+                let id = tag
+                    .and_then(Value::as_i64)
+                    .and_then(|id| self.subscription(id))?;
                 let mut subscriptions = lock(&self.subscriptions);
                 if let Some(tx) = subscriptions.get_mut(&id).and_then(Option::take) {
                     let filter = params.get("notifications").cloned();
@@ -493,6 +524,15 @@ mod tests {
             &json!({"_meta": {SUBSCRIPTION_ID: 7}, "notifications": {"toolsListChanged": true}}),
         );
         assert_eq!(rx.await.unwrap(), json!({"toolsListChanged": true}));
+        // Re-issued over HTTP under the negative id, the stream is still ours.
+        l.notification(
+            "notifications/prompts/list_changed",
+            &json!({"_meta": {SUBSCRIPTION_ID: -7}}),
+        );
+        assert_eq!(
+            l.take_events(0, Duration::ZERO).await,
+            [json!({"type": "list_changed", "list": "prompts"})]
+        );
         l.notification(
             "notifications/message",
             &json!({"level": "info", "data": "d"}),
@@ -528,6 +568,17 @@ mod tests {
         let started = std::time::Instant::now();
         assert!(l.take_events(1, Duration::from_millis(50)).await.is_empty());
         assert!(started.elapsed() >= Duration::from_millis(50));
+    }
+
+    #[tokio::test]
+    async fn a_flood_is_capped() {
+        let l = listener("");
+        for _ in 0..MAX_EVENTS + 5 {
+            l.notification("notifications/message", &json!({"level": "debug"}));
+        }
+        assert_eq!(l.take_events(0, Duration::ZERO).await.len(), MAX_EVENTS);
+        l.notification("notifications/message", &json!({"level": "debug"}));
+        assert_eq!(l.take_events(0, Duration::ZERO).await.len(), 1);
     }
 
     #[test]

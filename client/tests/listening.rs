@@ -451,17 +451,27 @@ async fn tokens_are_fresh_per_request_unless_shared() {
     }
 }
 
-/// A call whose server reports progress every 600 ms for 1800 ms, with a 1000 ms timeout.
+/// A call whose server reports progress every 900 ms for 2700 ms, with a 1500 ms timeout.
 async fn slow_with_progress(defects: &[&str], max: Option<u64>) -> Result<(), ErrorKind> {
     let mut opts = options(defects, Handlers::new());
-    opts.request_timeout = Duration::from_millis(1000);
-    let client = connect("legacy", opts).await;
+    opts.request_timeout = Duration::from_millis(1500);
+    // The short timeout also bounds the handshake: a server slow to start (a loaded machine)
+    // is given a few tries.
+    let mut tries = 0;
+    let client = loop {
+        tries += 1;
+        match Client::connect_stdio(&server("legacy"), opts.clone()).await {
+            Ok(client) => break client,
+            Err(e) if tries < 4 && e.kind == ErrorKind::Timeout => continue,
+            Err(e) => panic!("connect: {e:?}"),
+        }
+    };
     let tick = note(
         "notifications/progress",
         json!({"progressToken": "$token", "progress": 1}),
     );
-    let script = json!({"before": [tick, {"sleep": 600}, tick, {"sleep": 600}, tick,
-                                    {"sleep": 600}]});
+    let script = json!({"before": [tick, {"sleep": 900}, tick, {"sleep": 900}, tick,
+                                    {"sleep": 900}]});
     let max = max.map(Duration::from_millis);
     let outcome = client
         .call_tool_with_progress(
