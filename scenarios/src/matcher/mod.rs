@@ -447,8 +447,14 @@ mod tests {
     #[test]
     fn contains_looks_inside_strings_only() {
         let m = json!({"line": {"$contains": "hunter2"}});
-        assert!(ok(m.clone(), json!({"line": "content: {\"pw\":\"hunter2\"}"})));
-        assert!(!ok(m.clone(), json!({"line": "content: {\"pw\":\"[hidden]\"}"})));
+        assert!(ok(
+            m.clone(),
+            json!({"line": "content: {\"pw\":\"hunter2\"}"})
+        ));
+        assert!(!ok(
+            m.clone(),
+            json!({"line": "content: {\"pw\":\"[hidden]\"}"})
+        ));
         assert!(!ok(m.clone(), json!({"line": ["hunter2"]})));
         assert!(!ok(m, json!({})));
     }

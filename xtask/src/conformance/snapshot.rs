@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use mcp_harness_scenarios::transcript::Event;
+use mcp_harness_scenarios::transcript::{Event, Record};
 
 use super::checks::lifecycle_events;
 use super::trial::TrialRun;
@@ -127,7 +127,8 @@ fn render_trial(run: &TrialRun) -> String {
         })
         .collect();
     let (mut shown, mut hidden) = (0usize, 0usize);
-    for record in run.records.iter().flatten() {
+    let records: &[Record] = run.records.as_deref().unwrap_or_default();
+    for record in responses_sorted(records) {
         let mut event = record.event.clone();
         if matches!(event, Event::StreamClosed { .. }) {
             continue;
@@ -193,6 +194,50 @@ fn render_trial(run: &TrialRun) -> String {
         let _ = writeln!(out, "lifecycle: {}", ends.join(" → "));
     }
     out
+}
+
+/// The records in order, except that the client's answers to server requests sent close
+/// together, which race each other (over HTTP each goes in its own POST), are shown sorted
+/// by id within each run of them in a row; wire checks judge their order where a case
+/// cares. The records the rendering leaves out (connections, GET requests) do not break a
+/// run.
+fn responses_sorted(records: &[Record]) -> Vec<&Record> {
+    let response_id = |r: &Record| match &r.event {
+        Event::Received { message } if message.get("method").is_none() => {
+            message.get("id").map(Value::to_string)
+        }
+        _ => None,
+    };
+    let kept: Vec<&Record> = records
+        .iter()
+        .filter(|r| match &r.event {
+            Event::Connected => false,
+            Event::HttpRequest { method, .. } => method != "GET",
+            _ => true,
+        })
+        .collect();
+    // Units: a response (with the POST that carried it alone), or any other record.
+    let mut units: Vec<(Option<String>, Vec<&Record>)> = Vec::new();
+    let mut i = 0;
+    while i < kept.len() {
+        let post = matches!(&kept[i].event, Event::HttpRequest { method, .. } if method == "POST");
+        let carried = kept.get(i + 1).and_then(|r| response_id(r));
+        let alone = kept.get(i + 2).is_none_or(|r| response_id(r).is_none());
+        match (post, carried) {
+            (true, Some(id)) if alone => {
+                units.push((Some(id), vec![kept[i], kept[i + 1]]));
+                i += 2;
+            }
+            _ => {
+                units.push((response_id(kept[i]), vec![kept[i]]));
+                i += 1;
+            }
+        }
+    }
+    for run in units.chunk_by_mut(|a, b| a.0.is_some() && b.0.is_some()) {
+        run.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    units.into_iter().flat_map(|(_, unit)| unit).collect()
 }
 
 fn describe_event_full(event: &Event) -> String {
@@ -290,4 +335,71 @@ fn body(snap: &str) -> &str {
         }
     }
     rest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn received(message: Value) -> Record {
+        Record {
+            pid: 1,
+            event: Event::Received { message },
+        }
+    }
+
+    fn post() -> Record {
+        Record {
+            pid: 1,
+            event: Event::HttpRequest {
+                method: "POST".into(),
+                path: "/mcp".into(),
+                headers: Default::default(),
+                status: 202,
+            },
+        }
+    }
+
+    fn shown(records: &[Record]) -> Vec<String> {
+        responses_sorted(records)
+            .into_iter()
+            .map(|r| match &r.event {
+                Event::Received { message } => message.to_string(),
+                Event::HttpRequest { method, .. } => method.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn answers_in_a_row_are_sorted_by_id_with_their_posts() {
+        let records = vec![
+            received(json!({"method": "tools/call", "id": 2})),
+            post(),
+            received(json!({"id": "b", "result": {}})),
+            Record {
+                pid: 1,
+                event: Event::Connected,
+            },
+            post(),
+            received(json!({"id": "a", "result": {}})),
+            received(json!({"method": "tools/call", "id": 3})),
+            received(json!({"id": "d", "result": {}})),
+            received(json!({"id": "c", "result": {}})),
+        ];
+        assert_eq!(
+            shown(&records),
+            [
+                r#"{"method":"tools/call","id":2}"#,
+                "POST",
+                r#"{"id":"a","result":{}}"#,
+                "POST",
+                r#"{"id":"b","result":{}}"#,
+                r#"{"method":"tools/call","id":3}"#,
+                r#"{"id":"c","result":{}}"#,
+                r#"{"id":"d","result":{}}"#,
+            ]
+        );
+    }
 }
