@@ -579,6 +579,15 @@ mod tests {
     }
 
     #[test]
+    fn a_reissued_request_keeps_everything_but_its_id() {
+        let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}"#;
+        let again: serde_json::Value = serde_json::from_str(&with_id(body, -7)).unwrap();
+        let mut expected: serde_json::Value = serde_json::from_str(body).unwrap();
+        expected["id"] = (-7).into();
+        assert_eq!(again, expected);
+    }
+
+    #[test]
     fn content_types_are_matched_on_their_essence() {
         assert_eq!(body_kind(&headers(Some("application/json"))), Body::Json);
         let json = headers(Some("Application/JSON; charset=utf-8"));
