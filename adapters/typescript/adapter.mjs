@@ -36,6 +36,7 @@ import {
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
+  PingRequestSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
@@ -418,6 +419,12 @@ class Connection {
         return result;
       });
     }
+    // The SDK answers ping itself ({}); its users see a server's ping only by registering their
+    // own handler for it, which the SDK allows. Same answer, now reported as an event.
+    client.setRequestHandler(PingRequestSchema, (request) => {
+      EVENTS.add(requestEvent(request));
+      return {};
+    });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       const { level, logger, data } = notification.params;
       const event = { type: 'log', level };
