@@ -25,6 +25,21 @@ them first (CLIENTS.md, "It leaves capability checks to its user"), so no step r
 typed blocks; the SDK keeps base64 data as the string received, so the adapter decodes it the
 way its users would, with `base64.b64decode(..., validate=True)`.
 
+What the server starts (CLIENTS.md) maps onto the SDK's callbacks: connect's `handlers` become
+the `list_roots_callback`, `sampling_callback` and `elicitation_callback` (the SDK declares the
+capability of each callback it is given, and cannot declare less: roots always with
+`listChanged`, elicitation always with both the form and the url mode); `events` reports what the
+callbacks, the `logging_callback`, the `message_handler` (list changes, resource updates) and the
+per-call `progress_callback` saw, and on a 2026-07-28 connection what each `Client.listen()`
+subscription yields; `call_tool`'s `progress` is the progress callback (the SDK uses its request
+id as the token); `set_roots` is `send_roots_list_changed`; `subscribe_resource` and
+`unsubscribe_resource` the SDK's verbs, sent without a capability check like every other verb.
+The SDK never restarts a request's timeout on progress, so `max_timeout_ms` is unsupported_op;
+it answers a server's ping itself, out of the callbacks' sight, so pings are not reported; and it
+never restarts a stdio server that exited. An elicitation handler's `defaults` are filled in by
+the adapter, playing the user's pre-filled form (the SDK has no such helper); a `delay_ms` is
+waited inside the callback, where a cancellation from the server ends it (the SDK's doing).
+
 Structure: the SDK's transports and session run inside anyio task groups, and a transport
 failure over HTTP (a refused certificate, a refused connection) fails the transport's task group,
 which cancels the task that entered it. So one "owner" task per connection enters the `Client`

@@ -18,6 +18,19 @@
 // reports `capability_missing`. Content as seen (CLIENTS.md) is built from the SDK's validated
 // result; base64 is decoded with atob(), the decoder the SDK itself validates with (see
 // decoded()).
+//
+// What the server starts (CLIENTS.md) maps onto the SDK's Client: connect's `handlers` become the
+// declared capabilities (exactly those; the SDK sends what it is given) and setRequestHandler
+// handlers for roots/list, sampling/createMessage and elicitation/create (the SDK itself refuses
+// an elicitation in an undeclared mode with -32602 and fills an accepted form's defaults when
+// the form capability says applyDefaults, which it then also sends on the wire). `events`
+// reports what those handlers, the ping handler slot and the notification handlers (log
+// messages, list changes, resource updates) saw, and what each call's onprogress callback was
+// given (the token is read off the outgoing request: the SDK uses its request id and hands the
+// callback the notification without it). `max_timeout_ms` is the SDK's resetTimeoutOnProgress
+// with maxTotalTimeout. `set_roots` is sendRootsListChanged; subscribe/unsubscribe are
+// subscribeResource/unsubscribeResource, sent without a capability check like every other
+// request here. `listen` is unsupported_op: the SDK has no 2026-07-28 client.
 
 import { createHash } from 'node:crypto';
 import process from 'node:process';
