@@ -25,6 +25,21 @@ them first (CLIENTS.md, "It leaves capability checks to its user"), so no step r
 typed blocks; the SDK keeps base64 data as the string received, so the adapter decodes it the
 way its users would, with `base64.b64decode(..., validate=True)`.
 
+What the server starts (CLIENTS.md) maps onto the SDK's callbacks: connect's `handlers` become
+the `list_roots_callback`, `sampling_callback` and `elicitation_callback` (the SDK declares the
+capability of each callback it is given, and cannot declare less: roots always with
+`listChanged`, elicitation always with both the form and the url mode); `events` reports what the
+callbacks, the `logging_callback`, the `message_handler` (list changes, resource updates) and the
+per-call `progress_callback` saw, and on a 2026-07-28 connection what each `Client.listen()`
+subscription yields; `call_tool`'s `progress` is the progress callback (the SDK uses its request
+id as the token); `set_roots` is `send_roots_list_changed`; `subscribe_resource` and
+`unsubscribe_resource` the SDK's verbs, sent without a capability check like every other verb.
+The SDK never restarts a request's timeout on progress, so `max_timeout_ms` is unsupported_op;
+it answers a server's ping itself, out of the callbacks' sight, so pings are not reported; and it
+never restarts a stdio server that exited. An elicitation handler's `defaults` are filled in by
+the adapter, playing the user's pre-filled form (the SDK has no such helper); a `delay_ms` is
+waited inside the callback, where a cancellation from the server ends it (the SDK's doing).
+
 Structure: the SDK's transports and session run inside anyio task groups, and a transport
 failure over HTTP (a refused certificate, a refused connection) fails the transport's task group,
 which cancels the task that entered it. So one "owner" task per connection enters the `Client`
@@ -60,11 +75,13 @@ import mcp_types
 import pydantic
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp_types import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -264,6 +281,9 @@ def make_http_client(config: Config) -> httpx2.AsyncClient:
 # The SDK takes its input callbacks when the client is built; calls run one at a time on the
 # connection's owner task, so the callbacks read the current call's answers from here.
 CURRENT_INPUT: dict[str, Any] = {}
+# The connection's answers to server requests, by method (the connect step's "handlers";
+# `set_roots` replaces the roots). A step's own "input" wins over them (CLIENTS.md).
+HANDLERS: dict[str, Any] = {}
 
 
 def planned_input_methods(plan: list[Any]) -> set[str]:
@@ -274,35 +294,211 @@ def planned_input_methods(plan: list[Any]) -> set[str]:
     return methods
 
 
+def request_params_seen(params: Any) -> dict[str, Any]:
+    """A server request's params as the SDK parsed them, `_meta` left out (CLIENTS.md allows it)."""
+    seen = dump(params) if isinstance(params, pydantic.BaseModel) else {}
+    seen.pop("_meta", None)
+    return seen
+
+
+async def take_time(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer without the caller's own `delay_ms`, after waiting that long (a user taking time).
+
+    The wait runs inside the SDK's handler for the request: when the server cancels the request
+    meanwhile, what happens to the answer is the SDK's doing (its dispatcher cancels the
+    handler's scope on notifications/cancelled and then sends nothing).
+    """
+    answer = dict(answer)
+    delay = answer.pop("delay_ms", None)
+    if isinstance(delay, int | float) and not isinstance(delay, bool) and delay > 0:
+        await anyio.sleep(delay / 1000)
+    return answer
+
+
+def with_defaults(content: Any, schema: Any) -> Any:
+    """`content` with every top-level property the requested schema gives a `default`, and the
+    content leaves out, filled with that default: what a user accepting a pre-filled form sends.
+
+    The SDK has no such helper (it hands the schema to the elicitation callback and sends what
+    the callback returns), so this is the caller's form, as its users would write it.
+    """
+    filled = dict(content) if isinstance(content, dict) else {}
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if isinstance(properties, dict):
+        for key, prop in properties.items():
+            if key not in filled and isinstance(prop, dict) and "default" in prop:
+                filled[key] = prop["default"]
+    return filled
+
+
 async def answer_elicitation(context: Any, params: Any) -> Any:
+    mode = getattr(params, "mode", None) or "form"
     answer = CURRENT_INPUT.get("elicitation/create")
-    if answer is None:  # the user declines what the caller supplied no answer for
-        return mcp_types.ElicitResult(action="decline")
+    if answer is None:
+        handler = HANDLERS.get("elicitation/create")
+        if not isinstance(handler, dict):  # the user declines what the caller supplied no answer for
+            return mcp_types.ElicitResult(action="decline")
+        # A handler keyed by mode answers those modes; a plain answer is the form mode's.
+        per_mode = handler if "action" not in handler else {"form": handler}
+        answer = per_mode.get(mode)
+        if not isinstance(answer, dict):
+            # The SDK declares both modes whenever there is a callback; the caller answers only
+            # the modes the plan gives (CLIENTS.md: an undeclared mode is -32602).
+            return mcp_types.ErrorData(code=INVALID_PARAMS, message=f"this client does not answer {mode}-mode elicitations")
+    EVENTS.add({"type": "request", "method": "elicitation/create", "params": request_params_seen(params)})
+    answer = await take_time(answer)
+    if answer.pop("defaults", False) is True and mode == "form" and answer.get("action") == "accept":
+        schema = getattr(params, "requested_schema", None)
+        schema_seen = dump(schema) if isinstance(schema, pydantic.BaseModel) else schema
+        answer["content"] = with_defaults(answer.get("content"), schema_seen)
     return mcp_types.ElicitResult.model_validate(answer)
 
 
 async def answer_sampling(context: Any, params: Any) -> Any:
-    answer = CURRENT_INPUT.get("sampling/createMessage")
+    answer = CURRENT_INPUT.get("sampling/createMessage", HANDLERS.get("sampling/createMessage"))
     if answer is None:
         return mcp_types.ErrorData(code=INVALID_REQUEST, message="no sampling answer for this call")
-    return mcp_types.CreateMessageResult.model_validate(answer)
+    EVENTS.add({"type": "request", "method": "sampling/createMessage", "params": request_params_seen(params)})
+    return mcp_types.CreateMessageResult.model_validate(await take_time(answer))
 
 
 async def answer_roots(context: Any) -> Any:
-    answer = CURRENT_INPUT.get("roots/list")
+    answer = CURRENT_INPUT.get("roots/list", HANDLERS.get("roots/list"))
     if answer is None:
         return mcp_types.ErrorData(code=INVALID_REQUEST, message="no roots answer for this call")
-    return mcp_types.ListRootsResult.model_validate(answer)
+    # The SDK hands the roots callback only the request's _meta, not its params.
+    EVENTS.add({"type": "request", "method": "roots/list"})
+    return mcp_types.ListRootsResult.model_validate(await take_time(answer))
 
 
-def make_client(config: Config, stack_extras: list[Any]) -> Client:
+# ---------------------------------------------------------------------------------------------
+# Events: what the SDK surfaced to its caller (CLIENTS.md, "What the server starts")
+
+
+class Events:
+    """Everything the SDK's callbacks surfaced since the last `events` step, in arrival order."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.arrived = anyio.Event()
+        # Progress events whose token is not known yet (see on_progress), oldest first.
+        self.untokened: list[dict[str, Any]] = []
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.items.append(event)
+        self.arrived.set()
+        self.arrived = anyio.Event()
+
+    async def take(self, at_least: int, timeout_s: float) -> list[dict[str, Any]]:
+        with anyio.move_on_after(timeout_s):
+            while len(self.items) < at_least:
+                await self.arrived.wait()
+        # Let a progress notification's tee (which names its token) catch up with its callback.
+        for _ in range(3):
+            if not self.untokened:
+                break
+            await anyio.sleep(0.01)
+        taken, self.items = self.items, []
+        return taken
+
+
+EVENTS = Events()
+
+
+def progress_callback() -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    """The SDK's per-call progress callback, reporting each progress as an event.
+
+    The SDK routes `notifications/progress` to a call's callback only while the call is in
+    flight and only for the token it sent (its request id), but hands the callback
+    (progress, total, message), not the token. It also tees every notification, this one
+    included, to the session's message_handler right after the callback is scheduled: that copy
+    names the token, and fills it in here (on_message).
+    """
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        event: dict[str, Any] = {"type": "progress", "progressToken": None, "progress": progress}
+        if total is not None:
+            event["total"] = total
+        if message is not None:
+            event["message"] = message
+        EVENTS.untokened.append(event)
+        EVENTS.add(event)
+
+    return on_progress
+
+
+async def on_log(params: Any) -> None:
+    event: dict[str, Any] = {"type": "log", "level": params.level}
+    if params.logger is not None:
+        event["logger"] = params.logger
+    event["data"] = params.data
+    EVENTS.add(event)
+
+
+LIST_CHANGED = {
+    mcp_types.ToolListChangedNotification: "tools",
+    mcp_types.ResourceListChangedNotification: "resources",
+    mcp_types.PromptListChangedNotification: "prompts",
+}
+
+
+# Whether the connection speaks 2026-07-28, where list changes and resource updates arrive only
+# on subscriptions/listen streams: those are reported from the SDK's Subscription (listen_work),
+# which delivers only its own stream's events, not from the message_handler's tee of every frame.
+MODERN_CONNECTION = [False]
+
+
+def listen_event(event: Any) -> dict[str, Any] | None:
+    """A Subscription's typed event as the contract's event."""
+    if isinstance(event, ToolsListChanged):
+        return {"type": "list_changed", "list": "tools"}
+    if isinstance(event, PromptsListChanged):
+        return {"type": "list_changed", "list": "prompts"}
+    if isinstance(event, ResourcesListChanged):
+        return {"type": "list_changed", "list": "resources"}
+    if isinstance(event, ResourceUpdated):
+        return {"type": "resource_updated", "uri": event.uri}
+    return None
+
+
+async def on_message(message: Any) -> None:
+    """The SDK's message_handler: every server notification it surfaces (and transport faults)."""
+    if isinstance(message, Exception):
+        note(f"the SDK surfaced a transport error: {type(message).__name__}: {message}")
+        return
+    root = getattr(message, "root", message)
+    if MODERN_CONNECTION[0] and isinstance(root, (*LIST_CHANGED, mcp_types.ResourceUpdatedNotification)):
+        return  # reported by the listen stream's Subscription
+    for kind, name in LIST_CHANGED.items():
+        if isinstance(root, kind):
+            EVENTS.add({"type": "list_changed", "list": name})
+            return
+    if isinstance(root, mcp_types.ResourceUpdatedNotification):
+        EVENTS.add({"type": "resource_updated", "uri": str(root.params.uri)})
+    elif isinstance(root, mcp_types.ProgressNotification) and EVENTS.untokened:
+        # The tee of a notification the SDK routed to a call's callback (callbacks are
+        # scheduled first, in arrival order); a tee with no callback before it is one the SDK
+        # did not route (an unknown token, a finished call) and is not surfaced.
+        head = EVENTS.untokened[0]
+        if head["progress"] == root.params.progress:
+            head["progressToken"] = root.params.progress_token
+            EVENTS.untokened.pop(0)
+
+
+def make_client(config: Config, handlers: dict[str, Any], stack_extras: list[Any]) -> Client:
     common: dict[str, Any] = {
         "read_timeout_seconds": config.timeout_s,
         "mode": connect_mode(config),
+        "logging_callback": on_log,
+        "message_handler": on_message,
     }
-    # Input callbacks (which the SDK declares as capabilities) only for the methods the plan
-    # answers somewhere, so the capabilities say what this client can really do.
-    methods = planned_input_methods(config.plan)
+    HANDLERS.clear()
+    HANDLERS.update(handlers)
+    # Input callbacks (which the SDK declares as capabilities) only for the methods the connect
+    # step answers or the plan's inputs answer somewhere, so the capabilities say what this
+    # client can really do. The SDK has no way to declare fewer than it does for a callback:
+    # roots always with listChanged, elicitation always with both form and url modes.
+    methods = planned_input_methods(config.plan) | set(handlers)
     if "elicitation/create" in methods:
         common["elicitation_callback"] = answer_elicitation
     if "sampling/createMessage" in methods:
@@ -632,20 +828,110 @@ async def set_logging_level(client: Client, level: Any) -> dict[str, Any]:
 
 
 async def call_tool(
-    client: Client, name: str, arguments: Any, cancel_after_s: float | None, answers: dict[str, Any] | None = None
+    client: Client,
+    name: str,
+    arguments: Any,
+    cancel_after_s: float | None,
+    answers: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> dict[str, Any]:
     CURRENT_INPUT.clear()
     CURRENT_INPUT.update(answers or {})
-    if cancel_after_s is None:
-        return call_outcome(await client.call_tool(name, arguments))
-    result = None
-    with anyio.move_on_after(cancel_after_s) as scope:
-        result = await client.call_tool(name, arguments)
-    if scope.cancelled_caught:
-        # Cancelling the awaiting task is how an SDK caller cancels; the SDK then sends
-        # notifications/cancelled for the request itself.
-        raise CallerCancelled(f"cancelled by the caller after {cancel_after_s * 1000:.0f} ms")
-    return call_outcome(result)
+    # The SDK's progress callback: with one, the request carries a progressToken (its own
+    # request id) and each notifications/progress for it reaches the callback while in flight.
+    on_progress = progress_callback() if progress else None
+    try:
+        if cancel_after_s is None:
+            return call_outcome(await client.call_tool(name, arguments, progress_callback=on_progress))
+        result = None
+        with anyio.move_on_after(cancel_after_s) as scope:
+            result = await client.call_tool(name, arguments, progress_callback=on_progress)
+        if scope.cancelled_caught:
+            # Cancelling the awaiting task is how an SDK caller cancels; the SDK then sends
+            # notifications/cancelled for the request itself.
+            raise CallerCancelled(f"cancelled by the caller after {cancel_after_s * 1000:.0f} ms")
+        return call_outcome(result)
+    finally:
+        # A step's answers serve its own call only; later server requests get the handlers.
+        CURRENT_INPUT.clear()
+
+
+async def set_roots(client: Client, roots: list[Any]) -> dict[str, Any]:
+    HANDLERS["roots/list"] = {"roots": roots}
+    # Deprecated by the SDK for 2026-07-28 (the roots capability is gone there), not refused.
+    await client.send_roots_list_changed()
+    return {}
+
+
+async def subscribe_resource(client: Client, uri: str, subscribe: bool) -> dict[str, Any]:
+    # Like every other verb of the SDK, sent whatever the server declared (see the module
+    # docstring): the SDK neither checks resources.subscribe nor do its examples.
+    if subscribe:
+        await client.subscribe_resource(uri)
+    else:
+        await client.unsubscribe_resource(uri)
+    return {}
+
+
+LISTEN_FILTER: dict[str, str] = {
+    "toolsListChanged": "tools_list_changed",
+    "promptsListChanged": "prompts_list_changed",
+    "resourcesListChanged": "resources_list_changed",
+    "resourceSubscriptions": "resource_subscriptions",
+}
+
+
+def listen_work(connection: "Connection", step: dict[str, Any]) -> Work:
+    """`subscriptions/listen` through the SDK's Client.listen(), held open until close.
+
+    Entering Client.listen() sends the request and waits for the server's acknowledgment; the
+    subscription is held by a task of the connection's own until the connection ends. What the
+    stream delivers is teed to the message_handler like any notification, but `events` reports
+    it from the subscription's own iterator: the SDK hands it only the events of this stream
+    (by subscriptionId) within the acknowledged filter, coalescing repeats not yet consumed.
+    """
+    wanted = step.get("notifications")
+    if not isinstance(wanted, dict):
+        raise StepError("unsupported_op", f'a listen step needs a "notifications" object: {json.dumps(step)}')
+    unknown = sorted(set(wanted) - set(LISTEN_FILTER))
+    if unknown:
+        raise StepError("unsupported_op", f"the SDK's listen() takes no filter member {', '.join(unknown)}")
+    kwargs = {LISTEN_FILTER[key]: value for key, value in wanted.items() if value is not None}
+
+    async def work(client: Client) -> dict[str, Any]:
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            raise StepError("unsupported_op", f"the SDK's listen() needs a 2026-07-28 connection, not {client.protocol_version}")
+        background = connection.background
+        assert background is not None
+        acknowledged: dict[str, Any] = {}
+        ready = anyio.Event()
+        failure: list[BaseException] = []
+
+        async def hold() -> None:
+            try:
+                async with client.listen(**kwargs) as subscription:
+                    honored = getattr(subscription, "honored", None)
+                    if isinstance(honored, pydantic.BaseModel):
+                        acknowledged.update(dump(honored))
+                    ready.set()
+                    async for event in subscription:
+                        if (seen := listen_event(event)) is not None:
+                            EVENTS.add(seen)
+            except Exception as e:  # the listen failed, or the stream was lost later
+                if not ready.is_set():
+                    failure.append(e)
+                else:
+                    note(f"the listen stream ended: {type(e).__name__}: {e}")
+            finally:
+                ready.set()
+
+        background.start_soon(hold)
+        await ready.wait()
+        if failure:
+            raise failure[0]
+        return {"notifications": acknowledged}
+
+    return work
 
 
 # ---------------------------------------------------------------------------------------------
@@ -672,12 +958,14 @@ class Job:
 class Connection:
     """One SDK client, entered and driven by its own task."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, handlers: dict[str, Any] | None = None) -> None:
         self.config = config
+        self.handlers = handlers or {}
         self.http = config.transport == "http"
         self.send, self.receive = anyio.create_memory_object_stream[Job](1)
         self.current: Job | None = None
         self.finished = anyio.Event()  # the owner task has left the SDK client
+        self.background: anyio.abc.TaskGroup | None = None
 
     async def run(self, connect_job: Job) -> None:
         self.current = connect_job
@@ -686,11 +974,16 @@ class Connection:
         try:
             async with AsyncExitStack() as stack:
                 extras: list[Any] = []
-                client = make_client(self.config, extras)
+                client = make_client(self.config, self.handlers, extras)
                 for extra in extras:
                     await stack.enter_async_context(extra)
                 await stack.enter_async_context(client)
+                # Tasks that hold a stream open for the connection's life (`listen`); left
+                # (cancelled) before the client is.
+                self.background = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(self.background.cancel_scope.cancel)
                 during_connect = False
+                MODERN_CONNECTION[0] = client.protocol_version in MODERN_PROTOCOL_VERSIONS
                 info = client.server_info
                 ok = {
                     "protocolVersion": client.protocol_version,
@@ -858,14 +1151,23 @@ def simple_work(op: str, step: dict[str, Any]) -> Work:
     return lambda client: set_logging_level(client, level)
 
 
-def parse_call(step: dict[str, Any]) -> tuple[str, Any, float | None]:
+def parse_call(step: dict[str, Any]) -> tuple[str, Any, float | None, bool]:
     name = step.get("name")
     if not isinstance(name, str):
         raise StepError("unsupported_op", f'a call_tool step needs a string "name": {json.dumps(step)}')
     cancel = step.get("cancel_after_ms")
     if cancel is not None and (isinstance(cancel, bool) or not isinstance(cancel, int) or cancel < 0):
         raise StepError("unsupported_op", f"cancel_after_ms must be a non-negative integer: {json.dumps(step)}")
-    return name, step.get("arguments"), (cancel / 1000 if cancel is not None else None)
+    progress = step.get("progress", False)
+    if not isinstance(progress, bool):
+        raise StepError("unsupported_op", f'"progress" must be true or false: {json.dumps(step)}')
+    if step.get("max_timeout_ms") is not None:
+        # The SDK's request clock (shared/_request_clock.py) runs from the write to the answer
+        # and is never restarted by progress: there is no timeout to reset nor a maximum to cap.
+        raise StepError(
+            "unsupported_op", "the SDK never restarts a request's timeout on progress, so max_timeout_ms has no meaning"
+        )
+    return name, step.get("arguments"), (cancel / 1000 if cancel is not None else None), progress
 
 
 async def run_plan(config: Config, out: Output) -> None:
@@ -884,7 +1186,10 @@ async def run_plan(config: Config, out: Output) -> None:
                     if connection is not None:
                         await connection.close()
                         connection = None
-                    candidate = Connection(config)
+                    handlers = step.get("handlers")
+                    if handlers is not None and not isinstance(handlers, dict):
+                        raise StepError("unsupported_op", f'"handlers" must be an object by method: {json.dumps(step)}')
+                    candidate = Connection(config, handlers)
                     job = Job(work=None)
                     tg.start_soon(candidate.run, job)
                     await job.done.wait()
@@ -899,16 +1204,16 @@ async def run_plan(config: Config, out: Output) -> None:
                     job = await connection.submit(Job(work=list_all_tools))
                     ok, error = job.ok, job.error
                 elif op == "call_tool":
-                    name, arguments, cancel_after = parse_call(step)
+                    name, arguments, cancel_after, progress = parse_call(step)
                     if connection is None:
                         raise StepError(**not_connected)
 
                     answers = step.get("input") if isinstance(step.get("input"), dict) else None
 
                     async def work(
-                        client: Client, n=name, a=arguments, c=cancel_after, i=answers
+                        client: Client, n=name, a=arguments, c=cancel_after, i=answers, p=progress
                     ) -> dict[str, Any]:
-                        return await call_tool(client, n, a, c, i)
+                        return await call_tool(client, n, a, c, i, p)
 
                     job = await connection.submit(Job(work=work))
                     ok, error = job.ok, job.error
@@ -922,6 +1227,33 @@ async def run_plan(config: Config, out: Output) -> None:
                     if connection is None:
                         raise StepError(**not_connected)
                     job = await connection.submit(Job(work=discover))
+                    ok, error = job.ok, job.error
+                elif op == "events":
+                    at_least = step.get("min", 0)
+                    if isinstance(at_least, bool) or not isinstance(at_least, int) or at_least < 0:
+                        raise StepError("unsupported_op", f'"min" must be a non-negative integer: {json.dumps(step)}')
+                    ok = {"events": await EVENTS.take(at_least, config.timeout_s)}
+                elif op == "set_roots":
+                    roots = step.get("roots")
+                    if not isinstance(roots, list):
+                        raise StepError("unsupported_op", f'a set_roots step needs a "roots" array: {json.dumps(step)}')
+                    if connection is None:
+                        raise StepError(**not_connected)
+                    job = await connection.submit(Job(work=lambda client, r=roots: set_roots(client, r)))
+                    ok, error = job.ok, job.error
+                elif op in ("subscribe_resource", "unsubscribe_resource"):
+                    uri = step.get("uri")
+                    if not isinstance(uri, str):
+                        raise StepError("unsupported_op", f'a {op} step needs a string "uri": {json.dumps(step)}')
+                    if connection is None:
+                        raise StepError(**not_connected)
+                    sub = op == "subscribe_resource"
+                    job = await connection.submit(Job(work=lambda client, u=uri, s=sub: subscribe_resource(client, u, s)))
+                    ok, error = job.ok, job.error
+                elif op == "listen":
+                    if connection is None:
+                        raise StepError(**not_connected)
+                    job = await connection.submit(Job(work=listen_work(connection, step)))
                     ok, error = job.ok, job.error
                 elif op == "sleep":
                     ms = step.get("ms")

@@ -18,6 +18,19 @@
 // reports `capability_missing`. Content as seen (CLIENTS.md) is built from the SDK's validated
 // result; base64 is decoded with atob(), the decoder the SDK itself validates with (see
 // decoded()).
+//
+// What the server starts (CLIENTS.md) maps onto the SDK's Client: connect's `handlers` become the
+// declared capabilities (exactly those; the SDK sends what it is given) and setRequestHandler
+// handlers for roots/list, sampling/createMessage and elicitation/create (the SDK itself refuses
+// an elicitation in an undeclared mode with -32602 and fills an accepted form's defaults when
+// the form capability says applyDefaults, which it then also sends on the wire). `events`
+// reports what those handlers, the ping handler slot and the notification handlers (log
+// messages, list changes, resource updates) saw, and what each call's onprogress callback was
+// given (the token is read off the outgoing request: the SDK uses its request id and hands the
+// callback the notification without it). `max_timeout_ms` is the SDK's resetTimeoutOnProgress
+// with maxTotalTimeout. `set_roots` is sendRootsListChanged; subscribe/unsubscribe are
+// subscribeResource/unsubscribeResource, sent without a capability check like every other
+// request here. `listen` is unsupported_op: the SDK has no 2026-07-28 client.
 
 import { createHash } from 'node:crypto';
 import process from 'node:process';
@@ -28,7 +41,20 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  LATEST_PROTOCOL_VERSION,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  PingRequestSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 const SDK_NAME = '@modelcontextprotocol/sdk';
 const SDK_VERSION = '1.32.2';
@@ -186,6 +212,10 @@ function classify(error, { phase, cancel } = {}) {
     if (code === ErrorCode.RequestTimeout && error.data && typeof error.data.timeout === 'number') {
       return new StepError('timeout', message);
     }
+    // Its maximum total timeout, checked when a progress notification would restart the timeout.
+    if (code === ErrorCode.RequestTimeout && error.data && typeof error.data.maxTotalTimeout === 'number') {
+      return new StepError('timeout', message);
+    }
     // An AbortSignal the caller fired: the SDK rejects with McpError(RequestTimeout, reason).
     if (code === ErrorCode.RequestTimeout && cancel?.signal.aborted) {
       return new StepError('cancelled', message);
@@ -250,22 +280,182 @@ function classify(error, { phase, cancel } = {}) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Events: what the SDK surfaced to its caller (CLIENTS.md, "What the server starts")
+
+/** Everything the SDK's handlers surfaced since the last `events` step, in arrival order. */
+class Events {
+  constructor() {
+    this.items = [];
+    this.waiters = [];
+  }
+
+  add(event) {
+    this.items.push(event);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  async take(atLeast, timeoutMs) {
+    const deadline = performance.now() + timeoutMs;
+    while (this.items.length < atLeast) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      let timer;
+      await new Promise((resolve) => {
+        this.waiters.push(resolve);
+        timer = setTimeout(resolve, left);
+      });
+      clearTimeout(timer);
+    }
+    return this.items.splice(0);
+  }
+}
+
+const EVENTS = new Events();
+
+/** A server request's params as received, `_meta` left out (CLIENTS.md allows it). */
+function paramsSeen(request) {
+  if (request.params === undefined) return undefined;
+  const { _meta, ...rest } = request.params;
+  return rest;
+}
+
+function requestEvent(request) {
+  const event = { type: 'request', method: request.method };
+  const params = paramsSeen(request);
+  if (params !== undefined) event.params = params;
+  return event;
+}
+
+/**
+ * The answer without the caller's own `delay_ms`, after waiting that long (a user taking time).
+ * The wait runs inside the SDK's request handler: when the server cancels the request meanwhile,
+ * the SDK aborts the handler's signal and sends no answer once the handler returns.
+ */
+async function takeTime(answer) {
+  const { delay_ms: delayMs, ...rest } = answer;
+  if (typeof delayMs === 'number' && delayMs > 0) {
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+  return rest;
+}
+
+/** The answer per elicitation mode a connect step's `elicitation/create` handler gives. */
+function elicitationModes(handler) {
+  if (!handler || typeof handler !== 'object') return {};
+  return 'action' in handler ? { form: handler } : handler;
+}
+
+/** Version strings are dates, so they order as strings. */
+function atLeastVersion(version, floor) {
+  return typeof version === 'string' && version >= floor;
+}
+
+// ---------------------------------------------------------------------------------------------
 // One connection
 
 class Connection {
-  constructor(config) {
+  constructor(config, handlers = {}) {
     this.config = config;
+    // The connect step's answers to server requests, by method; set_roots replaces the roots.
+    this.handlers = { ...handlers };
     this.client = new Client(
       { name: 'mcp-harness-ts-sdk-adapter', version: SDK_VERSION },
-      { capabilities: {} },
+      { capabilities: this.capabilities() },
     );
     this.client.onerror = (error) => log('sdk error:', describe(error));
+    this.installHandlers();
     // Resolves once the SDK reports its transport closed, whoever closed it.
     this.closed = new Promise((resolve) => {
       this.client.onclose = () => resolve();
     });
     this.initializeResult = undefined;
     this.transport = this.makeTransport();
+  }
+
+  /**
+   * The capabilities the handlers imply, and no others. The SDK sends exactly what it is given
+   * (an empty elicitation object means form mode to it); `applyDefaults` is the SDK's own switch
+   * for filling an accepted form's omitted members with the schema's defaults (SEP-1034), and
+   * it travels on the wire inside the form capability, as the SDK declares it.
+   */
+  capabilities() {
+    const capabilities = {};
+    if (this.handlers['roots/list'] !== undefined) capabilities.roots = { listChanged: true };
+    if (this.handlers['sampling/createMessage'] !== undefined) capabilities.sampling = {};
+    const elicitation = this.handlers['elicitation/create'];
+    if (elicitation !== undefined) {
+      const modes = elicitationModes(elicitation);
+      const keyed = !('action' in (elicitation ?? {}));
+      const declared = {};
+      if (modes.form !== undefined) {
+        declared.form = modes.form?.defaults === true ? { applyDefaults: true } : {};
+      }
+      if (modes.url !== undefined) declared.url = {};
+      // Before 2025-11-25 there were no modes: an empty object is form mode.
+      const plain = !keyed && modes.form?.defaults !== true && !atLeastVersion(this.config.protocolVersion, '2025-11-25');
+      capabilities.elicitation = plain ? {} : declared;
+    }
+    return capabilities;
+  }
+
+  /**
+   * Request handlers for the declared capabilities (Client.setRequestHandler refuses one whose
+   * capability is not declared) and notification handlers that report what arrives as events.
+   * Anything else is the SDK's: ping answered {}, other requests -32601, and an elicitation in a
+   * mode not declared refused by the SDK itself with -32602.
+   */
+  installHandlers() {
+    const { client } = this;
+    if (this.handlers['roots/list'] !== undefined) {
+      client.setRequestHandler(ListRootsRequestSchema, (request) => {
+        EVENTS.add(requestEvent(request));
+        return takeTime(this.handlers['roots/list']);
+      });
+    }
+    if (this.handlers['sampling/createMessage'] !== undefined) {
+      client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+        EVENTS.add(requestEvent(request));
+        return takeTime(this.handlers['sampling/createMessage']);
+      });
+    }
+    if (this.handlers['elicitation/create'] !== undefined) {
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        const mode = request.params?.mode ?? 'form';
+        const answer = elicitationModes(this.handlers['elicitation/create'])[mode];
+        if (!answer || typeof answer !== 'object') {
+          throw new McpError(ErrorCode.InvalidParams, `this client does not answer ${mode}-mode elicitations`);
+        }
+        EVENTS.add(requestEvent(request));
+        const { defaults, ...result } = await takeTime(answer);
+        // The SDK fills the defaults in (applyDefaults); it mutates content, so hand it a copy.
+        if (result.content && typeof result.content === 'object') result.content = { ...result.content };
+        return result;
+      });
+    }
+    // The SDK answers ping itself ({}); its users see a server's ping only by registering their
+    // own handler for it, which the SDK allows. Same answer, now reported as an event.
+    client.setRequestHandler(PingRequestSchema, (request) => {
+      EVENTS.add(requestEvent(request));
+      return {};
+    });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      const { level, logger, data } = notification.params;
+      const event = { type: 'log', level };
+      if (logger !== undefined) event.logger = logger;
+      event.data = data;
+      EVENTS.add(event);
+    });
+    const lists = [
+      [ToolListChangedNotificationSchema, 'tools'],
+      [ResourceListChangedNotificationSchema, 'resources'],
+      [PromptListChangedNotificationSchema, 'prompts'],
+    ];
+    for (const [schema, list] of lists) {
+      client.setNotificationHandler(schema, () => EVENTS.add({ type: 'list_changed', list }));
+    }
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      EVENTS.add({ type: 'resource_updated', uri: notification.params.uri });
+    });
   }
 
   makeTransport() {
@@ -286,6 +476,18 @@ class Connection {
     // Observe (without changing) what arrives, to learn the negotiated version: the SDK's
     // Client keeps the initialize result's serverInfo but not its protocolVersion. The SDK's
     // Protocol.connect chains this handler before its own.
+    // Observe (without changing) what is sent, to learn the progress token the SDK chose: it
+    // puts its request id in params._meta.progressToken and hands the caller's onprogress
+    // callback the notification's params without the token.
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      const token = message?.params?._meta?.progressToken;
+      if (this.progressSlot !== undefined && 'id' in (message ?? {}) && token !== undefined) {
+        this.progressSlot.token = token;
+        this.progressSlot = undefined;
+      }
+      return send(message, options);
+    };
     transport.onmessage = (message) => {
       if (
         this.initializeResult === undefined &&
@@ -376,8 +578,26 @@ class Connection {
     return {};
   }
 
-  async callTool(name, args, cancelAfterMs) {
+  async callTool(name, args, cancelAfterMs, progress = false, maxTimeoutMs = undefined) {
     const options = { timeout: this.config.timeoutMs };
+    if (progress) {
+      // The SDK's progress option: the request carries a progressToken (its request id) and
+      // each notifications/progress for it reaches onprogress while the call is in flight.
+      const slot = {};
+      this.progressSlot = slot;
+      options.onprogress = (params) => {
+        const event = { type: 'progress', progressToken: slot.token ?? null, progress: params.progress };
+        if (params.total !== undefined) event.total = params.total;
+        if (params.message !== undefined) event.message = params.message;
+        EVENTS.add(event);
+      };
+      if (maxTimeoutMs !== undefined) {
+        // The SDK restarts the timeout on each progress and, on a progress past
+        // maxTotalTimeout, fails the call with RequestTimeout ('Maximum total timeout exceeded').
+        options.resetTimeoutOnProgress = true;
+        options.maxTotalTimeout = maxTimeoutMs;
+      }
+    }
     let cancel;
     let timer;
     if (cancelAfterMs !== undefined) {
@@ -400,7 +620,24 @@ class Connection {
       throw classify(error, { cancel });
     } finally {
       if (timer !== undefined) clearTimeout(timer);
+      this.progressSlot = undefined;
     }
+  }
+
+  async setRoots(roots) {
+    this.handlers['roots/list'] = { roots };
+    // Client.sendRootsListChanged refuses (before sending) unless roots.listChanged was declared.
+    await this.client.sendRootsListChanged();
+    return {};
+  }
+
+  async subscribe(uri, on) {
+    // Sent whatever the server declared, like every other request of this adapter (see the
+    // header): the SDK checks resources.subscribe only with enforceStrictCapabilities.
+    const options = { timeout: this.config.timeoutMs };
+    if (on) await this.client.subscribeResource({ uri }, options);
+    else await this.client.unsubscribeResource({ uri }, options);
+    return {};
   }
 
   /**
@@ -544,7 +781,10 @@ async function runPlan(config) {
                 '(no server/discover probe, no per-request _meta)',
             );
           }
-          const attempt = new Connection(config);
+          if (step.handlers !== undefined && (step.handlers === null || typeof step.handlers !== 'object' || Array.isArray(step.handlers))) {
+            throw new StepError('unsupported_op', `"handlers" must be an object by method: ${JSON.stringify(step)}`);
+          }
+          const attempt = new Connection(config, step.handlers ?? {});
           try {
             line.ok = await attempt.connect();
             connection = attempt;
@@ -575,10 +815,56 @@ async function runPlan(config) {
             }
             cancelAfterMs = step.cancel_after_ms;
           }
+          if (step.progress !== undefined && typeof step.progress !== 'boolean') {
+            throw new StepError('unsupported_op', `"progress" must be true or false: ${JSON.stringify(step)}`);
+          }
+          let maxTimeoutMs;
+          if (step.max_timeout_ms !== undefined && step.max_timeout_ms !== null) {
+            if (!Number.isInteger(step.max_timeout_ms) || step.max_timeout_ms <= 0 || step.progress !== true) {
+              throw new StepError('unsupported_op', `max_timeout_ms must be a positive integer, with progress: true: ${JSON.stringify(step)}`);
+            }
+            maxTimeoutMs = step.max_timeout_ms;
+          }
           if (!connection) throw notConnected();
-          line.ok = await connection.callTool(step.name, step.arguments ?? {}, cancelAfterMs);
+          line.ok = await connection.callTool(step.name, step.arguments ?? {}, cancelAfterMs, step.progress === true, maxTimeoutMs);
           break;
         }
+        case 'events': {
+          const atLeast = step.min ?? 0;
+          if (!Number.isInteger(atLeast) || atLeast < 0) {
+            throw new StepError('unsupported_op', `"min" must be a non-negative integer: ${JSON.stringify(step)}`);
+          }
+          line.ok = { events: await EVENTS.take(atLeast, config.timeoutMs) };
+          break;
+        }
+        case 'set_roots': {
+          if (!Array.isArray(step.roots)) {
+            throw new StepError('unsupported_op', `a set_roots step needs a "roots" array: ${JSON.stringify(step)}`);
+          }
+          if (!connection) throw notConnected();
+          try {
+            line.ok = await connection.setRoots(step.roots);
+          } catch (error) {
+            throw classify(error);
+          }
+          break;
+        }
+        case 'subscribe_resource':
+        case 'unsubscribe_resource': {
+          if (typeof step.uri !== 'string') {
+            throw new StepError('unsupported_op', `a ${op} step needs a string "uri": ${JSON.stringify(step)}`);
+          }
+          if (!connection) throw notConnected();
+          try {
+            line.ok = await connection.subscribe(step.uri, op === 'subscribe_resource');
+          } catch (error) {
+            throw classify(error);
+          }
+          break;
+        }
+        case 'listen':
+          // subscriptions/listen is a 2026-07-28 request; this SDK speaks only the handshake era.
+          throw new StepError('unsupported_op', `${SDK_NAME} has no subscriptions/listen (2026-07-28 era)`);
         case 'list_resources':
         case 'list_resource_templates':
         case 'list_prompts':
