@@ -236,7 +236,7 @@ def legacy_mode(protocol_version: str) -> str:
 
 def version_limits(config: Config) -> list[str]:
     """The contract's `limits` for the connect line: `choose_version` when the SDK will not offer
-    a version the harness asks for.
+    a version the harness asks for, and always `choose_elicitation_modes`.
 
     What the SDK offers is fixed by its mode (see connect_mode): 'legacy' offers
     LATEST_HANDSHAKE_VERSION in initialize; a modern version pin uses that version; 'auto'
@@ -253,7 +253,9 @@ def version_limits(config: Config) -> list[str]:
         mismatched = config.protocol_version != LATEST_MODERN_VERSION
         if config.era == "dual":
             mismatched = mismatched or config.legacy_protocol_version != LATEST_HANDSHAKE_VERSION
-    return ["choose_version"] if mismatched else []
+    # The SDK declares {"form":{},"url":{}} whenever an elicitation callback is given
+    # (ClientSession._build_capabilities), so it cannot declare form alone.
+    return (["choose_version"] if mismatched else []) + ["choose_elicitation_modes"]
 
 
 def make_http_client(config: Config) -> httpx2.AsyncClient:

@@ -143,7 +143,9 @@ pub struct CaseFile {
     /// client offers the version it is told (`MCP_HARNESS_PROTOCOL_VERSION`), where the case
     /// depends on it (a made-up version, say). A client whose adapter declares that it cannot
     /// (`"limits"` on its connect line, see CLIENTS.md) is graded `unimplemented` on such a
-    /// case instead of `fail`.
+    /// case instead of `fail`. `choose_elicitation_modes`: the client declares only the
+    /// elicitation modes its handler answers (form alone, say), where the case depends on it
+    /// (a request in a mode the client left out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub needs: Vec<Need>,
     /// Shared pieces of the fake's script, by name: `scenarios/fixtures/<name>.json`. Their
@@ -497,6 +499,9 @@ pub struct Fixture {
 pub enum Need {
     /// Offering exactly the protocol version `MCP_HARNESS_PROTOCOL_VERSION` names.
     ChooseVersion,
+    /// Declaring only the elicitation modes the `connect` handlers answer (a library may
+    /// declare every mode it supports whenever it is given an elicitation handler).
+    ChooseElicitationModes,
 }
 
 impl Need {
@@ -504,6 +509,7 @@ impl Need {
     pub fn as_str(self) -> &'static str {
         match self {
             Need::ChooseVersion => "choose_version",
+            Need::ChooseElicitationModes => "choose_elicitation_modes",
         }
     }
 }
