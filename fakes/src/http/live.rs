@@ -163,13 +163,7 @@ impl Live {
         if log.finished {
             return;
         }
-        let n = log.events.len() + 1;
-        let frame = self.frame(name, n, &message);
-        log.events.push(Kept {
-            frame,
-            message,
-            recorded: false,
-        });
+        let n = self.keep(name, log, message);
         // The response never reaches a connection that is to be cut.
         if response && log.original && log.cut_after.is_some() {
             cut(log);
@@ -201,13 +195,7 @@ impl Live {
                 log.to = None;
                 continue;
             }
-            let n = log.events.len() + 1;
-            let frame = self.frame(name, n, &message);
-            log.events.push(Kept {
-                frame,
-                message,
-                recorded: false,
-            });
+            let n = self.keep(name, log, message);
             deliver(log, n - 1, recorder);
             return;
         }
@@ -296,6 +284,19 @@ impl Live {
     }
 
     /// Event `n` of stream `name`: `message`, with its id when the script gives ids.
+    /// Keeps `message` as the next event of the stream `name` (its log `log`), framed;
+    /// returns its number (from 1).
+    fn keep(&self, name: &str, log: &mut Log, message: Value) -> usize {
+        let n = log.events.len() + 1;
+        let frame = self.frame(name, n, &message);
+        log.events.push(Kept {
+            frame,
+            message,
+            recorded: false,
+        });
+        n
+    }
+
     fn frame(&self, name: &str, n: usize, message: &Value) -> Bytes {
         let event = sse::event(&message.to_string());
         match self.event_ids {
