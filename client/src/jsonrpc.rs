@@ -18,6 +18,21 @@ pub(crate) const INVALID_PARAMS: i64 = -32602;
 
 /// A request object with an integer id. Built member by member rather than with `json!`,
 /// which would copy `params` through the serializer on every request.
+/// The id a request is re-issued under when the 2026-07-28 revision says to send it again as
+/// a new request (its HTTP response stream broke): the negative of its own id, which the
+/// session, counting up from 0, never hands out. One place knows this, so the transport
+/// (which sends it) and the listener (which takes a subscription re-issued so as its own)
+/// agree.
+pub(crate) fn reissued_id(id: i64) -> i64 {
+    -id
+}
+
+/// The ids a message tagged `id` may belong to: a request sent under `id`, or one sent under
+/// another id and re-issued as `id` (see [`reissued_id`]).
+pub(crate) fn original_ids(id: i64) -> impl Iterator<Item = i64> {
+    [Some(id), id.checked_neg()].into_iter().flatten()
+}
+
 pub(crate) fn request(id: i64, method: &str, params: Value) -> Value {
     let mut m = Map::new();
     m.insert("jsonrpc".into(), Value::from("2.0"));

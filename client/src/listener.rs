@@ -352,12 +352,10 @@ impl Listener {
 
     /// The subscription of ours a notification tagged `tag` belongs to: the listen request
     /// sent with that id, or the one the HTTP transport re-issued under it (a modern request
-    /// whose stream broke goes out again once, with the negative of its id).
+    /// whose stream broke goes out again once: `jsonrpc::reissued_id`).
     fn subscription(&self, tag: i64) -> Option<i64> {
         let subscriptions = lock(&self.subscriptions);
-        [tag, tag.checked_neg()?]
-            .into_iter()
-            .find(|id| subscriptions.contains_key(id))
+        crate::jsonrpc::original_ids(tag).find(|id| subscriptions.contains_key(id))
     }
 
     /// Our subscription `id` ended.

@@ -23,9 +23,8 @@
 //!   few reconnects in a row that bring nothing, or on a GET the server refuses. Without an
 //!   event id there is nothing to resume from: the request fails;
 //! - 2026-07-28, which has no resumption: the request is re-issued once as a new request with
-//!   a new id (the changelog's rule for a broken response stream). The new id is the negative
-//!   of the original, which the session never uses, and its response is handed to the
-//!   original's waiter.
+//!   a new id (the changelog's rule for a broken response stream): `jsonrpc::reissued_id`, an
+//!   id the session never uses; its response is handed to the original's waiter.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -239,9 +238,10 @@ async fn exchange(
             AfterCut::Reissue => {
                 reissued = true;
                 cursor = Cursor::default();
+                let wire = crate::jsonrpc::reissued_id(id);
                 let again = Post {
-                    wire: -id,
-                    body: with_id(&body, -id),
+                    wire,
+                    body: with_id(&body, wire),
                     mirror: mirror.clone(),
                     ..first.clone()
                 };
