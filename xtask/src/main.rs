@@ -124,9 +124,9 @@ struct ConformanceArgs {
     retries: u32,
     /// Multiply every duration of every case (the timeouts handed to the client, the trial
     /// deadlines, the fake's delays and drips, the plan's sleeps and cancels) by F, from 0.5
-    /// to 20, or by `auto`: the 1-minute load average per core clamped to 1..4, for a loaded
-    /// runner whose clients start slowly. Default 1, so verdicts do not follow the load; the
-    /// run header shows the factor when it is not 1.
+    /// to 20, or by `auto` (the default): the 1-minute load average per core clamped to 1..4,
+    /// so a loaded runner's slow client starts do not become verdicts. `1` for an unscaled
+    /// run; the run header shows the factor when it is not 1.
     #[arg(long, value_name = "F|auto", value_parser = xtask::conformance::time_scale::Choice::parse)]
     time_scale: Option<xtask::conformance::time_scale::Choice>,
     /// Use the already built fake and driver beside this executable (for tests).

@@ -482,7 +482,7 @@ fn a_suite_run_against_hostile_clients_leaves_no_process() {
         let (id, transport) = (parts.next().unwrap(), parts.next().unwrap());
         let double = names[chaos_pick(id, transport)];
         used.insert(double);
-        // The run scales every deadline by its time scale (1 unless `--time-scale` is given),
+        // The run scales every deadline by its time scale (from the load unless `--time-scale`),
         // rounded as the run rounds it.
         let deadline = TimeScale::new(results.time_scale)
             .unwrap()

@@ -83,7 +83,7 @@ pub struct Options {
     /// one at a time after the parallel pass, to tell a flaky trial from a failing one.
     pub retries: u32,
     /// Multiply every duration of every case by this factor, or by one picked from the
-    /// machine's load (`--time-scale F|auto`, see [`time_scale`]); `None` is 1.
+    /// machine's load (`--time-scale F|auto`, see [`time_scale`]); `None` is `auto`.
     pub time_scale: Option<time_scale::Choice>,
     /// libtest's options (first filter, `--list`, `--exact`, `--skip`, `--test-threads`, `-q`).
     pub libtest: libtest_mimic::Arguments,

@@ -53,19 +53,30 @@ pub fn configure(workspace_root: &Path, bless: bool) {
     }));
 }
 
-/// A rendered trial with the scaled request timeout the client reports (the reference
-/// client's cancellation reason says `no response within N ms`) written back as the case
-/// states it, so that snapshots do not depend on the run's time scale.
+/// A rendered trial with the scaled durations the client reports (the reference client's
+/// cancellation reasons say `no response within N ms` for the request timeout and `within
+/// the maximum of N ms` for a call's `max_timeout_ms`) written back as the case states them,
+/// so that snapshots do not depend on the run's time scale.
 pub fn unscale(text: String, scenario: &mcp_harness_scenarios::model::Scenario) -> String {
+    use mcp_harness_scenarios::model::Step;
     let scale = scenario.time_scale;
     if scale.is_one() {
         return text;
     }
-    let scaled = scenario.timeout_ms;
-    text.replace(
-        &format!("within {scaled} ms"),
-        &format!("within {} ms", scale.unscaled_ms(scaled)),
-    )
+    let maxima = scenario.plan.iter().filter_map(|step| match step {
+        Step::CallTool { max_timeout_ms, .. } => *max_timeout_ms,
+        _ => None,
+    });
+    let mut text = text;
+    for (prefix, scaled) in std::iter::once(("within", scenario.timeout_ms))
+        .chain(maxima.map(|ms| ("within the maximum of", ms)))
+    {
+        text = text.replace(
+            &format!("{prefix} {scaled} ms"),
+            &format!("{prefix} {} ms", scale.unscaled_ms(scaled)),
+        );
+    }
+    text
 }
 
 /// The normalized text of a trial, as snapshotted: with what the canary saw, if the case has
