@@ -28,11 +28,14 @@ use crate::{batch, faults, jsonrpc, sends};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// What a standalone stream that is cut (`get: cut`) carries before the cut, and the pause
-/// between its bytes: a client that resumes sends the event id as `Last-Event-ID`. The 38
-/// bytes 20 ms apart, then the cut's flush, make the stream last about 750 ms.
-const CUT_STREAM: &str = "id: cut-stream-1\ndata:\n\n: keep-alive\n\n";
-const CUT_STREAM_GAP: Duration = Duration::from_millis(20);
+/// What a standalone stream that is cut (`get: cut`) carries before the cut: a priming event
+/// (a client that resumes sends its id as `Last-Event-ID`), then, after [`CUT_STREAM_GAP`]
+/// (scaled with the run), a keep-alive comment; then the cut. Two pieces, not a drip: on a
+/// loaded machine each of a drip's timer waits can take a hundred times its length, and a
+/// 38-byte drip then cut the stream after the trial had ended.
+const CUT_STREAM_EVENT: &str = "id: cut-stream-1\ndata:\n\n";
+const CUT_STREAM_KEEP_ALIVE: &str = ": keep-alive\n\n";
+const CUT_STREAM_GAP_MS: u64 = 700;
 
 /// What the fake does with a request, decided before it is recorded.
 #[derive(Debug)]
@@ -201,14 +204,17 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
         Verdict::Stream { cut, resume } => {
             let body = match cut {
                 // A priming event (an id, empty data: 2025-11-25 § Sending Messages) and a
-                // keep-alive comment, a byte every 20 ms, then the connection drops.
-                // With `http.retry_ms` the priming event carries the `retry` field too.
+                // keep-alive comment, then the connection drops. With `http.retry_ms` the
+                // priming event carries the `retry` field too.
                 true => {
-                    let text = match conn.fake.scenario.server.http.retry_ms {
-                        Some(ms) => format!("retry: {ms}\n{CUT_STREAM}"),
-                        None => CUT_STREAM.to_owned(),
+                    let scenario = &conn.fake.scenario;
+                    let event = match scenario.server.http.retry_ms {
+                        Some(ms) => format!("retry: {ms}\n{CUT_STREAM_EVENT}"),
+                        None => CUT_STREAM_EVENT.to_owned(),
                     };
-                    Paced::dripped(text.as_bytes(), CUT_STREAM_GAP, End::Cut).into_body()
+                    let pieces = [event.as_bytes(), CUT_STREAM_KEEP_ALIVE.as_bytes()];
+                    let gap = Duration::from_millis(scenario.time_scale.ms(CUT_STREAM_GAP_MS));
+                    Paced::in_pieces(pieces, gap, End::Cut).into_body()
                 }
                 false => conn
                     .fake

@@ -104,12 +104,17 @@ impl Paced {
 
     /// `bytes` one byte at a time with `gap` between them, then `end`.
     pub fn dripped(bytes: &[u8], gap: Duration, end: End) -> Paced {
-        let pieces = bytes
-            .iter()
-            .map(|b| Bytes::copy_from_slice(&[*b]))
-            .collect();
+        Paced::in_pieces(bytes.chunks(1), gap, end)
+    }
+
+    /// `pieces` in turn with `gap` between them, then `end`.
+    pub fn in_pieces<'a>(
+        pieces: impl IntoIterator<Item = &'a [u8]>,
+        gap: Duration,
+        end: End,
+    ) -> Paced {
         Paced {
-            pieces,
+            pieces: pieces.into_iter().map(Bytes::copy_from_slice).collect(),
             gap,
             end,
             guard: None,

@@ -35,9 +35,11 @@ pub struct Bins {
 /// The variable that marks every process of one trial (the client passes it on to what it
 /// starts), so that one which left the client's process group can still be found.
 pub const TRIAL_MARKER: &str = "MCP_HARNESS_TRIAL";
-/// How long the client's pipes may stay open after the trial's processes are gone.
+/// How long the client's pipes may stay open after the trial's processes are gone (the
+/// readers' threads may not have run yet on a loaded machine), at time scale 1.
 const PIPE_PATIENCE: Duration = Duration::from_millis(500);
-/// How long a server may take to vanish after the client exits (a kill just sent).
+/// How long a server may take to vanish after the client exits (a kill just sent), at time
+/// scale 1.
 const VANISH_GRACE: Duration = Duration::from_millis(200);
 
 /// How the client process ended.
@@ -264,18 +266,23 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         (Transport::Stdio, Ok(records)) => started_pids(records),
         _ => Vec::new(),
     };
+    // The runner's own patience scales with the run, like every duration of the case: at 45
+    // processes waiting on two cores, a reader thread went 500 ms without running and a
+    // client's outcome lines were lost.
+    let scale = case.scenario.time_scale.factor();
+    let vanish_grace = VANISH_GRACE.mul_f64(scale);
     let servers = pids
         .iter()
         .map(|&pid| ServerProcess {
             pid,
-            outlived_client: !procs::gone_within(pid, &transcript_path, VANISH_GRACE),
+            outlived_client: !procs::gone_within(pid, &transcript_path, vanish_grace),
         })
         .collect();
     phases.vanish = lap();
     let marker = format!("{TRIAL_MARKER}={}", dir.path().display());
     let escaped = clean_up(&ran, &pids, &transcript_path, &marker);
     phases.clean_up = lap();
-    let printed = collect_output(&ran, secret.as_deref());
+    let printed = collect_output(&ran, secret.as_deref(), PIPE_PATIENCE.mul_f64(scale));
     phases.output = lap();
     TrialRun {
         stdout_lines: printed.stdout_lines,
@@ -492,10 +499,10 @@ struct Printed {
 /// Step 4b: takes what the client printed once its pipes closed (or after a short patience,
 /// when an escaped process holds them); a client that printed its credential is caught here,
 /// and the credential goes no further.
-fn collect_output(ran: &Ran, secret: Option<&str>) -> Printed {
+fn collect_output(ran: &Ran, secret: Option<&str>, patience: Duration) -> Printed {
     let (mut stdout_lines, stdout_overflow, mut stderr_tail) = match (&ran.stdout, &ran.stderr) {
         (Some(out), Some(err)) => {
-            output::settle(out, err, PIPE_PATIENCE);
+            output::settle(out, err, patience);
             let lines = out.take();
             (lines.lines, lines.overflow, err.take().text())
         }
