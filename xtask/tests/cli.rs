@@ -182,7 +182,8 @@ fn a_report_dir_gets_json_junit_and_html() {
     );
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(
-        html.contains("calls/structured-content@stdio") && html.contains("class=\"grade fail"),
+        html.contains("calls/structured-content@stdio")
+            && html.contains("data-status=\"fail\" data-grade=\"fail\""),
         "html"
     );
 }
@@ -586,7 +587,8 @@ fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_
     );
     let html = std::fs::read_to_string(report.join("report.html")).unwrap();
     assert!(
-        html.contains(r#"<span class="flaky" title="attempts: fail, pass">FLAKY</span>"#),
+        html.contains(r#"data-status="flaky""#)
+            && html.contains(r#"<p class="note">attempts: fail, pass</p>"#),
         "html"
     );
 }

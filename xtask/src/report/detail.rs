@@ -1,0 +1,139 @@
+//! What a reader sees when they open a trial: each failed check with its requirement (linked
+//! to the catalogue's source), its level and Expected / Actual; the commands that re-run just
+//! this trial, ready to copy; then, collapsed, the transcript and the full failure report
+//! (which carries the client's stderr). Shared by the report and the matrix.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::links::source_html;
+use super::page::{anchor, esc};
+use super::status::installed_rerun;
+use super::{CheckRecord, RunResults, TrialResult};
+use crate::conformance::verdict::{Grade, level_label};
+use mcp_harness_scenarios::model::Level;
+
+/// Writes a trial's detail block (`<div class="detail">`).
+pub fn trial_detail(out: &mut String, trial: &TrialResult, profile: bool, head: &str) {
+    out.push_str("<div class=\"detail\">");
+    out.push_str(head);
+    if !trial.attempts.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"note\">attempts: {}</p>",
+            esc(&trial.attempts_shown())
+        );
+    }
+    if let Some(reason) = &trial.known_flaky {
+        let _ = write!(out, "<p class=\"note\">known flaky: {}</p>", esc(reason));
+    }
+    if let Some(reason) = &trial.baseline_reason {
+        let _ = write!(out, "<p class=\"note\">baseline: {}</p>", esc(reason));
+    }
+    for check in trial.checks.iter().filter(|c| !c.passed) {
+        failed_check(out, check, profile);
+    }
+    if !trial.rerun.is_empty() {
+        rerun_line(out, "cargo xtask", &trial.rerun);
+        if let Some(installed) = installed_rerun(&trial.rerun) {
+            rerun_line(out, "mcp-harness", &installed);
+        }
+    }
+    if !trial.case_path.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"note\">case: <code>{}</code> · client time {} ms</p>",
+            esc(&trial.case_path),
+            trial.elapsed_ms
+        );
+    }
+    if !trial.transcript.is_empty() {
+        let _ = write!(
+            out,
+            "<details class=\"more\"><summary>transcript</summary><pre>{}</pre></details>",
+            esc(&trial.transcript)
+        );
+    }
+    if !trial.details.is_empty() && (trial.grade != Grade::Pass || !trial.attempts.is_empty()) {
+        let _ = write!(
+            out,
+            "<details class=\"more\"><summary>full failure report (outcome lines, transcript tail, client stderr)</summary><pre>{}</pre></details>",
+            esc(&trial.details)
+        );
+    }
+    out.push_str("</div>");
+}
+
+fn failed_check(out: &mut String, c: &CheckRecord, profile: bool) {
+    let level = level_label(c.level, profile);
+    let soft = matches!(c.level, Level::Should | Level::Advisory)
+        || (c.level == Level::Profile && !profile);
+    let _ = write!(
+        out,
+        "<div class=\"check{}\"><div>✗ <b>{}</b> <span class=\"note\">[{level}]</span>",
+        if soft { " soft" } else { "" },
+        esc(&c.name)
+    );
+    if !c.requirement_id.is_empty() {
+        let _ = write!(
+            out,
+            " <a href=\"#{}\"><code>{}</code></a>",
+            anchor(&c.requirement_id),
+            esc(&c.requirement_id)
+        );
+    }
+    out.push_str("</div>");
+    if !c.requirement.is_empty() {
+        let _ = write!(out, "<div class=\"req\">{}</div>", esc(&c.requirement));
+    }
+    if !c.source.is_empty() {
+        let _ = write!(out, "<div class=\"src\">{}</div>", source_html(&c.source));
+    }
+    if !c.expected.is_empty() || !c.actual.is_empty() {
+        let _ = write!(
+            out,
+            "<dl class=\"ea\"><dt>Expected</dt><dd><pre>{}</pre></dd><dt>Actual</dt><dd><pre>{}</pre></dd></dl>",
+            esc(&c.expected),
+            esc(&c.actual)
+        );
+    }
+    out.push_str("</div>");
+}
+
+fn rerun_line(out: &mut String, label: &str, command: &str) {
+    let _ = write!(
+        out,
+        "<div class=\"rerun\"><span>re-run ({label})</span><code>{}</code><button type=\"button\" class=\"copy\">copy</button></div>",
+        esc(command)
+    );
+}
+
+/// Every requirement a failed check cites, once: id, level, sentence, source with its links.
+/// Failed checks link here.
+pub fn requirements(out: &mut String, runs: &[RunResults]) {
+    let mut cited: BTreeMap<&str, &CheckRecord> = BTreeMap::new();
+    for check in runs
+        .iter()
+        .flat_map(|r| &r.trials)
+        .flat_map(|t| &t.checks)
+        .filter(|c| !c.passed && !c.requirement_id.is_empty())
+    {
+        cited.entry(check.requirement_id.as_str()).or_insert(check);
+    }
+    if cited.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Requirements cited by failed checks</h2><table class=\"reqs\"><thead><tr><th>id</th><th>level</th><th>requirement</th><th>source</th></tr></thead><tbody>");
+    for (id, c) in cited {
+        let _ = write!(
+            out,
+            "<tr id=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            anchor(id),
+            esc(id),
+            c.level.as_str(),
+            esc(&c.requirement),
+            source_html(&c.source)
+        );
+    }
+    out.push_str("</tbody></table>");
+}
