@@ -263,3 +263,24 @@ fn bench_five_clients_by_six_hundred_trials() {
         std::fs::write(dir.join("matrix.html"), page).unwrap();
     }
 }
+
+/// Renders real runs for a look in a browser: `REPORT_FROM=a/results.json:b/results.json`
+/// `REPORT_BENCH_DIR=dir` writes the first run's report.html and the matrix of them all.
+#[test]
+#[ignore]
+fn render_runs_from_files() {
+    let (Ok(from), Ok(dir)) = (
+        std::env::var("REPORT_FROM"),
+        std::env::var("REPORT_BENCH_DIR"),
+    ) else {
+        return;
+    };
+    let runs: Vec<RunResults> = from
+        .split(':')
+        .map(|p| RunResults::load(std::path::Path::new(p)).unwrap())
+        .collect();
+    let dir = std::path::Path::new(&dir);
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("report.html"), html::report(&runs[0])).unwrap();
+    std::fs::write(dir.join("matrix.html"), matrix::render(&runs)).unwrap();
+}

@@ -55,13 +55,15 @@ pub fn report(run: &RunResults) -> String {
     body.push_str("<div class=\"summaries\">");
     grade_by_level(&mut body, &trials);
     area_by_grade(&mut body, &trials);
-    body.push_str("</div><h2>Trials, failures first</h2>");
+    body.push_str("</div>");
+    body.push_str(&filter_bar(&facets(&trials), false));
+    body.push_str("<h2>Trials, failures first</h2>");
     for trial in &trials {
         trial_row(&mut body, trial, run.profile);
     }
     requirements(&mut body, std::slice::from_ref(run));
     let title = format!("mcp-harness: {}", run.client);
-    shell(&title, &filter_bar(&facets(&trials), false), &body)
+    shell(&title, &body)
 }
 
 /// The facets of a set of trials, with counts.

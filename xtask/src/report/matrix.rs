@@ -76,10 +76,8 @@ pub fn render(runs: &[RunResults]) -> String {
     );
     client_summary(&mut body, runs);
     area_by_client(&mut body, runs);
-    let _ = write!(
-        body,
-        "<h2>Trials × clients</h2><table class=\"grid\"><thead><tr><th>trial</th>"
-    );
+    body.push_str(&filter_bar(&row_facets(runs, &rows), true));
+    body.push_str("<h2>Trials × clients</h2><table class=\"grid\"><thead><tr><th>trial</th>");
     for run in runs {
         let _ = write!(
             body,
@@ -95,11 +93,7 @@ pub fn render(runs: &[RunResults]) -> String {
     }
     body.push_str("</tbody></table>");
     requirements(&mut body, runs);
-    shell(
-        "mcp-harness: conformance matrix",
-        &filter_bar(&row_facets(runs, &rows), true),
-        &body,
-    )
+    shell("mcp-harness: conformance matrix", &body)
 }
 
 /// The facets of the grid: a row counts once per value any client gives it.
@@ -159,7 +153,7 @@ fn area_by_client(out: &mut String, runs: &[RunResults]) {
         .iter()
         .flat_map(|r| r.trials.iter().map(|t| area(&t.name)))
         .collect();
-    out.push_str("<table class=\"sum\"><caption>area × client: fail · unimplemented · non-strict · pass</caption><thead><tr><th>area</th>");
+    out.push_str("<table class=\"sum\"><caption>area × client (trials by grade)</caption><thead><tr><th>area</th>");
     for run in runs {
         let _ = write!(out, "<th>{}</th>", esc(&run.client));
     }
@@ -173,18 +167,22 @@ fn area_by_client(out: &mut String, runs: &[RunResults]) {
         for run in runs {
             let of_area: Vec<&TrialResult> =
                 run.trials.iter().filter(|t| area(&t.name) == a).collect();
-            let fails = of_area.iter().any(|t| t.grade == Grade::Fail);
-            let _ = write!(
-                out,
-                "<td class=\"n pick{}\" data-pick=\"area={}\">",
-                if fails { " hot" } else { "" },
-                esc(a)
-            );
-            let counts: Vec<String> = GRADES
-                .iter()
-                .map(|g| of_area.iter().filter(|t| t.grade == *g).count().to_string())
-                .collect();
-            let _ = write!(out, "{}</td>", counts.join(" · "));
+            if of_area.is_empty() {
+                out.push_str("<td class=\"n z\">—</td>");
+                continue;
+            }
+            let _ = write!(out, "<td class=\"n pick\" data-pick=\"area={}\">", esc(a));
+            for g in GRADES {
+                let n = of_area.iter().filter(|t| t.grade == g).count();
+                if n > 0 {
+                    let _ = write!(
+                        out,
+                        "<span class=\"mini {0}\" title=\"{n} {0}\">{n}</span>",
+                        g.as_str()
+                    );
+                }
+            }
+            out.push_str("</td>");
         }
         out.push_str("</tr>");
     }

@@ -27,6 +27,9 @@ p.lead { color: #555; margin: 0 0 12px; }
 .summaries { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
 table { border-collapse: collapse; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; vertical-align: top; text-align: left; }
+table.sum th, table.sum td { padding: 2px 8px; font-size: 13px; }
+table.sum caption { font-weight: 600; text-align: left; padding: 0 8px 4px; }
+.mini { display: inline-block; min-width: 26px; margin-left: 3px; padding: 0 4px; border-radius: 8px; font-size: 12px; text-align: center; }
 table.sum td.n { text-align: right; font-variant-numeric: tabular-nums; min-width: 44px; }
 table.sum td.n.pick { cursor: pointer; }
 table.sum td.n.z { color: #bbb; }
@@ -39,7 +42,7 @@ table.sum td.warm { background: var(--warn-bg); color: var(--warn); }
 .non-strict { background: var(--warn-bg); color: var(--warn); }
 .unimplemented { background: var(--grey-bg); color: var(--grey); }
 .pass { background: var(--ok-bg); color: var(--ok); }
-form.filters { position: sticky; top: 0; z-index: 5; background: #f6f7f9; border-bottom: 1px solid #d5d9e0; padding: 8px 24px; display: flex; flex-wrap: wrap; gap: 6px 14px; align-items: center; font-size: 13px; }
+form.filters { position: sticky; top: 0; z-index: 5; background: #f6f7f9; border-bottom: 1px solid #d5d9e0; margin: 16px -24px 0; padding: 8px 24px; display: flex; flex-wrap: wrap; gap: 6px 14px; align-items: center; font-size: 13px; }
 form.filters fieldset { border: 0; padding: 0; margin: 0; display: flex; flex-wrap: wrap; gap: 2px 8px; align-items: center; }
 form.filters legend { float: left; font-weight: 600; margin-right: 4px; }
 form.filters label { white-space: nowrap; }
@@ -47,7 +50,7 @@ form.filters input[type=search] { width: 260px; padding: 3px 6px; }
 form.filters button { font-size: 12px; }
 #shown { color: #555; margin-left: auto; }
 .trial { border-bottom: 1px solid var(--line); }
-.trial > summary { display: grid; grid-template-columns: 110px 1fr 220px; gap: 8px; padding: 5px 0; cursor: pointer; list-style: none; }
+.trial > summary { display: grid; grid-template-columns: 110px 1fr 240px; gap: 8px; padding: 5px 0; cursor: pointer; list-style: none; }
 .trial > summary::-webkit-details-marker { display: none; }
 .trial[open] > summary { background: #f6f7f9; }
 .name code { font-size: 13px; }
@@ -147,10 +150,10 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-/// A whole page: the head with the style, the body, the script.
-pub fn shell(title: &str, filters: &str, body: &str) -> String {
+/// A whole page: the head with the style, the body (which holds the filter bar), the script.
+pub fn shell(title: &str, body: &str) -> String {
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{STYLE}</style></head><body>{filters}<main>{body}</main><script>{SCRIPT}</script></body></html>\n",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{STYLE}</style></head><body><main>{body}</main><script>{SCRIPT}</script></body></html>\n",
         esc(title)
     )
 }
@@ -255,7 +258,7 @@ mod tests {
 
     #[test]
     fn the_page_fetches_nothing() {
-        let page = shell("t", &filter_bar(&[], true), "");
+        let page = shell("t", &filter_bar(&[], true));
         for needle in [
             "src=", "<link", "@import", "url(", "http://", "https://", "fetch(",
         ] {
