@@ -38,7 +38,19 @@ fn trial(name: &str, grade: Grade, verdict: Verdict, transcript_len: usize) -> T
         check.expected = "no message matching {\"method\":\"logging/setLevel\"}".to_owned();
         check.actual = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"logging/setLevel\"}".to_owned();
     }
-    let line = "  fake → {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{}}\n";
+    // Lines like a real transcript's, each a little different (ids, cursors, a session id
+    // drawn from the name), so the texts weigh what real ones do.
+    let seed = name.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let mut transcript = String::from("outcomes:\n  {\"step\":0,\"op\":\"connect\",\"ok\":{}}\ntranscript:\n");
+    let mut i = 0u64;
+    while transcript.len() < transcript_len {
+        let session = seed.wrapping_mul(i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        transcript.push_str(&format!(
+            "  fake POST /mcp [accept: application/json, text/event-stream; mcp-session-id: {session:016x}] → 200\n  fake → {{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/list\",\"params\":{{\"cursor\":\"c{}\"}}}}\n",
+            session % 1000
+        ));
+        i += 1;
+    }
     TrialResult {
         description: format!("what {name} checks, in a sentence"),
         case_path: format!("scenarios/{}.json", name.split('@').next().unwrap()),
@@ -55,7 +67,7 @@ fn trial(name: &str, grade: Grade, verdict: Verdict, transcript_len: usize) -> T
         } else {
             String::new()
         },
-        transcript: line.repeat(transcript_len / line.len() + 1),
+        transcript,
         ..TrialResult::bare(name, grade, verdict)
     }
 }
@@ -181,7 +193,15 @@ fn a_failed_check_shows_its_requirement_expected_actual_and_how_to_rerun_it() {
     let installed = "<code>mcp-harness run --exact calls/case-0000@stdio --client &#39;python adapter.py&#39; --baseline adapters/python/baseline.txt</code>";
     assert!(page.contains(cargo), "the cargo command");
     assert!(page.contains(installed), "the installed binary's command");
-    assert!(page.contains("<details class=\"more\"><summary>transcript</summary>"));
+    assert!(page.contains("<details class=\"more\" data-text=\"0\"><summary>transcript</summary><pre></pre>"));
+    // The transcripts are in the page's texts, in the order their details refer to them.
+    let json = page
+        .split("<script type=\"application/json\" id=\"texts\">")
+        .nth(1)
+        .and_then(|s| s.split("</script>").next())
+        .expect("the texts");
+    let texts: Vec<String> = serde_json::from_str(json).unwrap();
+    assert!(texts[0].starts_with("outcomes:"), "{}", texts[0]);
 }
 
 #[test]
@@ -190,6 +210,7 @@ fn the_pages_fetch_nothing_and_escape_what_clients_say() {
     results.trials[0].transcript = "<script>alert(1)</script>".to_owned();
     for page in [html::report(&results), matrix::render(&[results.clone()])] {
         assert!(!page.contains("<img src=x>") && !page.contains("<script>alert"));
+        assert!(page.contains(r"\u003cscript>alert(1)\u003c/script>"), "kept, escaped");
         for needle in ["src=\"", "<link", "@import", "url(", "http://"] {
             assert!(!page.contains(needle), "{needle}");
         }

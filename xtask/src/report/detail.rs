@@ -2,6 +2,11 @@
 //! to the catalogue's source), its level and Expected / Actual; the commands that re-run just
 //! this trial, ready to copy; then, collapsed, the transcript and the full failure report
 //! (which carries the client's stderr). Shared by the report and the matrix.
+//!
+//! The long texts (transcripts, failure reports: most of a page's bytes) are not markup: they
+//! go into one JSON array at the end of the page ([`Texts`]) and the script fills a `<pre>`
+//! when its `<details>` is first opened. The browser then builds a few thousand elements
+//! instead of tens of thousands, which is what makes a five-client matrix load quickly.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,7 +19,13 @@ use crate::conformance::verdict::{Grade, level_label};
 use mcp_harness_scenarios::model::Level;
 
 /// Writes a trial's detail block (`<div class="detail">`).
-pub fn trial_detail(out: &mut String, trial: &TrialResult, profile: bool, head: &str) {
+pub fn trial_detail(
+    out: &mut String,
+    texts: &mut Texts,
+    trial: &TrialResult,
+    profile: bool,
+    head: &str,
+) {
     out.push_str("<div class=\"detail\">");
     out.push_str(head);
     if !trial.attempts.is_empty() {
@@ -48,20 +59,43 @@ pub fn trial_detail(out: &mut String, trial: &TrialResult, profile: bool, head: 
         );
     }
     if !trial.transcript.is_empty() {
-        let _ = write!(
-            out,
-            "<details class=\"more\"><summary>transcript</summary><pre>{}</pre></details>",
-            esc(&trial.transcript)
-        );
+        texts.collapsed(out, "transcript", &trial.transcript);
     }
     if !trial.details.is_empty() && (trial.grade != Grade::Pass || !trial.attempts.is_empty()) {
-        let _ = write!(
+        texts.collapsed(
             out,
-            "<details class=\"more\"><summary>full failure report (outcome lines, transcript tail, client stderr)</summary><pre>{}</pre></details>",
-            esc(&trial.details)
+            "full failure report (outcome lines, transcript tail, client stderr)",
+            &trial.details,
         );
     }
     out.push_str("</div>");
+}
+
+/// The long texts of a page, written once at its end as a JSON array of strings.
+#[derive(Debug, Default)]
+pub struct Texts(Vec<String>);
+
+impl Texts {
+    /// Writes a collapsed `<details>` whose `<pre>` the script fills with `text` on opening.
+    pub fn collapsed(&mut self, out: &mut String, summary: &str, text: &str) {
+        let _ = write!(
+            out,
+            "<details class=\"more\" data-text=\"{}\"><summary>{}</summary><pre></pre></details>",
+            self.0.len(),
+            esc(summary)
+        );
+        self.0.push(text.to_owned());
+    }
+
+    /// The `<script type="application/json" id="texts">` holding every text. Every `<` is
+    /// written `\u003c`, so no text can end the script element or open a comment in it.
+    pub fn script(&self) -> String {
+        let json = serde_json::to_string(&self.0).unwrap_or_else(|_| "[]".to_owned());
+        format!(
+            "<script type=\"application/json\" id=\"texts\">{}</script><noscript><p class=\"note\">Transcripts and failure reports open with JavaScript; results.json has them too.</p></noscript>",
+            json.replace('<', "\\u003c")
+        )
+    }
 }
 
 fn failed_check(out: &mut String, c: &CheckRecord, profile: bool) {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::detail::{requirements, trial_detail};
+use super::detail::{Texts, requirements, trial_detail};
 use super::page::{Facet, esc, filter_bar, shell};
 use super::status::{GRADES, Status, area, transport};
 use super::{RunResults, TrialResult};
@@ -58,10 +58,12 @@ pub fn report(run: &RunResults) -> String {
     body.push_str("</div>");
     body.push_str(&filter_bar(&facets(&trials), false));
     body.push_str("<h2>Trials, failures first</h2>");
+    let mut texts = Texts::default();
     for trial in &trials {
-        trial_row(&mut body, trial, run.profile);
+        trial_row(&mut body, &mut texts, trial, run.profile);
     }
     requirements(&mut body, std::slice::from_ref(run));
+    body.push_str(&texts.script());
     let title = format!("mcp-harness: {}", run.client);
     shell(&title, &body)
 }
@@ -198,7 +200,7 @@ fn area_by_grade(out: &mut String, trials: &[&TrialResult]) {
 
 /// One trial: a summary line (status, name and description, level · transport · time) that
 /// opens on the detail; open already when the trial fails the run.
-fn trial_row(out: &mut String, trial: &TrialResult, profile: bool) {
+fn trial_row(out: &mut String, texts: &mut Texts, trial: &TrialResult, profile: bool) {
     let status = Status::of(trial);
     let _ = write!(
         out,
@@ -229,6 +231,6 @@ fn trial_row(out: &mut String, trial: &TrialResult, profile: bool) {
         trial.level.as_str(),
         trial.elapsed_ms
     );
-    trial_detail(out, trial, profile, "");
+    trial_detail(out, texts, trial, profile, "");
     out.push_str("</details>");
 }

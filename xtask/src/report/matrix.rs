@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::detail::{requirements, trial_detail};
+use super::detail::{Texts, requirements, trial_detail};
 use super::html::facets;
 use super::page::{Facet, esc, filter_bar, shell};
 use super::status::{GRADES, Status, area, transport};
@@ -88,11 +88,13 @@ pub fn render(runs: &[RunResults]) -> String {
         );
     }
     body.push_str("</tr></thead><tbody>");
+    let mut texts = Texts::default();
     for row in &rows {
-        grid_row(&mut body, row, runs);
+        grid_row(&mut body, &mut texts, row, runs);
     }
     body.push_str("</tbody></table>");
     requirements(&mut body, runs);
+    body.push_str(&texts.script());
     shell("mcp-harness: conformance matrix", &body)
 }
 
@@ -189,7 +191,7 @@ fn area_by_client(out: &mut String, runs: &[RunResults]) {
     out.push_str("</tbody></table></div>");
 }
 
-fn grid_row(out: &mut String, row: &Row, runs: &[RunResults]) {
+fn grid_row(out: &mut String, texts: &mut Texts, row: &Row, runs: &[RunResults]) {
     let values = |key| {
         let v: Vec<String> = row_values(row, key).into_iter().map(|s| esc(&s)).collect();
         v.join(" ")
@@ -234,7 +236,7 @@ fn grid_row(out: &mut String, row: &Row, runs: &[RunResults]) {
                     esc(&trial.description),
                     trial.grade.as_str()
                 );
-                trial_detail(out, trial, run.profile, &head);
+                trial_detail(out, texts, trial, run.profile, &head);
                 out.push_str("</details></td>");
             }
         }

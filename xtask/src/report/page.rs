@@ -139,8 +139,16 @@ const SCRIPT: &str = r#"
       b.closest('details').open = false;
     }
   });
+  var texts = null;
   document.addEventListener('toggle', function (e) {
     var d = e.target;
+    if (d.open && d.dataset.text !== undefined) {
+      var pre = d.querySelector('pre');
+      if (!pre.textContent) {
+        if (!texts) texts = JSON.parse(document.getElementById('texts').textContent);
+        pre.textContent = texts[+d.dataset.text];
+      }
+    }
     if (d.open && d.parentElement && d.parentElement.classList.contains('cell')) {
       document.querySelectorAll('td.cell > details[open]').forEach(function (o) { if (o !== d) o.open = false; });
     }
