@@ -3,9 +3,10 @@
 //! this trial, ready to copy; then, collapsed, the transcript and the full failure report
 //! (which carries the client's stderr). Shared by the report and the matrix.
 //!
-//! The long texts (transcripts, failure reports: most of a page's bytes) are not markup: they
-//! go into one JSON array at the end of the page ([`Texts`]) and the script fills a `<pre>`
-//! when its `<details>` is first opened. The browser then builds a few thousand elements
+//! The long texts (transcripts, failure reports: most of a page's bytes), and the markup of
+//! every block closed when the page loads, are not parsed as markup: they go into one JSON
+//! array at the end of the page ([`Texts`]) and the script fills a `<pre>` or a block when
+//! its `<details>` is first opened. The browser then builds a few thousand elements
 //! instead of tens of thousands, which is what makes a five-client matrix load quickly.
 
 use std::collections::BTreeMap;
@@ -18,15 +19,38 @@ use super::{CheckRecord, RunResults, TrialResult};
 use crate::conformance::verdict::{Grade, level_label};
 use mcp_harness_scenarios::model::Level;
 
-/// Writes a trial's detail block (`<div class="detail">`).
+/// Writes a trial's detail block (`<div class="detail">`); `lazy` leaves it empty and puts
+/// its markup among the page's texts, for the script to fill in when the block is opened
+/// (for blocks closed when the page loads: matrix cells, trials that do not fail the run).
 pub fn trial_detail(
     out: &mut String,
     texts: &mut Texts,
     trial: &TrialResult,
     profile: bool,
     head: &str,
+    lazy: bool,
 ) {
-    out.push_str("<div class=\"detail\">");
+    let mut inner = String::new();
+    detail_inner(&mut inner, texts, trial, profile, head);
+    if lazy {
+        let _ = write!(
+            out,
+            "<div class=\"detail\" data-html=\"{}\"></div>",
+            texts.0.len()
+        );
+        texts.0.push(inner);
+    } else {
+        let _ = write!(out, "<div class=\"detail\">{inner}</div>");
+    }
+}
+
+fn detail_inner(
+    out: &mut String,
+    texts: &mut Texts,
+    trial: &TrialResult,
+    profile: bool,
+    head: &str,
+) {
     out.push_str(head);
     if !trial.attempts.is_empty() {
         let _ = write!(
@@ -68,7 +92,6 @@ pub fn trial_detail(
             &trial.details,
         );
     }
-    out.push_str("</div>");
 }
 
 /// The long texts of a page, written once at its end as a JSON array of strings.

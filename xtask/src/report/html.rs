@@ -231,6 +231,6 @@ fn trial_row(out: &mut String, texts: &mut Texts, trial: &TrialResult, profile: 
         trial.level.as_str(),
         trial.elapsed_ms
     );
-    trial_detail(out, texts, trial, profile, "");
+    trial_detail(out, texts, trial, profile, "", !trial.verdict.fails_run());
     out.push_str("</details>");
 }

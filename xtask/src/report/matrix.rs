@@ -236,7 +236,7 @@ fn grid_row(out: &mut String, texts: &mut Texts, row: &Row, runs: &[RunResults])
                     esc(&trial.description),
                     trial.grade.as_str()
                 );
-                trial_detail(out, texts, trial, run.profile, &head);
+                trial_detail(out, texts, trial, run.profile, &head, true);
                 out.push_str("</details></td>");
             }
         }

@@ -142,12 +142,12 @@ const SCRIPT: &str = r#"
   var texts = null;
   document.addEventListener('toggle', function (e) {
     var d = e.target;
-    if (d.open && d.dataset.text !== undefined) {
-      var pre = d.querySelector('pre');
-      if (!pre.textContent) {
-        if (!texts) texts = JSON.parse(document.getElementById('texts').textContent);
-        pre.textContent = texts[+d.dataset.text];
-      }
+    if (d.open && (d.dataset.text !== undefined || d.querySelector(':scope > [data-html]'))) {
+      if (!texts) texts = JSON.parse(document.getElementById('texts').textContent);
+      var lazy = d.querySelector(':scope > [data-html]');
+      if (lazy) { lazy.innerHTML = texts[+lazy.dataset.html]; lazy.removeAttribute('data-html'); }
+      var pre = d.querySelector(':scope > pre');
+      if (d.dataset.text !== undefined && pre && !pre.textContent) pre.textContent = texts[+d.dataset.text];
     }
     if (d.open && d.parentElement && d.parentElement.classList.contains('cell')) {
       document.querySelectorAll('td.cell > details[open]').forEach(function (o) { if (o !== d) o.open = false; });
