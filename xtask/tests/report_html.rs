@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use mcp_harness_scenarios::model::Level;
 use xtask::conformance::verdict::{Grade, Verdict};
-use xtask::report::{CheckRecord, RunResults, TrialResult, html, matrix};
+use xtask::report::{CheckRecord, RunResults, TrialResult, detail, html, matrix};
 
 const AREAS: [&str; 8] = [
     "calls",
@@ -200,13 +200,15 @@ fn a_failed_check_shows_its_requirement_expected_actual_and_how_to_rerun_it() {
         "<details class=\"more\" data-text=\"0\"><summary>transcript</summary><pre></pre>"
     ));
     // The transcripts are in the page's texts, in the order their details refer to them.
-    let json = page
-        .split("<script type=\"application/json\" id=\"texts\">")
-        .nth(1)
-        .and_then(|s| s.split("</script>").next())
-        .expect("the texts");
-    let texts: Vec<String> = serde_json::from_str(json).unwrap();
+    let texts = detail::page_texts(&page).unwrap();
     assert!(texts[0].starts_with("outcomes:"), "{}", texts[0]);
+    // A passing trial's block is among the texts too, with its re-run command.
+    assert!(page.contains("<div class=\"detail\" data-html=\""));
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("<code>cargo xtask conformance --exact calls/case-0016@stdio"))
+    );
 }
 
 #[test]
@@ -215,10 +217,12 @@ fn the_pages_fetch_nothing_and_escape_what_clients_say() {
     results.trials[0].transcript = "<script>alert(1)</script>".to_owned();
     for page in [html::report(&results), matrix::render(&[results.clone()])] {
         assert!(!page.contains("<img src=x>") && !page.contains("<script>alert"));
+        let texts = detail::page_texts(&page).unwrap();
         assert!(
-            page.contains(r"\u003cscript>alert(1)\u003c/script>"),
-            "kept, escaped"
+            texts.iter().any(|t| t == "<script>alert(1)</script>"),
+            "kept as text, which the page sets as text"
         );
+        assert!(page.contains(".textContent = t[+d.dataset.text]"));
         for needle in ["src=\"", "<link", "@import", "url(", "http://"] {
             assert!(!page.contains(needle), "{needle}");
         }

@@ -5,7 +5,7 @@
 //!
 //! The long texts (transcripts, failure reports: most of a page's bytes), and the markup of
 //! every block closed when the page loads, are not parsed as markup: they go into one JSON
-//! array at the end of the page ([`Texts`]) and the script fills a `<pre>` or a block when
+//! array at the end of the page, compressed ([`Texts`]) and the script fills a `<pre>` or a block when
 //! its `<details>` is first opened. The browser then builds a few thousand elements
 //! instead of tens of thousands, which is what makes a five-client matrix load quickly.
 
@@ -110,15 +110,48 @@ impl Texts {
         self.0.push(text.to_owned());
     }
 
-    /// The `<script type="application/json" id="texts">` holding every text. Every `<` is
-    /// written `\u003c`, so no text can end the script element or open a comment in it.
+    /// The `<script type="application/octet-stream" id="texts">` holding every text: the JSON
+    /// array, gzip-compressed and in base64 (transcripts repeat themselves: a tenth of the
+    /// bytes or less), which the script opens with the browser's own `DecompressionStream`.
+    /// Base64 has no `<`, so no text can end the script element.
     pub fn script(&self) -> String {
-        let json = serde_json::to_string(&self.0).unwrap_or_else(|_| "[]".to_owned());
         format!(
-            "<script type=\"application/json\" id=\"texts\">{}</script><noscript><p class=\"note\">Transcripts and failure reports open with JavaScript; results.json has them too.</p></noscript>",
-            json.replace('<', "\\u003c")
+            "<script type=\"application/octet-stream\" id=\"texts\">{}</script><noscript><p class=\"note\">Transcripts and failure reports open with JavaScript; results.json has them too.</p></noscript>",
+            encode(&self.0)
         )
     }
+}
+
+/// Texts as the page carries them: JSON, gzip, base64.
+fn encode(texts: &[String]) -> String {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let json = serde_json::to_vec(texts).unwrap_or_else(|_| b"[]".to_vec());
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing to a Vec cannot fail.
+    let _ = gz.write_all(&json);
+    let bytes = gz.finish().unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The texts a page carries (transcripts, failure reports, the markup of closed blocks),
+/// decoded: for tests that look into a page, such as the one proving no token is in it.
+pub fn page_texts(page: &str) -> Result<Vec<String>, String> {
+    use base64::Engine as _;
+    use std::io::Read as _;
+    let start = "<script type=\"application/octet-stream\" id=\"texts\">";
+    let Some((_, rest)) = page.split_once(start) else {
+        return Ok(Vec::new());
+    };
+    let b64 = rest.split("</script>").next().unwrap_or("");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .map_err(|e| format!("the page's texts are not base64: {e}"))?;
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_end(&mut json)
+        .map_err(|e| format!("the page's texts are not gzip: {e}"))?;
+    serde_json::from_slice(&json).map_err(|e| format!("the page's texts are not a JSON array: {e}"))
 }
 
 fn failed_check(out: &mut String, c: &CheckRecord, profile: bool) {

@@ -139,22 +139,41 @@ const SCRIPT: &str = r#"
       b.closest('details').open = false;
     }
   });
-  var texts = null;
+  var textsP = null;
+  function texts() {
+    if (!textsP) {
+      var el = document.getElementById('texts');
+      textsP = new Promise(function (ok, no) {
+        if (!el || !window.DecompressionStream) return no(new Error('this browser cannot decompress the texts (no DecompressionStream); results.json has them'));
+        var bin = atob(el.textContent.trim()), bytes = new Uint8Array(bin.length);
+        for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text().then(function (t) { ok(JSON.parse(t)); }, no);
+      });
+    }
+    return textsP;
+  }
+  function fill(d) {
+    var lazy = d.querySelector(':scope > [data-html]');
+    var pre = d.dataset.text !== undefined ? d.querySelector(':scope > pre') : null;
+    if (!lazy && !(pre && !pre.textContent)) return;
+    texts().then(function (t) {
+      if (lazy && lazy.dataset.html !== undefined) { lazy.innerHTML = t[+lazy.dataset.html]; lazy.removeAttribute('data-html'); }
+      if (pre && !pre.textContent) pre.textContent = t[+d.dataset.text];
+    }, function (err) {
+      (lazy || pre).textContent = String(err.message || err);
+    });
+  }
   document.addEventListener('toggle', function (e) {
     var d = e.target;
-    if (d.open && (d.dataset.text !== undefined || d.querySelector(':scope > [data-html]'))) {
-      if (!texts) texts = JSON.parse(document.getElementById('texts').textContent);
-      var lazy = d.querySelector(':scope > [data-html]');
-      if (lazy) { lazy.innerHTML = texts[+lazy.dataset.html]; lazy.removeAttribute('data-html'); }
-      var pre = d.querySelector(':scope > pre');
-      if (d.dataset.text !== undefined && pre && !pre.textContent) pre.textContent = texts[+d.dataset.text];
-    }
+    if (d.open) fill(d);
     if (d.open && d.parentElement && d.parentElement.classList.contains('cell')) {
       document.querySelectorAll('td.cell > details[open]').forEach(function (o) { if (o !== d) o.open = false; });
     }
   }, true);
   document.documentElement.style.setProperty('--bar', form.offsetHeight + 'px');
   apply();
+  document.querySelectorAll('details[open]').forEach(fill);
+  setTimeout(function () { texts().catch(function () {}); }, 200);
 })();
 "#;
 
