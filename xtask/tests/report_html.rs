@@ -280,8 +280,11 @@ fn the_matrix_shows_every_client_failures_first() {
 #[test]
 #[ignore]
 fn bench_five_clients_by_six_hundred_trials() {
-    let runs: Vec<RunResults> = (0..5)
-        .map(|i| run(&format!("client-{i}"), 600, i * 3))
+    let names = ["python", "typescript", "rmcp", "fastmcp", "typescript-v2"];
+    let runs: Vec<RunResults> = names
+        .iter()
+        .enumerate()
+        .map(|(i, c)| run(c, 600, i * 3))
         .collect();
     let start = Instant::now();
     let report = html::report(&runs[0]);
