@@ -71,15 +71,24 @@ fn a_baseline_is_strict_both_ways() {
 
     let stale = temp_file("baseline.txt", "calls/text-blocks@stdio: was broken once\n");
     let path = stale.path().join("baseline.txt");
+    let reports = tempfile::tempdir().unwrap();
     let out = stdout_of(
         xtask()
             .args(["--client", &broken, "--baseline"])
             .arg(&path)
-            .args(["--exact", "calls/text-blocks@stdio"])
+            .args(["--exact", "calls/text-blocks@stdio", "--report-dir"])
+            .arg(reports.path())
             .assert()
             .code(101),
     );
     assert!(out.contains("stale baseline entry (line 1"), "{out}");
+    // The re-run command the reports give runs the trial against the same baseline.
+    let results = xtask::report::RunResults::load(&reports.path().join("results.json")).unwrap();
+    let rerun = &results.trials[0].rerun;
+    assert!(
+        rerun.contains(&format!(" --baseline {}", path.display())),
+        "{rerun}"
+    );
 }
 
 #[test]
