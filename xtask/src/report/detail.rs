@@ -16,7 +16,7 @@ use super::links::source_html;
 use super::page::{anchor, esc};
 use super::status::installed_rerun;
 use super::{CheckRecord, RunResults, TrialResult};
-use crate::conformance::verdict::{Grade, level_label};
+use crate::conformance::verdict::level_label;
 use mcp_harness_scenarios::model::Level;
 
 /// Writes a trial's detail block (`<div class="detail">`); `lazy` leaves it empty and puts
@@ -85,7 +85,7 @@ fn detail_inner(
     if !trial.transcript.is_empty() {
         texts.collapsed(out, "transcript", &trial.transcript);
     }
-    if !trial.details.is_empty() && (trial.grade != Grade::Pass || !trial.attempts.is_empty()) {
+    if !trial.details.is_empty() {
         texts.collapsed(
             out,
             "full failure report (outcome lines, transcript tail, client stderr)",
