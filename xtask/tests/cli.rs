@@ -71,15 +71,24 @@ fn a_baseline_is_strict_both_ways() {
 
     let stale = temp_file("baseline.txt", "calls/text-blocks@stdio: was broken once\n");
     let path = stale.path().join("baseline.txt");
+    let reports = tempfile::tempdir().unwrap();
     let out = stdout_of(
         xtask()
             .args(["--client", &broken, "--baseline"])
             .arg(&path)
-            .args(["--exact", "calls/text-blocks@stdio"])
+            .args(["--exact", "calls/text-blocks@stdio", "--report-dir"])
+            .arg(reports.path())
             .assert()
             .code(101),
     );
     assert!(out.contains("stale baseline entry (line 1"), "{out}");
+    // The re-run command the reports give runs the trial against the same baseline.
+    let results = xtask::report::RunResults::load(&reports.path().join("results.json")).unwrap();
+    let rerun = &results.trials[0].rerun;
+    assert!(
+        rerun.contains(&format!(" --baseline {}", path.display())),
+        "{rerun}"
+    );
 }
 
 #[test]
@@ -182,7 +191,8 @@ fn a_report_dir_gets_json_junit_and_html() {
     );
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(
-        html.contains("calls/structured-content@stdio") && html.contains("class=\"grade fail"),
+        html.contains("calls/structured-content@stdio")
+            && html.contains("data-status=\"fail\" data-grade=\"fail\""),
         "html"
     );
 }
@@ -586,7 +596,8 @@ fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_
     );
     let html = std::fs::read_to_string(report.join("report.html")).unwrap();
     assert!(
-        html.contains(r#"<span class="flaky" title="attempts: fail, pass">FLAKY</span>"#),
+        html.contains(r#"data-status="flaky""#)
+            && html.contains(r#"<p class="note">attempts: fail, pass</p>"#),
         "html"
     );
 }

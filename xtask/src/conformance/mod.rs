@@ -332,12 +332,19 @@ impl Options {
         parts.join(", ")
     }
 
-    /// The command line that re-runs one trial as this run ran it. A bearer token is never
+    /// The command line that re-runs one trial as this run ran it (client, baseline, strictness).
+    /// A bearer token is never
     /// written out: the command names the option and leaves the value to the user.
     pub fn rerun_command(&self, trial: &str) -> String {
         let mut cmd = format!("cargo xtask conformance --exact {}", quote(trial));
         if let Some(client) = &self.client {
             cmd.push_str(&format!(" --client {}", quote(client)));
+        }
+        if let Some(baseline) = &self.baseline {
+            cmd.push_str(&format!(
+                " --baseline {}",
+                quote(&baseline.to_string_lossy())
+            ));
         }
         if self.snapshots_dir.is_none() {
             cmd.push_str(&format!(

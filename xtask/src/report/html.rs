@@ -1,237 +1,236 @@
-//! The conformance matrix as one self-contained HTML page: a row per trial, a column per
-//! client, each cell a grade; opening a cell shows the failed checks with Expected/Actual and
-//! the transcript behind it. No script and no external resource, so the file can be mailed,
-//! archived by CI, or opened offline.
+//! `report.html`: one client's run as a page a client author reads in seconds. At the top,
+//! whether the run fails and the count of each status (what fails the run first), a grade ×
+//! level table and an area × grade table whose cells filter the list; then a filter bar
+//! (status, grade, level, transport, area, text); then every trial, failures first, the ones
+//! that fail the run open on their failed checks. Self-contained: inline style and script,
+//! nothing fetched. [`render`] builds the matrix of several clients (see [`super::matrix`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{CheckRecord, RunResults, TrialResult};
-use crate::conformance::verdict::{Grade, Verdict, level_label};
+use super::detail::{Texts, requirements, trial_detail};
+use super::page::{Facet, esc, filter_bar, shell};
+use super::status::{GRADES, Status, area, transport};
+use super::{RunResults, TrialResult};
+use mcp_harness_scenarios::model::Level;
 
-const STYLE: &str = r#"
-body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d2330; }
-h1 { font-size: 20px; margin: 0 0 4px; }
-p.lead { color: #555; margin: 0 0 16px; }
-table { border-collapse: collapse; width: 100%; }
-th, td { border-bottom: 1px solid #e3e6ec; padding: 6px 8px; vertical-align: top; text-align: left; }
-thead th { position: sticky; top: 0; background: #f6f7f9; }
-tr.area th { background: #eef1f5; font-weight: 600; }
-td.name code { font-size: 13px; }
-td.name small { display: block; color: #666; }
-.grade { display: inline-block; min-width: 88px; padding: 1px 8px; border-radius: 10px; font-weight: 600; font-size: 12px; text-align: center; }
-.pass { background: #d9f2df; color: #17652c; }
-.non-strict { background: #fff1c7; color: #7a5800; }
-.unimplemented { background: #e4e6eb; color: #4a5060; }
-.fail { background: #fbd9d7; color: #9b1c16; }
-.xfail { outline: 2px dashed #9b1c16; outline-offset: 1px; }
-.flaky { display: inline-block; margin-left: 4px; padding: 1px 6px; border-radius: 10px; font-size: 11px; font-weight: 600; background: #fff3c4; color: #7a5200; border: 1px solid #c99a00; }
-details summary { cursor: pointer; list-style: none; }
-details[open] { background: #fafbfc; }
-pre { white-space: pre-wrap; word-break: break-word; font-size: 12px; max-width: 70ch; margin: 6px 0; }
-.totals td { font-weight: 600; }
-.note { color: #666; font-size: 12px; }
-ul.failed { margin: 6px 0; padding-left: 18px; font-size: 12px; }
-ul.failed a, table.reqs a { color: #2457a6; }
-table.reqs td { font-size: 13px; }
-h2 { font-size: 16px; margin: 28px 0 8px; }
-"#;
+/// The levels in report order.
+pub const LEVELS: [Level; 4] = [Level::Must, Level::Profile, Level::Should, Level::Advisory];
 
-/// The matrix page for one or more clients' runs.
+/// The matrix page of several clients' runs (kept under this name for its callers).
 pub fn render(runs: &[RunResults]) -> String {
-    let names: BTreeSet<&str> = runs
-        .iter()
-        .flat_map(|r| r.trials.iter().map(|t| t.name.as_str()))
-        .collect();
-    let mut out = String::new();
+    super::matrix::render(runs)
+}
+
+/// The report page of one client's run.
+pub fn report(run: &RunResults) -> String {
+    let mut trials: Vec<&TrialResult> = run.trials.iter().collect();
+    trials.sort_by(|a, b| (Status::of(a), &a.name).cmp(&(Status::of(b), &b.name)));
+    let mut body = String::new();
     let _ = write!(
-        out,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>mcp-harness conformance</title><style>{STYLE}</style></head><body>"
+        body,
+        "<h1>MCP client conformance: {}</h1><p class=\"lead\">{} trials · {:.1} s · boundary profile {} · time scale {}</p>",
+        esc(&run.client),
+        run.trials.len(),
+        run.seconds,
+        if run.profile {
+            "on"
+        } else {
+            "off (--spec-only)"
+        },
+        run.time_scale
     );
-    let _ = write!(
-        out,
-        "<h1>MCP client conformance</h1><p class=\"lead\">{} trials × {} client(s). Open a cell for the failed checks (Expected/Actual) and the transcript. A dashed outline marks a failure the client's baseline expects.</p>",
-        names.len(),
-        runs.len()
-    );
-    out.push_str("<table><thead><tr><th>trial</th>");
-    for run in runs {
+    let failing = trials.iter().filter(|t| t.verdict.fails_run()).count();
+    if failing == 0 {
+        body.push_str(
+            "<p class=\"verdict good\">The run meets its baseline: no trial fails it.</p>",
+        );
+    } else {
         let _ = write!(
-            out,
-            "<th>{}<br><span class=\"note\">{:.1} s{}</span></th>",
-            esc(&run.client),
-            run.seconds,
-            if run.profile { "" } else { ", spec only" }
+            body,
+            "<p class=\"verdict bad\">The run fails: {failing} trial(s) fail it (listed first, open).</p>"
         );
     }
-    out.push_str("</tr></thead><tbody><tr class=\"totals\"><td>totals</td>");
-    for run in runs {
-        out.push_str("<td>");
-        for (grade, n) in run.counts() {
-            let _ = write!(
-                out,
-                "<div><span class=\"grade {0}\">{0}</span> {n}</div>",
-                grade.as_str()
-            );
-        }
-        out.push_str("</td>");
+    status_chips(&mut body, &trials);
+    body.push_str("<div class=\"summaries\">");
+    grade_by_level(&mut body, &trials);
+    area_by_grade(&mut body, &trials);
+    body.push_str("</div>");
+    body.push_str(&filter_bar(&facets(&trials), false));
+    body.push_str("<h2>Trials, failures first</h2>");
+    let mut texts = Texts::default();
+    for trial in &trials {
+        trial_row(&mut body, &mut texts, trial, run.profile);
     }
-    out.push_str("</tr>");
-    let mut area = "";
-    for name in &names {
-        let this_area = name.split('/').next().unwrap_or(name);
-        if this_area != area {
-            area = this_area;
-            let _ = write!(
-                out,
-                "<tr class=\"area\"><th colspan=\"{}\">{}</th></tr>",
-                runs.len() + 1,
-                esc(area)
-            );
+    requirements(&mut body, std::slice::from_ref(run));
+    body.push_str(&texts.script());
+    let title = format!("mcp-harness: {}", run.client);
+    shell(&title, &body)
+}
+
+/// The facets of a set of trials, with counts.
+pub fn facets(trials: &[&TrialResult]) -> Vec<Facet> {
+    let count = |f: &dyn Fn(&TrialResult) -> String| {
+        let mut m: BTreeMap<String, usize> = BTreeMap::new();
+        for t in trials {
+            *m.entry(f(t)).or_default() += 1;
         }
-        let first = runs
-            .iter()
-            .find_map(|r| r.trials.iter().find(|t| t.name == *name));
-        let (description, level) =
-            first.map_or(("", ""), |t| (t.description.as_str(), t.level.as_str()));
+        m
+    };
+    let ordered = |all: Vec<&str>, m: BTreeMap<String, usize>| {
+        all.into_iter()
+            .filter_map(|v| m.get(v).map(|n| (v.to_owned(), *n)))
+            .collect::<Vec<_>>()
+    };
+    let statuses = count(&|t| Status::of(t).as_str().to_owned());
+    let grades = count(&|t| t.grade.as_str().to_owned());
+    let levels = count(&|t| t.level.as_str().to_owned());
+    vec![
+        Facet {
+            key: "status",
+            label: "result",
+            values: ordered(Status::ALL.iter().map(|s| s.as_str()).collect(), statuses),
+        },
+        Facet {
+            key: "grade",
+            label: "grade",
+            values: ordered(GRADES.iter().map(|g| g.as_str()).collect(), grades),
+        },
+        Facet {
+            key: "level",
+            label: "level",
+            values: ordered(LEVELS.iter().map(|l| l.as_str()).collect(), levels),
+        },
+        Facet::counted(
+            "transport",
+            "transport",
+            count(&|t| transport(&t.name).to_owned()),
+        ),
+        Facet::counted("area", "area", count(&|t| area(&t.name).to_owned())),
+    ]
+}
+
+/// A chip per status: its count, clickable to show only it.
+fn status_chips(out: &mut String, trials: &[&TrialResult]) {
+    out.push_str("<div class=\"chips\">");
+    for s in Status::ALL {
+        let n = trials.iter().filter(|t| Status::of(t) == s).count();
         let _ = write!(
             out,
-            "<tr><td class=\"name\"><code>{}</code><small>{} · {}</small></td>",
-            esc(name),
-            esc(description),
-            level
+            "<button type=\"button\" class=\"chip {0}{1}\" data-pick=\"status={0}\" title=\"{2}\"><b>{n}</b>{0}</button>",
+            s.as_str(),
+            if n == 0 { " zero" } else { "" },
+            s.meaning()
         );
-        for run in runs {
-            match run.trials.iter().find(|t| t.name == *name) {
-                Some(trial) => cell(&mut out, trial, run.profile),
-                None => out.push_str("<td class=\"note\">not run</td>"),
-            }
+    }
+    out.push_str("</div>");
+}
+
+/// A count cell that filters the list on click; coloured when failures are counted.
+pub fn count_cell(out: &mut String, n: usize, pick: &str, grade: &str) {
+    let class = match (n, grade) {
+        (0, _) => " z",
+        (_, "fail") => " hot",
+        (_, "non-strict" | "unimplemented") => " warm",
+        _ => "",
+    };
+    let _ = write!(
+        out,
+        "<td class=\"n pick{class}\" data-pick=\"{}\">{n}</td>",
+        esc(pick)
+    );
+}
+
+fn grade_by_level(out: &mut String, trials: &[&TrialResult]) {
+    out.push_str(
+        "<table class=\"sum\"><caption>grade × case level</caption><thead><tr><th>level</th>",
+    );
+    for g in GRADES {
+        let _ = write!(out, "<th>{}</th>", g.as_str());
+    }
+    out.push_str("<th>all</th></tr></thead><tbody>");
+    for level in LEVELS {
+        let of_level: Vec<_> = trials.iter().filter(|t| t.level == level).collect();
+        if of_level.is_empty() {
+            continue;
         }
+        let l = level.as_str();
+        let _ = write!(out, "<tr><th>{l}</th>");
+        for g in GRADES {
+            let n = of_level.iter().filter(|t| t.grade == g).count();
+            count_cell(
+                out,
+                n,
+                &format!("level={l};grade={}", g.as_str()),
+                g.as_str(),
+            );
+        }
+        count_cell(out, of_level.len(), &format!("level={l}"), "");
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table>");
-    requirements(&mut out, runs);
-    out.push_str("</body></html>\n");
-    out
 }
 
-/// The anchor of a requirement's row in the page's requirements table.
-fn anchor(id: &str) -> String {
-    let safe: String = id
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    format!("req-{safe}")
-}
-
-/// Every requirement a failed check cites, once: id, level, sentence, source. Failed checks
-/// in the cells link here.
-fn requirements(out: &mut String, runs: &[RunResults]) {
-    let mut cited: BTreeMap<&str, &CheckRecord> = BTreeMap::new();
-    for check in runs
-        .iter()
-        .flat_map(|r| &r.trials)
-        .flat_map(|t| &t.checks)
-        .filter(|c| !c.passed && !c.requirement_id.is_empty())
-    {
-        cited.entry(check.requirement_id.as_str()).or_insert(check);
+fn area_by_grade(out: &mut String, trials: &[&TrialResult]) {
+    let mut areas: BTreeMap<&str, Vec<&TrialResult>> = BTreeMap::new();
+    for t in trials {
+        areas.entry(area(&t.name)).or_default().push(t);
     }
-    if cited.is_empty() {
-        return;
+    out.push_str("<table class=\"sum\"><caption>area × grade</caption><thead><tr><th>area</th>");
+    for g in GRADES {
+        let _ = write!(out, "<th>{}</th>", g.as_str());
     }
-    out.push_str("<h2>Requirements cited by failed checks</h2><table class=\"reqs\"><thead><tr><th>id</th><th>level</th><th>requirement</th><th>source</th></tr></thead><tbody>");
-    for (id, c) in cited {
-        let _ = write!(
-            out,
-            "<tr id=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            anchor(id),
-            esc(id),
-            c.level.as_str(),
-            esc(&c.requirement),
-            esc(&c.source)
-        );
+    out.push_str("<th>all</th></tr></thead><tbody>");
+    for (name, of_area) in areas {
+        let _ = write!(out, "<tr><th>{}</th>", esc(name));
+        for g in GRADES {
+            let n = of_area.iter().filter(|t| t.grade == g).count();
+            count_cell(
+                out,
+                n,
+                &format!("area={name};grade={}", g.as_str()),
+                g.as_str(),
+            );
+        }
+        count_cell(out, of_area.len(), &format!("area={name}"), "");
+        out.push_str("</tr>");
     }
     out.push_str("</tbody></table>");
 }
 
-fn cell(out: &mut String, trial: &TrialResult, profile: bool) {
-    let grade = trial.grade.as_str();
-    let xfail = if trial.verdict == Verdict::ExpectedFailure {
-        " xfail"
+/// One trial: a summary line (status, name and description, level · transport · time) that
+/// opens on the detail; open already when the trial fails the run.
+fn trial_row(out: &mut String, texts: &mut Texts, trial: &TrialResult, profile: bool) {
+    let status = Status::of(trial);
+    let _ = write!(
+        out,
+        "<details class=\"trial\" data-trial=\"\" data-status=\"{}\" data-grade=\"{}\" data-level=\"{}\" data-transport=\"{}\" data-area=\"{}\"{}>",
+        status.as_str(),
+        trial.grade.as_str(),
+        trial.level.as_str(),
+        esc(transport(&trial.name)),
+        esc(area(&trial.name)),
+        if trial.verdict.fails_run() {
+            " open"
+        } else {
+            ""
+        }
+    );
+    let grade_note = if status.as_str() == trial.grade.as_str() {
+        String::new()
     } else {
-        ""
-    };
-    let grades = trial.attempts_shown();
-    let flaky = match (trial.flaky, &trial.known_flaky) {
-        (false, _) => String::new(),
-        (true, known) => format!(
-            "<span class=\"flaky\" title=\"attempts: {}\">{}</span>",
-            esc(&grades),
-            if known.is_some() {
-                "known flaky"
-            } else {
-                "FLAKY"
-            }
-        ),
+        format!(" · graded {}", trial.grade.as_str())
     };
     let _ = write!(
         out,
-        "<td><details><summary><span class=\"grade {grade}{xfail}\">{grade}</span>{flaky}</summary>"
+        "<summary><span><span class=\"badge {0}\" title=\"{1}\">{0}</span></span><span class=\"name\"><code>{2}</code><small>{3}</small></span><span class=\"meta\">{4}{grade_note} · {5} ms</span></summary>",
+        status.as_str(),
+        status.meaning(),
+        esc(&trial.name),
+        esc(&trial.description),
+        trial.level.as_str(),
+        trial.elapsed_ms
     );
-    if !trial.attempts.is_empty() {
-        let _ = write!(out, "<p class=\"note\">attempts: {}</p>", esc(&grades));
-    }
-    if let Some(reason) = &trial.known_flaky {
-        let _ = write!(out, "<p class=\"note\">known flaky: {}</p>", esc(reason));
-    }
-    if let Some(reason) = &trial.baseline_reason {
-        let _ = write!(out, "<p class=\"note\">baseline: {}</p>", esc(reason));
-    }
-    let failed: Vec<&CheckRecord> = trial.checks.iter().filter(|c| !c.passed).collect();
-    if !failed.is_empty() {
-        out.push_str("<ul class=\"failed\">");
-        for c in failed {
-            let level = level_label(c.level, profile);
-            let _ = write!(out, "<li>✗ {} [{level}]", esc(&c.name));
-            if !c.requirement_id.is_empty() {
-                let id = &c.requirement_id;
-                let _ = write!(out, " <a href=\"#{}\">{}</a>", anchor(id), esc(id));
-            }
-            out.push_str("</li>");
-        }
-        out.push_str("</ul>");
-    }
-    if trial.grade != Grade::Pass || !trial.attempts.is_empty() {
-        let _ = write!(out, "<pre>{}</pre>", esc(&trial.details));
-    }
-    let _ = write!(out, "<pre>{}</pre></details></td>", esc(&trial.transcript));
-}
-
-/// Escapes text for HTML element content and attribute values.
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(
-            esc("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
-    }
+    trial_detail(out, texts, trial, profile, "", !trial.verdict.fails_run());
+    out.push_str("</details>");
 }

@@ -1,12 +1,18 @@
 //! Machine- and person-readable results of a run, written by `--report-dir DIR`:
 //! `results.json` (everything, and the input of the cross-client matrix), `junit.xml` (for
-//! CI systems) and `report.html` (a self-contained conformance matrix, Autobahn style).
+//! CI systems) and `report.html` (a self-contained page, failures first, with filters; see [`html`]);
+//! `cargo xtask sdk all` adds `matrix.html` of every client ([`matrix`]).
 //!
 //! A bearer token never reaches these files: the runner redacts it from the client's output
 //! before anything is kept, and transcripts only say whether the right token came.
 
+pub mod detail;
 pub mod html;
 pub mod junit;
+pub mod links;
+pub mod matrix;
+pub mod page;
+pub mod status;
 
 use std::path::Path;
 
@@ -226,5 +232,5 @@ pub fn write_all(dir: &Path, results: &RunResults) -> Result<(), String> {
     let json = serde_json::to_string_pretty(results).map_err(|e| e.to_string())?;
     write("results.json", json)?;
     write("junit.xml", junit::render(results)?)?;
-    write("report.html", html::render(std::slice::from_ref(results)))
+    write("report.html", html::report(results))
 }
