@@ -153,12 +153,14 @@ pub fn redact(text: &str, secret: Option<&str>) -> String {
 /// is a type the adapter knows (its message is replaced by the whole chain's text).
 pub type Hook<'a> = &'a dyn Fn(&(dyn Error + 'static)) -> Option<StepError>;
 
-/// Classifies a transport error: the first link of its chain that `hook` or the kit recognises
-/// names the kind; an error nobody recognises is `transport_closed` (no usable connection). The
-/// message is the whole chain, see [`chain_text`].
+/// Classifies a transport error: the first link of its chain that `hook` recognises names the
+/// kind; failing that, the first `io::Error` with a telling kind (timed out: `timeout`; refused,
+/// reset, broken pipe, end of file: `transport_closed`); failing that, `transport_closed` (no
+/// usable connection). The message is the whole chain, see [`chain_text`].
 pub fn classify(error: &(dyn Error + 'static), hook: Hook<'_>) -> StepError {
     let message = chain_text(error);
     let mut pending: Vec<&(dyn Error + 'static)> = vec![error];
+    let mut fallback = None;
     let mut seen = 0;
     while let Some(current) = pending.pop() {
         seen += 1;
@@ -169,8 +171,8 @@ pub fn classify(error: &(dyn Error + 'static), hook: Hook<'_>) -> StepError {
             return StepError { message, ..known };
         }
         if let Some(io) = current.downcast_ref::<std::io::Error>() {
-            if let Some(kind) = io_kind(io.kind()) {
-                return StepError::new(kind, message);
+            if fallback.is_none() {
+                fallback = io_kind(io.kind());
             }
             if let Some(inner) = io.get_ref() {
                 pending.push(inner);
@@ -180,7 +182,7 @@ pub fn classify(error: &(dyn Error + 'static), hook: Hook<'_>) -> StepError {
             pending.push(next);
         }
     }
-    StepError::new(Kind::TransportClosed, message)
+    StepError::new(fallback.unwrap_or(Kind::TransportClosed), message)
 }
 
 fn io_kind(kind: std::io::ErrorKind) -> Option<Kind> {
