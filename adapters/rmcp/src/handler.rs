@@ -32,7 +32,9 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::events::{self, Events};
+use mcp_harness_kit::Events;
+
+use crate::events;
 
 /// Answers by input-request method, set by the adapter before each call.
 pub(crate) type Answers = Arc<Mutex<Map<String, Value>>>;
