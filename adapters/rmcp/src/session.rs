@@ -23,7 +23,9 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use mcp_harness_kit::{CallTool, Env, Era, Events, Kind, StepError, Transport, tool_result};
+use mcp_harness_kit::{
+    CallTool, Env, Era, Events, Kind, StepError, Transport, declared_capabilities, tool_result,
+};
 use serde_json::Map;
 
 use crate::failure;
@@ -354,32 +356,10 @@ fn client_info(env: &Env, handlers: &Map<String, Value>) -> ClientConfig {
             Err(e) => eprintln!("rmcp-adapter: ignoring protocol version {version:?}: {e}"),
         }
     }
-    // Elicitation modes exist from 2025-11-25 on (dates compare as text).
-    let modes = info.protocol_version.as_str() >= "2025-11-25";
-    let mut capabilities = serde_json::Map::new();
-    for method in planned_input_methods(&env.plan) {
-        let name = match method.as_str() {
-            "elicitation/create" => "elicitation",
-            "sampling/createMessage" => "sampling",
-            "roots/list" => "roots",
-            _ => continue,
-        };
-        capabilities.insert(name.into(), json!({}));
-    }
-    for (method, handler) in handlers {
-        let (name, declared) = match method.as_str() {
-            "roots/list" => ("roots", json!({ "listChanged": true })),
-            "sampling/createMessage" => ("sampling", json!({})),
-            "elicitation/create" if modes => ("elicitation", elicitation_modes(handler)),
-            "elicitation/create" => ("elicitation", json!({})),
-            other => {
-                eprintln!(
-                    "rmcp-adapter: no client capability answers {other:?}; ignoring its handler"
-                );
-                continue;
-            }
-        };
-        capabilities.insert(name.into(), declared);
+    let (capabilities, ignored) =
+        declared_capabilities(handlers, &env.plan, info.protocol_version.as_str());
+    for method in ignored {
+        eprintln!("rmcp-adapter: no client capability answers {method:?}; ignoring its handler");
     }
     if !capabilities.is_empty() {
         match serde_json::from_value::<ClientCapabilities>(Value::Object(capabilities)) {
@@ -388,27 +368,6 @@ fn client_info(env: &Env, handlers: &Map<String, Value>) -> ClientConfig {
         }
     }
     info
-}
-
-/// `{"form":{}}` for a single answer; the modes named for a handler keyed by mode.
-fn elicitation_modes(handler: &Value) -> Value {
-    match handler.as_object() {
-        Some(by_mode) if !by_mode.contains_key("action") => Value::Object(
-            by_mode
-                .keys()
-                .filter(|mode| matches!(mode.as_str(), "form" | "url"))
-                .map(|mode| (mode.clone(), json!({})))
-                .collect(),
-        ),
-        _ => json!({ "form": {} }),
-    }
-}
-
-fn planned_input_methods(plan: &[Value]) -> Vec<String> {
-    plan.iter()
-        .filter_map(|step| step.get("input").and_then(Value::as_object))
-        .flat_map(|answers| answers.keys().cloned())
-        .collect()
 }
 
 /// The reqwest client rmcp's streamable HTTP transport runs on: rustls with ring, trusting the

@@ -15,9 +15,11 @@
 //!
 //! Helpers for the contract's shapes: [`classify`] (transport errors to kinds, with a hook for
 //! the library's own types), [`paginate`], [`tool_result`], [`content_as_seen`],
-//! [`resource_contents_as_seen`], and [`Events`] for the `events` step. The kit needs no async
+//! [`resource_contents_as_seen`], [`Events`] for the `events` step, and the plan's answers to
+//! server requests ([`declared_capabilities`], [`Answer`]). The kit needs no async
 //! runtime of its own: [`run`] is a future for the adapter's runtime, or for [`block_on`].
 
+mod answers;
 mod bytes;
 mod content;
 mod env;
@@ -31,6 +33,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
+pub use answers::{Answer, declared_capabilities};
 pub use bytes::{decode_base64, sha256_hex};
 pub use content::{
     content_as_seen, contents_as_seen, resource_contents_as_seen, texts, tool_result,
