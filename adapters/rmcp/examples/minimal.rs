@@ -1,13 +1,25 @@
 //! A minimal adapter on the Rust kit (CLIENTS.md's example): rmcp over stdio, tools only.
-use mcp_harness_kit::{Adapter, Env, Kind, Step, StepError, Transport, tool_result};
-use rmcp::{RoleClient, ServiceExt, service::RunningService, transport::TokioChildProcess};
+use mcp_harness_kit::{Adapter, Env, Kind, Step, StepError, Transport, classify, tool_result};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceError, ServiceExt, service::RunningService};
 use serde_json::{Map, Value, json};
 
 struct Minimal;
 type Client = RunningService<RoleClient, ()>;
 
-fn failed(e: impl std::fmt::Display) -> StepError {
-    StepError::new(Kind::TransportClosed, e.to_string()) // a real adapter maps its errors finely
+/// A JSON-RPC error the server sent is `protocol_error`; the rest by the kit's error chain walk.
+fn failed(e: ServiceError) -> StepError {
+    match e {
+        ServiceError::McpError(e) => {
+            StepError::json_rpc(Kind::ProtocolError, e.code.0.into(), e.message)
+        }
+        ServiceError::Timeout { .. } => StepError::new(Kind::Timeout, e.to_string()),
+        other => classify(&other, &|_| None),
+    }
+}
+
+fn closed(e: impl std::fmt::Display) -> StepError {
+    StepError::new(Kind::TransportClosed, e.to_string())
 }
 
 impl Adapter for Minimal {
@@ -25,9 +37,9 @@ impl Adapter for Minimal {
         let mut child = tokio::process::Command::new(&command[0]);
         child.args(&command[1..]);
         let client =
-            ().serve(TokioChildProcess::new(child).map_err(failed)?)
+            ().serve(TokioChildProcess::new(child).map_err(closed)?)
                 .await
-                .map_err(failed)?;
+                .map_err(closed)?;
         let peer = client.peer_info();
         let ok = json!({ "protocolVersion": peer.as_ref().map(|p| p.protocol_version.to_string()),
                          "serverInfo": peer.as_ref().map(|p| &p.server_info) });
@@ -50,14 +62,14 @@ impl Adapter for Minimal {
                     params = params.with_arguments(arguments.clone());
                 }
                 let result = client.call_tool(params).await.map_err(failed)?;
-                tool_result(&serde_json::to_value(result).map_err(failed)?)
+                tool_result(&serde_json::to_value(result).map_err(closed)?)
             }
             other => Err(StepError::unsupported(other.op())),
         }
     }
 
     async fn close(&mut self, client: Client, _: &Env) -> Result<(), StepError> {
-        client.cancel().await.map(drop).map_err(failed)
+        client.cancel().await.map(drop).map_err(closed)
     }
 }
 
