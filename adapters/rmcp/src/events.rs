@@ -1,74 +1,8 @@
-//! What the client surfaced to its caller (CLIENTS.md, "What the server starts"): the server
-//! requests its handler answered and the notifications rmcp handed to it, in the order the
-//! handler saw them, until the next `events` step takes them.
-
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+//! The events the client surfaced to its caller (CLIENTS.md, "What the server starts"), built
+//! from rmcp's typed notifications and requests; the kit's `Events` queue keeps them, in the
+//! order the handler saw them, until the next `events` step takes them.
 
 use serde_json::{Map, Value, json};
-use tokio::sync::Notify;
-
-/// The events gathered since the last `events` step, shared by the handler and the session.
-#[derive(Clone, Default)]
-pub(crate) struct Events {
-    inner: Arc<Inner>,
-}
-
-#[derive(Default)]
-struct Inner {
-    list: Mutex<Vec<Value>>,
-    /// Set once a flood went past [`Events::CAP`] (noted once on stderr).
-    dropped: std::sync::atomic::AtomicBool,
-    arrived: Notify,
-}
-
-impl Events {
-    /// The most events kept for the next `events` step; a flood beyond is dropped, so a
-    /// server's notification storm cannot grow the adapter without bound.
-    const CAP: usize = 10_000;
-
-    pub fn push(&self, event: Value) {
-        let mut list = self.inner.list.lock().unwrap_or_else(|p| p.into_inner());
-        if list.len() < Self::CAP {
-            list.push(event);
-        } else if !self
-            .inner
-            .dropped
-            .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            eprintln!(
-                "rmcp-adapter: more than {} events before an events step; dropping the rest",
-                Self::CAP
-            );
-        }
-        drop(list);
-        self.inner.arrived.notify_waiters();
-    }
-
-    fn len(&self) -> usize {
-        self.inner
-            .list
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len()
-    }
-
-    /// Waits until at least `min` events have arrived or `limit` has passed, then takes them.
-    pub async fn take(&self, min: usize, limit: Duration) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            // Register for the next push before counting, so none is missed in between.
-            let arrived = self.inner.arrived.notified();
-            if self.len() >= min {
-                break;
-            }
-            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                break;
-            }
-        }
-        std::mem::take(&mut *self.inner.list.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
 
 /// `{"type":"request","method":M,"params":P}`; `params` only when there were any.
 pub(crate) fn request(method: &str, params: Option<Value>) -> Value {

@@ -32,7 +32,9 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::events::{self, Events};
+use mcp_harness_kit::{Answer, Events};
+
+use crate::events;
 
 /// Answers by input-request method, set by the adapter before each call.
 pub(crate) type Answers = Arc<Mutex<Map<String, Value>>>;
@@ -78,15 +80,6 @@ impl Handler {
     }
 }
 
-/// An answer's `delay_ms`, taken out of it (it is the client's own, never sent).
-fn take_delay(answer: &mut Value) -> Option<Duration> {
-    answer
-        .as_object_mut()
-        .and_then(|answer| answer.remove("delay_ms"))
-        .and_then(|ms| ms.as_u64())
-        .map(Duration::from_millis)
-}
-
 /// Answers `result` after `delay` (a user taking time); a request the server cancels
 /// meanwhile (rmcp cancels the context's token on `notifications/cancelled`) is not answered:
 /// rmcp drops whatever the handler returns for it.
@@ -115,46 +108,6 @@ fn typed<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ErrorData
     })
 }
 
-/// The answer an elicitation handler gives in `mode`: a handler keyed by mode (no `action`)
-/// answers the modes it names; a single answer serves form mode. `None`: a mode not declared.
-fn for_mode(handler: &Value, mode: &str) -> Option<Value> {
-    match handler.as_object() {
-        Some(by_mode) if !by_mode.contains_key("action") => by_mode.get(mode).cloned(),
-        _ => (mode == "form").then(|| handler.clone()),
-    }
-}
-
-/// With `"defaults": true`, fills every member the schema gives a `default` and the content
-/// leaves out (a user accepting a pre-filled form).
-fn with_defaults(mut answer: Value, schema: Option<Value>) -> Value {
-    let Some(object) = answer.as_object_mut() else {
-        return answer;
-    };
-    let fill = object
-        .remove("defaults")
-        .is_some_and(|d| d == Value::Bool(true));
-    let accepted = object.get("action").and_then(Value::as_str) == Some("accept");
-    if !fill || !accepted {
-        return answer;
-    }
-    let Some(Value::Object(properties)) = schema.and_then(|s| s.get("properties").cloned()) else {
-        return answer;
-    };
-    let content = object
-        .entry("content")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Some(content) = content.as_object_mut() {
-        for (name, property) in properties {
-            if let Some(default) = property.get("default")
-                && !content.contains_key(&name)
-            {
-                content.insert(name, default.clone());
-            }
-        }
-    }
-    answer
-}
-
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
@@ -176,10 +129,10 @@ impl ClientHandler for Handler {
         };
         // The step's own `input` answer is given as it is, whatever the mode.
         let answer = match self.input(METHOD) {
-            Some(answer) => Some(Some(answer)),
+            Some(answer) => Some(Some(Answer::from_plan(answer))),
             None => self
                 .handler(METHOD)
-                .map(|handler| for_mode(&handler, mode).map(|a| with_defaults(a, schema))),
+                .map(|handler| Answer::elicitation(&handler, mode, schema.as_ref())),
         };
         let (delay, result) = match answer {
             // rmcp's default: decline.
@@ -191,7 +144,7 @@ impl ClientHandler for Handler {
                     None,
                 )),
             ),
-            Some(Some(mut answer)) => (take_delay(&mut answer), typed(METHOD, answer)),
+            Some(Some(answer)) => (answer.delay, typed(METHOD, answer.result)),
         };
         async move { answer_after(delay, &context, result).await }
     }
@@ -204,7 +157,10 @@ impl ClientHandler for Handler {
         const METHOD: &str = "sampling/createMessage";
         self.surfaced(METHOD, serde_json::to_value(&params).ok());
         let (delay, result) = match self.planned(METHOD) {
-            Some(mut answer) => (take_delay(&mut answer), typed(METHOD, answer)),
+            Some(answer) => {
+                let answer = Answer::from_plan(answer);
+                (answer.delay, typed(METHOD, answer.result))
+            }
             None => {
                 // rmcp's default: refuse.
                 self.refused.store(true, Ordering::SeqCst);
@@ -226,7 +182,10 @@ impl ClientHandler for Handler {
         const METHOD: &str = "roots/list";
         self.surfaced(METHOD, None);
         let (delay, result) = match self.planned(METHOD) {
-            Some(mut answer) => (take_delay(&mut answer), typed(METHOD, answer)),
+            Some(answer) => {
+                let answer = Answer::from_plan(answer);
+                (answer.delay, typed(METHOD, answer.result))
+            }
             // rmcp's default: no roots.
             None => (None, Ok(ListRootsResult::default())),
         };

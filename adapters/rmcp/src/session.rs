@@ -7,18 +7,12 @@
 //! then `initialize` on a legacy answer or after rmcp's fixed 10 s probe timeout). The
 //! preferred versions are the harness's version, then rmcp's newest modern one.
 
-use std::future::Future;
 use std::process::Stdio;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-#[allow(deprecated)]
-// LoggingLevel, SetLevelRequestParams: logging is deprecated in rmcp (SEP-2577).
 use rmcp::model::{
-    ArgumentInfo, CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities,
-    ClientConfig, ClientRequest, CompleteRequestParams, CompletionContext, ContentBlock,
-    GetPromptRequestParams, LoggingLevel, PingRequest, ProtocolVersion, ReadResourceRequestParams,
-    Reference, RequestMetaObject, ServerResult, SetLevelRequestParams,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, ProtocolVersion, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, PeerRequestOptions,
@@ -29,28 +23,31 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::Config;
-use crate::content;
-use crate::events::{self, Events};
-use crate::failure::{Failure, Kind};
+use mcp_harness_kit::{
+    CallTool, Env, Era, Events, Kind, StepError, Transport, declared_capabilities, tool_result,
+};
+use serde_json::Map;
+
+use crate::failure;
 use crate::handler::{Answers, Handler, ProgressTokens, Refused};
+use crate::requests::{listed, to_value};
 
 pub(crate) struct Session {
-    service: RunningService<RoleClient, Handler>,
+    pub(crate) service: RunningService<RoleClient, Handler>,
     /// The plan's input answers for the call in progress (read by the handler).
-    answers: Answers,
+    pub(crate) answers: Answers,
     /// `connect`'s handlers (read by the handler; `set_roots` replaces `roots/list`).
-    handlers: Answers,
+    pub(crate) handlers: Answers,
     /// Set by the handler when it refused an input request of the call in progress.
-    refused: Refused,
+    pub(crate) refused: Refused,
     /// What the client surfaced since the last `events` step.
-    events: Events,
+    pub(crate) events: Events,
     /// The progress tokens of the calls in flight that asked for progress.
-    progress: ProgressTokens,
+    pub(crate) progress: ProgressTokens,
     /// Connected in the modern era (2026-07-28): calls go through rmcp's multi round-trip helper.
-    modern: bool,
+    pub(crate) modern: bool,
     /// The open `subscriptions/listen` streams, each drained into `events` by its own task.
-    listens: Vec<tokio::task::JoinHandle<()>>,
+    pub(crate) listens: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// Removes a call's progress token from the registry once the call is over, however it ends.
@@ -71,27 +68,26 @@ impl Drop for InFlight {
 }
 
 /// rmcp's lifecycle for the harness's era.
-fn lifecycle(config: &Config) -> Option<ClientLifecycleMode> {
+fn lifecycle(env: &Env) -> Option<ClientLifecycleMode> {
     let mut preferred = Vec::new();
-    if let Some(version) = config
-        .protocol_version
-        .as_deref()
-        .and_then(protocol_version)
-    {
+    if let Some(version) = env.protocol_version.as_deref().and_then(protocol_version) {
         preferred.push(version);
     }
     if !preferred.contains(&ProtocolVersion::LATEST) {
         preferred.push(ProtocolVersion::LATEST);
     }
-    match config.era.as_str() {
-        "modern" => Some(ClientLifecycleMode::Discover {
+    match env.era {
+        Era::Modern => Some(ClientLifecycleMode::Discover {
             preferred_versions: preferred,
         }),
-        "dual" => Some(ClientLifecycleMode::Auto {
+        Era::Dual => Some(ClientLifecycleMode::Auto {
             preferred_versions: preferred,
-            legacy_version: config.legacy_version.as_deref().and_then(protocol_version),
+            legacy_version: env
+                .legacy_protocol_version
+                .as_deref()
+                .and_then(protocol_version),
         }),
-        _ => None,
+        Era::Legacy => None,
     }
 }
 
@@ -105,13 +101,13 @@ fn protocol_version(text: &str) -> Option<ProtocolVersion> {
 async fn start<T, E, A>(
     handler: Handler,
     transport: T,
-    config: &Config,
+    env: &Env,
 ) -> Result<RunningService<RoleClient, Handler>, ClientInitializeError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    match lifecycle(config) {
+    match lifecycle(env) {
         None => handler.serve(transport).await,
         Some(mode) => handler.serve_with_lifecycle(transport, mode).await,
     }
@@ -120,23 +116,17 @@ where
 impl Session {
     /// Starts the transport and performs rmcp's `initialize` handshake. On success returns the
     /// session and the step's `ok` payload.
-    pub async fn connect(config: &Config, step: &Value) -> Result<(Session, Value), Failure> {
-        let handlers = match step.get("handlers") {
-            None | Some(Value::Null) => serde_json::Map::new(),
-            Some(Value::Object(handlers)) => handlers.clone(),
-            Some(other) => {
-                return Err(Failure::new(
-                    Kind::UnsupportedOp,
-                    format!("connect's handlers must be an object by method, got {other}"),
-                ));
-            }
-        };
+    pub async fn connect(
+        env: &Env,
+        handlers: &Map<String, Value>,
+    ) -> Result<(Session, Value), StepError> {
+        let handlers = handlers.clone();
         let answers = Answers::default();
         let refused = Refused::default();
         let events = Events::default();
         let progress = ProgressTokens::default();
         let handler = Handler {
-            info: client_info(config, &handlers),
+            info: client_info(env, &handlers),
             answers: answers.clone(),
             handlers: std::sync::Arc::new(std::sync::Mutex::new(handlers)),
             refused: refused.clone(),
@@ -144,11 +134,10 @@ impl Session {
             progress: progress.clone(),
         };
         let handlers = handler.handlers.clone();
-        let service = match config.transport.as_str() {
-            "stdio" => {
-                let argv = config.server_command.as_deref().unwrap_or_default();
-                let Some((program, args)) = argv.split_first() else {
-                    return Err(Failure::new(
+        let service = match &env.transport {
+            Transport::Stdio { command } => {
+                let Some((program, args)) = command.split_first() else {
+                    return Err(StepError::new(
                         Kind::TransportClosed,
                         "MCP_HARNESS_SERVER_COMMAND names no server to launch",
                     ));
@@ -159,40 +148,29 @@ impl Session {
                     .stderr(Stdio::inherit())
                     .spawn()
                     .map_err(|e| {
-                        Failure::new(
+                        StepError::new(
                             Kind::TransportClosed,
                             format!("could not launch the server: {e}"),
                         )
                     })?;
-                start(handler, transport, config).await
+                start(handler, transport, env).await
             }
-            "http" => {
-                let Some(url) = config.url.as_deref() else {
-                    return Err(Failure::new(
-                        Kind::TransportClosed,
-                        "MCP_HARNESS_SERVER_URL is not set",
-                    ));
-                };
-                let client = http_client(config)?;
-                let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url);
-                if let Some(token) = &config.bearer_token {
+            Transport::Http { url, ca_file } => {
+                let client = http_client(ca_file.as_deref())?;
+                let mut transport_config =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(token) = &env.bearer_token {
                     // rmcp sends it as `Authorization: Bearer <token>` on its requests.
                     transport_config = transport_config.auth_header(token.clone());
                 }
                 let transport =
                     StreamableHttpClientTransport::with_client(client, transport_config);
-                start(handler, transport, config).await
-            }
-            other => {
-                return Err(Failure::new(
-                    Kind::TransportClosed,
-                    format!("unknown MCP_HARNESS_TRANSPORT {other:?}"),
-                ));
+                start(handler, transport, env).await
             }
         }
-        .map_err(|e| match config.era.as_str() {
-            "legacy" => Failure::from_initialize(&e),
-            _ => Failure::from_initialize(&e).discover_refused(),
+        .map_err(|e| match env.era {
+            Era::Legacy => failure::from_initialize(&e),
+            _ => failure::discover_refused(failure::from_initialize(&e)),
         })?;
 
         let peer = service.peer_info();
@@ -208,7 +186,7 @@ impl Session {
                 .and_then(|p| p.server_info.as_ref())
                 .map(|s| serde_json::to_value(s).unwrap_or(Value::Null)),
         });
-        if config.era != "legacy" {
+        if env.era != Era::Legacy {
             ok["era"] = json!(if modern { "modern" } else { "legacy" });
         }
         Ok((
@@ -227,9 +205,9 @@ impl Session {
     }
 
     /// `server/discover` through rmcp's `Peer::discover` (which may answer from rmcp's cache).
-    pub async fn discover(&self) -> Result<Value, Failure> {
+    pub async fn discover(&self) -> Result<Value, StepError> {
         let Some(peer) = self.service.peer_info().filter(|_| self.modern) else {
-            return Err(Failure::new(
+            return Err(StepError::new(
                 Kind::UnsupportedOp,
                 "server/discover is a 2026-07-28 request; this connection speaks the legacy era",
             ));
@@ -245,11 +223,11 @@ impl Session {
             .peer()
             .discover(meta)
             .await
-            .map_err(|e| Failure::from_service(&e))?;
-        serde_json::to_value(result).map_err(|e| Failure::new(Kind::InvalidResponse, e.to_string()))
+            .map_err(|e| failure::from_service(&e))?;
+        to_value(&result)
     }
 
-    pub async fn list_tools(&self) -> Result<Value, Failure> {
+    pub async fn list_tools(&self) -> Result<Value, StepError> {
         listed("tools", self.service.list_all_tools()).await
     }
 
@@ -258,65 +236,19 @@ impl Session {
     /// `RequestHandle::cancel`; both make rmcp send `notifications/cancelled`.
     pub async fn call_tool(
         &self,
-        step: &Value,
+        call: &CallTool,
         timeout: Option<Duration>,
-    ) -> Result<Value, Failure> {
-        let Some(name) = step.get("name").and_then(Value::as_str) else {
-            return Err(Failure::new(
-                Kind::UnsupportedOp,
-                format!("call_tool without a name: {step}"),
-            ));
-        };
-        let cancel_after = match step.get("cancel_after_ms") {
-            None | Some(Value::Null) => None,
-            Some(ms) => match ms.as_u64() {
-                Some(ms) => Some(Duration::from_millis(ms)),
-                None => {
-                    return Err(Failure::new(
-                        Kind::UnsupportedOp,
-                        format!("cancel_after_ms is not a non-negative integer: {step}"),
-                    ));
-                }
-            },
-        };
-        let mut params = CallToolRequestParams::new(name.to_owned());
-        match step.get("arguments") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(arguments)) => params = params.with_arguments(arguments.clone()),
-            Some(other) => {
-                return Err(Failure::new(
-                    Kind::UnsupportedOp,
-                    format!("call_tool arguments must be an object, got {other}"),
-                ));
-            }
+    ) -> Result<Value, StepError> {
+        let (cancel_after, progress) = (call.cancel_after, call.progress);
+        let mut params = CallToolRequestParams::new(call.name.clone());
+        if let Some(arguments) = &call.arguments {
+            params = params.with_arguments(arguments.clone());
         }
-        let progress = match step.get("progress") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(progress)) => *progress,
-            Some(other) => {
-                return Err(Failure::new(
-                    Kind::UnsupportedOp,
-                    format!("call_tool's progress must be a boolean, got {other}"),
-                ));
-            }
-        };
-        let max_timeout = match step.get("max_timeout_ms") {
-            None | Some(Value::Null) => None,
-            Some(ms) => match ms.as_u64() {
-                Some(ms) => Some(Duration::from_millis(ms)),
-                None => {
-                    return Err(Failure::new(
-                        Kind::UnsupportedOp,
-                        format!("max_timeout_ms is not a non-negative integer: {step}"),
-                    ));
-                }
-            },
-        };
         // rmcp's high-level call hides the request's progress token, so a call that asks for
         // progress goes through the cancellable request API (one round, no input rounds).
         if self.modern && cancel_after.is_none() && !progress {
             // rmcp's high-level call drives the multi round-trip rounds through the handler.
-            self.set_answers(step);
+            self.set_answers(&call.input);
             let result = self
                 .service
                 .call_tool(params)
@@ -331,7 +263,7 @@ impl Session {
         };
         // rmcp restarts the request timeout on each progress notification for the request's
         // token and gives up after `max_total_timeout` whatever arrived.
-        if let Some(max) = max_timeout.filter(|_| progress) {
+        if let Some(max) = call.max_timeout.filter(|_| progress) {
             options = options
                 .reset_timeout_on_progress()
                 .with_max_total_timeout(max);
@@ -342,7 +274,7 @@ impl Session {
             .service
             .send_cancellable_request(request, options)
             .await
-            .map_err(|e| Failure::from_service(&e))?;
+            .map_err(|e| failure::from_service(&e))?;
         let _in_flight = InFlight {
             tokens: self.progress.clone(),
             token: progress.then(|| {
@@ -370,7 +302,7 @@ impl Session {
                         if let Err(e) = sent {
                             eprintln!("rmcp-adapter: sending notifications/cancelled failed: {e}");
                         }
-                        return Err(Failure::new(
+                        return Err(StepError::new(
                             Kind::Cancelled,
                             format!("cancelled by the caller after {} ms", after.as_millis()),
                         ));
@@ -379,9 +311,9 @@ impl Session {
             }
             _ => handle.await_response().await,
         };
-        match answer.map_err(|e| Failure::from_service(&e))? {
+        match answer.map_err(|e| failure::from_service(&e))? {
             ServerResult::CallToolResult(result) => call_output(result),
-            other => Err(Failure::new(
+            other => Err(StepError::new(
                 Kind::InvalidResponse,
                 format!("tools/call was answered with an unexpected result: {other:?}"),
             )),
@@ -390,7 +322,7 @@ impl Session {
 
     /// rmcp's `RunningService::close`: cancels the service loop and waits for the transport to
     /// shut down (stdio: close stdin, wait, SIGTERM, wait, kill; HTTP: end the session).
-    pub async fn close(mut self) -> Result<(), Failure> {
+    pub async fn close(mut self) -> Result<(), StepError> {
         // The listen streams end with the connection; their tasks hold rmcp subscriptions.
         for listen in self.listens.drain(..) {
             listen.abort();
@@ -400,7 +332,7 @@ impl Session {
                 eprintln!("rmcp-adapter: closed ({reason:?})");
                 Ok(())
             }
-            Err(e) => Err(Failure::new(
+            Err(e) => Err(StepError::new(
                 Kind::TransportClosed,
                 format!("close failed: {e}"),
             )),
@@ -408,65 +340,26 @@ impl Session {
     }
 }
 
-fn call_output(result: CallToolResult) -> Result<Value, Failure> {
-    if result.is_error == Some(true) {
-        let texts = texts(&result.content);
-        return Err(Failure::new(Kind::ToolError, texts.join("\n")));
-    }
-    let content = content::blocks(&result.content)?;
-    let mut ok = match result.structured_content {
-        Some(structured) if !structured.is_null() => json!({ "structured": structured }),
-        _ => json!({ "text": texts(&result.content) }),
-    };
-    ok["content"] = Value::Array(content);
-    Ok(ok)
-}
-
-fn texts(content: &[ContentBlock]) -> Vec<String> {
-    content
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .map(|text| text.text.clone())
-        .collect()
+/// The contract's reading of a tool result (the kit's), from the JSON rmcp writes for it.
+fn call_output(result: CallToolResult) -> Result<Value, StepError> {
+    tool_result(&to_value(&result)?)
 }
 
 /// rmcp's default client info, offering the harness's protocol version (rmcp lets the caller
 /// choose it through `InitializeRequestParams::protocol_version`), with exactly the client
 /// capabilities `connect`'s handlers and the plan's `input` answers imply.
-fn client_info(config: &Config, handlers: &serde_json::Map<String, Value>) -> ClientConfig {
+fn client_info(env: &Env, handlers: &Map<String, Value>) -> ClientConfig {
     let mut info = ClientConfig::default();
-    if let Some(version) = &config.protocol_version {
+    if let Some(version) = &env.protocol_version {
         match serde_json::from_value::<ProtocolVersion>(json!(version)) {
             Ok(version) => info = info.with_protocol_version(version),
             Err(e) => eprintln!("rmcp-adapter: ignoring protocol version {version:?}: {e}"),
         }
     }
-    // Elicitation modes exist from 2025-11-25 on (dates compare as text).
-    let modes = info.protocol_version.as_str() >= "2025-11-25";
-    let mut capabilities = serde_json::Map::new();
-    for method in planned_input_methods(&config.plan) {
-        let name = match method.as_str() {
-            "elicitation/create" => "elicitation",
-            "sampling/createMessage" => "sampling",
-            "roots/list" => "roots",
-            _ => continue,
-        };
-        capabilities.insert(name.into(), json!({}));
-    }
-    for (method, handler) in handlers {
-        let (name, declared) = match method.as_str() {
-            "roots/list" => ("roots", json!({ "listChanged": true })),
-            "sampling/createMessage" => ("sampling", json!({})),
-            "elicitation/create" if modes => ("elicitation", elicitation_modes(handler)),
-            "elicitation/create" => ("elicitation", json!({})),
-            other => {
-                eprintln!(
-                    "rmcp-adapter: no client capability answers {other:?}; ignoring its handler"
-                );
-                continue;
-            }
-        };
-        capabilities.insert(name.into(), declared);
+    let (capabilities, ignored) =
+        declared_capabilities(handlers, &env.plan, info.protocol_version.as_str());
+    for method in ignored {
+        eprintln!("rmcp-adapter: no client capability answers {method:?}; ignoring its handler");
     }
     if !capabilities.is_empty() {
         match serde_json::from_value::<ClientCapabilities>(Value::Object(capabilities)) {
@@ -477,34 +370,13 @@ fn client_info(config: &Config, handlers: &serde_json::Map<String, Value>) -> Cl
     info
 }
 
-/// `{"form":{}}` for a single answer; the modes named for a handler keyed by mode.
-fn elicitation_modes(handler: &Value) -> Value {
-    match handler.as_object() {
-        Some(by_mode) if !by_mode.contains_key("action") => Value::Object(
-            by_mode
-                .keys()
-                .filter(|mode| matches!(mode.as_str(), "form" | "url"))
-                .map(|mode| (mode.clone(), json!({})))
-                .collect(),
-        ),
-        _ => json!({ "form": {} }),
-    }
-}
-
-fn planned_input_methods(plan: &[Value]) -> Vec<String> {
-    plan.iter()
-        .filter_map(|step| step.get("input").and_then(Value::as_object))
-        .flat_map(|answers| answers.keys().cloned())
-        .collect()
-}
-
 /// The reqwest client rmcp's streamable HTTP transport runs on: rustls with ring, trusting the
 /// platform's roots plus this run's CA. Verification stays on.
-fn http_client(config: &Config) -> Result<reqwest::Client, Failure> {
+fn http_client(ca_file: Option<&str>) -> Result<reqwest::Client, StepError> {
     // rmcp's reqwest is built without a crypto provider; ring is ours. Only the first install wins.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder();
-    if let Some(path) = &config.ca_file {
+    if let Some(path) = ca_file {
         match std::fs::read(path).map(|pem| reqwest::Certificate::from_pem_bundle(&pem)) {
             Ok(Ok(certs)) => builder = builder.tls_certs_merge(certs),
             Ok(Err(e)) => eprintln!("rmcp-adapter: the CA file {path} holds no usable PEM: {e}"),
@@ -513,368 +385,5 @@ fn http_client(config: &Config) -> Result<reqwest::Client, Failure> {
     }
     builder
         .build()
-        .map_err(|e| Failure::new(Kind::Tls, format!("could not build the HTTP client: {e}")))
-}
-
-/// The rest of what a client asks (CLIENTS.md): resources, prompts, completion, ping, log level.
-///
-/// Listings go through rmcp's own list-all helpers, as `list_tools` does (see [`listed`]).
-/// Single requests go through rmcp's typed helpers
-/// (`RunningService::read_resource`/`get_prompt`, which drive 2026-07-28's `input_required`
-/// rounds, `Peer::complete`, `Peer::set_level`), under the contract's per-request timeout the way
-/// rmcp documents it: dropping a helper's future (`tokio::time::timeout`) makes rmcp send
-/// `notifications/cancelled` for the request. rmcp has no ping helper, so `ping` is its generic
-/// `send_cancellable_request` with `PeerRequestOptions::timeout`. rmcp checks no server
-/// capability before sending, and its README's client examples do not read
-/// `peer_info().capabilities` first (CLIENTS.md, "It leaves capability checks to its user"), so
-/// no step here reports `capability_missing`.
-impl Session {
-    pub async fn list_resources(&self) -> Result<Value, Failure> {
-        listed("resources", self.service.list_all_resources()).await
-    }
-
-    pub async fn list_resource_templates(&self) -> Result<Value, Failure> {
-        listed(
-            "resourceTemplates",
-            self.service.list_all_resource_templates(),
-        )
-        .await
-    }
-
-    pub async fn list_prompts(&self) -> Result<Value, Failure> {
-        listed("prompts", self.service.list_all_prompts()).await
-    }
-
-    pub async fn read_resource(
-        &self,
-        step: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, Failure> {
-        let Some(uri) = step.get("uri").and_then(Value::as_str) else {
-            return Err(Failure::new(
-                Kind::UnsupportedOp,
-                format!("read_resource without a string uri: {step}"),
-            ));
-        };
-        self.set_answers(step);
-        let params = ReadResourceRequestParams::new(uri);
-        let result = within(timeout, self.service.read_resource(params))
-            .await?
-            .map_err(|e| self.input_failure(&e))?;
-        let contents = result
-            .contents
-            .iter()
-            .map(content::resource_contents)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(json!({ "contents": contents }))
-    }
-
-    pub async fn get_prompt(
-        &self,
-        step: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, Failure> {
-        let Some(name) = step.get("name").and_then(Value::as_str) else {
-            return Err(Failure::new(
-                Kind::UnsupportedOp,
-                format!("get_prompt without a string name: {step}"),
-            ));
-        };
-        let mut params = GetPromptRequestParams::new(name);
-        match step.get("arguments") {
-            None | Some(Value::Null) => {}
-            // rmcp takes the arguments as a JSON object and sends them as given.
-            Some(Value::Object(arguments)) => params = params.with_arguments(arguments.clone()),
-            Some(other) => {
-                return Err(Failure::new(
-                    Kind::UnsupportedOp,
-                    format!("get_prompt arguments must be an object, got {other}"),
-                ));
-            }
-        }
-        self.set_answers(step);
-        let result = within(timeout, self.service.get_prompt(params))
-            .await?
-            .map_err(|e| self.input_failure(&e))?;
-        let mut messages = Vec::with_capacity(result.messages.len());
-        for message in &result.messages {
-            messages.push(json!({
-                "role": content::to_value(&message.role)?,
-                "content": content::block(&message.content)?,
-            }));
-        }
-        let mut ok = json!({ "messages": messages });
-        if let Some(description) = &result.description {
-            ok["description"] = json!(description);
-        }
-        Ok(ok)
-    }
-
-    pub async fn complete(
-        &self,
-        step: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, Failure> {
-        // rmcp types every member: a `ref` of another type, an argument or context it cannot
-        // hold, cannot be sent through it at all.
-        let reference: Reference = typed(step, "ref")?;
-        let argument: ArgumentInfo = typed(step, "argument")?;
-        let mut params = CompleteRequestParams::new(reference, argument);
-        if step.get("context").is_some_and(|c| !c.is_null()) {
-            params = params.with_context(typed::<CompletionContext>(step, "context")?);
-        }
-        let result = within(timeout, self.service.complete(params))
-            .await?
-            .map_err(|e| Failure::from_service(&e))?;
-        content::to_value(&result.completion)
-    }
-
-    pub async fn ping(&self, timeout: Option<Duration>) -> Result<Value, Failure> {
-        let request = ClientRequest::PingRequest(PingRequest::default());
-        let options = match timeout {
-            Some(timeout) => PeerRequestOptions::with_timeout(timeout),
-            None => PeerRequestOptions::no_options(),
-        };
-        let handle = self
-            .service
-            .send_cancellable_request(request, options)
-            .await
-            .map_err(|e| Failure::from_service(&e))?;
-        // Any result answers the ping; rmcp decodes `{}` as its `EmptyResult`.
-        handle
-            .await_response()
-            .await
-            .map_err(|e| Failure::from_service(&e))?;
-        Ok(json!({}))
-    }
-
-    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); it still sends it.
-    pub async fn set_logging_level(
-        &self,
-        step: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, Failure> {
-        let level: LoggingLevel = typed(step, "level")?;
-        within(
-            timeout,
-            self.service.set_level(SetLevelRequestParams::new(level)),
-        )
-        .await?
-        .map_err(|e| Failure::from_service(&e))?;
-        Ok(json!({}))
-    }
-
-    /// The step's input answers (2026-07-28 `input_required` rounds), as `call_tool` sets them.
-    fn set_answers(&self, step: &Value) {
-        let answers = match step.get("input") {
-            Some(Value::Object(answers)) => answers.clone(),
-            _ => serde_json::Map::new(),
-        };
-        *self.answers.lock().unwrap_or_else(|p| p.into_inner()) = answers;
-        self.refused.store(false, Ordering::SeqCst);
-    }
-
-    /// A failure of a helper that may have driven input rounds. rmcp hands the handler's refusal
-    /// back as an McpError of its own making (the server sent a result, not an error): that is
-    /// `input_unsupported`; everything else maps as usual.
-    fn input_failure(&self, error: &ServiceError) -> Failure {
-        match (error, self.refused.load(Ordering::SeqCst)) {
-            (ServiceError::McpError(data), true) => Failure::new(
-                Kind::InputUnsupported,
-                format!(
-                    "the server asked for an input this request has no answer for: {}",
-                    data.message
-                ),
-            ),
-            _ => Failure::from_service(error),
-        }
-    }
-}
-
-/// One of rmcp's own list-all helpers (`Peer::list_all_*`), which follow `nextCursor` until it
-/// is absent and nothing more: no timeout, no cursor or duplicate check. The entries go under
-/// `key`, as rmcp serialises them.
-async fn listed<T: serde::Serialize>(
-    key: &str,
-    all: impl Future<Output = Result<Vec<T>, ServiceError>>,
-) -> Result<Value, Failure> {
-    let entries = all.await.map_err(|e| Failure::from_service(&e))?;
-    Ok(json!({ key: content::to_value(&entries)? }))
-}
-
-/// Runs one rmcp helper under the contract's per-request timeout. On expiry the helper's future
-/// is dropped, and rmcp sends `notifications/cancelled` for its request.
-async fn within<T>(
-    timeout: Option<Duration>,
-    request: impl Future<Output = T>,
-) -> Result<T, Failure> {
-    match timeout {
-        None => Ok(request.await),
-        Some(limit) => tokio::time::timeout(limit, request).await.map_err(|_| {
-            Failure::new(
-                Kind::Timeout,
-                format!("no answer within {} ms", limit.as_millis()),
-            )
-        }),
-    }
-}
-
-/// A step member as rmcp's type for it; what the type cannot hold cannot be sent through rmcp.
-fn typed<T: serde::de::DeserializeOwned>(step: &Value, member: &str) -> Result<T, Failure> {
-    let value = step.get(member).cloned().unwrap_or(Value::Null);
-    serde_json::from_value(value.clone()).map_err(|e| {
-        Failure::new(
-            Kind::UnsupportedOp,
-            format!(
-                "rmcp's {} cannot hold the step's {member} {value}: {e}",
-                std::any::type_name::<T>()
-                    .rsplit("::")
-                    .next()
-                    .unwrap_or("type")
-            ),
-        )
-    })
-}
-
-/// What the server starts (CLIENTS.md, "What the server starts"): events, roots, resource
-/// subscriptions and `subscriptions/listen`, each through rmcp's own API.
-impl Session {
-    /// Everything surfaced since the last `events` step; with `min`, first waits (at most the
-    /// request timeout, 5 s without one) until that many have arrived.
-    pub async fn events(&self, step: &Value, timeout: Option<Duration>) -> Result<Value, Failure> {
-        let min = match step.get("min") {
-            None | Some(Value::Null) => 0,
-            Some(min) => match min.as_u64().and_then(|m| usize::try_from(m).ok()) {
-                Some(min) => min,
-                None => {
-                    return Err(Failure::new(
-                        Kind::UnsupportedOp,
-                        format!("events' min is not a non-negative integer: {step}"),
-                    ));
-                }
-            },
-        };
-        let limit = timeout.unwrap_or(Duration::from_secs(5));
-        let taken = self.events.take(min, limit).await;
-        Ok(json!({ "events": taken }))
-    }
-
-    /// Replaces the roots `roots/list` is answered with and, when the client declared `roots`,
-    /// tells the server through rmcp's `notify_roots_list_changed`.
-    pub async fn set_roots(&self, step: &Value) -> Result<Value, Failure> {
-        let Some(roots) = step.get("roots").and_then(Value::as_array) else {
-            return Err(Failure::new(
-                Kind::UnsupportedOp,
-                format!("set_roots without a roots array: {step}"),
-            ));
-        };
-        let declared = {
-            let mut handlers = self.handlers.lock().unwrap_or_else(|p| p.into_inner());
-            let declared = handlers.contains_key("roots/list");
-            if declared {
-                handlers.insert("roots/list".into(), json!({ "roots": roots }));
-            }
-            declared
-        };
-        if declared {
-            self.service
-                .notify_roots_list_changed()
-                .await
-                .map_err(|e| Failure::from_service(&e))?;
-        }
-        Ok(json!({}))
-    }
-
-    /// `resources/subscribe` through rmcp's `Peer::subscribe` (rmcp checks no capability).
-    #[allow(deprecated)] // legacy-only in rmcp; the legacy eras still have it.
-    pub async fn subscribe_resource(
-        &self,
-        step: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, Failure> {
-        let uri = uri(step, "subscribe_resource")?;
-        within(
-            timeout,
-            self.service
-                .subscribe(rmcp::model::SubscribeRequestParams::new(uri)),
-        )
-        .await?
-        .map_err(|e| Failure::from_service(&e))?;
-        Ok(json!({}))
-    }
-
-    /// `resources/unsubscribe` through rmcp's `Peer::unsubscribe`.
-    #[allow(deprecated)] // legacy-only in rmcp; the legacy eras still have it.
-    pub async fn unsubscribe_resource(
-        &self,
-        step: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, Failure> {
-        let uri = uri(step, "unsubscribe_resource")?;
-        within(
-            timeout,
-            self.service
-                .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri)),
-        )
-        .await?
-        .map_err(|e| Failure::from_service(&e))?;
-        Ok(json!({}))
-    }
-
-    /// `subscriptions/listen` through rmcp's `Peer::listen`, which waits for the server's
-    /// acknowledgment; the subscription then stays open until `close`, drained into `events` by
-    /// a task of its own (rmcp routes its notifications past the handler).
-    pub async fn listen(
-        &mut self,
-        step: &Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, Failure> {
-        if !self.modern {
-            return Err(Failure::new(
-                Kind::UnsupportedOp,
-                "subscriptions/listen is a 2026-07-28 request; this connection speaks the legacy era",
-            ));
-        }
-        let filter: rmcp::model::SubscriptionFilter = typed(step, "notifications")?;
-        let mut subscription = within(timeout, self.service.peer().listen(filter))
-            .await?
-            .map_err(|e| Failure::from_service(&e))?;
-        let acknowledged = content::to_value(subscription.acknowledged())?;
-        let events = self.events.clone();
-        self.listens.push(tokio::spawn(async move {
-            loop {
-                match subscription.next().await {
-                    Ok(Some(notification)) => {
-                        if let Some(event) = events::from_notification(&notification) {
-                            events.push(event);
-                        }
-                    }
-                    Ok(None) => {
-                        eprintln!(
-                            "rmcp-adapter: the listen stream ended ({:?})",
-                            subscription.end()
-                        );
-                        break;
-                    }
-                    Err(e) => {
-                        eprintln!("rmcp-adapter: the listen stream failed: {e}");
-                        break;
-                    }
-                }
-            }
-        }));
-        Ok(json!({ "notifications": acknowledged }))
-    }
-}
-
-fn uri(step: &Value, op: &str) -> Result<String, Failure> {
-    step.get("uri")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            Failure::new(
-                Kind::UnsupportedOp,
-                format!("{op} without a string uri: {step}"),
-            )
-        })
+        .map_err(|e| StepError::new(Kind::Tls, format!("could not build the HTTP client: {e}")))
 }

@@ -1,0 +1,173 @@
+//! `mcp-harness-kit`: the plumbing of an mcp-harness driver-contract adapter (CLIENTS.md) in
+//! Rust, so an adapter is mostly calls into its client library.
+//!
+//! The adapter implements [`Adapter`] (connect, the ops it provides, close) and calls [`run`],
+//! which does the rest the contract asks of every adapter:
+//! - reads and validates the environment ([`read_env`]); a bad variable is named on stderr and
+//!   the process exits 2 before anything runs;
+//! - guards stdout ([`Output`]): library prints go to stderr, outcome lines to the real stdout;
+//! - runs the plan: parses and checks each step's fields ([`Step`]), carries out `sleep`
+//!   itself, answers `transport_closed` for a step before a successful `connect` or after
+//!   `close`, `unsupported_op` for an op the adapter does not provide, closes an open
+//!   connection before a second `connect`, and closes at the end without printing a line;
+//! - prints one outcome line per step, with the bearer token blanked out of every message;
+//! - exits 0 once the plan is carried out.
+//!
+//! Helpers for the contract's shapes: [`classify`] (transport errors to kinds, with a hook for
+//! the library's own types), [`paginate`], [`tool_result`], [`content_as_seen`],
+//! [`resource_contents_as_seen`], [`Events`] for the `events` step, and the plan's answers to
+//! server requests ([`declared_capabilities`], [`Answer`]). The kit needs no async
+//! runtime of its own: [`run`] is a future for the adapter's runtime, or for [`block_on`].
+
+mod answers;
+mod bytes;
+mod content;
+mod env;
+mod error;
+mod output;
+mod paginate;
+mod rt;
+mod step;
+
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+
+pub use answers::{Answer, declared_capabilities};
+pub use bytes::{decode_base64, sha256_hex};
+pub use content::{
+    content_as_seen, contents_as_seen, resource_contents_as_seen, texts, tool_result,
+};
+pub use env::{Env, EnvError, Era, Transport, read_env, read_env_from};
+pub use error::{Hook, Kind, StepError, chain_text, classify, redact};
+pub use output::Output;
+pub use paginate::{Guards, paginate};
+pub use rt::{Events, Sleep, block_on, sleep};
+pub use step::{CallTool, Step};
+
+/// An adapter: how its library connects, carries out steps and closes.
+#[allow(async_fn_in_trait)] // adapters run on one task; no `Send` bound is needed
+pub trait Adapter {
+    /// One open connection (a client session).
+    type Connection;
+
+    /// The ops [`Adapter::step`] carries out (`list_tools`, `call_tool`, …). Any other op is
+    /// `unsupported_op`; one of these before `connect` or after `close` is `transport_closed`.
+    const OPS: &'static [&'static str];
+
+    /// Starts the transport and performs the handshake; returns the connection and the `ok`
+    /// object (`protocolVersion`, `serverInfo`, and `era` where it applies).
+    async fn connect(
+        &mut self,
+        env: &Env,
+        handlers: &Map<String, Value>,
+    ) -> Result<(Self::Connection, Value), StepError>;
+
+    /// Carries out one step of [`Adapter::OPS`] on the connection; returns its `ok` object.
+    async fn step(
+        &mut self,
+        connection: &mut Self::Connection,
+        env: &Env,
+        step: &Step,
+    ) -> Result<Value, StepError>;
+
+    /// Closes the connection (the way that ends the session for good).
+    async fn close(&mut self, connection: Self::Connection, env: &Env) -> Result<(), StepError>;
+
+    /// Limits declared on every `connect` line (CLIENTS.md, "Adapting a real library"), e.g.
+    /// `choose_version`.
+    fn limits(&self) -> &[&'static str] {
+        &[]
+    }
+}
+
+/// Runs the adapter the environment describes: see the crate docs. Returns the exit code
+/// (0 once the plan is carried out, 2 for an unusable environment).
+pub async fn run<A: Adapter>(make: impl FnOnce(&Env) -> A) -> ExitCode {
+    let mut output = Output::guard();
+    let env = match read_env() {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("mcp-harness-kit: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut adapter = make(&env);
+    run_plan(&mut adapter, &env, |line| output.line(&line)).await;
+    ExitCode::SUCCESS
+}
+
+/// Carries out `env.plan` with `adapter`, handing each outcome line to `emit`, then closes a
+/// connection left open (printing no line). [`run`] without the process around it.
+pub async fn run_plan<A: Adapter>(adapter: &mut A, env: &Env, mut emit: impl FnMut(Value)) {
+    let mut connection = None;
+    for (index, raw) in env.plan.iter().enumerate() {
+        let step = Step::parse(raw);
+        let outcome = match &step {
+            Ok(step) => perform(adapter, &mut connection, env, step).await,
+            Err(e) => Err(e.clone()),
+        };
+        let mut line = Map::new();
+        line.insert("step".into(), json!(index));
+        line.insert("op".into(), raw.get("op").cloned().unwrap_or(Value::Null));
+        match outcome {
+            Ok(ok) => line.insert("ok".into(), ok),
+            Err(error) => line.insert("error".into(), error.to_json(env.bearer_token.as_deref())),
+        };
+        if matches!(step, Ok(Step::Connect { .. })) && !adapter.limits().is_empty() {
+            line.insert("limits".into(), json!(adapter.limits()));
+        }
+        emit(Value::Object(line));
+    }
+    // The implicit close at the end prints no line.
+    if let Some(open) = connection.take()
+        && let Err(e) = adapter.close(open, env).await
+    {
+        eprintln!(
+            "mcp-harness-kit: the closing close failed: {}",
+            env.redact(&e.to_string())
+        );
+    }
+}
+
+async fn perform<A: Adapter>(
+    adapter: &mut A,
+    connection: &mut Option<A::Connection>,
+    env: &Env,
+    step: &Step,
+) -> Result<Value, StepError> {
+    match step {
+        Step::Connect { handlers } => {
+            if let Some(previous) = connection.take()
+                && let Err(e) = adapter.close(previous, env).await
+            {
+                eprintln!(
+                    "mcp-harness-kit: closing before a new connect failed: {}",
+                    env.redact(&e.to_string())
+                );
+            }
+            let (open, ok) = adapter.connect(env, handlers).await?;
+            *connection = Some(open);
+            Ok(ok)
+        }
+        Step::Sleep(duration) => {
+            sleep(*duration).await;
+            Ok(json!({}))
+        }
+        Step::Close => match connection.take() {
+            Some(open) => adapter.close(open, env).await.map(|()| json!({})),
+            None => Err(StepError::not_connected()),
+        },
+        other if !A::OPS.contains(&other.op()) => Err(StepError::unsupported(format!(
+            "this adapter does not implement the op {:?}",
+            other.op()
+        ))),
+        other => match connection {
+            Some(open) => adapter.step(open, env, other).await,
+            None => Err(StepError::not_connected()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,134 @@
+//! The plan loop against a scripted adapter: bookkeeping, sleep, redaction, the final close.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::{Adapter, Env, Kind, Step, StepError, block_on, read_env_from, run_plan};
+
+#[derive(Default)]
+struct Scripted {
+    /// What the adapter was asked, in order.
+    calls: Vec<String>,
+}
+
+impl Adapter for Scripted {
+    type Connection = u32;
+    const OPS: &'static [&'static str] = &["list_tools", "call_tool"];
+
+    async fn connect(
+        &mut self,
+        _: &Env,
+        handlers: &Map<String, Value>,
+    ) -> Result<(u32, Value), StepError> {
+        self.calls.push(format!("connect {}", handlers.len()));
+        Ok((7, json!({"protocolVersion":"2025-11-25"})))
+    }
+
+    async fn step(
+        &mut self,
+        connection: &mut u32,
+        env: &Env,
+        step: &Step,
+    ) -> Result<Value, StepError> {
+        self.calls.push(format!("{} on {connection}", step.op()));
+        match step {
+            Step::CallTool(call) if call.name == "leak" => Err(StepError::http_status(
+                401,
+                format!(
+                    "refused Bearer {}",
+                    env.bearer_token.as_deref().unwrap_or_default()
+                ),
+            )),
+            _ => Ok(json!({"tools": []})),
+        }
+    }
+
+    async fn close(&mut self, connection: u32, _: &Env) -> Result<(), StepError> {
+        self.calls.push(format!("close {connection}"));
+        Ok(())
+    }
+
+    fn limits(&self) -> &[&'static str] {
+        &["choose_version"]
+    }
+}
+
+fn env(plan: Value) -> Env {
+    let plan = plan.to_string();
+    read_env_from(|name| match name {
+        "MCP_HARNESS_TRANSPORT" => Some("http".into()),
+        "MCP_HARNESS_SERVER_URL" => Some("http://127.0.0.1:9/mcp".into()),
+        "MCP_HARNESS_BEARER_TOKEN" => Some("tok-3141".into()),
+        "MCP_HARNESS_PLAN" => Some(plan.clone()),
+        _ => None,
+    })
+    .unwrap()
+}
+
+fn run(plan: Value) -> (Vec<Value>, Vec<String>) {
+    let env = env(plan);
+    let mut adapter = Scripted::default();
+    let mut lines = Vec::new();
+    block_on(run_plan(&mut adapter, &env, |line| lines.push(line)));
+    (lines, adapter.calls)
+}
+
+fn kind(line: &Value) -> &str {
+    line["error"]["kind"].as_str().unwrap_or("-")
+}
+
+#[test]
+fn steps_before_connect_and_after_close_are_transport_closed() {
+    let (lines, calls) = run(json!([
+        {"op":"list_tools"}, {"op":"close"}, {"op":"teleport"},
+        {"op":"connect"}, {"op":"list_tools"}, {"op":"close"}, {"op":"call_tool","name":"x"},
+    ]));
+    let kinds: Vec<&str> = lines.iter().map(kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "transport_closed",
+            "transport_closed",
+            "unsupported_op",
+            "-",
+            "-",
+            "-",
+            "transport_closed"
+        ]
+    );
+    assert_eq!(lines[3]["limits"], json!(["choose_version"]));
+    assert_eq!(lines[2]["op"], "teleport");
+    assert_eq!(calls, ["connect 0", "list_tools on 7", "close 7"]);
+}
+
+#[test]
+fn a_second_connect_closes_the_first_and_the_end_closes_silently() {
+    let (lines, calls) = run(json!([
+        {"op":"connect","handlers":{"roots/list":{"roots":[]}}}, {"op":"connect"}, {"op":"ping"}
+    ]));
+    assert_eq!(lines.len(), 3);
+    assert_eq!(kind(&lines[2]), Kind::UnsupportedOp.as_str());
+    assert_eq!(calls, ["connect 1", "close 7", "connect 0", "close 7"]);
+}
+
+#[test]
+fn sleep_is_the_kits_and_bad_steps_are_reported_not_run() {
+    let started = Instant::now();
+    let (lines, calls) =
+        run(json!([{"op":"sleep","ms":60}, {"op":"sleep"}, {"op":"connect","handlers":[]}]));
+    assert!(started.elapsed() >= Duration::from_millis(60));
+    assert_eq!(lines[0]["ok"], json!({}));
+    assert_eq!(kind(&lines[1]), "unsupported_op");
+    assert_eq!(kind(&lines[2]), "unsupported_op");
+    assert!(calls.is_empty());
+}
+
+#[test]
+fn the_bearer_token_is_blanked_out_of_messages() {
+    let (lines, _) = run(json!([{"op":"connect"}, {"op":"call_tool","name":"leak"}]));
+    assert_eq!(
+        lines[1]["error"],
+        json!({"kind":"http_status","status":401,"message":"refused Bearer [token]"})
+    );
+}
