@@ -2,6 +2,7 @@
 //! installable `mcp-harness` binary.
 
 pub mod bench;
+pub mod cli;
 pub mod conformance;
 pub mod paths;
 pub mod report;
