@@ -93,11 +93,19 @@ fn load_user_dir(base: &Library, dir: &Path) -> Result<Vec<Case>, Vec<String>> {
             dir.display()
         )]);
     }
+    let own_catalogue = dir.join(CATALOGUE_FILE).is_file();
     let (mut cases, mut errors) = (Vec::new(), Vec::new());
     for file in files {
         let loaded = std::fs::read_to_string(&file)
             .map_err(|e| format!("{}: file: cannot read: {e}", file.display()))
-            .and_then(|text| parse_with(&library, dir, &file, &text).map_err(|e| e.to_string()));
+            .and_then(|text| parse_with(&library, dir, &file, &text).map_err(|e| e.to_string()))
+            .map_err(|e| match own_catalogue {
+                false if e.contains("unknown requirement") => format!(
+                    "{e}; a requirement of your own needs {}",
+                    dir.join(CATALOGUE_FILE).display()
+                ),
+                _ => e,
+            });
         match loaded {
             Ok(found) => cases.extend(found),
             Err(e) => errors.push(e),
