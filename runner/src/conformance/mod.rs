@@ -494,7 +494,7 @@ impl RunContext {
             let started = Instant::now();
             let compared = match self.snapshots_of(case) {
                 Some(dir) if eval.grade == Grade::Pass || self.bless => {
-                    snapshot::compare(&dir, &case.path, name, &transcript)
+                    snapshot::compare(&dir, &case.path, name, &transcript, &self.opts.program)
                 }
                 _ => Ok(()),
             };
