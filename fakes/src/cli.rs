@@ -10,7 +10,7 @@ use mcp_harness_scenarios::load;
 use mcp_harness_scenarios::model::{ServerScript, TimeScale};
 
 /// Usage line shown with every command-line error.
-pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>] [--variant <name>] [--time-scale <F>] [--canary <origin>]";
+pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>] [--variant <name>] [--time-scale <F>] [--canary <origin>] [--fixtures-from <DIR[:DIR...]>]";
 
 /// The parsed command line.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +29,10 @@ pub struct Args {
     /// The trial's canary origin (`http://127.0.0.1:PORT`), written where the script says
     /// `{{canary}}` (see `mcp_harness_scenarios::model::canary`).
     pub canary: Option<String>,
+    /// Scenarios roots whose `fixtures/` the case's fixtures are looked up in, in order,
+    /// instead of the root above the case: a user's case directory and the built-in cases
+    /// (`--fixtures-from`, a `:`-separated path list). Empty: the root above the case.
+    pub fixtures_from: Vec<PathBuf>,
 }
 
 impl Args {
@@ -41,6 +45,7 @@ impl Args {
         let mut variant = None;
         let mut time_scale = None;
         let mut canary = None;
+        let mut fixtures_from = None;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let text = arg
@@ -59,6 +64,7 @@ impl Args {
                 "--variant" => &mut variant,
                 "--time-scale" => &mut time_scale,
                 "--canary" => &mut canary,
+                "--fixtures-from" => &mut fixtures_from,
                 _ => return Err(format!("unexpected argument {text:?}")),
             };
             let value = inline
@@ -80,6 +86,9 @@ impl Args {
                 None => TimeScale::ONE,
             },
             canary: canary.map(|c: PathBuf| c.to_string_lossy().into_owned()),
+            fixtures_from: fixtures_from
+                .map(|dirs: PathBuf| std::env::split_paths(&dirs).collect())
+                .unwrap_or_default(),
         })
     }
 }
@@ -115,7 +124,18 @@ pub fn load_case(
     scale: TimeScale,
     canary: Option<&str>,
 ) -> Result<Loaded, String> {
-    let setup = load::server_setup(path, variant)?;
+    load_case_in(path, variant, scale, canary, &[])
+}
+
+/// [`load_case`] with the fixtures looked up in `roots` (see [`Args::fixtures_from`]).
+pub fn load_case_in(
+    path: &Path,
+    variant: Option<&str>,
+    scale: TimeScale,
+    canary: Option<&str>,
+    roots: &[PathBuf],
+) -> Result<Loaded, String> {
+    let setup = load::server_setup_in(path, variant, roots)?;
     let mut script = setup.server;
     script.scale(scale);
     let script = match canary {
@@ -126,6 +146,57 @@ pub fn load_case(
         script,
         request_timeout: Duration::from_millis(scale.ms(setup.timeout_ms)),
     })
+}
+
+/// The stdio fake's whole program: parses `args` (after the program name), loads the case,
+/// opens the transcript and serves the script on stdin/stdout until it ends the process.
+/// `name` prefixes error messages (`mcp-fake-stdio`, or `mcp-harness fake-stdio` when the
+/// installed binary plays the fake). Exits 2 on bad usage or an unusable scenario.
+pub fn main(args: impl IntoIterator<Item = OsString>, name: &str) -> std::process::ExitCode {
+    let fail = |problem: &str| {
+        eprintln!("{name}: {problem}");
+        std::process::ExitCode::from(2)
+    };
+    let args = match Args::parse(args) {
+        Ok(args) => args,
+        Err(problem) => return fail(&format!("{problem}\n{USAGE}")),
+    };
+    let variant = args.variant.as_deref();
+    let canary = args.canary.as_deref();
+    let roots = &args.fixtures_from;
+    let loaded = match load_case_in(&args.scenario, variant, args.time_scale, canary, roots) {
+        Ok(loaded) => loaded,
+        Err(problem) => return fail(&problem),
+    };
+    let recorder = match crate::recorder::Recorder::open(&args.transcript) {
+        Ok(recorder) => recorder,
+        Err(e) => {
+            let path = args.transcript.display();
+            return fail(&format!("cannot open transcript {path}: {e}"));
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    play(&runtime, loaded, args.revision, recorder)
+}
+
+// `serve` ends the process itself (its output type is uninhabited); recent compilers see the
+// call as diverging and flag the empty match that older ones need.
+#[allow(unreachable_code)]
+fn play(
+    runtime: &tokio::runtime::Runtime,
+    loaded: Loaded,
+    revision: Option<String>,
+    recorder: crate::recorder::Recorder,
+) -> ! {
+    let serving =
+        crate::stdio::serve_with(loaded.script, revision, loaded.request_timeout, recorder);
+    match runtime.block_on(serving) {}
 }
 
 #[cfg(test)]
@@ -158,6 +229,7 @@ mod tests {
             variant: None,
             time_scale: TimeScale::ONE,
             canary: None,
+            fixtures_from: Vec::new(),
         };
         assert_eq!(
             parse(&["--scenario", "s.json", "--transcript", "t.jsonl"]),

@@ -173,6 +173,67 @@ impl Library {
         })
     }
 
+    /// This library with a user's case directory laid over it: `dir/requirements.json` (if
+    /// any) adds requirements and `dir/fixtures/*.json` adds fixtures, and `dir` becomes the
+    /// root. An id or fixture name already in this library is an error naming both files.
+    pub fn with_own(&self, dir: &Path) -> Result<Library, LoadError> {
+        let mut entries = self.catalogue.entries().to_vec();
+        let path = dir.join(CATALOGUE_FILE);
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| LoadError::new(&path, "file", format!("cannot read: {e}")))?;
+            let own: Vec<Requirement> = parse_json(&path, &text)?;
+            for (i, entry) in own.iter().enumerate() {
+                if self.catalogue.get(&entry.id).is_some() {
+                    let base = self.root.join(CATALOGUE_FILE);
+                    return Err(LoadError::new(
+                        &path,
+                        format!("[{i}].id"),
+                        format!(
+                            "the id {:?} is already a requirement of {}; expected an id of your own",
+                            entry.id,
+                            base.display()
+                        ),
+                    ));
+                }
+            }
+            entries.extend(own);
+        }
+        let catalogue = Catalogue::new(entries).map_err(|(at, m)| LoadError::new(&path, at, m))?;
+        let mut fixtures = self.fixtures.clone();
+        let fixtures_dir = dir.join(FIXTURES_DIR);
+        if fixtures_dir.is_dir() {
+            let mut files = Vec::new();
+            collect(&fixtures_dir, &fixtures_dir, &mut files).map_err(|e| {
+                LoadError::new(&fixtures_dir, "directory", format!("cannot read: {e}"))
+            })?;
+            files.sort();
+            for file in files {
+                let name = file
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if fixtures.contains_key(&name) {
+                    let base = self.root.join(FIXTURES_DIR).join(format!("{name}.json"));
+                    return Err(LoadError::new(
+                        &file,
+                        "file name",
+                        format!(
+                            "the fixture {name:?} already exists as {}; expected a name of your own",
+                            base.display()
+                        ),
+                    ));
+                }
+                fixtures.insert(name, load_fixture_file(&file)?);
+            }
+        }
+        Ok(Library {
+            root: dir.to_owned(),
+            catalogue,
+            fixtures,
+        })
+    }
+
     /// The fixture `name`.
     pub fn fixture(&self, name: &str) -> Option<&Fixture> {
         self.fixtures.get(name)
@@ -423,6 +484,17 @@ pub fn server_script(path: &Path, variant: Option<&str>) -> Result<ServerScript,
 /// [`server_script`] with the case's request timeout, which bounds how long the fake waits
 /// for the client's response to a request it sent (`sends[].await_response`).
 pub fn server_setup(path: &Path, variant: Option<&str>) -> Result<FakeSetup, String> {
+    server_setup_in(path, variant, &[])
+}
+
+/// [`server_setup`] with the fixtures looked up in `roots`, in order, instead of the scenarios
+/// root above the case (a user's case directory beside the built-in cases); with no `roots`,
+/// the root above the case.
+pub fn server_setup_in(
+    path: &Path,
+    variant: Option<&str>,
+    roots: &[PathBuf],
+) -> Result<FakeSetup, String> {
     let shown = path.display();
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;
@@ -438,8 +510,11 @@ pub fn server_setup(path: &Path, variant: Option<&str>) -> Result<FakeSetup, Str
             .map(|(_, v)| v),
     }
     .ok_or_else(|| format!("invalid scenario {shown}: no variant {variant:?}"))?;
-    let root = find_root(path);
-    resolve::fake_script(value, root.as_deref())
+    let roots = match roots {
+        [] => find_root(path).into_iter().collect(),
+        given => given.to_vec(),
+    };
+    resolve::fake_script(value, &roots)
         .map_err(|(at, m)| format!("invalid scenario {shown}: {at}: {m}"))
 }
 

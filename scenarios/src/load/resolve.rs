@@ -3,7 +3,7 @@
 //! tool appended to the server script, `{"$fake": …}` matchers expanded, and each check
 //! named, with its requirement and the broken clients that must fail it.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -177,7 +177,7 @@ fn complete_server(
 
 /// The fake's own resolution: only what makes the server script is read, so that the fake
 /// plays any case the runner accepted.
-pub(super) fn fake_script(value: Value, root: Option<&Path>) -> Result<FakeSetup, Problem> {
+pub(super) fn fake_script(value: Value, roots: &[PathBuf]) -> Result<FakeSetup, Problem> {
     #[derive(Deserialize)]
     struct FakeView {
         #[serde(default)]
@@ -193,13 +193,18 @@ pub(super) fn fake_script(value: Value, root: Option<&Path>) -> Result<FakeSetup
     let mut fixtures = Vec::new();
     for (i, name) in view.fixtures.iter().enumerate() {
         let at = format!("fixtures[{i}]");
-        let Some(root) = root else {
+        if roots.is_empty() {
             return Err((
                 at,
                 "no scenarios root (requirements.json) above the case, so no fixtures".into(),
             ));
-        };
-        let path = root.join(FIXTURES_DIR).join(format!("{name}.json"));
+        }
+        let file = format!("{name}.json");
+        let path = roots
+            .iter()
+            .map(|root| root.join(FIXTURES_DIR).join(&file))
+            .find(|path| path.is_file())
+            .unwrap_or_else(|| roots[0].join(FIXTURES_DIR).join(&file));
         let fixture = super::load_fixture_file(&path).map_err(|e| (at, e.to_string()))?;
         fixtures.push(fixture);
     }

@@ -23,13 +23,50 @@ use super::http_env::{HttpEnv, HttpTrial};
 use super::output;
 use super::procs::{self, Leftover};
 
-/// Where the harness's own binaries are.
+/// Where the harness's own programs are: in the repository two binaries of their own, in
+/// the installed `mcp-harness` one binary that plays both behind a hidden subcommand.
 #[derive(Debug, Clone)]
 pub struct Bins {
     /// The stdio fake server.
     pub fake_stdio: PathBuf,
+    /// Arguments put before the fake's own (`fake-stdio` for the installed binary).
+    pub fake_stdio_args: Vec<String>,
     /// The reference client's driver.
     pub driver: PathBuf,
+    /// Arguments put after the driver's path (`driver` for the installed binary).
+    pub driver_args: Vec<String>,
+}
+
+impl Bins {
+    /// The fake and the driver as two programs of their own.
+    pub fn separate(fake_stdio: PathBuf, driver: PathBuf) -> Bins {
+        Bins {
+            fake_stdio,
+            fake_stdio_args: Vec::new(),
+            driver,
+            driver_args: Vec::new(),
+        }
+    }
+
+    /// One program that plays the fake as `EXE fake-stdio …` and the driver as `EXE driver`.
+    pub fn single(exe: PathBuf) -> Bins {
+        Bins {
+            fake_stdio: exe.clone(),
+            fake_stdio_args: vec!["fake-stdio".to_owned()],
+            driver: exe,
+            driver_args: vec!["driver".to_owned()],
+        }
+    }
+
+    /// The reference client's command line, for `sh -c`.
+    pub fn driver_command(&self) -> String {
+        let mut cmd = super::shell_quote(&self.driver);
+        for arg in &self.driver_args {
+            cmd.push(' ');
+            cmd.push_str(&super::shell_quote(std::path::Path::new(arg)));
+        }
+        cmd
+    }
 }
 
 /// The variable that marks every process of one trial (the client passes it on to what it
@@ -158,6 +195,10 @@ pub struct Harness {
     /// Worker threads of the HTTP environment's runtime.
     http_workers: usize,
     bearer_token: Option<String>,
+    /// The users' case directories (`--cases`), whose fixtures the fake looks up in the
+    /// case's directory, then in `builtin_root`.
+    case_dirs: Vec<PathBuf>,
+    builtin_root: Option<PathBuf>,
 }
 
 impl Harness {
@@ -169,7 +210,28 @@ impl Harness {
             http_setup: OnceLock::new(),
             http_workers: 2,
             bearer_token: None,
+            case_dirs: Vec::new(),
+            builtin_root: None,
         }
+    }
+
+    /// Tells the stdio fake where the fixtures of a case from one of `case_dirs` are: in its
+    /// own directory, then in the built-in cases' root `builtin_root`.
+    pub fn with_case_dirs(mut self, case_dirs: Vec<PathBuf>, builtin_root: PathBuf) -> Harness {
+        self.case_dirs = case_dirs;
+        self.builtin_root = Some(builtin_root);
+        self
+    }
+
+    /// The directories the fake looks fixtures up in for the case file `path`, when it comes
+    /// from a user's case directory; `None` for a built-in case (the root above it).
+    fn fixtures_from(&self, path: &Path) -> Option<Vec<PathBuf>> {
+        let dir = self.case_dirs.iter().find(|dir| path.starts_with(dir))?;
+        Some(
+            std::iter::once(dir.clone())
+                .chain(self.builtin_root.clone())
+                .collect(),
+        )
     }
 
     /// Serves the HTTPS fakes with `workers` threads (a run gives one per trial at once).
@@ -354,13 +416,22 @@ fn prepare<'h>(
     }
     match transport {
         Transport::Stdio => {
-            let mut server_argv = vec![
-                harness.bins.fake_stdio.to_string_lossy().into_owned(),
+            let mut server_argv = vec![harness.bins.fake_stdio.to_string_lossy().into_owned()];
+            server_argv.extend(harness.bins.fake_stdio_args.iter().cloned());
+            server_argv.extend([
                 "--scenario".to_owned(),
                 case.path.to_string_lossy().into_owned(),
                 "--transcript".to_owned(),
                 transcript_path.to_string_lossy().into_owned(),
-            ];
+            ]);
+            if let Some(roots) = harness.fixtures_from(&case.path) {
+                let dirs = std::env::join_paths(&roots)
+                    .map_err(|e| format!("cannot pass the fixture directories to the fake: {e}"))?;
+                server_argv.extend([
+                    "--fixtures-from".to_owned(),
+                    dirs.to_string_lossy().into_owned(),
+                ]);
+            }
             if let Some(rev) = &case.revision {
                 server_argv.extend(["--revision".to_owned(), rev.clone()]);
             }

@@ -15,9 +15,11 @@
 //! | `baseline`  | the strict expected-failures file, read and written         |
 //! | `timings`   | where a run's time went, for the bench                      |
 //! | `child`     | the suite in a child process, for `sdk` and `soak`          |
+//! | `cases`     | the built-in cases and the users' (`--cases DIR`)            |
 
 pub mod baseline;
 pub mod canary;
+pub mod cases;
 pub mod checks;
 pub mod child;
 pub mod http_env;
@@ -36,8 +38,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::Transport;
-use mcp_harness_scenarios::{Case, load_dir};
 
 use crate::report::{self, CheckRecord, ErrorRecord, OutcomeRecord, RunResults, TrialResult};
 use baseline::Baseline;
@@ -66,10 +68,20 @@ pub struct Options {
     pub client_name: Option<String>,
     /// Run only this shard of the trials: `(i, n)` takes every n-th trial from the i-th (1-based).
     pub shard: Option<(usize, usize)>,
-    /// The scenarios directory.
+    /// The scenarios directory: the built-in cases, whose requirements catalogue and
+    /// fixtures the users' cases share.
     pub scenarios_dir: PathBuf,
-    /// The snapshots directory; `None` compares no snapshots (cases from elsewhere).
+    /// The snapshots directory of the built-in cases; `None` compares no snapshots of them
+    /// (cases from elsewhere).
     pub snapshots_dir: Option<PathBuf>,
+    /// Users' case directories (`--cases`, `--only-cases`), each with its snapshots in
+    /// `snapshots/` below it.
+    pub case_dirs: Vec<PathBuf>,
+    /// Whether the built-in cases run besides `case_dirs` (false with `--only-cases`).
+    pub builtin_cases: bool,
+    /// The command that starts a run, for the re-run commands in reports:
+    /// `cargo xtask conformance` in the repository, `mcp-harness run` installed.
+    pub program: String,
     /// The harness's binaries.
     pub bins: trial::Bins,
     /// A bearer token for every HTTPS trial (see [`RunToken`]).
@@ -152,7 +164,7 @@ pub fn run(opts: Options) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let cases = match load_dir(&opts.scenarios_dir) {
+    let cases = match cases::load(&opts.sources()) {
         Ok(cases) => cases,
         Err(errors) => {
             for e in &errors {
@@ -203,10 +215,18 @@ pub fn run(opts: Options) -> ExitCode {
     let threads = opts.libtest.test_threads.unwrap_or_else(default_threads);
     let ctx = RunContext::new(&opts, baseline, threads);
     // A snapshot whose trial is gone would otherwise linger unreviewed.
-    let stale = ctx
+    let stale: Vec<PathBuf> = ctx
         .snapshots_dir
-        .as_deref()
-        .map_or_else(Vec::new, |d| snapshot::stale(d, &names));
+        .iter()
+        .cloned()
+        .chain(
+            opts.case_dirs
+                .iter()
+                .map(|d| d.join(cases::SNAPSHOTS_DIR))
+                .filter(|d| ctx.compares_snapshots() && d.is_dir()),
+        )
+        .flat_map(|d| snapshot::stale(&d, &names))
+        .collect();
     for file in &stale {
         eprintln!(
             "error: snapshot {} belongs to no trial; delete it",
@@ -296,6 +316,15 @@ pub fn run(opts: Options) -> ExitCode {
 }
 
 impl Options {
+    /// Where this run's cases come from.
+    pub fn sources(&self) -> cases::Sources {
+        cases::Sources {
+            builtin: self.scenarios_dir.clone(),
+            with_builtin: self.builtin_cases,
+            user_dirs: self.case_dirs.clone(),
+        }
+    }
+
     /// The trial names this run keeps: every filter given (libtest's own positional one and
     /// the further ones), `--exact` and `--skip`.
     pub fn selection(&self) -> Selection {
@@ -336,7 +365,7 @@ impl Options {
     /// A bearer token is never
     /// written out: the command names the option and leaves the value to the user.
     pub fn rerun_command(&self, trial: &str) -> String {
-        let mut cmd = format!("cargo xtask conformance --exact {}", quote(trial));
+        let mut cmd = format!("{} --exact {}", self.program, quote(trial));
         if let Some(client) = &self.client {
             cmd.push_str(&format!(" --client {}", quote(client)));
         }
@@ -351,6 +380,14 @@ impl Options {
                 " --scenarios {}",
                 quote(&self.scenarios_dir.to_string_lossy())
             ));
+        }
+        for dir in &self.case_dirs {
+            let flag = if self.builtin_cases {
+                "--cases"
+            } else {
+                "--only-cases"
+            };
+            cmd.push_str(&format!(" {flag} {}", quote(&dir.to_string_lossy())));
         }
         if self.spec_only {
             cmd.push_str(" --spec-only");
@@ -400,20 +437,36 @@ impl RunContext {
         let snapshots_dir = opts
             .snapshots_dir
             .clone()
+            .filter(|_| opts.builtin_cases)
             .filter(|_| opts.client.is_none() && opts.bearer_token.is_none());
         RunContext {
             harness: Harness::new(opts.bins.clone())
                 .with_http_workers(threads.clamp(2, 16))
-                .with_bearer_token(opts.bearer_token.as_ref().map(|t| t.0.clone())),
+                .with_bearer_token(opts.bearer_token.as_ref().map(|t| t.0.clone()))
+                .with_case_dirs(opts.case_dirs.clone(), opts.scenarios_dir.clone()),
             client_cmd: opts
                 .client
                 .clone()
-                .unwrap_or_else(|| shell_quote(&opts.bins.driver)),
+                .unwrap_or_else(|| opts.bins.driver_command()),
             baseline,
             snapshots_dir,
             bless: opts.bless,
             profile_on: !opts.spec_only,
             opts: opts.clone(),
+        }
+    }
+
+    /// Whether this run compares snapshots at all: the reference client's plain run.
+    fn compares_snapshots(&self) -> bool {
+        self.opts.client.is_none() && self.opts.bearer_token.is_none()
+    }
+
+    /// Where the snapshot of `case` lives, if this run compares it: `snapshots/` beside a
+    /// user's case, the built-in snapshots directory for a built-in one.
+    fn snapshots_of(&self, case: &Case) -> Option<PathBuf> {
+        match cases::user_snapshots(&self.opts.sources(), &case.path) {
+            Some(dir) => Some(dir).filter(|_| self.compares_snapshots()),
+            None => self.snapshots_dir.clone(),
         }
     }
 
@@ -446,9 +499,9 @@ impl RunContext {
         };
         let (verdict, message) = judge(&eval, entry.as_ref(), &details, || {
             let started = Instant::now();
-            let compared = match &self.snapshots_dir {
+            let compared = match self.snapshots_of(case) {
                 Some(dir) if eval.grade == Grade::Pass || self.bless => {
-                    snapshot::compare(dir, &case.path, name, &transcript)
+                    snapshot::compare(&dir, &case.path, name, &transcript, &self.opts.program)
                 }
                 _ => Ok(()),
             };

@@ -30,10 +30,10 @@ pub fn schema_file() -> PathBuf {
 
 /// The harness binaries, beside the running xtask executable (same profile, same target dir).
 pub fn bins_beside(exe_dir: &Path) -> Bins {
-    Bins {
-        fake_stdio: exe_dir.join("mcp-fake-stdio"),
-        driver: exe_dir.join("mcp-harness-driver"),
-    }
+    Bins::separate(
+        exe_dir.join("mcp-fake-stdio"),
+        exe_dir.join("mcp-harness-driver"),
+    )
 }
 
 /// Builds the fake and the driver with the profile xtask itself was built with, and returns

@@ -285,7 +285,14 @@ fn normalize(v: &mut Value) {
 
 /// Compares `content` with the snapshot `name` in `dir`, whose header names `case_file`; on a
 /// mismatch returns the diff.
-pub fn compare(dir: &Path, case_file: &Path, name: &str, content: &str) -> Result<(), String> {
+/// `program` starts a run (`cargo xtask conformance`, `mcp-harness run`), for the hint to bless.
+pub fn compare(
+    dir: &Path,
+    case_file: &Path,
+    name: &str,
+    content: &str,
+    program: &str,
+) -> Result<(), String> {
     let mut settings = insta::Settings::clone_current();
     settings.set_input_file(case_file);
     settings.set_snapshot_path(dir);
@@ -302,7 +309,7 @@ pub fn compare(dir: &Path, case_file: &Path, name: &str, content: &str) -> Resul
     let file = file_of(dir, name);
     let Ok(stored) = std::fs::read_to_string(&file) else {
         return Err(format!(
-            "no snapshot {} yet; review the transcript and run `cargo xtask conformance --bless`",
+            "no snapshot {} yet; review the transcript and run `{program} --bless`",
             file.display()
         ));
     };
@@ -310,7 +317,7 @@ pub fn compare(dir: &Path, case_file: &Path, name: &str, content: &str) -> Resul
     let diff = similar::TextDiff::from_lines(stored_body.trim_end(), content.trim_end());
     Err(format!(
         "the transcript differs from {} (- stored, + now); if the change is intended, run \
-         `cargo xtask conformance --bless`:\n{}",
+         `{program} --bless`:\n{}",
         file.display(),
         diff.unified_diff().context_radius(2)
     ))

@@ -1,0 +1,179 @@
+//! `mcp-harness`: the conformance harness as one installable binary. It carries the built-in
+//! cases, their snapshots and the schemas ([`embedded`]), plays the stdio fake and the
+//! reference client's driver itself (hidden subcommands), and needs neither cargo nor the
+//! source tree to run a client. `sdk` and `bench` work on a checkout ([`checkout`]).
+
+mod checkout;
+mod embedded;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use mcp_harness::cli::ConformanceArgs;
+use mcp_harness::conformance::{self, trial::Bins};
+use mcp_harness::requirements;
+
+#[derive(Parser)]
+#[command(
+    name = "mcp-harness",
+    version,
+    about = "A conformance harness for MCP clients: scripted fake servers, a client run through the driver contract, graded checks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every scenario against a client (the reference client by default), with the
+    /// flags of `cargo xtask conformance`.
+    #[command(visible_alias = "conformance")]
+    Run(Box<ConformanceArgs>),
+    /// List the trials a run would run (the same as `run --list`; takes the same flags).
+    List(Box<ConformanceArgs>),
+    /// Print the JSON Schema of case files (for editors of your own cases), or with
+    /// --fixture the schema of fixture files.
+    Schema {
+        /// The fixture schema instead of the case schema.
+        #[arg(long)]
+        fixture: bool,
+    },
+    /// The requirements catalogue: for each requirement, the checks and trials that cite it.
+    Requirements {
+        /// Only requirements with this coverage (`covered`, `partly`, `not`; repeatable).
+        #[arg(long, value_parser = requirements::parse_coverage)]
+        coverage: Vec<requirements::Coverage>,
+    },
+    /// Install an official SDK and run its adapter with its baseline: runs `cargo xtask sdk`
+    /// in a checkout of this repository (the adapters' sources, their baselines and the SDKs'
+    /// toolchains live there). Arguments as for `cargo xtask sdk` (`sdk --help` shows them).
+    #[command(disable_help_flag = true)]
+    Sdk {
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<OsString>,
+    },
+    /// Benchmark the reference client, the suite and the fakes: runs `cargo xtask bench` in a
+    /// checkout of this repository (it measures release builds made there). Arguments as for
+    /// `cargo xtask bench` (`bench --help` shows them).
+    #[command(disable_help_flag = true)]
+    Bench {
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<OsString>,
+    },
+    // `kit <python|js|rust>` (writing an adapter kit out of adapters/kits/) belongs here.
+}
+
+fn main() -> ExitCode {
+    // The hidden programs: the client under test starts the fake with an argv of ours, and a
+    // reference run starts the driver; neither goes through clap.
+    let mut args = std::env::args_os();
+    let _program = args.next();
+    match args.next().as_deref().and_then(|a| a.to_str()) {
+        Some("fake-stdio") => return mcp_harness_fakes::cli::main(args, "mcp-harness fake-stdio"),
+        Some("driver") => return driver(),
+        _ => {}
+    }
+    match Cli::parse().command {
+        Command::Run(args) => run(*args),
+        Command::List(args) => {
+            let mut args = *args;
+            args.libtest.list = true;
+            run(args)
+        }
+        Command::Schema { fixture } => {
+            let name = if fixture {
+                "fixture.schema.json"
+            } else {
+                "scenario.schema.json"
+            };
+            match embedded::schema(name) {
+                Some(text) => print_out(text),
+                None => fail(&format!("this binary carries no {name}")),
+            }
+        }
+        Command::Requirements { coverage } => {
+            let builtin = match embedded::write_out() {
+                Ok(builtin) => builtin,
+                Err(e) => return fail(&e),
+            };
+            match requirements::report(&builtin.scenarios, &coverage) {
+                Ok(text) => print_out(&text),
+                Err(e) => fail(&e),
+            }
+        }
+        Command::Sdk { args } => checkout::delegate("sdk", &args),
+        Command::Bench { args } => checkout::delegate("bench", &args),
+    }
+}
+
+/// `run`: the built-in cases written out, this binary as fake and driver.
+fn run(args: ConformanceArgs) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return fail(&format!("cannot locate this program: {e}")),
+    };
+    let builtin = match embedded::write_out() {
+        Ok(builtin) => builtin,
+        Err(e) => return fail(&e),
+    };
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    conformance::snapshot::configure(&here, args.bless);
+    if args.bless && args.only_cases.is_empty() && args.scenarios.is_none() {
+        eprintln!(
+            "note: --bless writes the snapshots of your --cases directories; the built-in cases' snapshots are part of this binary and are not changed"
+        );
+    }
+    let options = args.into_options(
+        builtin.scenarios.clone(),
+        builtin.snapshots.clone(),
+        Bins::single(exe),
+        "mcp-harness run",
+    );
+    match options {
+        Ok(options) => conformance::run(options),
+        Err(e) => fail(&e),
+    }
+}
+
+/// `driver`: the reference client through the driver contract (what `mcp-harness-driver` is
+/// in the repository).
+fn driver() -> ExitCode {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(mcp_harness_client::driver::main()),
+        Err(e) => {
+            eprintln!("mcp-harness driver: cannot start the async runtime: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Prints `text` to stdout; a reader that went away (`| head`) is not an error.
+fn print_out(text: &str) -> ExitCode {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            fail(&format!("cannot write to stdout: {e}"))
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+fn fail(problem: &str) -> ExitCode {
+    eprintln!("error: {problem}");
+    ExitCode::from(2)
+}
