@@ -135,6 +135,43 @@ fn the_conformance_alias_and_the_schema_work() {
 }
 
 #[test]
+fn each_adapter_kit_is_written_out_as_in_the_checkout_and_never_over_a_file() {
+    let here = tempdir();
+    for (language, file, in_checkout) in [
+        (
+            "python",
+            "mcp_harness_kit.py",
+            "adapters/kits/python/mcp_harness_kit.py",
+        ),
+        (
+            "js",
+            "mcp-harness-kit.mjs",
+            "adapters/kits/js/mcp-harness-kit.mjs",
+        ),
+        (
+            "rust",
+            "mcp-harness-kit/src/lib.rs",
+            "adapters/kits/rust/src/lib.rs",
+        ),
+    ] {
+        let out = harness(here.path(), &["kit", language]);
+        assert!(out.status.success(), "{language}: {}", text(&out));
+        let written = std::fs::read(here.path().join(file)).expect("the kit's main file");
+        let source = std::fs::read(checkout().join(in_checkout)).expect("the kit in the checkout");
+        assert!(
+            written == source,
+            "{language}: {file} differs from {in_checkout}"
+        );
+        let again = harness(here.path(), &["kit", language]);
+        assert_eq!(again.status.code(), Some(2), "{language}: {}", text(&again));
+        assert!(text(&again).contains("--force"), "{}", text(&again));
+        let forced = harness(here.path(), &["kit", language, "--force"]);
+        assert!(forced.status.success(), "{language}: {}", text(&forced));
+    }
+    assert!(!here.path().join("__pycache__").exists());
+}
+
+#[test]
 fn the_hidden_fake_rejects_a_bad_command_line() {
     let here = tempdir();
     let out = harness(here.path(), &["fake-stdio", "--scenario"]);

@@ -5,6 +5,7 @@
 
 mod checkout;
 mod embedded;
+mod kits;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -72,7 +73,21 @@ enum Command {
         )]
         args: Vec<OsString>,
     },
-    // `kit <python|js|rust>` (writing an adapter kit out of adapters/kits/) belongs here.
+    /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
+    /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
+    /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
+    Kit {
+        /// The adapter's language.
+        #[arg(value_enum)]
+        language: kits::Language,
+        /// Where to write it (the Rust kit goes into a crate directory `mcp-harness-kit`
+        /// there).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        out: PathBuf,
+        /// Replace files that exist.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -115,6 +130,19 @@ fn main() -> ExitCode {
         }
         Command::Sdk { args } => checkout::delegate("sdk", &args),
         Command::Bench { args } => checkout::delegate("bench", &args),
+        Command::Kit {
+            language,
+            out,
+            force,
+        } => match kits::write(language, &out, force) {
+            Ok(files) => {
+                for file in files {
+                    println!("wrote {}", file.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
     }
 }
 
