@@ -52,6 +52,9 @@ function classify(error, context) {
     case SdkErrorCode.SendFailed:
       return typeof status === 'number' ? new StepError('http_status', message, undefined, status) : new StepError('transport_closed', message);
     case SdkErrorCode.CapabilityNotSupported:
+      // Raised by its input_required driver (data { key, method }) for an input request it has
+      // no handler for: nothing is retried, which is the contract's input_unsupported.
+      if (typeof error.data?.key === 'string' && typeof error.data?.method === 'string') return new StepError('input_unsupported', message);
       return new StepError('capability_missing', message);
     case SdkErrorCode.InvalidResult:
     case SdkErrorCode.UnsupportedResultType:
