@@ -98,7 +98,8 @@ export function describe(error) {
 /**
  * The kit's mapping of errors any Node client meets; the adapter's `classify` hook runs first.
  * A StepError is kept; a cancelled call's abort is `cancelled`; an AbortSignal.timeout() is
- * `timeout`; an unparsable body is `invalid_response`; a URL Node cannot parse is
+ * `timeout`; an unparsable body is `invalid_response`; an error carrying an HTTP status is
+ * `http_status` with it; a URL Node cannot parse is
  * `insecure_url`; a refused certificate is `tls`; everything else is the connection failing
  * (refused, reset, a child that could not be spawned): `transport_closed`.
  * @param {unknown} error
@@ -112,6 +113,10 @@ export function mapError(error, context = {}) {
   if (context.cancelled && name === 'AbortError') return new StepError('cancelled', message);
   if (name === 'TimeoutError') return new StepError('timeout', message);
   if (error instanceof SyntaxError) return new StepError('invalid_response', message);
+  // An HTTP error that carries its status (fetch wrappers' `status`, axios' `response.status`).
+  const any = /** @type {any} */ (error);
+  const status = [any?.status, any?.statusCode, any?.response?.status].find((s) => Number.isInteger(s) && s >= 100 && s <= 599);
+  if (status !== undefined) return new StepError('http_status', message, undefined, status);
   const codes = causeCodes(error);
   if (codes.includes('ERR_INVALID_URL')) return new StepError('insecure_url', message);
   if (codes.some((c) => TLS_CODES.has(c) || c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_'))) {

@@ -108,6 +108,8 @@ test('mapError names common Node errors', () => {
   assert.equal(mapError(new SyntaxError('Unexpected token')).kind, 'invalid_response');
   assert.equal(mapError(Object.assign(new Error('aborted'), { name: 'AbortError' }), { cancelled: true }).kind, 'cancelled');
   assert.equal(mapError(new Error('ECONNRESET')).kind, 'transport_closed');
+  const http = mapError(Object.assign(new Error('Bad Gateway'), { response: { status: 502 } }));
+  assert.deepEqual([http.kind, http.status], ['http_status', 502]);
   const kept = new StepError('http_status', 'no', undefined, 503);
   assert.equal(mapError(kept), kept);
 });
