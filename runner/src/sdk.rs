@@ -20,9 +20,13 @@ pub enum Sdk {
     Python,
     /// npm `@modelcontextprotocol/sdk`, pinned in `adapters/typescript/package-lock.json`.
     Typescript,
+    /// npm `@modelcontextprotocol/client` (the SDK's v2 client package), pinned in
+    /// `adapters/typescript-v2/package-lock.json`.
+    #[value(name = "typescript-v2")]
+    TypescriptV2,
     /// crates.io `rmcp`, pinned in `adapters/rmcp/Cargo.toml`.
     Rmcp,
-    /// All three, then the reference client, and the matrix of them all.
+    /// All of them, then the reference client, and the matrix of them all.
     All,
 }
 
@@ -31,6 +35,7 @@ impl Sdk {
         match self {
             Sdk::Python => "python",
             Sdk::Typescript => "typescript",
+            Sdk::TypescriptV2 => "typescript-v2",
             Sdk::Rmcp => "rmcp",
             Sdk::All => "all",
         }
@@ -44,7 +49,7 @@ pub fn run(which: Sdk, report_dir: Option<PathBuf>, write_baselines: bool) -> Re
     let reports = report_dir.unwrap_or_else(|| cache.join("reports"));
     paths::build_bins()?;
     let sdks = match which {
-        Sdk::All => vec![Sdk::Python, Sdk::Typescript, Sdk::Rmcp],
+        Sdk::All => vec![Sdk::Python, Sdk::Typescript, Sdk::TypescriptV2, Sdk::Rmcp],
         one => vec![one],
     };
     let mut all_met = true;
@@ -115,11 +120,19 @@ fn install(sdk: Sdk, root: &Path, cache: &Path) -> Result<String, String> {
                 shell_quote(&adapter.join("adapter.py"))
             ))
         }
-        Sdk::Typescript => {
+        Sdk::Typescript | Sdk::TypescriptV2 => {
             for file in ["package.json", "package-lock.json", "adapter.mjs"] {
                 std::fs::copy(adapter.join(file), dir.join(file))
                     .map_err(|e| format!("cannot copy {file} to {}: {e}", dir.display()))?;
             }
+            // The adapter imports the JavaScript kit as `../kits/js/…`: the cache keeps the
+            // repository's layout so the same import works in both places.
+            let kit = cache.join("kits").join("js");
+            std::fs::create_dir_all(&kit)
+                .map_err(|e| format!("cannot create {}: {e}", kit.display()))?;
+            let file = "mcp-harness-kit.mjs";
+            std::fs::copy(root.join("adapters/kits/js").join(file), kit.join(file))
+                .map_err(|e| format!("cannot copy {file} to {}: {e}", kit.display()))?;
             step(
                 Command::new("npm")
                     .args(["ci", "--no-audit", "--no-fund", "--silent"])

@@ -1,0 +1,662 @@
+// mcp-harness adapter kit for JavaScript (Node 20+), driver contract version 1 (CLIENTS.md).
+//
+// Why: every adapter needs the same plumbing around its library (read and check the
+// environment, walk the plan, validate each step's fields, print one outcome line per step,
+// keep library prints off stdout, never print the bearer token, name common Node errors with
+// the contract's kinds, exit 0 once the plan is done). Written once here, an adapter is mostly
+// calls into its SDK: it hands `run` one function per op it supports, and an optional
+// `classify` hook for its library's own errors.
+//
+// One file, no dependencies: copy it beside your adapter, or import it by relative path.
+//
+//   import { run, toolResult } from './mcp-harness-kit.mjs';
+//   await run({
+//     name: 'my-adapter',
+//     ops: {
+//       connect: async (step, env) => { ...; return { protocolVersion, serverInfo }; },
+//       call_tool: async (step, env) => toolResult(await client.callTool(step.name, step.arguments)),
+//       close: async () => client.close(),
+//     },
+//   });
+//
+// An op left out of `ops` is answered `unsupported_op`; steps before a successful `connect` or
+// after `close` are answered `transport_closed` without calling the adapter; `sleep` is done
+// here, and `events` too when `run` is given an `Events` queue.
+
+import { createHash } from 'node:crypto';
+import process from 'node:process';
+import { performance } from 'node:perf_hooks';
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** A step's failure, in the contract's closed vocabulary of kinds. */
+export class StepError extends Error {
+  /**
+   * @param {string} kind one of CLIENTS.md's error kinds
+   * @param {string} message what happened (the token is redacted when it is printed)
+   * @param {number} [code] the JSON-RPC error code, when a JSON-RPC error caused it
+   * @param {number} [status] the HTTP status, with kind `http_status`
+   */
+  constructor(kind, message, code, status) {
+    super(message);
+    this.name = 'StepError';
+    this.kind = kind;
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** Node/OpenSSL error codes (anywhere in an error's `cause` chain) meaning a refused certificate. */
+const TLS_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
+
+/**
+ * The `code` strings along an error's `cause` chain (fetch wraps the socket's error).
+ * @param {unknown} error
+ * @returns {string[]}
+ */
+export function causeCodes(error) {
+  const codes = [];
+  let current = /** @type {any} */ (error);
+  for (let depth = 0; current && depth < 8; depth += 1) {
+    if (typeof current.code === 'string') codes.push(current.code);
+    current = current.cause;
+  }
+  return codes;
+}
+
+/**
+ * An error's message and its causes', one string (for logs and error lines).
+ * @param {unknown} error
+ * @returns {string}
+ */
+export function describe(error) {
+  if (!(error instanceof Error)) return String(error);
+  const parts = [error.message];
+  let cause = /** @type {any} */ (error).cause;
+  for (let depth = 0; cause && depth < 4; depth += 1) {
+    const code = typeof cause.code === 'string' ? ` [${cause.code}]` : '';
+    parts.push(`${cause.message ?? String(cause)}${code}`);
+    cause = cause.cause;
+  }
+  return parts.join(': ');
+}
+
+/**
+ * The kit's mapping of errors any Node client meets; the adapter's `classify` hook runs first.
+ * A StepError is kept; a cancelled call's abort is `cancelled`; an AbortSignal.timeout() is
+ * `timeout`; an unparsable body is `invalid_response`; an error carrying an HTTP status is
+ * `http_status` with it; a URL Node cannot parse is
+ * `insecure_url`; a refused certificate is `tls`; everything else is the connection failing
+ * (refused, reset, a child that could not be spawned): `transport_closed`.
+ * @param {unknown} error
+ * @param {{cancelled?: boolean}} [context]
+ * @returns {StepError}
+ */
+export function mapError(error, context = {}) {
+  if (error instanceof StepError) return error;
+  const message = describe(error);
+  const name = /** @type {any} */ (error)?.name;
+  if (context.cancelled && name === 'AbortError') return new StepError('cancelled', message);
+  if (name === 'TimeoutError') return new StepError('timeout', message);
+  if (error instanceof SyntaxError) return new StepError('invalid_response', message);
+  // An HTTP error that carries its status (fetch wrappers' `status`, axios' `response.status`).
+  const any = /** @type {any} */ (error);
+  const status = [any?.status, any?.statusCode, any?.response?.status].find((s) => Number.isInteger(s) && s >= 100 && s <= 599);
+  if (status !== undefined) return new StepError('http_status', message, undefined, status);
+  const codes = causeCodes(error);
+  if (codes.includes('ERR_INVALID_URL')) return new StepError('insecure_url', message);
+  if (codes.some((c) => TLS_CODES.has(c) || c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_'))) {
+    return new StepError('tls', message);
+  }
+  return new StepError('transport_closed', message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output: stdout is for outcome lines only; the token is never printed
+
+const realStdoutWrite = process.stdout.write.bind(process.stdout);
+let secret = '';
+let logPrefix = 'adapter';
+
+/**
+ * `text` with the bearer token (when one was given) replaced.
+ * @param {string} text
+ * @returns {string}
+ */
+export function redact(text) {
+  return secret ? String(text).split(secret).join('[redacted]') : String(text);
+}
+
+/**
+ * A log line on stderr, redacted.
+ * @param {...unknown} parts
+ */
+export function log(...parts) {
+  process.stderr.write(`[${logPrefix}] ${redact(parts.map(String).join(' '))}\n`);
+}
+
+/**
+ * Sends everything written to process.stdout (console.log, a library's prints) to stderr,
+ * so that only `emit` reaches the real stdout. Called by `run`; idempotent.
+ */
+export function guardStdout() {
+  if (process.stdout.write === guardedWrite) return;
+  process.stdout.write = guardedWrite;
+}
+
+/** @type {typeof process.stdout.write} */
+const guardedWrite = /** @type {any} */ (
+  (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback)
+);
+
+/**
+ * Writes one outcome line to the real stdout, with every string in it redacted.
+ * @param {object} line
+ */
+export function emit(line) {
+  realStdoutWrite(`${JSON.stringify(line, (_key, value) => (typeof value === 'string' ? redact(value) : value))}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Environment
+
+/** Thrown by readEnv: names the variable and what was expected. */
+export class EnvError extends Error {}
+
+/**
+ * @typedef {object} Env
+ * @property {'stdio'|'http'} transport
+ * @property {object[]} plan
+ * @property {string[]} [serverCommand] stdio: the fake's argv
+ * @property {string} [url] http: the MCP endpoint
+ * @property {number} timeoutMs
+ * @property {string} protocolVersion
+ * @property {'legacy'|'modern'|'dual'} era
+ * @property {string} legacyProtocolVersion dual era: the version of the fallback initialize
+ * @property {number} [shutdownGraceMs]
+ * @property {string} [token] the bearer token (never log it)
+ * @property {string} [caFile]
+ * @property {string} [scenario]
+ */
+
+/**
+ * Reads and checks the contract's variables.
+ * @param {Record<string, string|undefined>} [vars] defaults to process.env
+ * @param {string[]} [argv] defaults to process.argv (the URL is also the last argument)
+ * @returns {Env}
+ * @throws {EnvError} naming the variable
+ */
+export function readEnv(vars = process.env, argv = process.argv) {
+  const bad = (name, value, expected) => {
+    throw new EnvError(`${name} is ${value === undefined ? 'not set' : JSON.stringify(value)}; expected ${expected}`);
+  };
+  if (vars.MCP_HARNESS_CONTRACT !== '1') bad('MCP_HARNESS_CONTRACT', vars.MCP_HARNESS_CONTRACT, '"1" (this kit implements contract version 1)');
+  const transport = vars.MCP_HARNESS_TRANSPORT;
+  if (transport !== 'stdio' && transport !== 'http') bad('MCP_HARNESS_TRANSPORT', transport, '"stdio" or "http"');
+  const json = (name) => {
+    try {
+      return JSON.parse(vars[name] ?? '');
+    } catch {
+      return undefined;
+    }
+  };
+  const plan = json('MCP_HARNESS_PLAN');
+  if (!Array.isArray(plan)) bad('MCP_HARNESS_PLAN', vars.MCP_HARNESS_PLAN, 'a JSON array of steps');
+  /** @type {Env} */
+  const env = { transport, plan, timeoutMs: 0, protocolVersion: '', era: 'legacy', legacyProtocolVersion: '2025-11-25' };
+  if (transport === 'stdio') {
+    const command = json('MCP_HARNESS_SERVER_COMMAND');
+    if (!Array.isArray(command) || command.length === 0 || !command.every((a) => typeof a === 'string')) {
+      bad('MCP_HARNESS_SERVER_COMMAND', vars.MCP_HARNESS_SERVER_COMMAND, 'a non-empty JSON array of strings');
+    }
+    env.serverCommand = command;
+  } else {
+    env.url = vars.MCP_HARNESS_SERVER_URL || (argv.length > 2 ? argv.at(-1) : undefined);
+    if (!env.url) bad('MCP_HARNESS_SERVER_URL', undefined, 'the server URL (or the URL as the last argument)');
+  }
+  const positive = (name, required) => {
+    const raw = vars[name];
+    if (raw === undefined || raw === '') {
+      if (required) bad(name, raw, 'a positive integer of milliseconds');
+      return undefined;
+    }
+    if (!/^\d+$/.test(raw) || Number(raw) <= 0) bad(name, raw, 'a positive integer of milliseconds');
+    return Number(raw);
+  };
+  env.timeoutMs = /** @type {number} */ (positive('MCP_HARNESS_TIMEOUT_MS', true));
+  env.shutdownGraceMs = positive('MCP_HARNESS_SHUTDOWN_GRACE_MS', false);
+  const era = vars.MCP_HARNESS_ERA || 'legacy';
+  if (era !== 'legacy' && era !== 'modern' && era !== 'dual') bad('MCP_HARNESS_ERA', era, '"legacy", "modern" or "dual"');
+  env.era = era;
+  env.protocolVersion = vars.MCP_HARNESS_PROTOCOL_VERSION ?? '';
+  env.legacyProtocolVersion = vars.MCP_HARNESS_LEGACY_PROTOCOL_VERSION || '2025-11-25';
+  if (vars.MCP_HARNESS_BEARER_TOKEN) env.token = vars.MCP_HARNESS_BEARER_TOKEN;
+  if (vars.MCP_HARNESS_CA_FILE) env.caFile = vars.MCP_HARNESS_CA_FILE;
+  if (vars.MCP_HARNESS_SCENARIO) env.scenario = vars.MCP_HARNESS_SCENARIO;
+  return env;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps: the fields each op takes (CLIENTS.md, "Plan steps"); a malformed step is answered
+// `unsupported_op` naming the field, and the adapter is not called
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isCount = (v) => Number.isInteger(v) && v >= 0;
+
+/** Per op: [field, test, what is expected]; a field left out passes unless marked required. */
+const FIELDS = {
+  connect: [['handlers', isObject, 'an object by method']],
+  call_tool: [
+    ['name', (v) => typeof v === 'string', 'a string', true],
+    ['arguments', isObject, 'an object'],
+    ['cancel_after_ms', isCount, 'a non-negative integer'],
+    ['progress', (v) => typeof v === 'boolean', 'true or false'],
+    ['max_timeout_ms', (v) => Number.isInteger(v) && v > 0, 'a positive integer'],
+    ['input', isObject, 'an object by method'],
+  ],
+  read_resource: [['uri', (v) => typeof v === 'string', 'a string', true]],
+  subscribe_resource: [['uri', (v) => typeof v === 'string', 'a string', true]],
+  unsubscribe_resource: [['uri', (v) => typeof v === 'string', 'a string', true]],
+  get_prompt: [
+    ['name', (v) => typeof v === 'string', 'a string', true],
+    ['arguments', isObject, 'an object'],
+  ],
+  complete: [
+    ['ref', isObject, 'an object', true],
+    ['argument', isObject, 'an object', true],
+    ['context', isObject, 'an object'],
+  ],
+  set_logging_level: [['level', (v) => typeof v === 'string', 'a string', true]],
+  events: [['min', isCount, 'a non-negative integer']],
+  set_roots: [['roots', Array.isArray, 'an array', true]],
+  listen: [['notifications', isObject, 'an object', true]],
+  sleep: [['ms', isCount, 'a non-negative integer', true]],
+};
+
+/**
+ * Checks a step's fields; null ones count as left out.
+ * @param {any} step
+ * @returns {StepError|undefined} `unsupported_op` naming the field, or undefined when valid
+ */
+export function checkStep(step) {
+  if (!isObject(step) || typeof step.op !== 'string') {
+    return new StepError('unsupported_op', `a step must be an object with a string "op": ${JSON.stringify(step)}`);
+  }
+  for (const [field, test, expected, required] of FIELDS[step.op] ?? []) {
+    const value = step[field];
+    if (value === undefined || value === null) {
+      if (required) return new StepError('unsupported_op', `a ${step.op} step needs "${field}" (${expected}): ${JSON.stringify(step)}`);
+    } else if (!test(value)) {
+      return new StepError('unsupported_op', `"${field}" of a ${step.op} step must be ${expected}: ${JSON.stringify(step)}`);
+    }
+  }
+  if (step.op === 'call_tool' && step.max_timeout_ms != null && step.progress !== true) {
+    return new StepError('unsupported_op', `max_timeout_ms needs progress: true: ${JSON.stringify(step)}`);
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events: what the client surfaced to its caller, for the `events` op
+
+/** A queue of events; `take` hands over everything since the last take. */
+export class Events {
+  constructor() {
+    /** @type {object[]} */
+    this.items = [];
+    /** @type {Array<() => void>} */
+    this.waiters = [];
+  }
+
+  /** @param {object} event */
+  add(event) {
+    this.items.push(event);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) until `atLeast` events arrived, then takes them all.
+   * @param {number} atLeast
+   * @param {number} timeoutMs
+   * @returns {Promise<object[]>}
+   */
+  async take(atLeast, timeoutMs) {
+    const deadline = performance.now() + timeoutMs;
+    while (this.items.length < atLeast) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      let timer;
+      await new Promise((resolve) => {
+        this.waiters.push(resolve);
+        timer = setTimeout(resolve, left);
+      });
+      clearTimeout(timer);
+    }
+    return this.items.splice(0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The contract's shapes
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Decodes base64 as RFC 4648 says (standard alphabet, canonical padding, no whitespace) with
+ * `strict`, or as the WHATWG forgiving-base64 of atob() (what many JS libraries validate with).
+ * @param {string} data
+ * @param {string} where names the data in the error
+ * @param {'strict'|'forgiving'} [mode]
+ * @returns {Buffer}
+ */
+export function decodeBase64(data, where, mode = 'strict') {
+  if (typeof data !== 'string') throw new StepError('invalid_response', `${where} is not a string`);
+  if (mode === 'forgiving') {
+    try {
+      return Buffer.from(atob(data), 'latin1');
+    } catch (error) {
+      throw new StepError('invalid_response', `${where} is not valid base64: ${describe(error)}`);
+    }
+  }
+  const bytes = BASE64.test(data) ? Buffer.from(data, 'base64') : undefined;
+  if (!bytes || bytes.toString('base64') !== data) {
+    throw new StepError('invalid_response', `${where} is not canonical base64 (RFC 4648)`);
+  }
+  return bytes;
+}
+
+/** @param {Buffer} bytes */
+const digest = (bytes) => ({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+
+/**
+ * Resource contents as seen: text kept, a blob reported by its decoded length and SHA-256.
+ * @param {any} contents
+ * @param {{base64?: 'strict'|'forgiving'}} [options]
+ */
+export function contentsAsSeen(contents, options = {}) {
+  const seen = { uri: contents?.uri };
+  if (contents?.mimeType !== undefined) seen.mimeType = contents.mimeType;
+  if (typeof contents?.text === 'string') {
+    seen.text = contents.text;
+  } else if (typeof contents?.blob === 'string') {
+    Object.assign(seen, digest(decodeBase64(contents.blob, `the blob of ${contents.uri}`, options.base64)));
+  } else {
+    throw new StepError('invalid_response', `resource contents of ${contents?.uri} have neither text nor blob`);
+  }
+  return seen;
+}
+
+/**
+ * A content block as seen (CLIENTS.md, "Content as seen"); `annotations` kept, `_meta` dropped.
+ * @param {any} block
+ * @param {{base64?: 'strict'|'forgiving'}} [options]
+ */
+export function contentAsSeen(block, options = {}) {
+  let seen;
+  switch (block?.type) {
+    case 'resource_link':
+      return block;
+    case 'text':
+      seen = { type: 'text', text: block.text };
+      break;
+    case 'image':
+    case 'audio':
+      seen = { type: block.type, mimeType: block.mimeType, ...digest(decodeBase64(block.data, `the ${block.type} block's data`, options.base64)) };
+      break;
+    case 'resource':
+      seen = { type: 'resource', resource: contentsAsSeen(block.resource, options) };
+      break;
+    default:
+      throw new StepError('invalid_response', `a content block of unknown type ${JSON.stringify(block?.type)}`);
+  }
+  if (block.annotations !== undefined) seen.annotations = block.annotations;
+  return seen;
+}
+
+/**
+ * The text of a result's text blocks, in order.
+ * @param {any} result
+ * @returns {string[]}
+ */
+export function textsOf(result) {
+  const content = Array.isArray(result?.content) ? result.content : [];
+  return content.filter((b) => b && b.type === 'text').map((b) => b.text);
+}
+
+/**
+ * A tools/call result as the call_tool line reports it: `isError: true` is `tool_error`;
+ * otherwise `structured` (structuredContent, when present and not null) or `text`, and
+ * `content`, every block as seen.
+ * @param {any} result
+ * @param {{base64?: 'strict'|'forgiving'}} [options]
+ */
+export function toolResult(result, options = {}) {
+  if (result?.isError === true) {
+    const texts = textsOf(result);
+    throw new StepError('tool_error', texts.length ? texts.join('\n') : 'the tool result had isError: true');
+  }
+  const content = (Array.isArray(result?.content) ? result.content : []).map((b) => contentAsSeen(b, options));
+  if (result?.structuredContent !== undefined && result.structuredContent !== null) {
+    return { structured: result.structuredContent, content };
+  }
+  return { text: textsOf(result), content };
+}
+
+/** The member that identifies an entry of each listing, and the kind of a duplicate. */
+const LISTINGS = {
+  tools: ['name', 'duplicate_tool_name'],
+  resources: ['uri', 'duplicate_name'],
+  resourceTemplates: ['uriTemplate', 'duplicate_name'],
+  prompts: ['name', 'duplicate_name'],
+};
+
+/** The most pages one checked listing follows before it fails (the reference client's cap). */
+export const PAGE_CAP = 1000;
+
+/**
+ * Every entry of a paginated listing, `{[key]: entries}`. `fetchPage(cursor)` returns one page
+ * (cursor undefined for the first). With `check` (the default) the contract's rules hold: a
+ * cursor sent before in this listing is `repeated_cursor`, an entry listed twice is
+ * `duplicate_tool_name` / `duplicate_name`, and past `maxPages` the listing fails rather than
+ * return a shorter list. `check: false` is the bare loop a library's users write (follow
+ * `nextCursor` until absent or null, nothing more): for adapters whose library has no guard.
+ * @param {(cursor: string|undefined) => Promise<any>} fetchPage
+ * @param {'tools'|'resources'|'resourceTemplates'|'prompts'} key
+ * @param {{check?: boolean, maxPages?: number}} [options]
+ */
+export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_CAP } = {}) {
+  const [idMember, duplicateKind] = LISTINGS[key];
+  const entries = [];
+  const cursors = new Set();
+  const ids = new Set();
+  let cursor;
+  for (let pages = 1; ; pages += 1) {
+    const page = await fetchPage(cursor);
+    const items = page?.[key];
+    if (!Array.isArray(items)) throw new StepError('invalid_response', `a page has no "${key}" array`);
+    for (const item of items) {
+      if (check) {
+        const id = item?.[idMember];
+        if (typeof id !== 'string') throw new StepError('invalid_response', `an entry of "${key}" has no string "${idMember}"`);
+        if (ids.has(id)) throw new StepError(duplicateKind, `the server listed the ${idMember} ${JSON.stringify(id)} twice`);
+        ids.add(id);
+      }
+      entries.push(item);
+    }
+    const next = page.nextCursor;
+    if (next === undefined || next === null) return { [key]: entries };
+    if (check) {
+      if (typeof next !== 'string') throw new StepError('invalid_response', `nextCursor is not a string: ${JSON.stringify(next)}`);
+      if (cursors.has(next)) throw new StepError('repeated_cursor', `the server repeated the cursor ${JSON.stringify(next)}`);
+      if (pages >= maxPages) throw new StepError('invalid_response', `still a next cursor after ${pages} pages (page cap ${maxPages}): the pages do not end`);
+      cursors.add(next);
+    }
+    cursor = next;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan
+
+/**
+ * What an op is given besides its step.
+ * @typedef {object} Context
+ * @property {Env} env
+ * @property {string|null} op the step's op
+ * @property {number} index the step's index in the plan
+ * @property {AbortSignal} [signal] call_tool with cancel_after_ms: aborted after that many ms
+ * @property {boolean} cancelled whether `signal` fired
+ */
+
+/**
+ * An adapter: one function per op it supports (`connect` at least), and hooks.
+ * @typedef {object} Adapter
+ * @property {string} [name] the log prefix
+ * @property {Record<string, (step: any, context: Context) => Promise<object|void>|object|void>} ops
+ *   by op name; each returns the `ok` object (void is `{}`) or throws (a StepError, or whatever
+ *   the library threw, mapped by `classify` then `mapError`)
+ * @property {(error: unknown, context: Context) => StepError|undefined} [classify] the
+ *   library's own error mapping; undefined leaves the error to `mapError`
+ * @property {(env: Env, step: any) => string[]} [limits] the `limits` of each connect line
+ * @property {Events} [events] the kit answers `events` steps from this queue
+ * @property {() => Promise<void>|void} [finish] runs after the implicit close, before exit
+ * @property {boolean} [warmUpFetch] load Node's fetch before the first step over HTTP (default
+ *   true: its lazy load would otherwise be charged to the first request's timeout)
+ */
+
+/**
+ * Runs the plan and exits the process: 0 once the plan is carried out, 1 if the kit itself
+ * failed, 2 on a bad environment (naming the variable).
+ * @param {Adapter} adapter
+ * @param {{vars?: Record<string, string|undefined>, argv?: string[], exit?: (code: number) => void}} [options]
+ *   for tests: the environment, the arguments and the exit function
+ */
+export async function run(adapter, options = {}) {
+  logPrefix = adapter.name ?? 'adapter';
+  guardStdout();
+  const exit = options.exit ?? ((code) => process.exit(code));
+  const done = (code) => {
+    log(`plan done ${Math.round(performance.now())} ms after launch; exiting with ${code}`);
+    realStdoutWrite('', () => exit(code));
+  };
+  let env;
+  try {
+    env = readEnv(options.vars, options.argv);
+  } catch (error) {
+    if (!(error instanceof EnvError)) throw error;
+    log(error.message);
+    done(2);
+    return;
+  }
+  secret = env.token ?? '';
+  log(`transport ${env.transport}, ${env.plan.length} steps, loaded ${Math.round(performance.now())} ms after launch`);
+  process.on('unhandledRejection', (reason) => log('unhandled rejection:', describe(reason)));
+  try {
+    if (env.transport === 'http' && adapter.warmUpFetch !== false) await warmUpFetch();
+    await runPlan(adapter, env);
+  } catch (error) {
+    log('the adapter crashed:', /** @type {any} */ (error)?.stack ?? String(error));
+    done(1);
+    return;
+  }
+  done(0);
+}
+
+/** Loads Node's fetch (undici) with a data: URL: nothing shows on the wire. */
+async function warmUpFetch() {
+  try {
+    await (await fetch('data:,')).arrayBuffer();
+  } catch (error) {
+    log('fetch warm-up failed (ignored):', describe(error));
+  }
+}
+
+/**
+ * @param {Adapter} adapter
+ * @param {Env} env
+ */
+async function runPlan(adapter, env) {
+  const { ops } = adapter;
+  let connected = false;
+  const closeQuietly = async (why) => {
+    connected = false;
+    try {
+      await ops.close?.({ op: 'close' }, { env, op: 'close', index: -1, cancelled: false });
+    } catch (error) {
+      log(`${why} failed:`, describe(error));
+    }
+  };
+
+  for (let index = 0; index < env.plan.length; index += 1) {
+    const step = env.plan[index];
+    const op = step !== null && typeof step === 'object' && typeof step.op === 'string' ? step.op : null;
+    const line = { step: index, op };
+    const started = performance.now();
+    /** @type {Context} */
+    const context = { env, op, index, cancelled: false };
+    let timer;
+    try {
+      const invalid = checkStep(step);
+      if (invalid) throw invalid;
+      if (op === 'sleep') {
+        await new Promise((resolve) => setTimeout(resolve, step.ms));
+        line.ok = {};
+      } else if (op === 'events' && adapter.events) {
+        line.ok = { events: await adapter.events.take(step.min ?? 0, env.timeoutMs) };
+      } else if (op !== 'close' && typeof ops[op] !== 'function') {
+        throw new StepError('unsupported_op', `this adapter does not implement ${op}`);
+      } else if (op === 'connect') {
+        if (connected) await closeQuietly('closing the previous connection');
+        line.ok = (await ops.connect(step, context)) ?? {};
+        connected = true;
+      } else if (!connected) {
+        throw new StepError('transport_closed', 'there is no connection (not connected yet, the connect failed, or it was closed)');
+      } else if (op === 'close') {
+        connected = false;
+        line.ok = (await ops.close?.(step, context)) ?? {};
+      } else {
+        if (op === 'call_tool' && step.cancel_after_ms != null) {
+          const controller = new AbortController();
+          context.signal = controller.signal;
+          timer = setTimeout(() => {
+            context.cancelled = true;
+            controller.abort();
+          }, step.cancel_after_ms);
+        }
+        line.ok = (await ops[op](step, context)) ?? {};
+      }
+    } catch (error) {
+      const mapped =
+        error instanceof StepError ? error : (adapter.classify?.(error, context) ?? mapError(error, context));
+      line.error = { kind: mapped.kind, message: mapped.message };
+      if (mapped.code !== undefined) line.error.code = mapped.code;
+      if (mapped.status !== undefined) line.error.status = mapped.status;
+      log(`step ${index} (${op}): ${mapped.kind}: ${mapped.message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (op === 'connect') {
+      const limits = adapter.limits?.(env, step) ?? [];
+      if (limits.length > 0) line.limits = limits;
+    }
+    log(`step ${index} (${op}) took ${Math.round(performance.now() - started)} ms`);
+    emit(line);
+  }
+  // The implicit close prints no line.
+  if (connected) await closeQuietly('the implicit close');
+  await adapter.finish?.();
+}

@@ -1,0 +1,179 @@
+// Tests of the JavaScript adapter kit: `node --test adapters/kits/js/` (cargo test runs it
+// through xtask/tests/js_kit.rs, and skips it when node is absent). The pure helpers are
+// tested in-process; `run` in a child process, since it owns stdout and exits.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+import {
+  EnvError,
+  StepError,
+  checkStep,
+  contentAsSeen,
+  contentsAsSeen,
+  mapError,
+  paginate,
+  readEnv,
+  toolResult,
+} from './mcp-harness-kit.mjs';
+
+const KIT = new URL('./mcp-harness-kit.mjs', import.meta.url).href;
+const BASE = { MCP_HARNESS_CONTRACT: '1', MCP_HARNESS_TRANSPORT: 'stdio', MCP_HARNESS_SERVER_COMMAND: '["fake"]', MCP_HARNESS_PLAN: '[]', MCP_HARNESS_TIMEOUT_MS: '500' };
+
+const rejects = (promise, kind) => assert.rejects(promise, (e) => e instanceof StepError && e.kind === kind);
+const throwsKind = (fn, kind) => assert.throws(fn, (e) => e instanceof StepError && e.kind === kind);
+
+test('readEnv reads the contract and names the variable it refuses', () => {
+  const env = readEnv({ ...BASE, MCP_HARNESS_BEARER_TOKEN: 't', MCP_HARNESS_ERA: 'dual' }, []);
+  assert.deepEqual([env.transport, env.serverCommand, env.timeoutMs, env.era, env.token, env.legacyProtocolVersion], ['stdio', ['fake'], 500, 'dual', 't', '2025-11-25']);
+  const http = readEnv({ ...BASE, MCP_HARNESS_TRANSPORT: 'http' }, ['node', 'a.mjs', 'https://localhost:1/mcp']);
+  assert.equal(http.url, 'https://localhost:1/mcp');
+  for (const [name, value] of [
+    ['MCP_HARNESS_CONTRACT', '2'],
+    ['MCP_HARNESS_TRANSPORT', 'ws'],
+    ['MCP_HARNESS_PLAN', '{}'],
+    ['MCP_HARNESS_SERVER_COMMAND', '[]'],
+    ['MCP_HARNESS_TIMEOUT_MS', '5s'],
+    ['MCP_HARNESS_TIMEOUT_MS', undefined],
+    ['MCP_HARNESS_ERA', 'future'],
+  ]) {
+    assert.throws(() => readEnv({ ...BASE, [name]: value }, []), (e) => e instanceof EnvError && e.message.startsWith(name), name);
+  }
+  assert.throws(() => readEnv({ ...BASE, MCP_HARNESS_TRANSPORT: 'http' }, ['node', 'a.mjs']), /MCP_HARNESS_SERVER_URL/);
+});
+
+test('checkStep refuses malformed fields with unsupported_op, naming the field', () => {
+  assert.equal(checkStep({ op: 'call_tool', name: 'x', arguments: {}, cancel_after_ms: 0 }), undefined);
+  assert.equal(checkStep({ op: 'no_such_op' }), undefined); // unknown ops are the loop's business
+  for (const [step, field] of [
+    [{ op: 'call_tool' }, 'name'],
+    [{ op: 'call_tool', name: 'x', cancel_after_ms: -1 }, 'cancel_after_ms'],
+    [{ op: 'call_tool', name: 'x', max_timeout_ms: 5 }, 'max_timeout_ms'],
+    [{ op: 'read_resource', uri: 3 }, 'uri'],
+    [{ op: 'sleep' }, 'ms'],
+    [{ op: 'events', min: 1.5 }, 'min'],
+    [{ op: 'connect', handlers: [] }, 'handlers'],
+  ]) {
+    const error = checkStep(step);
+    assert.equal(error?.kind, 'unsupported_op', JSON.stringify(step));
+    assert.match(error.message, new RegExp(field));
+  }
+  assert.equal(checkStep(null)?.kind, 'unsupported_op');
+});
+
+test('paginate follows cursors exactly and enforces the listing rules', async () => {
+  const pages = { undefined: { tools: [{ name: 'a' }], nextCursor: '' }, '': { tools: [{ name: 'b' }], nextCursor: null } };
+  const sent = [];
+  const fetch = async (cursor) => (sent.push(cursor), pages[String(cursor)]);
+  assert.deepEqual(await paginate(fetch, 'tools'), { tools: [{ name: 'a' }, { name: 'b' }] });
+  assert.deepEqual(sent, [undefined, '']); // an empty string is a cursor; null ends
+  await rejects(paginate(async () => ({ tools: [], nextCursor: 'c' }), 'tools'), 'repeated_cursor');
+  await rejects(paginate(async () => ({ prompts: [{ name: 'p' }, { name: 'p' }] }), 'prompts'), 'duplicate_name');
+  await rejects(paginate(async () => ({ tools: [{ name: 't' }, { name: 't' }] }), 'tools'), 'duplicate_tool_name');
+  let n = 0;
+  await rejects(paginate(async () => ({ resources: [], nextCursor: String((n += 1)) }), 'resources', { maxPages: 5 }), 'invalid_response');
+  assert.equal(n, 5);
+  // Unchecked: the bare loop, which keeps a duplicate and stops only when the cursor is absent.
+  let m = 0;
+  const bare = await paginate(async () => ({ tools: [{ name: 't' }], nextCursor: (m += 1) < 3 ? 'same' : undefined }), 'tools', { check: false });
+  assert.equal(bare.tools.length, 3);
+});
+
+test('toolResult and content as seen follow CLIENTS.md', () => {
+  const png = Buffer.from([1, 2, 3, 4]);
+  const b64 = png.toString('base64');
+  const sha256 = createHash('sha256').update(png).digest('hex');
+  assert.deepEqual(toolResult({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: b64, mimeType: 'image/png' }] }), {
+    text: ['a'],
+    content: [{ type: 'text', text: 'a' }, { type: 'image', mimeType: 'image/png', bytes: 4, sha256 }],
+  });
+  assert.deepEqual(toolResult({ structuredContent: { t: 1 }, content: [] }), { structured: { t: 1 }, content: [] });
+  throwsKind(() => toolResult({ isError: true, structuredContent: {}, content: [{ type: 'text', text: 'bad' }] }), 'tool_error');
+  throwsKind(() => contentAsSeen({ type: 'video' }), 'invalid_response');
+  throwsKind(() => contentsAsSeen({ uri: 'u' }), 'invalid_response');
+  assert.deepEqual(contentsAsSeen({ uri: 'u', text: 't', blob: '!!' }), { uri: 'u', text: 't' });
+  // Strict RFC 4648 refuses whitespace and non-canonical padding bits; atob's forgiving mode does not.
+  throwsKind(() => contentsAsSeen({ uri: 'u', blob: 'AQID BA==' }), 'invalid_response');
+  throwsKind(() => contentsAsSeen({ uri: 'u', blob: 'AR==' }), 'invalid_response');
+  assert.equal(contentsAsSeen({ uri: 'u', blob: 'AQID BA==' }, { base64: 'forgiving' }).sha256, sha256);
+  const link = { type: 'resource_link', uri: 'file:///x', name: 'x', extra: 1 };
+  assert.equal(contentAsSeen(link), link);
+});
+
+test('mapError names common Node errors', () => {
+  const tls = new TypeError('fetch failed', { cause: Object.assign(new Error('self-signed'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }) });
+  assert.equal(mapError(tls).kind, 'tls');
+  assert.equal(mapError(Object.assign(new TypeError('bad'), { code: 'ERR_INVALID_URL' })).kind, 'insecure_url');
+  assert.equal(mapError(new SyntaxError('Unexpected token')).kind, 'invalid_response');
+  assert.equal(mapError(Object.assign(new Error('aborted'), { name: 'AbortError' }), { cancelled: true }).kind, 'cancelled');
+  assert.equal(mapError(new Error('ECONNRESET')).kind, 'transport_closed');
+  const http = mapError(Object.assign(new Error('Bad Gateway'), { response: { status: 502 } }));
+  assert.deepEqual([http.kind, http.status], ['http_status', 502]);
+  const kept = new StepError('http_status', 'no', undefined, 503);
+  assert.equal(mapError(kept), kept);
+});
+
+/** Runs an adapter on the kit in a child process; returns its exit code, outcome lines and stderr. */
+function runAdapter(body, env) {
+  const source = `import * as kit from ${JSON.stringify(KIT)};\n${body}`;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', source], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 20000 });
+  const lines = child.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return { code: child.status, lines, stderr: child.stderr };
+}
+
+const ADAPTER = `
+let open = false;
+await kit.run({
+  name: 'test-adapter',
+  events: new kit.Events(),
+  limits: () => ['choose_version'],
+  ops: {
+    connect: () => { console.log('library chatter'); open = true; return { protocolVersion: 'v', serverInfo: { name: 's' } }; },
+    list_tools: () => kit.paginate(async () => ({ tools: [{ name: 'echo' }] }), 'tools'),
+    call_tool: (step, ctx) => new Promise((resolve, reject) => {
+      if (step.name === 'leak') throw new Error('refused token ' + process.env.MCP_HARNESS_BEARER_TOKEN);
+      const t = setTimeout(() => resolve(kit.toolResult({ content: [{ type: 'text', text: 'hi' }] })), 200);
+      ctx.signal?.addEventListener('abort', () => { clearTimeout(t); reject(Object.assign(new Error('aborted'), { name: 'AbortError' })); });
+    }),
+    close: () => { open = false; process.stderr.write('closed\\n'); },
+  },
+});
+`;
+
+test('run walks the plan: one line per step, the stdout guard, redaction, exit 0', () => {
+  const plan = [
+    { op: 'list_tools' },
+    { op: 'connect' },
+    { op: 'list_tools' },
+    { op: 'call_tool', name: 'slow' },
+    { op: 'call_tool', name: 'slow', cancel_after_ms: 20 },
+    { op: 'call_tool', name: 'leak' },
+    { op: 'discover' },
+    { op: 'sleep', ms: 1 },
+    { op: 'events' },
+    { op: 'call_tool' },
+    { op: 'close' },
+    { op: 'close' },
+    { op: 'connect' },
+  ];
+  const { code, lines, stderr } = runAdapter(ADAPTER, { ...BASE, MCP_HARNESS_PLAN: JSON.stringify(plan), MCP_HARNESS_BEARER_TOKEN: 'sekrit-42' });
+  assert.equal(code, 0, stderr);
+  assert.deepEqual(lines.map((l) => l.step), plan.map((_, i) => i));
+  const kinds = lines.map((l) => l.error?.kind ?? 'ok');
+  assert.deepEqual(kinds, ['transport_closed', 'ok', 'ok', 'ok', 'cancelled', 'transport_closed', 'unsupported_op', 'ok', 'ok', 'unsupported_op', 'ok', 'transport_closed', 'ok']);
+  assert.deepEqual(lines[1].limits, ['choose_version']);
+  assert.deepEqual(lines[3].ok, { text: ['hi'], content: [{ type: 'text', text: 'hi' }] });
+  assert.deepEqual(lines[8].ok, { events: [] });
+  assert.equal(lines[5].error.message, 'refused token [redacted]');
+  assert.ok(!stderr.includes('sekrit-42'), 'the token is redacted from logs');
+  assert.match(stderr, /library chatter/); // console.log went to stderr
+  assert.equal(stderr.match(/^closed$/gm).length, 2); // the close step and the implicit close
+});
+
+test('run exits 2 naming a bad variable, before any step', () => {
+  const { code, lines, stderr } = runAdapter(ADAPTER, { ...BASE, MCP_HARNESS_PLAN: 'nope' });
+  assert.equal(code, 2);
+  assert.deepEqual(lines, []);
+  assert.match(stderr, /MCP_HARNESS_PLAN/);
+});
