@@ -262,6 +262,22 @@ class Connection {
 let connection;
 const shutdowns = [];
 
+/**
+ * A listing. When the server did not declare `capability`, the SDK sends nothing and returns an
+ * empty list (its documented behaviour): that refusal is what the contract calls
+ * `capability_missing`, so it is reported as such rather than as an empty `ok`.
+ */
+async function listing(capability, key, list) {
+  const result = await list(connection.client, connection.options);
+  if (!connection.client.getServerCapabilities()?.[capability]) {
+    throw new StepError(
+      'capability_missing',
+      `the server declared no ${capability}: the SDK sent nothing and returned an empty list`,
+    );
+  }
+  return { [key]: result[key] };
+}
+
 await run({
   name: `ts-v2-adapter ${SDK}`,
   classify,
@@ -279,12 +295,11 @@ await run({
         throw error;
       }
     },
-    list_tools: async () => ({ tools: (await connection.client.listTools(undefined, connection.options)).tools }),
-    list_resources: async () => ({ resources: (await connection.client.listResources(undefined, connection.options)).resources }),
-    list_resource_templates: async () => ({
-      resourceTemplates: (await connection.client.listResourceTemplates(undefined, connection.options)).resourceTemplates,
-    }),
-    list_prompts: async () => ({ prompts: (await connection.client.listPrompts(undefined, connection.options)).prompts }),
+    list_tools: () => listing('tools', 'tools', (c, o) => c.listTools(undefined, o)),
+    list_resources: () => listing('resources', 'resources', (c, o) => c.listResources(undefined, o)),
+    list_resource_templates: () =>
+      listing('resources', 'resourceTemplates', (c, o) => c.listResourceTemplates(undefined, o)),
+    list_prompts: () => listing('prompts', 'prompts', (c, o) => c.listPrompts(undefined, o)),
     call_tool: (step, context) => connection.callTool(step, context),
     async read_resource({ uri }) {
       const result = await connection.client.readResource({ uri }, connection.options);
