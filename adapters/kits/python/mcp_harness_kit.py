@@ -482,6 +482,9 @@ class Adapter:
     def classify(self, exc: BaseException, op: str) -> StepError | None:
         return None
 
+    def before_step(self, index: int, step: Any) -> None:
+        """Called before each step (reset per-step bookkeeping here)."""
+
     async def op_sleep(self, step: dict[str, Any]) -> dict[str, Any]:
         await asyncio.sleep(step["ms"] / 1000)
         return {}
@@ -534,6 +537,7 @@ async def run_plan(adapter: Adapter, out: Output) -> None:
             ok: Any = None
             error: StepError | None = None
             try:
+                adapter.before_step(index, step)
                 op = check_step(step)
                 method = getattr(adapter, f"op_{op}", None)
                 if method is None:
