@@ -46,17 +46,14 @@ which cancels the task that entered it. So one "owner" task per connection enter
 and runs every SDK call for it; the plan loop hands it one step at a time and waits for the
 answer. When the transport fails, the owner gets the failure out of its `async with` and answers
 the step it was running with it; later steps are answered `transport_closed`.
+
+The contract's plumbing (the environment, the step loop and each step's fields, outcome lines,
+stdout, the token, content as seen, the listing loop) is the Python adapter kit's,
+adapters/kits/python/mcp_harness_kit.py; this file is the SDK's side of each step.
 """
 
 from __future__ import annotations
 
-import time
-
-STARTED = time.monotonic()  # before the SDK's imports, which cost about 1.5 s of CPU
-
-import base64
-import binascii
-import hashlib
 import json
 import logging
 import os
@@ -69,16 +66,20 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-import anyio
-import httpx2
-import mcp_types
-import pydantic
-from mcp import Client, MCPError, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
-from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
-from mcp_types import (
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kits", "python"))
+import mcp_harness_kit as kit  # noqa: E402  (first: its clock starts before the SDK's slow imports)
+from mcp_harness_kit import Config, StepError, note  # noqa: E402
+
+import anyio  # noqa: E402
+import httpx2  # noqa: E402
+import mcp_types  # noqa: E402
+import pydantic  # noqa: E402
+from mcp import Client, MCPError, StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged  # noqa: E402
+from mcp.shared.exceptions import MCPDeprecationWarning  # noqa: E402
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT  # noqa: E402
+from mcp_types import (  # noqa: E402
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -87,9 +88,7 @@ from mcp_types import (
     PARSE_ERROR,
     REQUEST_TIMEOUT,
 )
-from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
-
-CONTRACT_VERSION = "1"
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS  # noqa: E402
 
 # Text the SDK itself puts on the MCPErrors it makes up locally (jsonrpc_dispatcher.py and
 # client/streamable_http.py). The SDK reuses the JSON-RPC error type, with the codes -32001 and
@@ -111,93 +110,10 @@ ERA = ["legacy"]
 MODERN_ERROR_CODES = (-32020, -32021, -32022)
 
 
-class StepError(Exception):
-    """An outcome the adapter decided on itself (not an SDK exception)."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
 
 class CallerCancelled(Exception):
     """The plan's cancel_after_ms elapsed before the SDK answered the call."""
 
-
-# ---------------------------------------------------------------------------------------------
-# Environment
-
-
-@dataclass
-class Config:
-    transport: str
-    plan: list[Any]
-    timeout_s: float
-    protocol_version: str
-    era: str = "legacy"
-    # dual era: the version the fallback initialize should offer (the contract's default).
-    legacy_protocol_version: str = "2025-11-25"
-    server_argv: list[str] | None = None
-    url: str | None = None
-    ca_file: str | None = None
-    bearer_token: str | None = field(default=None, repr=False)
-
-
-def read_config(argv: list[str], env: dict[str, str]) -> Config:
-    def required(name: str, expected: str) -> str:
-        value = env.get(name)
-        if value is None:
-            raise ValueError(f"{name} is not set; expected {expected}")
-        return value
-
-    contract = required("MCP_HARNESS_CONTRACT", '"1"')
-    if contract != CONTRACT_VERSION:
-        raise ValueError(f"MCP_HARNESS_CONTRACT is {contract!r}; this adapter implements contract 1")
-    transport = required("MCP_HARNESS_TRANSPORT", '"stdio" or "http"')
-    if transport not in ("stdio", "http"):
-        raise ValueError(f'MCP_HARNESS_TRANSPORT is {transport!r}; expected "stdio" or "http"')
-    try:
-        plan = json.loads(required("MCP_HARNESS_PLAN", "a JSON array of steps"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"MCP_HARNESS_PLAN is not JSON: {e}") from None
-    if not isinstance(plan, list):
-        raise ValueError("MCP_HARNESS_PLAN is not a JSON array of steps")
-    timeout_text = required("MCP_HARNESS_TIMEOUT_MS", "a positive integer of milliseconds")
-    try:
-        timeout_ms = int(timeout_text.strip())
-    except ValueError:
-        raise ValueError(f"MCP_HARNESS_TIMEOUT_MS is {timeout_text!r}; expected milliseconds") from None
-    if timeout_ms <= 0:
-        raise ValueError("MCP_HARNESS_TIMEOUT_MS must be a positive integer of milliseconds")
-    era = env.get("MCP_HARNESS_ERA") or "legacy"
-    if era not in ("legacy", "modern", "dual"):
-        raise ValueError(f'MCP_HARNESS_ERA is {era!r}; expected "legacy", "modern" or "dual"')
-    config = Config(
-        era=era,
-        transport=transport,
-        plan=plan,
-        timeout_s=timeout_ms / 1000,
-        protocol_version=required("MCP_HARNESS_PROTOCOL_VERSION", "a protocol version"),
-        legacy_protocol_version=env.get("MCP_HARNESS_LEGACY_PROTOCOL_VERSION") or "2025-11-25",
-        ca_file=env.get("MCP_HARNESS_CA_FILE") or None,
-        bearer_token=env.get("MCP_HARNESS_BEARER_TOKEN") or None,
-    )
-    if transport == "stdio":
-        text = required("MCP_HARNESS_SERVER_COMMAND", "a JSON array of strings")
-        try:
-            server_argv = json.loads(text)
-        except json.JSONDecodeError:
-            server_argv = None
-        if not (
-            isinstance(server_argv, list) and server_argv and all(isinstance(a, str) for a in server_argv)
-        ):
-            raise ValueError(f"MCP_HARNESS_SERVER_COMMAND is not a non-empty JSON array of strings: {text}")
-        config.server_argv = server_argv
-    else:
-        # The variable wins; the harness also passes the URL as the last argument.
-        config.url = env.get("MCP_HARNESS_SERVER_URL") or (argv[-1] if argv else None)
-        if not config.url:
-            raise ValueError("MCP_HARNESS_SERVER_URL is not set and no URL argument was given")
-    return config
 
 
 # ---------------------------------------------------------------------------------------------
@@ -508,8 +424,8 @@ def make_client(config: Config, handlers: dict[str, Any], stack_extras: list[Any
     if "roots/list" in methods:
         common["list_roots_callback"] = answer_roots
     if config.transport == "stdio":
-        assert config.server_argv is not None
-        params = StdioServerParameters(command=config.server_argv[0], args=config.server_argv[1:])
+        assert config.server_command is not None
+        params = StdioServerParameters(command=config.server_command[0], args=config.server_command[1:])
         return Client(params, **common)
     assert config.url is not None
     http_client = make_http_client(config)
@@ -521,11 +437,7 @@ def make_client(config: Config, handlers: dict[str, Any], stack_extras: list[Any
 # Error classification
 
 
-def _members(exc: BaseException) -> list[BaseException]:
-    """The exceptions an exception group carries (flattened), or `exc` itself."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for member in exc.exceptions for leaf in _members(member)]
-    return [exc]
+_members = kit.exception_leaves
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -539,6 +451,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
         found.append(e)
         todo.extend(linked for linked in (e.__cause__, e.__context__) if linked is not None)
     return found
+
 
 
 def _refused_input(e: MCPError) -> bool:
@@ -594,7 +507,7 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
     if isinstance(e, CallerCancelled):
         return {"kind": "cancelled", "message": text}
     if isinstance(e, StepError):
-        return {"kind": e.kind, "message": text}
+        return e.to_json()
     # httpx2 wraps a refused certificate (ssl.SSLCertVerificationError) in ConnectError.
     for linked in _chain(e):
         if isinstance(linked, ssl.SSLError):
@@ -675,80 +588,20 @@ def dump(model: pydantic.BaseModel) -> Any:
     return model.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
-def decoded(data: str, where: str) -> dict[str, Any]:
-    """Length and SHA-256 of base64 `data`, decoded as strictly as the standard library allows.
-
-    The SDK keeps `data`/`blob` as the string received and never decodes it; this is the decode
-    its users write: `base64.b64decode(..., validate=True)` refuses characters outside the
-    standard alphabet and missing padding (it accepts non-zero trailing bits, which RFC 4648
-    lets a decoder accept). A refusal fails the step with invalid_response (CLIENTS.md,
-    "Content as seen").
-    """
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError) as e:
-        raise StepError("invalid_response", f"{where} is not valid base64: {e}") from None
-    return {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
-
-
-def contents_as_seen(contents: Any) -> dict[str, Any]:
-    """Resource contents as the contract reports them (the SDK's typed model: text or blob)."""
-    seen: dict[str, Any] = {"uri": contents.uri}
-    if contents.mime_type is not None:
-        seen["mimeType"] = contents.mime_type
-    if isinstance(contents, mcp_types.TextResourceContents):
-        seen["text"] = contents.text
-    elif isinstance(contents, mcp_types.BlobResourceContents):
-        seen.update(decoded(contents.blob, f"the blob of {contents.uri}"))
-    else:  # the SDK's union admits nothing else; kept as a clear failure if that changes
-        raise StepError("invalid_response", f"resource contents of {contents.uri} have neither text nor blob")
-    return seen
-
-
-def block_as_seen(block: Any) -> dict[str, Any]:
-    """One content block as the contract reports it, from the SDK's typed block."""
-    kind = getattr(block, "type", None)
-    if isinstance(block, mcp_types.ResourceLink):
-        return dump(block)  # reported as received (as far as the SDK's model keeps it)
-    if isinstance(block, mcp_types.TextContent):
-        seen: dict[str, Any] = {"type": "text", "text": block.text}
-    elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-        seen = {"type": kind, "mimeType": block.mime_type, **decoded(block.data, f"the {kind} block's data")}
-    elif isinstance(block, mcp_types.EmbeddedResource):
-        seen = {"type": "resource", "resource": contents_as_seen(block.resource)}
-    else:  # the SDK validates blocks against its union, so an unknown type never gets here
-        raise StepError("invalid_response", f"a content block of unknown type {kind!r}")
-    if block.annotations is not None:
-        seen["annotations"] = dump(block.annotations)
-    return seen
-
-
-def call_outcome(result: Any) -> dict[str, Any]:
-    texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
-    if result.is_error:
-        raise StepError("tool_error", "\n".join(texts) or "the tool reported an error")
-    content = [block_as_seen(block) for block in result.content]
-    if result.structured_content is not None:
-        return {"structured": result.structured_content, "content": content}
-    return {"text": texts, "content": content}
-
-
 async def list_all(fetch: Callable[[str | None], Awaitable[Any]], entries: str, key: str) -> dict[str, Any]:
     """Every entry of a listing: `fetch(cursor)` gets one page, its `entries` attribute goes under `key`.
 
     The SDK lists one page per call and has no list-all helper: this is the loop its users
-    write, following nextCursor until it is absent and no more (CLIENTS.md: no page cap or
-    cursor or duplicate check the SDK lacks; a server that repeats a cursor keeps it going until
-    the trial's deadline).
+    write (the kit's paginate with no guards), following nextCursor until it is absent and no
+    more (CLIENTS.md: no page cap or cursor or duplicate check the SDK lacks; a server that
+    repeats a cursor keeps it going until the trial's deadline).
     """
-    found: list[Any] = []
-    cursor: str | None = None
-    while True:
-        page = await fetch(cursor)
-        found.extend(dump(entry) for entry in getattr(page, entries))
-        cursor = page.next_cursor
-        if cursor is None:
-            return {key: found}
+
+    async def page(cursor: str | None) -> tuple[list[Any], str | None]:
+        result = await fetch(cursor)
+        return [dump(entry) for entry in getattr(result, entries)], result.next_cursor
+
+    return {key: await kit.paginate(page)}
 
 
 async def list_all_tools(client: Client) -> dict[str, Any]:
@@ -771,7 +624,7 @@ async def list_prompts(client: Client) -> dict[str, Any]:
 
 async def read_resource(client: Client, uri: str) -> dict[str, Any]:
     result = await client.read_resource(uri)
-    return {"contents": [contents_as_seen(contents) for contents in result.contents]}
+    return {"contents": [kit.resource_as_seen(dump(contents)) for contents in result.contents]}
 
 
 async def get_prompt(client: Client, name: str, arguments: dict[str, str] | None) -> dict[str, Any]:
@@ -779,7 +632,7 @@ async def get_prompt(client: Client, name: str, arguments: dict[str, str] | None
     seen: dict[str, Any] = {}
     if result.description is not None:
         seen["description"] = result.description
-    seen["messages"] = [{"role": m.role, "content": block_as_seen(m.content)} for m in result.messages]
+    seen["messages"] = [{"role": m.role, "content": kit.content_as_seen(dump(m.content))} for m in result.messages]
     return seen
 
 
@@ -844,7 +697,7 @@ async def call_tool(
     on_progress = progress_callback() if progress else None
     try:
         if cancel_after_s is None:
-            return call_outcome(await client.call_tool(name, arguments, progress_callback=on_progress))
+            return kit.tool_result(dump(await client.call_tool(name, arguments, progress_callback=on_progress)))
         result = None
         with anyio.move_on_after(cancel_after_s) as scope:
             result = await client.call_tool(name, arguments, progress_callback=on_progress)
@@ -852,7 +705,7 @@ async def call_tool(
             # Cancelling the awaiting task is how an SDK caller cancels; the SDK then sends
             # notifications/cancelled for the request itself.
             raise CallerCancelled(f"cancelled by the caller after {cancel_after_s * 1000:.0f} ms")
-        return call_outcome(result)
+        return kit.tool_result(dump(result))
     finally:
         # A step's answers serve its own call only; later server requests get the handlers.
         CURRENT_INPUT.clear()
@@ -1058,48 +911,17 @@ class Connection:
         job = await self.submit(Job(work=None))
         await self.finished.wait()
         if job.error is not None:
-            raise StepError(job.error["kind"], job.error.get("message", ""))
+            raise step_error(job.error)
         return job.ok or {}
 
 
 # ---------------------------------------------------------------------------------------------
-# The plan
+# The plan: each op is handed to the connection's owner task
 
 
-class Output:
-    def __init__(self, stream: Any, secret: str | None) -> None:
-        self.stream = stream
-        self.secret = secret
-
-    def line(
-        self,
-        index: int,
-        op: Any,
-        ok: dict[str, Any] | None,
-        error: dict[str, Any] | None,
-        limits: list[str] | None = None,
-    ) -> None:
-        record: dict[str, Any] = {"step": index, "op": op}
-        if error is not None:
-            error = dict(error)
-            error["message"] = redact(str(error.get("message", "")), self.secret)
-            record["error"] = error
-        else:
-            record["ok"] = ok
-        if limits:
-            record["limits"] = limits
-        self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self.stream.flush()
-        note(f"step {index} ({op}) answered")
-
-
-def note(text: str) -> None:
-    """A timestamped progress line on stderr (the harness shows its tail when a trial fails)."""
-    print(f"adapter: +{(time.monotonic() - STARTED) * 1000:.0f} ms: {text}", file=sys.stderr, flush=True)
-
-
-def redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "[redacted]") if secret else text
+def step_error(error: dict[str, Any]) -> StepError:
+    """The kit's StepError for an error object the owner task classified."""
+    return StepError(error["kind"], str(error.get("message", "")), code=error.get("code"), status=error.get("status"))
 
 
 async def discover(client: Client) -> dict[str, Any]:
@@ -1110,224 +932,118 @@ async def discover(client: Client) -> dict[str, Any]:
     return await client.session.send_discover(client.protocol_version)
 
 
-SIMPLE_OPS = (
-    "list_resources",
-    "list_resource_templates",
-    "read_resource",
-    "list_prompts",
-    "get_prompt",
-    "complete",
-    "ping",
-    "set_logging_level",
-)
+class SdkAdapter(kit.Adapter):
+    """The plan's ops as jobs for the connection's owner task (see the module docstring)."""
 
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        ERA[0] = config.era
+        self.connection: Connection | None = None
+        self.tasks: anyio.abc.TaskGroup | None = None
 
-def simple_work(op: str, step: dict[str, Any]) -> Work:
-    """The SDK call for one of the ops that need nothing but the connection's client."""
-    if op == "list_resources":
-        return list_resources
-    if op == "list_resource_templates":
-        return list_resource_templates
-    if op == "list_prompts":
-        return list_prompts
-    if op == "ping":
-        return ping
-    if op == "read_resource":
-        uri = step.get("uri")
-        if not isinstance(uri, str):
-            raise StepError("unsupported_op", f'a read_resource step needs a string "uri": {json.dumps(step)}')
-        return lambda client: read_resource(client, uri)
-    if op == "get_prompt":
-        name = step.get("name")
-        arguments = step.get("arguments")
-        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+    async def lifespan(self, body: Callable[[], Awaitable[None]]) -> None:
+        # The owner tasks live in this group, entered by the plan's own task.
+        async with anyio.create_task_group() as tasks:
+            self.tasks = tasks
+            await body()
+
+    def limits(self) -> list[str]:
+        # The connect line says what the SDK cannot do for this trial (CLIENTS.md, limits).
+        return version_limits(self.config)
+
+    def classify(self, exc: BaseException, op: str) -> StepError:
+        # Raised in the plan's task, not by an SDK call: an adapter fault, reported and logged.
+        logging.getLogger("adapter").error("step %s failed inside the adapter", op, exc_info=exc)
+        return step_error(classify(exc, during_connect=op == "connect", http=self.config.transport == "http"))
+
+    async def submit(self, work: Work) -> dict[str, Any]:
+        if self.connection is None:
+            raise StepError("transport_closed", "there is no connection")
+        job = await self.connection.submit(Job(work=work))
+        if job.error is not None:
+            raise step_error(job.error)
+        return job.ok or {}
+
+    async def op_connect(self, step: dict[str, Any]) -> dict[str, Any]:
+        assert self.tasks is not None
+        candidate = Connection(self.config, step.get("handlers"))
+        job = Job(work=None)
+        self.tasks.start_soon(candidate.run, job)
+        await job.done.wait()
+        if job.error is not None:
+            await candidate.finished.wait()
+            raise step_error(job.error)
+        self.connection = candidate
+        return job.ok or {}
+
+    async def op_close(self, step: dict[str, Any]) -> dict[str, Any]:
+        current, self.connection = self.connection, None
+        return await current.close() if current is not None else {}
+
+    async def op_list_tools(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(list_all_tools)
+
+    async def op_call_tool(self, step: dict[str, Any]) -> dict[str, Any]:
+        if step.get("max_timeout_ms") is not None:
+            # The SDK's request clock (shared/_request_clock.py) runs from the write to the answer
+            # and is never restarted by progress: there is no timeout to reset nor a maximum to cap.
             raise StepError(
-                "unsupported_op",
-                f'a get_prompt step needs a string "name" and, if any, an object "arguments": {json.dumps(step)}',
+                "unsupported_op", "the SDK never restarts a request's timeout on progress, so max_timeout_ms has no meaning"
             )
-        return lambda client: get_prompt(client, name, arguments)
-    if op == "complete":
-        return lambda client: complete(client, step)
-    assert op == "set_logging_level"
-    level = step.get("level")
-    return lambda client: set_logging_level(client, level)
+        cancel = step.get("cancel_after_ms")
+        name, arguments, progress = step["name"], step.get("arguments"), step.get("progress", False)
+        cancel_after = cancel / 1000 if cancel is not None else None
+        answers = step.get("input")
+        return await self.submit(lambda client: call_tool(client, name, arguments, cancel_after, answers, progress))
 
+    async def op_list_resources(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(list_resources)
 
-def parse_call(step: dict[str, Any]) -> tuple[str, Any, float | None, bool]:
-    name = step.get("name")
-    if not isinstance(name, str):
-        raise StepError("unsupported_op", f'a call_tool step needs a string "name": {json.dumps(step)}')
-    cancel = step.get("cancel_after_ms")
-    if cancel is not None and (isinstance(cancel, bool) or not isinstance(cancel, int) or cancel < 0):
-        raise StepError("unsupported_op", f"cancel_after_ms must be a non-negative integer: {json.dumps(step)}")
-    progress = step.get("progress", False)
-    if not isinstance(progress, bool):
-        raise StepError("unsupported_op", f'"progress" must be true or false: {json.dumps(step)}')
-    if step.get("max_timeout_ms") is not None:
-        # The SDK's request clock (shared/_request_clock.py) runs from the write to the answer
-        # and is never restarted by progress: there is no timeout to reset nor a maximum to cap.
-        raise StepError(
-            "unsupported_op", "the SDK never restarts a request's timeout on progress, so max_timeout_ms has no meaning"
-        )
-    return name, step.get("arguments"), (cancel / 1000 if cancel is not None else None), progress
+    async def op_list_resource_templates(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(list_resource_templates)
 
+    async def op_list_prompts(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(list_prompts)
 
-async def run_plan(config: Config, out: Output) -> None:
-    not_connected = {
-        "kind": "transport_closed",
-        "message": "there is no connection (not connected yet, the connect failed, or it was closed)",
-    }
-    async with anyio.create_task_group() as tg:
-        connection: Connection | None = None
-        for index, step in enumerate(config.plan):
-            op = step.get("op") if isinstance(step, dict) else None
-            ok: dict[str, Any] | None = None
-            error: dict[str, Any] | None = None
-            try:
-                if op == "connect":
-                    if connection is not None:
-                        await connection.close()
-                        connection = None
-                    handlers = step.get("handlers")
-                    if handlers is not None and not isinstance(handlers, dict):
-                        raise StepError("unsupported_op", f'"handlers" must be an object by method: {json.dumps(step)}')
-                    candidate = Connection(config, handlers)
-                    job = Job(work=None)
-                    tg.start_soon(candidate.run, job)
-                    await job.done.wait()
-                    if job.error is None:
-                        connection, ok = candidate, job.ok
-                    else:
-                        error = job.error
-                        await candidate.finished.wait()
-                elif op == "list_tools":
-                    if connection is None:
-                        raise StepError(**not_connected)
-                    job = await connection.submit(Job(work=list_all_tools))
-                    ok, error = job.ok, job.error
-                elif op == "call_tool":
-                    name, arguments, cancel_after, progress = parse_call(step)
-                    if connection is None:
-                        raise StepError(**not_connected)
+    async def op_read_resource(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(lambda client: read_resource(client, step["uri"]))
 
-                    answers = step.get("input") if isinstance(step.get("input"), dict) else None
+    async def op_get_prompt(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(lambda client: get_prompt(client, step["name"], step.get("arguments")))
 
-                    async def work(
-                        client: Client, n=name, a=arguments, c=cancel_after, i=answers, p=progress
-                    ) -> dict[str, Any]:
-                        return await call_tool(client, n, a, c, i, p)
+    async def op_complete(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(lambda client: complete(client, step))
 
-                    job = await connection.submit(Job(work=work))
-                    ok, error = job.ok, job.error
-                elif op in SIMPLE_OPS:
-                    work = simple_work(op, step)
-                    if connection is None:
-                        raise StepError(**not_connected)
-                    job = await connection.submit(Job(work=work))
-                    ok, error = job.ok, job.error
-                elif op == "discover":
-                    if connection is None:
-                        raise StepError(**not_connected)
-                    job = await connection.submit(Job(work=discover))
-                    ok, error = job.ok, job.error
-                elif op == "events":
-                    at_least = step.get("min", 0)
-                    if isinstance(at_least, bool) or not isinstance(at_least, int) or at_least < 0:
-                        raise StepError("unsupported_op", f'"min" must be a non-negative integer: {json.dumps(step)}')
-                    ok = {"events": await EVENTS.take(at_least, config.timeout_s)}
-                elif op == "set_roots":
-                    roots = step.get("roots")
-                    if not isinstance(roots, list):
-                        raise StepError("unsupported_op", f'a set_roots step needs a "roots" array: {json.dumps(step)}')
-                    if connection is None:
-                        raise StepError(**not_connected)
-                    job = await connection.submit(Job(work=lambda client, r=roots: set_roots(client, r)))
-                    ok, error = job.ok, job.error
-                elif op in ("subscribe_resource", "unsubscribe_resource"):
-                    uri = step.get("uri")
-                    if not isinstance(uri, str):
-                        raise StepError("unsupported_op", f'a {op} step needs a string "uri": {json.dumps(step)}')
-                    if connection is None:
-                        raise StepError(**not_connected)
-                    sub = op == "subscribe_resource"
-                    job = await connection.submit(Job(work=lambda client, u=uri, s=sub: subscribe_resource(client, u, s)))
-                    ok, error = job.ok, job.error
-                elif op == "listen":
-                    if connection is None:
-                        raise StepError(**not_connected)
-                    job = await connection.submit(Job(work=listen_work(connection, step)))
-                    ok, error = job.ok, job.error
-                elif op == "sleep":
-                    ms = step.get("ms")
-                    if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
-                        raise StepError("unsupported_op", f'a sleep step needs a non-negative integer "ms": {json.dumps(step)}')
-                    await anyio.sleep(ms / 1000)
-                    ok = {}
-                elif op == "close":
-                    if connection is None:
-                        raise StepError(**not_connected)
-                    current, connection = connection, None
-                    ok = await current.close()
-                else:
-                    raise StepError("unsupported_op", f"this adapter does not know the step {json.dumps(step)}")
-            except StepError as e:
-                error = {"kind": e.kind, "message": str(e)}
-            except Exception as e:  # an adapter fault; report it and go on with the plan
-                logging.getLogger("adapter").exception("step %d failed inside the adapter", index)
-                error = classify(e, during_connect=op == "connect", http=config.transport == "http")
-            # The connect line says what the SDK cannot do for this trial (CLIENTS.md, limits).
-            out.line(index, op, ok, error, version_limits(config) if op == "connect" else None)
-        if connection is not None:  # the implicit close prints no line
-            try:
-                await connection.close()
-            except StepError:
-                pass
+    async def op_ping(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(ping)
 
+    async def op_set_logging_level(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(lambda client: set_logging_level(client, step["level"]))
 
-class _RedactingFilter(logging.Filter):
-    def __init__(self, secret: str | None) -> None:
-        super().__init__()
-        self.secret = secret
+    async def op_discover(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(discover)
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.secret:
-            text = record.getMessage()
-            if self.secret in text:
-                record.msg, record.args = redact(text, self.secret), None
-        return True
+    async def op_events(self, step: dict[str, Any]) -> dict[str, Any]:
+        return {"events": await EVENTS.take(step.get("min") or 0, self.config.timeout_s)}
 
+    async def op_set_roots(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(lambda client: set_roots(client, step["roots"]))
 
-def main() -> int:
-    # Only outcome lines may reach stdout: keep a private handle on it and point both
-    # sys.stdout and file descriptor 1 at stderr for everything else.
-    out_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    async def op_subscribe_resource(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(lambda client: subscribe_resource(client, step["uri"], True))
 
-    try:
-        config = read_config(sys.argv[1:], dict(os.environ))
-    except ValueError as e:
-        print(f"adapter: {e}", file=sys.stderr)
-        return 2
+    async def op_unsubscribe_resource(self, step: dict[str, Any]) -> dict[str, Any]:
+        return await self.submit(lambda client: subscribe_resource(client, step["uri"], False))
 
-    ERA[0] = config.era
-    # The SDK marks ping and logging/setLevel deprecated for 2026-07-28; the plan asks for them
-    # anyway, and the warning would only add noise to the trial's stderr.
-    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(_RedactingFilter(config.bearer_token))
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=logging.WARNING, handlers=[handler])
-
-    note("SDK imported")
-    anyio.run(run_plan, config, Output(out_stream, config.bearer_token))
-    note("plan carried out")
-    return 0
+    async def op_listen(self, step: dict[str, Any]) -> dict[str, Any]:
+        if self.connection is None:
+            raise StepError("transport_closed", "there is no connection")
+        return await self.submit(listen_work(self.connection, step))
 
 
 if __name__ == "__main__":
-    status = main()
-    # Every outcome line is written and the SDK has shut its transports down; skip the
-    # interpreter's teardown of the SDK's many modules, which under load can take a second.
-    sys.stderr.flush()
-    os._exit(status)
+    # The SDK marks ping and logging/setLevel deprecated for 2026-07-28; the plan asks for them
+    # anyway, and the warning would only add noise to the trial's stderr.
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+    note("SDK imported")
+    kit.run(SdkAdapter)

@@ -1,4 +1,4 @@
-//! `cargo xtask sdk <python|typescript|rmcp|all>`: installs an official SDK, pinned, into a
+//! `cargo xtask sdk <python|typescript|rmcp|fastmcp|all>`: installs an official SDK, pinned, into a
 //! cache under `target/sdk/`, and runs the suite against its adapter (`adapters/<sdk>/`) with
 //! that SDK's strict baseline. `all` also runs the reference client and writes one HTML
 //! matrix of every client × trial.
@@ -26,6 +26,8 @@ pub enum Sdk {
     TypescriptV2,
     /// crates.io `rmcp`, pinned in `adapters/rmcp/Cargo.toml`.
     Rmcp,
+    /// PyPI `fastmcp` (`fastmcp.Client`), pinned in `adapters/fastmcp/requirements.txt`.
+    Fastmcp,
     /// All of them, then the reference client, and the matrix of them all.
     All,
 }
@@ -37,6 +39,7 @@ impl Sdk {
             Sdk::Typescript => "typescript",
             Sdk::TypescriptV2 => "typescript-v2",
             Sdk::Rmcp => "rmcp",
+            Sdk::Fastmcp => "fastmcp",
             Sdk::All => "all",
         }
     }
@@ -49,7 +52,13 @@ pub fn run(which: Sdk, report_dir: Option<PathBuf>, write_baselines: bool) -> Re
     let reports = report_dir.unwrap_or_else(|| cache.join("reports"));
     paths::build_bins()?;
     let sdks = match which {
-        Sdk::All => vec![Sdk::Python, Sdk::Typescript, Sdk::TypescriptV2, Sdk::Rmcp],
+        Sdk::All => vec![
+            Sdk::Python,
+            Sdk::Typescript,
+            Sdk::TypescriptV2,
+            Sdk::Rmcp,
+            Sdk::Fastmcp,
+        ],
         one => vec![one],
     };
     let mut all_met = true;
@@ -91,7 +100,8 @@ fn install(sdk: Sdk, root: &Path, cache: &Path) -> Result<String, String> {
     let dir = cache.join(sdk.name());
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     match sdk {
-        Sdk::Python => {
+        // A venv of its own per Python library, installed from the adapter's requirements.txt.
+        Sdk::Python | Sdk::Fastmcp => {
             let venv = dir.join("venv");
             if !venv.join("bin").join("python").exists() {
                 step(
@@ -112,7 +122,7 @@ fn install(sdk: Sdk, root: &Path, cache: &Path) -> Result<String, String> {
                     ])
                     .arg("-r")
                     .arg(adapter.join("requirements.txt")),
-                "install the Python SDK",
+                &format!("install the {} Python package", sdk.name()),
             )?;
             Ok(format!(
                 "{} {}",

@@ -1,0 +1,622 @@
+"""mcp_harness_kit: the plumbing of an mcp-harness adapter (driver contract 1), for Python.
+
+An adapter drives one MCP client library through a plan the harness hands it in environment
+variables, and prints one JSON outcome line per step (CLIENTS.md). Most of that is the same
+for every library: reading and checking the environment, the step loop and each step's
+fields, `sleep`, `unsupported_op` for ops the adapter lacks, `transport_closed` before a
+connect and after a close, the silent implicit close, keeping library prints off stdout,
+redacting the bearer token, naming common transport errors, and the contract's shapes of a
+listing, a tool result and binary content. This file does that, so an adapter is a subclass
+of `Adapter` whose `op_<name>` methods are calls into its library.
+
+It is one file, standard library only, for Python 3.10+: copy it next to your adapter or put
+its folder on `sys.path`. Everything is asyncio; libraries built on anyio run under it as is.
+
+    class MyAdapter(kit.Adapter):
+        async def op_connect(self, step): ...      # return the ok object, or raise
+        async def op_list_tools(self, step): ...
+    kit.run(MyAdapter)
+
+An op with no `op_<name>` method is answered `unsupported_op`. Errors a method raises go
+through `Adapter.classify` (the adapter's own mapping, first) and then `classify_common`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import json
+import logging
+import os
+import ssl
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+CONTRACT = "1"
+
+try:  # Python 3.11+; on 3.10 no exception is a group
+    _GROUP: Any = BaseExceptionGroup
+except NameError:  # pragma: no cover
+    _GROUP = ()
+
+#: The contract's closed vocabulary of error kinds.
+ERROR_KINDS = frozenset(
+    """unsupported_version handshake_failed protocol_error tool_error repeated_cursor
+    duplicate_tool_name duplicate_name capability_missing schema_mismatch timeout cancelled
+    transport_closed invalid_response insecure_url tls http_status unsupported_op
+    input_unsupported""".split()
+)
+
+#: Ops that need no connection: the kit answers them itself (unless the adapter overrides).
+CONNECTIONLESS_OPS = frozenset({"connect", "sleep", "events"})
+
+
+class EnvError(ValueError):
+    """The environment does not describe a trial; the message names the variable."""
+
+
+class StepError(Exception):
+    """A step's outcome as one of the contract's error kinds.
+
+    `code` is the JSON-RPC error code when one caused it, `status` the HTTP status for
+    `http_status`, `limits` what the connect line declares the library cannot do.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str = "",
+        *,
+        code: int | None = None,
+        status: int | None = None,
+        limits: Iterable[str] | None = None,
+    ) -> None:
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"{kind!r} is not an error kind of the contract")
+        super().__init__(message or kind)
+        self.kind, self.message, self.code, self.status = kind, message or kind, code, status
+        self.limits = list(limits or [])
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "message": self.message}
+        if self.code is not None:
+            out["code"] = self.code
+        if self.status is not None:
+            out["status"] = self.status
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The environment
+
+
+@dataclass(frozen=True)
+class Config:
+    """A trial as the harness describes it (CLIENTS.md, "Environment")."""
+
+    transport: str  # "stdio" or "http"
+    plan: list[Any]
+    timeout_ms: int
+    protocol_version: str
+    era: str = "legacy"  # "legacy", "modern" or "dual"
+    legacy_protocol_version: str = "2025-11-25"
+    server_command: list[str] | None = None  # stdio
+    url: str | None = None  # http
+    ca_file: str | None = None
+    bearer_token: str | None = field(default=None, repr=False)
+    shutdown_grace_ms: int | None = None
+    scenario: str = ""
+
+    @property
+    def timeout_s(self) -> float:
+        return self.timeout_ms / 1000
+
+
+def _required(env: dict[str, str], name: str, expected: str) -> str:
+    value = env.get(name)
+    if value is None or value == "":
+        raise EnvError(f"{name} is not set; expected {expected}")
+    return value
+
+
+def _millis(env: dict[str, str], name: str, *, required: bool) -> int | None:
+    text = env.get(name)
+    if not text:
+        if required:
+            raise EnvError(f"{name} is not set; expected a positive integer of milliseconds")
+        return None
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise EnvError(f"{name} is {text!r}; expected a positive integer of milliseconds") from None
+    if value <= 0:
+        raise EnvError(f"{name} is {value}; expected a positive integer of milliseconds")
+    return value
+
+
+def read_env(env: dict[str, str] | None = None, argv: list[str] | None = None) -> Config:
+    """The trial's Config from `env` (default os.environ); raises EnvError naming the variable."""
+    env = dict(os.environ if env is None else env)
+    argv = sys.argv[1:] if argv is None else argv
+    contract = _required(env, "MCP_HARNESS_CONTRACT", '"1"')
+    if contract != CONTRACT:
+        raise EnvError(f"MCP_HARNESS_CONTRACT is {contract!r}; this kit implements contract {CONTRACT}")
+    transport = _required(env, "MCP_HARNESS_TRANSPORT", '"stdio" or "http"')
+    if transport not in ("stdio", "http"):
+        raise EnvError(f'MCP_HARNESS_TRANSPORT is {transport!r}; expected "stdio" or "http"')
+    plan_text = _required(env, "MCP_HARNESS_PLAN", "a JSON array of steps")
+    try:
+        plan = json.loads(plan_text)
+    except json.JSONDecodeError as e:
+        raise EnvError(f"MCP_HARNESS_PLAN is not JSON ({e}); expected a JSON array of steps") from None
+    if not isinstance(plan, list):
+        raise EnvError(f"MCP_HARNESS_PLAN is a JSON {type(plan).__name__}; expected a JSON array of steps")
+    era = env.get("MCP_HARNESS_ERA") or "legacy"
+    if era not in ("legacy", "modern", "dual"):
+        raise EnvError(f'MCP_HARNESS_ERA is {era!r}; expected "legacy", "modern" or "dual"')
+    server_command = url = None
+    if transport == "stdio":
+        text = _required(env, "MCP_HARNESS_SERVER_COMMAND", "a JSON array of strings (the server's argv)")
+        try:
+            server_command = json.loads(text)
+        except json.JSONDecodeError:
+            server_command = None
+        if not (isinstance(server_command, list) and server_command and all(isinstance(a, str) for a in server_command)):
+            raise EnvError(f"MCP_HARNESS_SERVER_COMMAND is {text!r}; expected a non-empty JSON array of strings")
+    else:
+        # The variable wins; the harness also passes the URL as the last argument.
+        url = env.get("MCP_HARNESS_SERVER_URL") or (argv[-1] if argv else None)
+        if not url:
+            raise EnvError("MCP_HARNESS_SERVER_URL is not set and no URL argument was given; expected the MCP endpoint")
+    timeout_ms = _millis(env, "MCP_HARNESS_TIMEOUT_MS", required=True)
+    assert timeout_ms is not None
+    return Config(
+        transport=transport,
+        plan=plan,
+        timeout_ms=timeout_ms,
+        protocol_version=_required(env, "MCP_HARNESS_PROTOCOL_VERSION", "a protocol version such as 2025-11-25"),
+        era=era,
+        legacy_protocol_version=env.get("MCP_HARNESS_LEGACY_PROTOCOL_VERSION") or "2025-11-25",
+        server_command=server_command,
+        url=url,
+        ca_file=env.get("MCP_HARNESS_CA_FILE") or None,
+        bearer_token=env.get("MCP_HARNESS_BEARER_TOKEN") or None,
+        shutdown_grace_ms=_millis(env, "MCP_HARNESS_SHUTDOWN_GRACE_MS", required=False),
+        scenario=env.get("MCP_HARNESS_SCENARIO", ""),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps: the fields each op takes (CLIENTS.md, "Plan steps"); a malformed step is unsupported_op
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "boolean": lambda v: isinstance(v, bool),
+    "ms": _is_int,
+    "any": lambda v: True,
+}
+
+# op -> {field: (type, required)}
+STEP_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
+    "connect": {"handlers": ("object", False)},
+    "call_tool": {
+        "name": ("string", True),
+        "arguments": ("object", False),
+        "cancel_after_ms": ("ms", False),
+        "progress": ("boolean", False),
+        "max_timeout_ms": ("ms", False),
+        "input": ("object", False),
+    },
+    "read_resource": {"uri": ("string", True)},
+    "subscribe_resource": {"uri": ("string", True)},
+    "unsubscribe_resource": {"uri": ("string", True)},
+    "get_prompt": {"name": ("string", True), "arguments": ("object", False)},
+    "complete": {"ref": ("object", True), "argument": ("object", True), "context": ("object", False)},
+    "set_logging_level": {"level": ("any", True)},
+    "sleep": {"ms": ("ms", True)},
+    "events": {"min": ("ms", False)},
+    "set_roots": {"roots": ("array", True)},
+    "listen": {"notifications": ("object", True)},
+}
+
+
+def check_step(step: Any) -> str:
+    """The step's op, after checking its fields; raises StepError(unsupported_op) naming the field."""
+    if not isinstance(step, dict) or not isinstance(step.get("op"), str):
+        raise StepError("unsupported_op", f'a step must be an object with a string "op": {json.dumps(step)}')
+    op = step["op"]
+    for name, (kind, required) in STEP_FIELDS.get(op, {}).items():
+        value = step.get(name)
+        if value is None:
+            if required:
+                raise StepError("unsupported_op", f'a {op} step needs "{name}" ({kind}): {json.dumps(step)}')
+        elif not _CHECKS[kind](value):
+            expected = "a non-negative integer" if kind == "ms" else f"a JSON {kind}"
+            raise StepError("unsupported_op", f'the {op} step\'s "{name}" must be {expected}: {json.dumps(step)}')
+    return op
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+def exception_leaves(exc: BaseException) -> list[BaseException]:
+    """`exc`, or the members of an exception group, flattened."""
+    if isinstance(exc, _GROUP):
+        return [leaf for member in exc.exceptions for leaf in exception_leaves(member)]
+    return [exc]
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """`exc`, what it was raised from or while handling, and group members, nearest first."""
+    found: list[BaseException] = []
+    todo: list[BaseException] = [exc]
+    while todo:
+        e = todo.pop(0)
+        if any(e is seen for seen in found):
+            continue
+        found.append(e)
+        if isinstance(e, _GROUP):
+            todo.extend(e.exceptions)
+        todo.extend(linked for linked in (e.__cause__, e.__context__) if linked is not None)
+    return found
+
+
+def http_status_of(exc: BaseException) -> int | None:
+    """The HTTP status an exception carries (httpx/requests style `response.status_code`)."""
+    for candidate in (exc, getattr(exc, "response", None)):
+        status = getattr(candidate, "status_code", None)
+        if isinstance(status, int) and 100 <= status <= 599:
+            return status
+    return None
+
+
+def classify_common(exc: BaseException) -> StepError:
+    """The contract's kind for errors any library may raise; invalid_response when unknown.
+
+    Refused certificates are `tls`, timeouts `timeout`, an error carrying an HTTP status
+    `http_status`, refused or dropped connections and a dead child `transport_closed`,
+    undecodable answers `invalid_response`.
+    """
+    chain = exception_chain(exc)
+    for e in chain:
+        if isinstance(e, StepError):
+            return e
+    for e in chain:
+        if isinstance(e, ssl.SSLCertVerificationError | ssl.SSLError):
+            return StepError("tls", f"{type(e).__name__}: {e}")
+    for e in chain:
+        if (status := http_status_of(e)) is not None:
+            return StepError("http_status", f"{type(e).__name__}: {e}", status=status)
+    for e in chain:
+        if isinstance(e, TimeoutError | asyncio.TimeoutError):
+            return StepError("timeout", f"{type(e).__name__}: {e}")
+    for e in chain:
+        if isinstance(e, json.JSONDecodeError | UnicodeDecodeError):
+            return StepError("invalid_response", f"{type(e).__name__}: {e}")
+    for e in chain:
+        if isinstance(e, ConnectionError | EOFError | OSError):
+            return StepError("transport_closed", f"{type(e).__name__}: {e}")
+    return StepError("invalid_response", f"{type(exc).__name__}: {exc}")
+
+
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "[redacted]") if secret else text
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes of the contract
+
+
+def decoded(data: Any, where: str) -> dict[str, Any]:
+    """`{"bytes": N, "sha256": H}` of base64 `data` (RFC 4648: standard alphabet, canonical
+    padding, no whitespace); anything else is invalid_response naming `where`."""
+    if not isinstance(data, str):
+        raise StepError("invalid_response", f"{where} is not a base64 string")
+    try:
+        raw = binascii.a2b_base64(data.encode("ascii"), strict_mode=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError) as e:
+        raise StepError("invalid_response", f"{where} is not valid base64: {e}") from None
+    if base64.b64encode(raw).decode("ascii") != data:
+        raise StepError("invalid_response", f"{where} is not canonical base64")
+    return {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def resource_as_seen(contents: Any) -> dict[str, Any]:
+    """Resource contents as seen: `text` kept, `blob` as bytes and sha256 (text wins)."""
+    if not isinstance(contents, dict):
+        raise StepError("invalid_response", f"resource contents are not an object: {contents!r}")
+    seen: dict[str, Any] = {"uri": contents.get("uri")}
+    if "mimeType" in contents:
+        seen["mimeType"] = contents["mimeType"]
+    if "text" in contents:
+        seen["text"] = contents["text"]
+    elif "blob" in contents:
+        seen.update(decoded(contents["blob"], f"the blob of {contents.get('uri')}"))
+    else:
+        raise StepError("invalid_response", f"resource contents of {contents.get('uri')} have neither text nor blob")
+    return seen
+
+
+def content_as_seen(block: Any) -> dict[str, Any]:
+    """One content block as seen (CLIENTS.md, "Content as seen"); `_meta` dropped."""
+    if not isinstance(block, dict):
+        raise StepError("invalid_response", f"a content block is not an object: {block!r}")
+    kind = block.get("type")
+    if kind == "resource_link":
+        return {k: v for k, v in block.items() if k != "_meta"}
+    if kind == "text":
+        seen: dict[str, Any] = {"type": "text", "text": block.get("text")}
+    elif kind in ("image", "audio"):
+        seen = {"type": kind}
+        if "mimeType" in block:
+            seen["mimeType"] = block["mimeType"]
+        seen.update(decoded(block.get("data"), f"the {kind} block's data"))
+    elif kind == "resource":
+        seen = {"type": "resource", "resource": resource_as_seen(block.get("resource"))}
+    else:
+        raise StepError("invalid_response", f"a content block of unknown type {kind!r}")
+    if block.get("annotations") is not None:
+        seen["annotations"] = block["annotations"]
+    return seen
+
+
+def tool_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A `tools/call` result (as JSON) as the call_tool ok object; isError is tool_error."""
+    content = result.get("content") or []
+    if not isinstance(content, list):
+        raise StepError("invalid_response", "the tool result's content is not an array")
+    texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    if result.get("isError") is True:
+        raise StepError("tool_error", "\n".join(t for t in texts if isinstance(t, str)) or "the tool reported an error")
+    seen = [content_as_seen(b) for b in content]
+    if result.get("structuredContent") is not None:
+        return {"structured": result["structuredContent"], "content": seen}
+    return {"text": texts, "content": seen}
+
+
+Page = tuple[list[Any], "str | None"]
+
+
+async def paginate(
+    fetch: Callable[[str | None], Awaitable[Page]],
+    *,
+    unique_by: str | None = None,
+    duplicate_kind: str = "duplicate_name",
+    reject_repeated_cursor: bool = False,
+    max_pages: int | None = None,
+) -> list[Any]:
+    """Every entry of a listing: `fetch(cursor)` returns one page's (entries, nextCursor).
+
+    Follows nextCursor until it is absent or null (an empty string is a cursor, sent back as
+    is). The guards are off by default, because CLIENTS.md asks an adapter to add none its
+    library lacks (a loop that meets a repeated cursor then runs until the trial's deadline):
+    turn on the ones the library has, `reject_repeated_cursor`, `unique_by` (the member that
+    names an entry: `name`, `uri`, `uriTemplate`; a repeat raises `duplicate_kind`) and
+    `max_pages` (past it, invalid_response: an error, never a shorter list).
+    """
+    entries: list[Any] = []
+    sent: set[str] = set()
+    names: set[Any] = set()
+    cursor: str | None = None
+    pages = 0
+    while True:
+        if max_pages is not None and pages >= max_pages:
+            raise StepError("invalid_response", f"the listing did not end within {max_pages} pages")
+        page, cursor = await fetch(cursor)
+        pages += 1
+        for entry in page:
+            if unique_by is not None and isinstance(entry, dict):
+                key = entry.get(unique_by)
+                if key in names:
+                    raise StepError(duplicate_kind, f"the listing named {key!r} twice")
+                names.add(key)
+            entries.append(entry)
+        if cursor is None:
+            return entries
+        if reject_repeated_cursor:
+            if cursor in sent:
+                raise StepError("repeated_cursor", f"the cursor {cursor!r} was already sent in this listing")
+            sent.add(cursor)
+
+
+class Events:
+    """What the library surfaced to its caller since the last `events` step, in order."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self._arrived: asyncio.Event | None = None
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.items.append(event)
+        if self._arrived is not None:
+            self._arrived.set()
+
+    async def take(self, at_least: int, timeout_s: float) -> list[dict[str, Any]]:
+        """Waits (at most `timeout_s`) for `at_least` events, then hands over all of them."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.items) < at_least and (left := deadline - time.monotonic()) > 0:
+            self._arrived = asyncio.Event()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), left)
+            except asyncio.TimeoutError:
+                break
+            finally:
+                self._arrived = None
+        taken, self.items = self.items, []
+        return taken
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+
+
+class Adapter:
+    """Base of an adapter: define `async def op_<op>(self, step) -> dict` for each op you do.
+
+    `op_connect` returns the connect ok object; `op_close` ends the connection (the kit calls
+    it for the implicit close too, and before a second connect). `limits()` names what the
+    library cannot do (the connect line's `limits`); `classify(exc, op)` maps the library's
+    own errors and returns None for those the kit's common mapping should name.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.events = Events()
+
+    def limits(self) -> list[str]:
+        return []
+
+    def classify(self, exc: BaseException, op: str) -> StepError | None:
+        return None
+
+    def before_step(self, index: int, step: Any) -> None:
+        """Called before each step (reset per-step bookkeeping here)."""
+
+    async def op_sleep(self, step: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(step["ms"] / 1000)
+        return {}
+
+    async def op_events(self, step: dict[str, Any]) -> dict[str, Any]:
+        return {"events": await self.events.take(step.get("min") or 0, self.config.timeout_s)}
+
+    async def op_close(self, step: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    async def lifespan(self, body: Callable[[], Awaitable[None]]) -> None:
+        """Runs the whole plan (`await body()`); override to hold a task group around it."""
+        await body()
+
+
+class Output:
+    """Outcome lines on the real stdout, the token redacted from every message."""
+
+    def __init__(self, stream: TextIO, secret: str | None) -> None:
+        self.stream, self.secret = stream, secret
+
+    def line(self, index: int, op: Any, ok: Any = None, error: StepError | None = None, limits: list[str] | None = None) -> dict[str, Any]:
+        record: dict[str, Any] = {"step": index, "op": op}
+        if error is not None:
+            record["error"] = error.to_json()
+            record["error"]["message"] = redact(str(record["error"]["message"]), self.secret)[:2000]
+        else:
+            record["ok"] = ok if ok is not None else {}
+        if limits:
+            record["limits"] = limits
+        self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.stream.flush()
+        return record
+
+
+async def run_plan(adapter: Adapter, out: Output) -> None:
+    """Performs the plan: one outcome line per step, then the implicit close (no line)."""
+    connected = False
+
+    async def close_quietly() -> None:
+        try:
+            await adapter.op_close({"op": "close"})
+        except Exception as e:  # noqa: BLE001 - nothing to report it on
+            note(f"closing failed: {type(e).__name__}: {e}", adapter.config.bearer_token)
+
+    async def body() -> None:
+        nonlocal connected
+        for index, step in enumerate(adapter.config.plan):
+            op = step.get("op") if isinstance(step, dict) else None
+            ok: Any = None
+            error: StepError | None = None
+            try:
+                adapter.before_step(index, step)
+                op = check_step(step)
+                method = getattr(adapter, f"op_{op}", None)
+                if method is None:
+                    raise StepError("unsupported_op", f"this adapter does not do {op}")
+                if op == "connect" and connected:
+                    connected = False
+                    await close_quietly()
+                if op not in CONNECTIONLESS_OPS and not connected:
+                    raise StepError("transport_closed", "there is no connection (not connected yet, the connect failed, or it was closed)")
+                if op == "close":
+                    connected = False
+                ok = await method(step)
+                if op == "connect":
+                    connected = True
+            except Exception as e:  # noqa: BLE001 - every failure is the step's outcome
+                error = adapter.classify(e, op) if not isinstance(e, StepError) else None
+                error = error or classify_common(e)
+            limits = None
+            if op == "connect":
+                limits = list(dict.fromkeys(adapter.limits() + (error.limits if error else [])))
+            out.line(index, op, ok, error, limits)
+            note(f"step {index} ({op}) answered", None)
+        if connected:
+            await close_quietly()
+
+    await adapter.lifespan(body)
+
+
+_STARTED = time.monotonic()
+
+
+def note(text: str, secret: str | None = None) -> None:
+    """A timestamped progress line on stderr (the harness shows its tail when a trial fails)."""
+    ms = (time.monotonic() - _STARTED) * 1000
+    print(f"adapter: +{ms:.0f} ms: {redact(text, secret)}", file=sys.stderr, flush=True)
+
+
+class _RedactingFilter(logging.Filter):
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if self.secret in text:
+            record.msg, record.args = redact(text, self.secret), None
+        return True
+
+
+def guard_stdout() -> TextIO:
+    """The real stdout for outcome lines; fd 1 and sys.stdout then point at stderr, so nothing
+    a library prints (or a child it starts with inherited stdout) can corrupt them."""
+    real = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return real
+
+
+def run(factory: Callable[[Config], Adapter], *, fast_exit: bool = True) -> None:
+    """The adapter's main: exit 2 on a bad environment, else perform the plan and exit 0.
+
+    With `fast_exit`, the process ends with os._exit once every line is flushed and the
+    library has shut its transports down, skipping an interpreter teardown that can take a
+    second under load.
+    """
+    out_stream = guard_stdout()
+    try:
+        config = read_env()
+    except EnvError as e:
+        print(f"adapter: {e}", file=sys.stderr, flush=True)
+        sys.exit(2)
+    handler = logging.StreamHandler(sys.stderr)
+    if config.bearer_token:
+        handler.addFilter(_RedactingFilter(config.bearer_token))
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    asyncio.run(run_plan(factory(config), Output(out_stream, config.bearer_token)))
+    note("plan carried out")
+    out_stream.flush()
+    sys.stderr.flush()
+    if fast_exit:
+        os._exit(0)

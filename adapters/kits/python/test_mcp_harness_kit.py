@@ -1,0 +1,283 @@
+"""Tests of the Python adapter kit (stdlib only): `python3 -m unittest` in this folder.
+
+They check what an adapter relies on: the environment's errors name the variable, the plan
+loop's bookkeeping (transport_closed, unsupported_op, the silent implicit close, limits),
+redaction, the contract's shapes, and, in a child process, that library prints stay off the
+outcome stream and a bad environment exits 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import unittest
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mcp_harness_kit as kit  # noqa: E402
+
+SECRET = "s3cret-token"
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {
+        "MCP_HARNESS_CONTRACT": "1",
+        "MCP_HARNESS_TRANSPORT": "stdio",
+        "MCP_HARNESS_SERVER_COMMAND": '["fake", "--x"]',
+        "MCP_HARNESS_PLAN": '[{"op":"connect"}]',
+        "MCP_HARNESS_TIMEOUT_MS": "5000",
+        "MCP_HARNESS_PROTOCOL_VERSION": "2025-11-25",
+    }
+    base.update(extra)
+    return {k: v for k, v in base.items() if v != "<unset>"}
+
+
+class ReadEnv(unittest.TestCase):
+    def test_good_stdio(self) -> None:
+        config = kit.read_env(env(), [])
+        self.assertEqual(config.server_command, ["fake", "--x"])
+        self.assertEqual(config.timeout_s, 5.0)
+        self.assertEqual(config.era, "legacy")
+
+    def test_http_url_from_argument(self) -> None:
+        config = kit.read_env(env(MCP_HARNESS_TRANSPORT="http"), ["https://localhost:1/mcp"])
+        self.assertEqual(config.url, "https://localhost:1/mcp")
+
+    def test_errors_name_the_variable(self) -> None:
+        cases = {
+            "MCP_HARNESS_CONTRACT": env(MCP_HARNESS_CONTRACT="2"),
+            "MCP_HARNESS_TRANSPORT": env(MCP_HARNESS_TRANSPORT="ws"),
+            "MCP_HARNESS_PLAN": env(MCP_HARNESS_PLAN='{"op":"connect"}'),
+            "MCP_HARNESS_TIMEOUT_MS": env(MCP_HARNESS_TIMEOUT_MS="soon"),
+            "MCP_HARNESS_SERVER_COMMAND": env(MCP_HARNESS_SERVER_COMMAND='"fake"'),
+            "MCP_HARNESS_ERA": env(MCP_HARNESS_ERA="future"),
+            "MCP_HARNESS_PROTOCOL_VERSION": env(MCP_HARNESS_PROTOCOL_VERSION="<unset>"),
+            "MCP_HARNESS_SERVER_URL": env(MCP_HARNESS_TRANSPORT="http"),
+        }
+        for name, bad in cases.items():
+            with self.subTest(name), self.assertRaises(kit.EnvError) as caught:
+                kit.read_env(bad, [])
+            self.assertIn(name, str(caught.exception))
+
+    def test_token_not_in_repr(self) -> None:
+        config = kit.read_env(env(MCP_HARNESS_BEARER_TOKEN=SECRET), [])
+        self.assertNotIn(SECRET, repr(config))
+
+
+class Shapes(unittest.TestCase):
+    def test_decoded(self) -> None:
+        data = base64.b64encode(b"hello").decode()
+        self.assertEqual(kit.decoded(data, "x"), {"bytes": 5, "sha256": hashlib.sha256(b"hello").hexdigest()})
+        for bad in ("aGVsbG8", "aGVs bG8=", "aGVsbG9=", "a!==", 3):
+            with self.subTest(bad), self.assertRaises(kit.StepError) as caught:
+                kit.decoded(bad, "x")
+            self.assertEqual(caught.exception.kind, "invalid_response")
+
+    def test_content_as_seen(self) -> None:
+        png = base64.b64encode(b"\x89PNG").decode()
+        blocks = [
+            {"type": "text", "text": "a", "annotations": {"priority": 1}, "_meta": {"x": 1}},
+            {"type": "image", "data": png, "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///a", "blob": png, "text": "t"}},
+            {"type": "resource_link", "uri": "file:///b", "name": "b"},
+        ]
+        seen = [kit.content_as_seen(b) for b in blocks]
+        self.assertEqual(seen[0], {"type": "text", "text": "a", "annotations": {"priority": 1}})
+        self.assertEqual(seen[1]["bytes"], 4)
+        self.assertEqual(seen[2]["resource"], {"uri": "file:///a", "text": "t"})
+        self.assertEqual(seen[3], blocks[3])
+        with self.assertRaises(kit.StepError):
+            kit.content_as_seen({"type": "video"})
+        with self.assertRaises(kit.StepError):
+            kit.resource_as_seen({"uri": "file:///c"})
+
+    def test_tool_result(self) -> None:
+        text = [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]
+        self.assertEqual(kit.tool_result({"content": text})["text"], ["one", "two"])
+        self.assertEqual(kit.tool_result({"content": [], "structuredContent": {"t": 1}})["structured"], {"t": 1})
+        with self.assertRaises(kit.StepError) as caught:
+            kit.tool_result({"content": text, "isError": True, "structuredContent": {"t": 1}})
+        self.assertEqual((caught.exception.kind, caught.exception.message), ("tool_error", "one\ntwo"))
+
+    def test_paginate(self) -> None:
+        pages = {None: ([{"name": "a"}], ""), "": ([{"name": "b"}], "c2"), "c2": ([{"name": "c"}], None)}
+
+        async def fetch(cursor: str | None) -> Any:
+            return pages[cursor]
+
+        names = [e["name"] for e in asyncio.run(kit.paginate(fetch, unique_by="name", reject_repeated_cursor=True))]
+        self.assertEqual(names, ["a", "b", "c"])
+
+        async def loop(cursor: str | None) -> Any:
+            return [{"name": f"n{cursor}"}], "same"
+
+        with self.assertRaises(kit.StepError) as caught:
+            asyncio.run(kit.paginate(loop, reject_repeated_cursor=True))
+        self.assertEqual(caught.exception.kind, "repeated_cursor")
+        with self.assertRaises(kit.StepError) as caught:
+            asyncio.run(kit.paginate(loop, max_pages=3))
+        self.assertEqual(caught.exception.kind, "invalid_response")
+
+        async def dup(cursor: str | None) -> Any:
+            return [{"name": "x"}, {"name": "x"}], None
+
+        with self.assertRaises(kit.StepError) as caught:
+            asyncio.run(kit.paginate(dup, unique_by="name", duplicate_kind="duplicate_tool_name"))
+        self.assertEqual(caught.exception.kind, "duplicate_tool_name")
+
+    def test_classify_common(self) -> None:
+        class Response:
+            status_code = 503
+
+        class HTTPError(Exception):
+            response = Response()
+
+        try:
+            try:
+                raise ssl_error()
+            except Exception as inner:
+                raise RuntimeError("wrapped") from inner
+        except RuntimeError as outer:
+            self.assertEqual(kit.classify_common(outer).kind, "tls")
+        self.assertEqual(kit.classify_common(HTTPError("boom")).status, 503)
+        self.assertEqual(kit.classify_common(ConnectionResetError()).kind, "transport_closed")
+        self.assertEqual(kit.classify_common(asyncio.TimeoutError()).kind, "timeout")
+        self.assertEqual(kit.classify_common(ValueError("odd")).kind, "invalid_response")
+
+
+def ssl_error() -> Exception:
+    import ssl
+
+    return ssl.SSLCertVerificationError("certificate verify failed")
+
+
+class Fake(kit.Adapter):
+    """A library whose connection opens and closes, with one tool."""
+
+    closes = 0
+
+    async def op_connect(self, step: dict[str, Any]) -> dict[str, Any]:
+        if (step.get("handlers") or {}).get("fail"):
+            raise ConnectionRefusedError(f"refused, token {SECRET}")
+        return {"protocolVersion": "2025-11-25"}
+
+    def limits(self) -> list[str]:
+        return ["choose_version"]
+
+    async def op_call_tool(self, step: dict[str, Any]) -> dict[str, Any]:
+        if step["name"] == "mine":
+            raise KeyError("the library's own error")
+        return kit.tool_result({"content": [{"type": "text", "text": step["name"]}]})
+
+    def classify(self, exc: BaseException, op: str) -> kit.StepError | None:
+        if isinstance(exc, KeyError):
+            return kit.StepError("protocol_error", "mapped", code=-32602)
+        return None
+
+    async def op_close(self, step: dict[str, Any]) -> dict[str, Any]:
+        Fake.closes += 1
+        return {}
+
+
+def run_fake(plan: list[Any]) -> list[dict[str, Any]]:
+    config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps(plan), MCP_HARNESS_BEARER_TOKEN=SECRET), [])
+    stream = io.StringIO()
+    Fake.closes = 0
+    asyncio.run(kit.run_plan(Fake(config), kit.Output(stream, config.bearer_token)))
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+class Plan(unittest.TestCase):
+    def test_bookkeeping(self) -> None:
+        lines = run_fake(
+            [
+                {"op": "call_tool", "name": "early"},
+                {"op": "connect"},
+                {"op": "call_tool", "name": "echo"},
+                {"op": "call_tool", "name": "mine"},
+                {"op": "call_tool"},
+                {"op": "list_prompts"},
+                {"op": "sleep", "ms": 1},
+                {"op": "events"},
+                {"op": "close"},
+                {"op": "call_tool", "name": "late"},
+                {"op": "connect"},
+            ]
+        )
+        kinds = [line.get("error", {}).get("kind") for line in lines]
+        self.assertEqual(
+            kinds,
+            ["transport_closed", None, None, "protocol_error", "unsupported_op", "unsupported_op", None, None, None, "transport_closed", None],
+        )
+        self.assertEqual([line["step"] for line in lines], list(range(11)))
+        self.assertEqual(lines[1]["limits"], ["choose_version"])
+        self.assertEqual(lines[2]["ok"]["text"], ["echo"])
+        self.assertEqual(lines[3]["error"]["code"], -32602)
+        self.assertEqual(lines[7]["ok"], {"events": []})
+        self.assertEqual(Fake.closes, 2)  # the close step, and the implicit close (no line)
+
+    def test_failed_connect_redacted(self) -> None:
+        lines = run_fake([{"op": "connect", "handlers": {"fail": True}}, {"op": "call_tool", "name": "x"}])
+        self.assertEqual(lines[0]["error"]["kind"], "transport_closed")
+        self.assertNotIn(SECRET, json.dumps(lines))
+        self.assertIn("[redacted]", lines[0]["error"]["message"])
+        self.assertEqual(lines[1]["error"]["kind"], "transport_closed")
+        self.assertEqual(Fake.closes, 0)
+
+    def test_events(self) -> None:
+        async def scenario() -> list[dict[str, Any]]:
+            events = kit.Events()
+            asyncio.get_running_loop().call_later(0.05, events.add, {"type": "log"})
+            return await events.take(1, 2.0)
+
+        self.assertEqual(asyncio.run(scenario()), [{"type": "log"}])
+
+
+class Process(unittest.TestCase):
+    """`kit.run` in a child: prints go to stderr, outcome lines to stdout, exit codes."""
+
+    SCRIPT = textwrap.dedent(
+        """
+        import sys
+        sys.path.insert(0, {kit_dir!r})
+        import mcp_harness_kit as kit
+
+        class Noisy(kit.Adapter):
+            async def op_connect(self, step):
+                print("a library print")
+                return {{"protocolVersion": "2025-11-25"}}
+
+        kit.run(Noisy)
+        """
+    )
+
+    def run_child(self, extra_env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        script = self.SCRIPT.format(kit_dir=os.path.dirname(os.path.abspath(__file__)))
+        full = {k: v for k, v in os.environ.items() if not k.startswith("MCP_HARNESS_")}
+        full.update(extra_env)
+        return subprocess.run([sys.executable, "-c", script], env=full, capture_output=True, text=True, timeout=60)
+
+    def test_stdout_guarded(self) -> None:
+        done = self.run_child(env(MCP_HARNESS_PLAN='[{"op":"connect"},{"op":"ping"}]'))
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = [json.loads(line) for line in done.stdout.splitlines()]
+        self.assertEqual([line["op"] for line in lines], ["connect", "ping"])
+        self.assertEqual(lines[1]["error"]["kind"], "unsupported_op")
+        self.assertIn("a library print", done.stderr)
+
+    def test_bad_environment_exits_2(self) -> None:
+        done = self.run_child(env(MCP_HARNESS_TIMEOUT_MS="-1"))
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(done.stdout, "")
+        self.assertIn("MCP_HARNESS_TIMEOUT_MS", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
