@@ -13,8 +13,8 @@
 //   await run({
 //     name: 'my-adapter',
 //     ops: {
-//       connect: async (step, env) => { ...; return { protocolVersion, serverInfo }; },
-//       call_tool: async (step, env) => toolResult(await client.callTool(step.name, step.arguments)),
+//       connect: async (step, { env }) => { ...; return { protocolVersion, serverInfo }; },
+//       call_tool: async (step, { env, signal }) => toolResult(await client.callTool(step.name, step.arguments)),
 //       close: async () => client.close(),
 //     },
 //   });
@@ -113,9 +113,10 @@ export function mapError(error, context = {}) {
   if (context.cancelled && name === 'AbortError') return new StepError('cancelled', message);
   if (name === 'TimeoutError') return new StepError('timeout', message);
   if (error instanceof SyntaxError) return new StepError('invalid_response', message);
-  // An HTTP error that carries its status (fetch wrappers' `status`, axios' `response.status`).
+  // An HTTP error that carries a non-success status (fetch wrappers' `status`, axios'
+  // `response.status`); a 2xx answer the library refused (a wrong content type) is not one.
   const any = /** @type {any} */ (error);
-  const status = [any?.status, any?.statusCode, any?.response?.status].find((s) => Number.isInteger(s) && s >= 100 && s <= 599);
+  const status = [any?.status, any?.statusCode, any?.response?.status].find((s) => Number.isInteger(s) && s >= 300 && s <= 599);
   if (status !== undefined) return new StepError('http_status', message, undefined, status);
   const codes = causeCodes(error);
   if (codes.includes('ERR_INVALID_URL')) return new StepError('insecure_url', message);

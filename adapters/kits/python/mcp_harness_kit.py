@@ -275,10 +275,11 @@ def exception_chain(exc: BaseException) -> list[BaseException]:
 
 
 def http_status_of(exc: BaseException) -> int | None:
-    """The HTTP status an exception carries (httpx/requests style `response.status_code`)."""
+    """The non-success HTTP status an exception carries (httpx/requests style
+    `response.status_code`); a 2xx answer the library refused is not an HTTP status error."""
     for candidate in (exc, getattr(exc, "response", None)):
         status = getattr(candidate, "status_code", None)
-        if isinstance(status, int) and 100 <= status <= 599:
+        if isinstance(status, int) and 300 <= status <= 599:
             return status
     return None
 
