@@ -12,10 +12,10 @@
 //! loaded machine (load at most one per core) runs at 1, so the usual run is unscaled.
 //!
 //! What it costs: a client whose own timers ignore the timeout it is handed (rmcp's fixed
-//! 10 s discover probe, say) meets a deadline at one factor and misses it at another. Its
-//! verdict then depends on the load because its timer does not; such trials are marked
-//! known-flaky in its baseline with that cause, and `--time-scale 1` reproduces the idle
-//! machine's verdict.
+//! 10 s discover probe, say) could meet a deadline at one factor and miss it at another. A
+//! case that judges such a timer therefore sets a deadline of a few timeouts, which a fixed
+//! timer of the usual size misses at every factor up to [`MAX_AUTO`] (`era/dual/legacy-*`:
+//! three timeouts of 800 ms). A known-flaky mark does not fit: it expects a pass.
 //!
 //! Why the load average: what slows a client is CPU contention, and the load average per core
 //! measures exactly that, for free and without noise of its own. A calibration (timing N
