@@ -554,3 +554,61 @@ fn a_suite_run_against_hostile_clients_leaves_no_process() {
         census::describe(&descendants_after)
     );
 }
+
+/// A run stopped from outside (a cancelled CI job's SIGTERM, Ctrl-C) takes its trials with it:
+/// clients run in process groups of their own, which the terminal's signal never reaches, so
+/// without the runner's own clean-up they and whatever they started would keep running.
+#[test]
+fn an_interrupted_run_leaves_no_process() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let marker = census::fresh_marker("interrupted");
+    let entry = format!("HOSTILE_MARK={marker}");
+    // Each client starts a process in a session of its own (out of the trial's group), then waits.
+    let client =
+        format!("exec env HOSTILE_MARK={marker} sh -c 'setsid sleep 120 & exec sleep 120'");
+    for (signal, number) in [("TERM", 15), ("INT", 2)] {
+        let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+            .args([
+                "conformance",
+                "--no-build",
+                "--jobs",
+                "4",
+                "--time-scale",
+                "1",
+            ])
+            .args(["--client", &client, "--exact"])
+            .args(["calls/text-blocks@stdio", "calls/text-blocks@https"])
+            .args([
+                "handshake/happy-path@stdio",
+                "tools/pagination-three-pages@stdio",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(20);
+        while census::marked(&entry).len() < 4 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            census::marked(&entry).len() >= 4,
+            "the clients never started"
+        );
+        let sent = std::process::Command::new("kill")
+            .args([format!("-{signal}"), run.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} failed");
+        let status = run.wait().unwrap();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut run.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(128 + number), "{stderr}");
+        assert!(stderr.contains("interrupted by"), "{stderr}");
+        std::thread::sleep(Duration::from_millis(200));
+        let left = census::marked(&entry);
+        assert!(
+            left.is_empty(),
+            "after SIG{signal}, processes of the interrupted run still run: {left:?}"
+        );
+    }
+}

@@ -7,6 +7,7 @@
 //! | `trial`     | start the client, enforce the deadline, collect what it did |
 //! | `output`    | bounded, escaped reading of what the client prints          |
 //! | `procs`     | process groups, subreaper, orphan detection and reaping     |
+//! | `interrupt` | an interrupted run kills every trial's processes, then exits |
 //! | `outcome`   | parse the client's outcome lines                            |
 //! | `checks`    | contract, base-rule and case checks                         |
 //! | `verdict`   | grades, verdicts and the Expected/Actual failure report     |
@@ -23,6 +24,7 @@ pub mod cases;
 pub mod checks;
 pub mod child;
 pub mod http_env;
+mod interrupt;
 pub mod outcome;
 pub mod output;
 pub mod procs;
@@ -212,6 +214,7 @@ pub fn run(opts: Options) -> ExitCode {
     }
 
     procs::become_subreaper();
+    interrupt::stop_trials_on_signal();
     let threads = opts.libtest.test_threads.unwrap_or_else(default_threads);
     let ctx = RunContext::new(&opts, baseline, threads);
     // A snapshot whose trial is gone would otherwise linger unreviewed.

@@ -241,6 +241,21 @@ pub fn kill_strays(pids: &[u32]) {
     }
 }
 
+/// Kills every running descendant of this process (an interrupted run's clients, fakes and
+/// whatever they started) and returns how many were still running. Zombies are left: the
+/// runner is about to exit, and init reaps what it leaves.
+pub fn kill_descendants() -> usize {
+    let running: Vec<u32> = descendants(std::process::id())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&pid| state_of(pid).is_some_and(|s| s != 'Z' && s != 'X'))
+        .collect();
+    for &pid in &running {
+        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+    }
+    running.len()
+}
+
 /// A process of a trial that was still running after its client had gone, and was killed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Leftover {
