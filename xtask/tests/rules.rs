@@ -184,6 +184,17 @@ fn the_session_id_goes_on_every_request_get_and_delete_too() {
             .collect();
         assert!(own_failures.is_empty(), "{own_failures:?}");
     }
+    // A request without the id is a fault whether it reached the server before initialize
+    // (the initialization phase must come first) or after the answer: the verdict cannot
+    // follow the order in which two connections' requests arrive.
+    let early = run(
+        &case,
+        Transport::Https,
+        &double("get-before-initialize"),
+        harness,
+    );
+    assert_fails(&early, SESSION, "get-before-initialize");
+    assert!(check(&early, SESSION).actual.starts_with("GET"));
     let control = run(&case, Transport::Https, &double("plain"), harness);
     assert_pass(&control, "control");
     let reference = run(&case, Transport::Https, &reference(), harness);
@@ -300,6 +311,8 @@ const DOUBLE: &str = r#"# A small MCP client speaking the driver contract (CLIEN
 #   delete-without-version   its closing DELETE has no MCP-Protocol-Version
 #   delete-without-token     its closing DELETE has no Authorization
 #   get-without-session      sends a GET without Mcp-Session-Id before closing
+#   get-before-initialize    sends a GET (without a session id, which it cannot have yet)
+#                            before initialize, so it reaches the server first
 #   offered-version-header   says the version it offered in MCP-Protocol-Version, not the
 #                            negotiated one
 #
@@ -472,6 +485,8 @@ def main():
                     "capabilities": {},
                     "clientInfo": {"name": "rules-double", "version": "0"},
                 }
+                if MODE == "get-before-initialize" and isinstance(conn, Http):
+                    conn.exchange("GET")
                 result = rpc("initialize", params)
                 if isinstance(conn, Http):
                     conn.negotiated = result["protocolVersion"]

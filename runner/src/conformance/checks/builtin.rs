@@ -123,7 +123,7 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         Scope::When,
     ),
     (
-        "every HTTP request after initialize carries the session id the server issued",
+        "every HTTP request other than initialize carries the session id the server issued",
         "HTTP-06",
         Scope::Http,
     ),

@@ -421,6 +421,19 @@ impl Exchange<'_> {
         self.messages.iter().any(|m| is_initialize(m))
     }
 
+    /// A request the initialization phase allows before the `initialize` answer: a dual-era
+    /// client's `server/discover` probe, or pings sent before the answer arrived.
+    fn in_initialization_phase(&self) -> bool {
+        let all = |name: &str| {
+            !self.messages.is_empty()
+                && self
+                    .messages
+                    .iter()
+                    .all(|m| m.get("method").and_then(Value::as_str) == Some(name))
+        };
+        all("server/discover") || (self.settled.is_none() && all("ping"))
+    }
+
     fn describe(&self) -> String {
         let what = match self.messages.as_slice() {
             [one] => one
@@ -485,31 +498,48 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
     out
 }
 
-/// The session id and the protocol version header: both go on every request after the
-/// `initialize` that established them, whatever its method.
+/// The session id and the protocol version header.
+///
+/// The session id is judged whatever the order in which requests reached the fake: a
+/// request on another connection can arrive after the `initialize` answer although the
+/// client sent it before. When the server issued a session id, a request other than the
+/// initialization phase's own that lacks it breaks a MUST either way: sent before the client
+/// had the id, it came before the initialization phase was over (the phase MUST be the first
+/// interaction); sent after, it is a later request without the id (HTTP-06). The phase's own:
+/// the `initialize` POST, the `server/discover` probe of a client that asks for the 2026-07-28
+/// era first, and pings sent before the answer (the lifecycle allows them).
+///
+/// The version header is judged on requests that carry the session id, which the client can
+/// only have sent once it had the answer and so the negotiated version; without sessions,
+/// on the requests that arrived after the answer.
 fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let records = run.records.as_deref().unwrap_or_default();
     let exchanges = exchanges(records);
-    let later = || {
-        exchanges
-            .iter()
-            .filter(|x| x.settled.is_some() && !x.is_initialize())
-    };
     // The fake issues a session id with every `initialize` result when its script has sessions.
     let sessions = c.case.scenario.server.http.sessions;
-    let no_session = later()
-        .filter(|_| sessions)
+    let issued = sessions && exchanges.iter().any(|x| x.settled.is_some());
+    let no_session = exchanges
+        .iter()
+        .filter(|_| issued)
+        .filter(|x| !x.is_initialize() && !x.in_initialization_phase())
         .find(|x| x.header("mcp-session-id").is_none());
     c.cite(
-        "every HTTP request after initialize carries the session id the server issued",
+        "every HTTP request other than initialize carries the session id the server issued",
         "HTTP-06",
         no_session.map_or(Ok(()), |x| {
             Err((
-                "Mcp-Session-Id on every request after initialize".into(),
+                "Mcp-Session-Id on every request but initialize (none before initialize is answered)".into(),
                 x.describe(),
             ))
         }),
     );
+    let later = || {
+        exchanges.iter().filter(|x| {
+            x.settled.is_some()
+                && !x.is_initialize()
+                && (!sessions || x.header("mcp-session-id").is_some())
+        })
+    };
     // The header exists from 2025-06-18 on, and the legacy era ends with 2025-11-25.
     let has_header = |version: &Option<String>| {
         version
