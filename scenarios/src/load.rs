@@ -692,11 +692,22 @@ mod tests {
         let err = load_case(&dir, &write(&dir, "two-rules.json", &two)).unwrap_err();
         assert!(err.location.contains("wire[0]"), "{err}");
         assert!(err.message.contains("exactly one of"), "{err}");
+        // `ok` and `error` together: either is right; neither, with a `broken_by`, means nothing.
         let both = MINIMAL.replace(
             r#"["connect"]"#,
             r#"[{"op": "connect", "ok": {}, "error": "timeout", "broken_by": []}]"#,
         );
-        let err = load_case(&dir, &write(&dir, "ok-and-error.json", &both)).unwrap_err();
+        let case = load_case(&dir, &write(&dir, "ok-and-error.json", &both)).unwrap();
+        assert!(
+            case.scenario.checks[0]
+                .name
+                .ends_with("or fails with error kind timeout")
+        );
+        let neither = MINIMAL.replace(
+            r#"["connect"]"#,
+            r#"[{"op": "connect", "broken_by": ["do-nothing"]}]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "neither.json", &neither)).unwrap_err();
         assert!(err.location.contains("plan[0]"), "{err}");
         let kind = MINIMAL.replace(
             r#"["connect"]"#,

@@ -266,7 +266,8 @@ fn matchers(s: &Scenario) -> Result<(), Problem> {
     for (c, at) in s.checks.iter().zip(locations(s)) {
         match &c.rule {
             Rule::Step {
-                outcome: crate::model::StepOutcome::Ok(m),
+                outcome:
+                    crate::model::StepOutcome::Ok(m) | crate::model::StepOutcome::Either { ok: m, .. },
                 ..
             } => matcher::validate(m).map_err(|msg| (format!("{at}.ok"), msg))?,
             Rule::Wire(w) => {

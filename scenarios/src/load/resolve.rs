@@ -62,6 +62,10 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         let at = format!("plan[{i}]");
         let outcome = match &e.outcome {
             StepOutcome::Ok(m) => StepOutcome::Ok(expand_fake(m, &format!("{at}.ok"))?),
+            StepOutcome::Either { ok, error } => StepOutcome::Either {
+                ok: expand_fake(ok, &format!("{at}.ok"))?,
+                error: error.clone(),
+            },
             other => other.clone(),
         };
         checks.push(CaseCheck {

@@ -44,6 +44,15 @@ pub enum StepOutcome {
     Ok(Value),
     /// Failure with this error.
     Error(ErrorExpectation),
+    /// Either: success matching `ok`, or failure with one of `error`'s kinds. For a behaviour
+    /// the requirement leaves open between going on and refusing (a `null` cursor, which no
+    /// schema allows, may end the listing or be refused).
+    Either {
+        /// The success that is right.
+        ok: Value,
+        /// The failure that is right too.
+        error: ErrorExpectation,
+    },
 }
 
 /// The error a step must report.
@@ -89,6 +98,10 @@ impl StepOutcome {
                 format!("step {index} ({op}) succeeds with {}", matcher::short(m))
             }
             StepOutcome::Error(e) => format!("step {index} ({op}) fails with {}", e.describe()),
+            StepOutcome::Either { ok, error } => {
+                let ok = StepOutcome::Ok(ok.clone()).check_name(index, op);
+                format!("{ok}, or fails with {}", error.describe())
+            }
         }
     }
 }

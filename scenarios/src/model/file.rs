@@ -282,7 +282,7 @@ impl JsonSchema for PlanStep {
     }
 }
 
-/// What one plan step must report: exactly one of `ok` and `error`, with the broken clients
+/// What one plan step must report: `ok`, `error`, or both (either is right), with the broken clients
 /// that must fail this check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(try_from = "RawStepExpect", into = "RawStepExpect")]
@@ -296,7 +296,8 @@ pub struct StepExpect {
     pub broken_by: Vec<String>,
 }
 
-/// What one plan step must report: exactly one of `ok` and `error`.
+/// What one plan step must report: `ok`, `error`, or both where the requirement leaves the
+/// choice open (either report is then right).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename = "StepExpect")]
 pub struct RawStepExpect {
@@ -308,6 +309,8 @@ pub struct RawStepExpect {
     /// equally right where the requirement leaves the choice open
     /// (`["insecure_url", "http_status"]`), or `{"kind", "code", "status"}`, where `code` and
     /// `status` bind only the first kind listed (the others are accepted whatever they carry).
+    /// Given with `ok`, either report is right: for what the requirement leaves open between
+    /// going on and refusing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<ErrorSpec>,
     /// The id of the requirement this check cites, if not the case's.
@@ -329,7 +332,8 @@ impl TryFrom<RawStepExpect> for StepExpect {
         let outcome = match (raw.ok, raw.error) {
             (Some(ok), None) => StepOutcome::Ok(ok),
             (None, Some(e)) => StepOutcome::Error(e.0),
-            _ => return Err("expected exactly one of `ok` and `error`".into()),
+            (Some(ok), Some(e)) => StepOutcome::Either { ok, error: e.0 },
+            (None, None) => return Err("expected `ok`, `error` or both".into()),
         };
         Ok(StepExpect {
             outcome,
@@ -344,6 +348,7 @@ impl From<StepExpect> for RawStepExpect {
         let (ok, error) = match e.outcome {
             StepOutcome::Ok(ok) => (Some(ok), None),
             StepOutcome::Error(e) => (None, Some(ErrorSpec(e))),
+            StepOutcome::Either { ok, error } => (Some(ok), Some(ErrorSpec(error))),
         };
         RawStepExpect {
             ok,

@@ -35,6 +35,14 @@ pub(super) fn outcome_check(
         StepOutcome::Ok(m) if m.as_object().is_some_and(|m| m.is_empty()) => "ok".to_owned(),
         StepOutcome::Ok(m) => format!("ok {}", matcher::full(m)),
         StepOutcome::Error(e) => e.describe(),
+        StepOutcome::Either { ok, error } => {
+            let ok = if ok.as_object().is_some_and(|m| m.is_empty()) {
+                "ok".to_owned()
+            } else {
+                format!("ok {}", matcher::full(ok))
+            };
+            format!("{ok}, or {}", error.describe())
+        }
     };
     match (outcomes.by_step.get(index).and_then(Option::as_ref), want) {
         (None, _) => Err((expected, "no outcome line for this step".into())),
@@ -42,11 +50,14 @@ pub(super) fn outcome_check(
             matcher::matches(m, got, &mut seed.clone())
                 .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got))))
         }
-        (Some(Reported::Error { kind, code, status }), StepOutcome::Error(e))
-            if error_accepted(e, *kind, *code, *status) =>
-        {
-            Ok(())
+        (Some(Reported::Ok(got)), StepOutcome::Either { ok, .. }) => {
+            matcher::matches(ok, got, &mut seed.clone())
+                .map_err(|miss| (expected, format!("ok {} ({miss})", matcher::short(got))))
         }
+        (
+            Some(Reported::Error { kind, code, status }),
+            StepOutcome::Error(e) | StepOutcome::Either { error: e, .. },
+        ) if error_accepted(e, *kind, *code, *status) => Ok(()),
         (Some(other), _) => Err((expected, other.describe())),
     }
 }
