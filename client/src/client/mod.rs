@@ -163,18 +163,22 @@ impl Client {
         let mut listing = Listing::new(kind, seams.listing_rules());
         let mut params = json!({});
         loop {
-            let page = match &self.connection {
+            let fetched = match &self.connection {
                 Connection::Legacy(_) => {
                     match self.request(kind.method, params.clone(), pending()).await {
                         Err(e) if seams.resume_listing(&e) => {
-                            self.request(kind.method, params, pending()).await?
+                            self.request(kind.method, params, pending()).await
                         }
-                        page => page?,
+                        page => page,
                     }
                 }
                 Connection::Modern(modern) => {
-                    modern.list_page(&self.session, kind.method, params).await?
+                    modern.list_page(&self.session, kind.method, params).await
                 }
+            };
+            let page = match fetched {
+                Err(e) if seams.partial_listing_on_error(&e) => return Ok(listing.into_entries()),
+                page => page?,
             };
             match listing.take_page(page)? {
                 Some(cursor) => params = json!({"cursor": cursor}),

@@ -3,7 +3,7 @@
 //!
 //! Defects here: `no-cursor-check`, `allow-duplicate-names`, `first-page-only`,
 //! `empty-cursor-is-end`, `resume-listing-after-new-session`, `no-page-cap`,
-//! `truncate-at-page-cap`, `null-cursor-followed`. (`mangle-cursor` changes what is sent; see
+//! `truncate-at-page-cap`, `null-cursor-followed`, `partial-listing-on-error`. (`mangle-cursor` changes what is sent; see
 //! [`super::sent`].)
 
 use super::Defects;
@@ -38,6 +38,12 @@ impl Defects {
         rules.empty_cursor_ends = self.empty_cursor_is_end;
         rules.null_cursor_followed = self.null_cursor_followed;
         rules
+    }
+
+    /// Whether a listing whose page request failed with a JSON-RPC error returns the entries
+    /// of the pages before it as a success; correct: never (the listing fails with the error).
+    pub(crate) fn partial_listing_on_error(&self, error: &Error) -> bool {
+        self.partial_listing_on_error && error.kind == ErrorKind::ProtocolError
     }
 
     /// Whether a page request that failed with `error` is sent again, same cursor, once a new

@@ -315,6 +315,9 @@ pub struct Defects {
     /// Take a `nextCursor` of `null` for a cursor and send it back as the string `"null"`
     /// (breaks: a null `nextCursor` ends the listing like an absent one).
     null_cursor_followed: bool,
+    /// When a page request after the first fails with a JSON-RPC error, return the entries of
+    /// the pages before it as a success (breaks: a failed page fails the listing with its error).
+    partial_listing_on_error: bool,
     /// Declare no client capabilities, whatever the handlers (breaks: the capabilities the handlers imply are declared).
     no_client_capabilities: bool,
     /// Declare `roots`, `sampling` and `elicitation` whatever the handlers (breaks: no capability is declared that no handler serves).
@@ -393,7 +396,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 140] = [
+    pub const NAMES: [&'static str; 141] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -507,6 +510,7 @@ impl Defects {
         "raw-header-values",
         "no-relist-on-header-mismatch",
         "null-cursor-followed",
+        "partial-listing-on-error",
         "no-client-capabilities",
         "all-client-capabilities",
         "roots-answer-empty",
@@ -652,6 +656,7 @@ impl Defects {
             "raw-header-values" => &mut self.raw_header_values,
             "no-relist-on-header-mismatch" => &mut self.no_relist_on_header_mismatch,
             "null-cursor-followed" => &mut self.null_cursor_followed,
+            "partial-listing-on-error" => &mut self.partial_listing_on_error,
             "no-client-capabilities" => &mut self.no_client_capabilities,
             "all-client-capabilities" => &mut self.all_client_capabilities,
             "roots-answer-empty" => &mut self.roots_answer_empty,

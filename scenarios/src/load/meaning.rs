@@ -264,6 +264,9 @@ fn locations(s: &Scenario) -> Vec<String> {
 /// No misspelt matcher operator in any expectation.
 fn matchers(s: &Scenario) -> Result<(), Problem> {
     for (c, at) in s.checks.iter().zip(locations(s)) {
+        if let Rule::Step { when: Some(w), .. } = &c.rule {
+            matcher::validate(w).map_err(|msg| (format!("{at}.when"), msg))?;
+        }
         match &c.rule {
             Rule::Step {
                 outcome:

@@ -72,7 +72,11 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
             name: outcome.check_name(i, p.step.op()),
             requirement: own(&e.requirement, format!("{at}.requirement"))?,
             broken_by: broken(&e.broken_by, &at)?,
-            rule: Rule::Step { index: i, outcome },
+            rule: Rule::Step {
+                index: i,
+                outcome,
+                when: e.when.clone(),
+            },
         });
     }
     for (i, w) in file.wire.iter().enumerate() {

@@ -30,6 +30,9 @@ pub enum Rule {
         index: usize,
         /// What it must report.
         outcome: StepOutcome,
+        /// When set, the check binds only once the client sent a message matching it (what the
+        /// step reports about an exchange that never happened judges nothing).
+        when: Option<Value>,
     },
     /// What the fake received.
     Wire(WireExpectation),

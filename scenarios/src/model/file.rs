@@ -181,7 +181,7 @@ pub struct PlanStep {
 }
 
 /// The members of a step object that belong to its expectation.
-const EXPECT_KEYS: [&str; 4] = ["ok", "error", "requirement", "broken_by"];
+const EXPECT_KEYS: [&str; 5] = ["ok", "error", "requirement", "when", "broken_by"];
 
 impl<'de> Deserialize<'de> for PlanStep {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -269,7 +269,7 @@ impl JsonSchema for PlanStep {
             }
         }
         json_schema!({
-            "description": "One plan step: an op without arguments as a string, or an object with `op`, its arguments and, when the step is checked, `ok` or `error` with `broken_by` (and optionally `requirement`).",
+            "description": "One plan step: an op without arguments as a string, or an object with `op`, its arguments and, when the step is checked, `ok` or `error` with `broken_by` (and optionally `requirement` and `when`).",
             "anyOf": [
                 {
                     "type": "string",
@@ -292,6 +292,8 @@ pub struct StepExpect {
     pub outcome: StepOutcome,
     /// The requirement this check cites, if not the case's.
     pub requirement: Option<String>,
+    /// A matcher: the check binds only once the client sent a message matching it.
+    pub when: Option<Value>,
     /// The broken clients that must fail this check.
     pub broken_by: Vec<String>,
 }
@@ -316,6 +318,12 @@ pub struct RawStepExpect {
     /// The id of the requirement this check cites, if not the case's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     requirement: Option<String>,
+    /// A matcher over the messages the fake received: the check binds only once the client
+    /// sent one that matches. For a report about an exchange a client may never start (the
+    /// error answering a second page's cursor, from a client that never asks for it), so the
+    /// step is not judged for what did not happen; another check judges that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    when: Option<Value>,
     /// The deliberately broken clients that must fail this check: a `--defect` of the
     /// reference driver or a double of `xtask/tests/doubles.json`, optionally suffixed
     /// `@stdio`/`@https` and `@<revision>`/`@<variant>` to pick the trial (default: the case's
@@ -338,6 +346,7 @@ impl TryFrom<RawStepExpect> for StepExpect {
         Ok(StepExpect {
             outcome,
             requirement: raw.requirement,
+            when: raw.when,
             broken_by: raw.broken_by,
         })
     }
@@ -354,6 +363,7 @@ impl From<StepExpect> for RawStepExpect {
             ok,
             error,
             requirement: e.requirement,
+            when: e.when,
             broken_by: e.broken_by,
         }
     }

@@ -208,8 +208,22 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     for check in &s.checks {
         let result = match &check.rule {
             Rule::Step { .. } if wire_only => continue,
-            Rule::Step { index, outcome } => {
-                expect::outcome_check(*index, outcome, &outcomes, &seed)
+            Rule::Step {
+                index,
+                outcome,
+                when,
+            } => {
+                let taken_up = |when: &Value| {
+                    received.iter().any(|got| {
+                        mcp_harness_scenarios::matcher::matches(when, got, &mut seed.clone())
+                            .is_ok()
+                    })
+                };
+                if when.as_ref().is_some_and(|w| !taken_up(w)) {
+                    Ok(())
+                } else {
+                    expect::outcome_check(*index, outcome, &outcomes, &seed)
+                }
             }
             Rule::Wire(w) => {
                 let at_this_revision = w.revisions.is_empty()
