@@ -473,12 +473,18 @@ impl Auth {
                 shown,
             );
         }
+        // Without a list the server takes any of the three methods the client asks for
+        // (RFC 7591's default, `client_secret_basic`, when it names none).
         let supported: Vec<String> = self
             .script
             .metadata
             .token_endpoint_auth_methods_supported
             .clone()
-            .unwrap_or_else(|| vec!["client_secret_basic".to_owned()]);
+            .unwrap_or_else(|| {
+                ["client_secret_basic", "client_secret_post", "none"]
+                    .map(str::to_owned)
+                    .to_vec()
+            });
         let asked = body
             .get("token_endpoint_auth_method")
             .and_then(Value::as_str)
