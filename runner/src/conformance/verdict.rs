@@ -234,9 +234,19 @@ pub fn describe_event(event: &Event) -> String {
             path,
             headers,
             status,
+            origin,
+            params,
+            ..
         } => {
             let shown: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            format!("{method} {path} [{}] → {status}", shown.join("; "))
+            let at = origin.as_ref().map_or(String::new(), |o| format!("({o}) "));
+            let params = params.as_ref().map_or(String::new(), |p| {
+                format!(" {}", short(&serde_json::Value::Object(p.clone())))
+            });
+            format!(
+                "{at}{method} {path}{params} [{}] → {status}",
+                shown.join("; ")
+            )
         }
         Event::StdinEof => "stdin closed".into(),
         Event::Signal { name } => format!("got {name}"),
