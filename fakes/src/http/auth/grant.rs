@@ -264,7 +264,7 @@ impl Auth {
         let client = client_id.and_then(|id| self.find_client(&state, server, id));
         let basic_label = basic.map(|_| match (&credentials, &client) {
             (Some((_, s)), Some(c)) if c.secret.as_deref() == Some(s.as_str()) => {
-                "Basic [client credentials]".to_owned()
+                format!("Basic [client credentials: {}]", c.id)
             }
             (Some(_), _) => "Basic [wrong]".to_owned(),
             (None, _) => "[invalid]".to_owned(),
