@@ -148,7 +148,10 @@ pub(crate) fn canonical_resource(server: &Url) -> String {
 /// How many times one request may still be sent again for authorization.
 #[derive(Debug, Default)]
 pub(crate) struct Budget {
-    unauthorized: bool,
+    /// A 401 was answered with a refreshed (or another request's newer) token.
+    refreshed: bool,
+    /// A 401 was answered with a new authorization.
+    authorized: bool,
     step_ups: u32,
 }
 
@@ -279,32 +282,39 @@ impl OAuth {
         }
     }
 
+    /// A 401: refresh the token when one is held (once per request), else (or when the
+    /// token refreshed is refused again, e.g. after an authorization server migration, which
+    /// only a new discovery finds) authorize anew, once per request.
     async fn unauthorized(
         &self,
         challenge: Challenge,
         sent: Option<&HeaderValue>,
         budget: &mut Budget,
     ) -> Decision {
-        if budget.unauthorized {
+        if budget.authorized {
             return Decision::Fail(net::failed(format!(
                 "the server answered HTTP 401 again after authorization{}",
                 describe(&challenge)
             )));
         }
-        budget.unauthorized = true;
         let _flow = self.flow.lock().await;
         let current = self.options.store.tokens(&self.resource);
         if let Some(tokens) = &current {
-            // Another request obtained a new token meanwhile: use it.
-            if Some(&tokens.header) != sent {
+            // Another request obtained a new token meanwhile: use it (once).
+            if Some(&tokens.header) != sent && !budget.refreshed {
+                budget.refreshed = true;
                 return Decision::Retry;
             }
-            match self.refresh(tokens).await {
-                Ok(true) => return self.after_401(),
-                Ok(false) => {}
-                Err(e) => return Decision::Fail(e),
+            if !budget.refreshed {
+                budget.refreshed = true;
+                match self.refresh(tokens).await {
+                    Ok(true) => return self.after_401(),
+                    Ok(false) => {}
+                    Err(e) => return Decision::Fail(e),
+                }
             }
         }
+        budget.authorized = true;
         match self.authorize(&challenge, None).await {
             Ok(()) => self.after_401(),
             Err(e) => Decision::Fail(e),
