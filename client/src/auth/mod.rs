@@ -457,7 +457,16 @@ impl OAuth {
             Some(scopes) => scopes,
             None => select_scopes(&challenge.scope, supported),
         };
-        let scopes = seams.auth_scopes(scopes, supported);
+        let mut scopes = seams.auth_scopes(scopes, supported);
+        // Ask for a refresh token where the authorization server offers one by scope (the
+        // draft's "Refresh Tokens": MAY). Not alone: an empty selection leaves the scope to
+        // the server's default, which `offline_access` alone could narrow.
+        if meta.offline_access
+            && !scopes.is_empty()
+            && !scopes.iter().any(|s| s == "offline_access")
+        {
+            scopes.push("offline_access".to_owned());
+        }
         let resource = seams.auth_resource(&self.resource);
         let redirect_uri = &self.options.redirect_uri;
         let (url, pending) = flow::authorization_request(
@@ -543,6 +552,76 @@ pub(crate) mod tests {
             timeout: std::time::Duration::from_secs(1),
             protocol_version: None,
         }
+    }
+
+    struct Never;
+    impl UserAgent for Never {
+        fn authorize<'a>(&'a self, _: &'a str) -> AgentFuture<'a> {
+            Box::pin(async { Err(net::failed("no user agent in this test")) })
+        }
+    }
+
+    fn oauth(seams: Defects, redirect_uri: &str) -> Result<OAuth, Error> {
+        let server = Url::parse("https://localhost:1/mcp").unwrap();
+        OAuth::new(
+            server,
+            AuthOptions::new(redirect_uri, Arc::new(Never)),
+            net(seams),
+        )
+    }
+
+    fn challenge(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("www-authenticate", HeaderValue::from_str(value).unwrap());
+        h
+    }
+
+    #[tokio::test]
+    async fn what_is_not_an_authorization_matter_passes_and_limits_hold() {
+        let o = oauth(Defects::default(), "http://127.0.0.1:9/cb").unwrap();
+        let mut budget = Budget::default();
+        let pass = |d: Decision| matches!(d, Decision::Pass);
+        let failed =
+            |d: Decision| matches!(d, Decision::Fail(e) if e.kind == ErrorKind::AuthFailed);
+        assert!(pass(
+            o.answer(500, &HeaderMap::new(), None, &mut budget).await
+        ));
+        assert!(pass(
+            o.answer(403, &HeaderMap::new(), None, &mut budget).await
+        ));
+        let invalid = challenge("Bearer error=\"invalid_token\"");
+        assert!(pass(o.answer(403, &invalid, None, &mut budget).await));
+        // One step-up per request, then a permanent failure.
+        let scope = challenge("Bearer error=\"insufficient_scope\", scope=\"b\"");
+        budget.step_ups = STEP_UPS;
+        assert!(failed(o.answer(403, &scope, None, &mut budget).await));
+        // One new authorization per request on 401.
+        budget.authorized = true;
+        assert!(failed(o.answer(401, &invalid, None, &mut budget).await));
+        // Treating insufficient_scope as final is a defect.
+        let mut no_step_up = Defects::default();
+        assert!(no_step_up.enable("auth-no-step-up"));
+        let o = oauth(no_step_up, "http://127.0.0.1:9/cb").unwrap();
+        assert!(pass(
+            o.answer(403, &scope, None, &mut Budget::default()).await
+        ));
+    }
+
+    #[test]
+    fn redirect_uris_must_be_https_or_loopback() {
+        for ok in [
+            "http://127.0.0.1:9/cb",
+            "http://localhost:9/cb",
+            "https://app.example/cb",
+        ] {
+            assert!(oauth(Defects::default(), ok).is_ok(), "{ok}");
+        }
+        for bad in ["http://app.example/cb", "http://10.0.0.1/cb"] {
+            let e = oauth(Defects::default(), bad).err().unwrap();
+            assert_eq!(e.kind, ErrorKind::InsecureUrl, "{bad}");
+        }
+        let e = oauth(Defects::default(), "not a url").err().unwrap();
+        assert_eq!(e.kind, ErrorKind::AuthFailed);
     }
 
     #[test]
