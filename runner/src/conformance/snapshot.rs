@@ -227,7 +227,9 @@ fn responses_sorted(records: &[Record]) -> Vec<&Record> {
         .iter()
         .filter(|r| match &r.event {
             Event::Connected => false,
-            Event::HttpRequest { method, .. } => method != "GET",
+            Event::HttpRequest {
+                method, endpoint, ..
+            } => method != "GET" || endpoint.is_some(),
             _ => true,
         })
         .collect();

@@ -240,8 +240,9 @@ pub fn describe_event(event: &Event) -> String {
         } => {
             let shown: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
             let at = origin.as_ref().map_or(String::new(), |o| format!("({o}) "));
+            // Whole: labels keep it short, and every parameter is the point.
             let params = params.as_ref().map_or(String::new(), |p| {
-                format!(" {}", short(&serde_json::Value::Object(p.clone())))
+                format!(" {}", serde_json::Value::Object(p.clone()))
             });
             format!(
                 "{at}{method} {path}{params} [{}] → {status}",

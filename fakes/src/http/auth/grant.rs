@@ -179,6 +179,15 @@ impl Auth {
                 Some((challenge.to_owned(), method.to_owned()))
             }
         };
+        if server == Server::First && state.migrated {
+            return (
+                error_redirect(
+                    "invalid_target",
+                    "this authorization server no longer serves the resource",
+                ),
+                shown,
+            );
+        }
         let index = match server {
             Server::First => 0,
             Server::Second => 1,
@@ -364,7 +373,7 @@ impl Auth {
             return Answer::oauth_error(400, "invalid_grant", "unknown or used refresh token");
         };
         let mode = self.script.tokens.refresh;
-        if mode == RefreshMode::Reject {
+        if mode == RefreshMode::Reject || (server == Server::First && state.migrated) {
             return Answer::oauth_error(400, "invalid_grant", "the refresh token was revoked");
         }
         let (audience, scopes) = {
@@ -473,12 +482,18 @@ impl Auth {
                 shown,
             );
         }
+        // Without a list the server takes any of the three methods the client asks for
+        // (RFC 7591's default, `client_secret_basic`, when it names none).
         let supported: Vec<String> = self
             .script
             .metadata
             .token_endpoint_auth_methods_supported
             .clone()
-            .unwrap_or_else(|| vec!["client_secret_basic".to_owned()]);
+            .unwrap_or_else(|| {
+                ["client_secret_basic", "client_secret_post", "none"]
+                    .map(str::to_owned)
+                    .to_vec()
+            });
         let asked = body
             .get("token_endpoint_auth_method")
             .and_then(Value::as_str)
