@@ -200,14 +200,14 @@ impl Shared {
         &self,
         build: &(dyn Fn() -> RequestBuilder + Sync),
         what: &str,
+        mut budget: Budget,
     ) -> Result<(Response, Option<HeaderValue>), Error> {
-        let mut budget = Budget::default();
         loop {
             let mut request = build();
             let (sent, token) = match &self.auth {
                 Authorization::None => (None, None),
                 Authorization::Static(value) => (Some(value.clone()), None),
-                Authorization::OAuth(oauth) => match oauth.bearer().await {
+                Authorization::OAuth(oauth) => match oauth.bearer(&budget).await {
                     Some(bearer) => (Some(bearer.header), Some(bearer.token)),
                     None => (None, None),
                 },
