@@ -489,6 +489,12 @@ mod tests {
         // One new authorization per request on 401.
         budget.authorized = true;
         assert!(failed(o.answer(401, &invalid, None, &mut budget).await));
+        // A background request never starts a flow: without a newer token it fails at once.
+        let mut passive = Budget::passive();
+        assert!(failed(o.answer(401, &invalid, None, &mut passive).await));
+        assert!(failed(
+            o.answer(403, &scope, None, &mut Budget::passive()).await
+        ));
         // Treating insufficient_scope as final is a defect.
         let mut no_step_up = Defects::default();
         assert!(no_step_up.enable("auth-no-step-up"));
