@@ -12,7 +12,9 @@
 //!
 //! Credentials obtained by registration are kept keyed by the authorization server's
 //! `issuer` (draft "Authorization Server Binding"), so a client never presents one server's
-//! client id to another, and re-registers when the server changes.
+//! client id to another, and re-registers when the server changes. The caller's pre-registered
+//! credentials belong to the first server they are used with (the caller does not name it):
+//! after a change of server they are not presented there.
 
 use reqwest::Url;
 use serde_json::{Value, json};
@@ -98,8 +100,13 @@ pub(crate) async fn credentials(
 ) -> Result<Credentials, Error> {
     let seams = &net.seams;
     let dcr_first = seams.auth_prefers_dcr() && meta.registration_endpoint.is_some();
+    let by_issuer = seams.auth_credentials_by_issuer();
     if !dcr_first {
-        if let Some(pre) = &options.client {
+        let pre = options
+            .client
+            .as_ref()
+            .filter(|_| options.store.pre_registered_for(issuer, by_issuer));
+        if let Some(pre) = pre {
             let supported = meta.token_auth_methods.as_deref();
             return Ok(Credentials {
                 client_id: pre.client_id.clone(),
@@ -118,12 +125,18 @@ pub(crate) async fn credentials(
                 method: Method::None,
             });
         }
-        let by_issuer = seams.auth_credentials_by_issuer();
         if let Some(known) = options.store.client(issuer, by_issuer) {
             return Ok(known);
         }
     }
     let Some(endpoint) = &meta.registration_endpoint else {
+        if options.client.is_some() {
+            return Err(failed(format!(
+                "the authorization server is now {issuer}, not the one the pre-registered client \
+                 was used with; its credentials are not presented to another server, and this \
+                 one offers no client metadata document support and no registration_endpoint"
+            )));
+        }
         return Err(failed(format!(
             "no way to obtain a client id for the authorization server {issuer}: no \
              pre-registered client, no client metadata document it accepts \
