@@ -24,9 +24,9 @@ use super::net::{Net, failed};
 use super::{AuthOptions, Secret};
 use crate::error::Error;
 
-/// How the client authenticates at the token endpoint.
+/// How the client authenticates at the token endpoint (`token_endpoint_auth_method`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Method {
+pub enum Method {
     /// `client_secret_basic`.
     Basic,
     /// `client_secret_post`.
@@ -36,7 +36,9 @@ pub(crate) enum Method {
 }
 
 impl Method {
-    fn parse(text: &str) -> Option<Method> {
+    /// The method by its registered name (`client_secret_basic`, `client_secret_post`,
+    /// `none`); `None` for any other.
+    pub fn from_name(text: &str) -> Option<Method> {
         match text {
             "client_secret_basic" => Some(Method::Basic),
             "client_secret_post" => Some(Method::Post),
@@ -108,10 +110,15 @@ pub(crate) async fn credentials(
             .filter(|_| options.store.pre_registered_for(issuer, by_issuer));
         if let Some(pre) = pre {
             let supported = meta.token_auth_methods.as_deref();
+            // The method the client is registered with, when the caller knows it; else the
+            // best the server's metadata allows.
+            let method = pre
+                .auth_method
+                .unwrap_or_else(|| choose_method(supported, pre.client_secret.is_some()));
             return Ok(Credentials {
                 client_id: pre.client_id.clone(),
                 secret: pre.client_secret.clone(),
-                method: choose_method(supported, pre.client_secret.is_some()),
+                method,
             });
         }
         if let Some(url) = options
@@ -210,7 +217,7 @@ async fn register(
     let method = doc
         .get("token_endpoint_auth_method")
         .and_then(Value::as_str)
-        .and_then(Method::parse)
+        .and_then(Method::from_name)
         .unwrap_or_else(|| choose_method(supported, secret.is_some()));
     Ok(Credentials {
         client_id: client_id.to_owned(),
