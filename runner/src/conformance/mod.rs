@@ -23,6 +23,7 @@ pub mod cases;
 pub mod checks;
 pub mod child;
 pub mod http_env;
+pub mod netns;
 pub mod outcome;
 pub mod output;
 pub mod procs;

@@ -45,6 +45,15 @@ fn shape(s: &Scenario) -> Result<(), Problem> {
             "expected the plan to start with `connect`".into(),
         ));
     }
+    if s.network == crate::model::file::Network::Isolated
+        && s.transports.iter().any(|t| *t != Transport::Https)
+    {
+        return Err((
+            "network".into(),
+            "an isolated network runs the HTTPS fake inside it: expected `transports: [\"https\"]`"
+                .into(),
+        ));
+    }
     if s.deadline_ms == 0 || s.timeout_ms == 0 {
         return Err((
             "deadline_ms / timeout_ms".into(),
