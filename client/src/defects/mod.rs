@@ -39,6 +39,7 @@ pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
+pub(crate) mod ssrf;
 pub(crate) mod streams;
 pub(crate) mod tls;
 pub(crate) mod versions;
@@ -381,6 +382,8 @@ pub struct Defects {
     /// its requests go unanswered and its notifications unseen (breaks: messages on the GET
     /// stream are handled).
     ignore_get_stream_messages: bool,
+    /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).
+    ssrf: ssrf::SsrfDefects,
 }
 
 impl Defects {
@@ -679,7 +682,7 @@ impl Defects {
             "no-post-stream-resume" => &mut self.no_post_stream_resume,
             "ignore-retry-field" => &mut self.ignore_retry_field,
             "ignore-get-stream-messages" => &mut self.ignore_get_stream_messages,
-            _ => return false,
+            _ => return self.ssrf.enable(name),
         };
         *flag = true;
         true

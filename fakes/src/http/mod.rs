@@ -86,7 +86,8 @@ impl std::fmt::Debug for HttpFakeConfig {
 /// [`RunningHttpFake::stop`].
 #[derive(Debug)]
 pub struct RunningHttpFake {
-    /// The address it listens on: always `127.0.0.1` and an ephemeral port.
+    /// The address it listens on: `127.0.0.1` and an ephemeral port, or the first listener
+    /// handed to [`start_on_std`].
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     listener: JoinHandle<()>,
@@ -96,9 +97,32 @@ pub struct RunningHttpFake {
 /// Opens the transcript, binds `127.0.0.1:0`, records `Started` and starts serving.
 /// Must be called within a tokio runtime with IO and time enabled.
 pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
-    let recorder = Recorder::open(&config.transcript)?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
-    let addr = listener.local_addr()?;
+    start_on(config, vec![listener]).await
+}
+
+/// [`start`] on listeners bound by the caller (the first one's address is the fake's), e.g.
+/// inside a trial's network namespace, where the runner's threads cannot bind.
+pub async fn start_on_std(
+    config: HttpFakeConfig,
+    listeners: Vec<std::net::TcpListener>,
+) -> io::Result<RunningHttpFake> {
+    let listeners = listeners
+        .into_iter()
+        .map(|l| {
+            l.set_nonblocking(true)?;
+            TcpListener::from_std(l)
+        })
+        .collect::<io::Result<Vec<_>>>()?;
+    start_on(config, listeners).await
+}
+
+async fn start_on(config: HttpFakeConfig, listeners: Vec<TcpListener>) -> io::Result<RunningHttpFake> {
+    let recorder = Recorder::open(&config.transcript)?;
+    let addr = listeners
+        .first()
+        .ok_or_else(|| io::Error::other("no listener to serve on"))?
+        .local_addr()?;
     recorder.record(Event::Started);
     let expire_after = config.scenario.server.http.expire_session_after;
     let live = live::Live::new(
@@ -117,7 +141,7 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
     });
     let tls = config.tls.map(TlsAcceptor::from);
     let (stop, stopped) = oneshot::channel();
-    let listener = tokio::spawn(accept_loop(listener, Arc::clone(&fake), tls, stopped));
+    let listener = tokio::spawn(accept_loop(listeners, Arc::clone(&fake), tls, stopped));
     Ok(RunningHttpFake {
         addr,
         stop: Some(stop),
@@ -148,7 +172,7 @@ impl Drop for RunningHttpFake {
 }
 
 async fn accept_loop(
-    listener: TcpListener,
+    listeners: Vec<TcpListener>,
     fake: Arc<Fake>,
     tls: Option<TlsAcceptor>,
     mut stopped: oneshot::Receiver<()>,
@@ -159,7 +183,7 @@ async fn accept_loop(
         tokio::select! {
             // A dropped sender also means stop.
             _ = &mut stopped => break,
-            accepted = listener.accept() => match accepted {
+            accepted = accept_any(&listeners) => match accepted {
                 Ok((tcp, _peer)) => {
                     let conn = Conn { fake: Arc::clone(&fake), kill: Arc::new(Notify::new()) };
                     let service = TowerToHyperService::new(routes.clone().with_state(conn.clone()));
@@ -172,8 +196,21 @@ async fn accept_loop(
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
-    drop(listener);
+    drop(listeners);
     connections.shutdown().await;
+}
+
+/// The next connection on any of `listeners`.
+async fn accept_any(listeners: &[TcpListener]) -> io::Result<(TcpStream, SocketAddr)> {
+    std::future::poll_fn(|cx| {
+        for listener in listeners {
+            if let std::task::Poll::Ready(accepted) = listener.poll_accept(cx) {
+                return std::task::Poll::Ready(accepted);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 type Service = TowerToHyperService<axum::Router>;

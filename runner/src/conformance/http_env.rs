@@ -80,6 +80,19 @@ impl HttpEnv {
         transcript: &Path,
         run_token: Option<&str>,
     ) -> Result<HttpTrial<'_>, String> {
+        self.start_in(case, transcript, run_token, Vec::new())
+    }
+
+    /// [`HttpEnv::start_with_token`] on `listeners` bound by the caller (a trial's network
+    /// namespace: `localhost:443` first), or on `127.0.0.1:0` when there are none.
+    pub fn start_in(
+        &self,
+        case: &Case,
+        transcript: &Path,
+        run_token: Option<&str>,
+        listeners: Vec<std::net::TcpListener>,
+    ) -> Result<HttpTrial<'_>, String> {
+        let isolated = !listeners.is_empty();
         let endpoint = case.scenario.server.http.endpoint;
         let token = run_token
             .map(str::to_owned)
@@ -91,12 +104,15 @@ impl HttpEnv {
             bearer_token: token.clone(),
             revision: case.revision.clone(),
         };
-        let fake = self
-            .runtime
-            .block_on(fake::start(config))
-            .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
+        let fake = match isolated {
+            false => self.runtime.block_on(fake::start(config)),
+            true => self.runtime.block_on(fake::start_on_std(config, listeners)),
+        }
+        .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
         let port = fake.addr.port();
         let url = match endpoint {
+            // Port 443 of the namespace's own loopback: origins without a port.
+            Endpoint::Trusted if isolated => "https://localhost/mcp".to_owned(),
             Endpoint::Trusted | Endpoint::UntrustedCa | Endpoint::WrongName => {
                 format!("https://localhost:{port}/mcp")
             }
@@ -112,6 +128,10 @@ impl HttpEnv {
         ];
         if let Some(token) = &token {
             vars.push(("MCP_HARNESS_BEARER_TOKEN", token.clone()));
+        }
+        if isolated {
+            // The user's local policy: only the server itself (always allowed anyway).
+            vars.push(("MCP_HARNESS_LOCAL_ORIGINS", "https://localhost".to_owned()));
         }
         Ok(HttpTrial {
             env: self,

@@ -17,9 +17,11 @@ use std::time::{Duration, Instant};
 
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::Transport;
+use mcp_harness_scenarios::model::file::Network;
 use mcp_harness_scenarios::transcript::{self, Event, Record};
 
 use super::http_env::{HttpEnv, HttpTrial};
+use super::netns::{Isolation, Unavailable};
 use super::output;
 use super::procs::{self, Leftover};
 
@@ -129,8 +131,14 @@ pub struct TrialRun {
     pub escaped: Vec<Leftover>,
     /// Where the harness's own time in this trial went.
     pub phases: Phases,
-    /// What the trial's canary listener saw, for a case whose script names the canary.
+    /// What the trial's canary listener saw, for a case whose script names the canary, and
+    /// (isolated trials) what the canaries of its network namespace saw.
     pub canary: Option<super::canary::CanaryRun>,
+    /// Why the trial was not run: its case needs a network namespace and none could be made
+    /// here (the client was never started).
+    pub unavailable: Option<String>,
+    /// The DNS questions the namespace's DNS fake answered (isolated trials).
+    pub dns: Vec<String>,
 }
 
 /// The harness's own time in one trial, step by step (the bench's per-trial cost breakdown).
@@ -295,6 +303,15 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             }
         },
     };
+    // An isolated case's trial runs in a namespace of its own, or not at all.
+    let mut isolation = match case.scenario.network {
+        Network::Host => None,
+        Network::Isolated => match Isolation::make(dir.path()) {
+            Ok(isolation) => Some(isolation),
+            Err(Ok(Unavailable(why))) => return TrialRun::unavailable(why),
+            Err(Err(e)) => return TrialRun::failed_to_start(e),
+        },
+    };
     let (cmd, http) = match prepare(
         case,
         transport,
@@ -302,6 +319,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         harness,
         dir.path(),
         canary.as_ref().map(super::canary::Canary::origin),
+        isolation.as_mut(),
         &mut phases,
     ) {
         Ok(prepared) => prepared,
@@ -320,7 +338,16 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         http.stop();
     }
     phases.fake_stop = lap();
-    let canary = canary.map(super::canary::Canary::finish);
+    let mut canary = canary.map(super::canary::Canary::finish);
+    let mut dns = Vec::new();
+    if let Some(isolation) = isolation.take() {
+        let seen = isolation.finish();
+        dns = seen.dns;
+        canary
+            .get_or_insert_with(Default::default)
+            .seen
+            .extend(seen.connections);
+    }
     let records = read_transcript(&transcript_path, secret.as_deref());
     phases.transcript = lap();
     // Over HTTP the fake lives in this process: there is no server process to track.
@@ -359,6 +386,8 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         escaped,
         phases,
         canary,
+        unavailable: None,
+        dns,
     }
 }
 
@@ -371,6 +400,7 @@ fn prepare<'h>(
     harness: &'h Harness,
     dir: &Path,
     canary: Option<&str>,
+    isolation: Option<&mut Isolation>,
     phases: &mut Phases,
 ) -> Result<(Command, Option<HttpTrial<'h>>), String> {
     let transcript_path = dir.join("transcript.jsonl");
@@ -403,6 +433,7 @@ fn prepare<'h>(
         .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &versions.protocol)
         .env(TRIAL_MARKER, dir)
         .env_remove("MCP_HARNESS_BEARER_TOKEN")
+        .env_remove("MCP_HARNESS_LOCAL_ORIGINS")
         .env_remove(super::timings::VAR)
         .env_remove("MCP_HARNESS_ERA")
         .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION");
@@ -465,7 +496,14 @@ fn prepare<'h>(
                 }
                 None => case,
             };
-            let trial = env.start_with_token(case, &transcript_path, token)?;
+            let trial = match isolation {
+                None => env.start_with_token(case, &transcript_path, token)?,
+                Some(isolation) => {
+                    isolation.confine(&mut cmd);
+                    let listeners = std::mem::take(&mut isolation.fake_listeners);
+                    env.start_in(case, &transcript_path, token, listeners)?
+                }
+            };
             phases.fake_start = started.elapsed();
             cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
                 .arg(&trial.url);
@@ -660,6 +698,17 @@ impl TrialRun {
             escaped: Vec::new(),
             phases: Phases::default(),
             canary: None,
+            unavailable: None,
+            dns: Vec::new(),
+        }
+    }
+
+    /// A trial not run because its case needs a network namespace and none can be made here.
+    fn unavailable(why: String) -> TrialRun {
+        TrialRun {
+            end: ClientEnd::SpawnFailed(format!("not run: {why}")),
+            unavailable: Some(why),
+            ..TrialRun::failed_to_start(String::new())
         }
     }
 

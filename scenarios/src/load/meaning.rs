@@ -24,8 +24,28 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
         s.transports.contains(&Transport::Https),
     )?;
     matchers(s)?;
+    redirect_urls(s)?;
     transports_of_checks(s)?;
     observes_traffic(s)
+}
+
+/// A redirect to a URL of the case's choosing only where the client's network is the
+/// trial's own namespace: on the host it could reach a real private or metadata address.
+fn redirect_urls(s: &Scenario) -> Result<(), Problem> {
+    for (i, h) in s.server.handlers.iter().enumerate() {
+        let to_url = h
+            .http
+            .as_ref()
+            .and_then(|http| http.redirect.as_ref())
+            .is_some_and(|r| matches!(r.to, crate::model::RedirectTarget::Url(_)));
+        if to_url && s.network != crate::model::file::Network::Isolated {
+            return Err((
+                format!("server.handlers[{i}].http.redirect.to"),
+                "a redirect to a URL needs `\"network\": \"isolated\"`; elsewhere use \"plain_http\" or \"other_host\"".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A transport, a plan that starts by connecting, positive times.

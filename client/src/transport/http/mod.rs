@@ -42,7 +42,7 @@
 
 mod exchange;
 mod modern;
-mod security;
+pub(crate) mod security;
 
 pub(crate) use exchange::Body;
 

@@ -16,6 +16,16 @@
 //!   a GET and lose the message) is not followed: it is reported as `http_status`. Proxies from
 //!   the environment are not used either.
 
+mod destination;
+
+pub(crate) use destination::resolve_and_judge;
+// The entry points of the authorization side's discovery (`crate::auth`), which judges every
+// URL it discovers with `check_discovered_url` and fetches through `DestinationPolicy::resolver`;
+// public at the crate root for other callers that fetch URLs a server names.
+pub use destination::{
+    DestinationPolicy, GuardedResolver, check_discovered_url, is_internal,
+};
+
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -118,6 +128,16 @@ pub(super) fn http_clients(
     ca_files: &[PathBuf],
     seams: &Defects,
 ) -> Result<(reqwest::Client, reqwest::Client), Error> {
+    http_clients_with(url, ca_files, seams, None)
+}
+
+/// [`http_clients`], resolving names through `policy`'s resolver when given.
+fn http_clients_with(
+    url: &Url,
+    ca_files: &[PathBuf],
+    seams: &Defects,
+    policy: Option<&DestinationPolicy>,
+) -> Result<(reqwest::Client, reqwest::Client), Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
@@ -135,15 +155,33 @@ pub(super) fn http_clients(
     }
     .with_no_client_auth();
     let client = || {
-        reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .tls_backend_preconfigured(tls.clone())
-            .redirect(seams.redirects(redirect_policy()))
+            .redirect(seams.ssrf_redirects(seams.redirects(redirect_policy())))
             .no_proxy()
-            .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
-            .build()
+            .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")));
+        match policy {
+            Some(policy) => builder.dns_resolver(policy.resolver()),
+            None => builder,
+        }
+        .build()
             .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
     };
     Ok((client()?, client()?))
+}
+
+/// The client of the authorization side's discovery (`crate::auth`): https with the system
+/// roots plus `ca_files`, the same redirect policy as the MCP requests, and `policy`'s
+/// resolver, so a discovered name connects only to addresses the policy passed.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn auth_client(
+    ca_files: &[PathBuf],
+    seams: &Defects,
+    policy: &DestinationPolicy,
+) -> Result<reqwest::Client, Error> {
+    let https = Url::parse("https://localhost/").map_err(|e| Error::closed(e.to_string()))?;
+    let (client, _) = http_clients_with(&https, ca_files, seams, Some(policy))?;
+    Ok(client)
 }
 
 /// The system's roots. Unreadable system locations only shrink the set.
@@ -283,6 +321,9 @@ pub(super) fn send_error(e: &reqwest::Error, what: &str) -> Error {
     if let Some(refused) = cause::<RedirectRefused>(e) {
         return Error::new(ErrorKind::InsecureUrl, format!("{what}: {refused}"));
     }
+    if let Some(refused) = cause::<destination::DestinationRefused>(e) {
+        return Error::new(ErrorKind::InsecureUrl, format!("{what}: {refused}"));
+    }
     match tls_cause(e) {
         Some(tls) => Error::new(
             ErrorKind::Tls,
@@ -379,6 +420,23 @@ mod tests {
         assert_eq!(tls_cause(&outer), Some(&unknown));
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         assert_eq!(tls_cause(&refused), None);
+    }
+
+    #[test]
+    fn a_name_resolving_only_to_internal_addresses_is_refused_as_insecure_url() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = Url::parse("https://example.invalid/mcp").unwrap();
+        let policy = DestinationPolicy::new(&server, &[]);
+        let client = auth_client(&[], &Defects::default(), &policy).unwrap();
+        let e = rt
+            .block_on(client.get("https://localhost:1/.well-known/x").send())
+            .unwrap_err();
+        let e = send_error(&e, "the metadata");
+        assert_eq!(e.kind, ErrorKind::InsecureUrl, "{}", e.message);
+        assert!(e.message.contains("localhost"), "{}", e.message);
     }
 
     #[test]
