@@ -73,8 +73,9 @@ impl Defects {
             }
             if once {
                 let host = attempt.url().host_str().unwrap_or("").to_owned();
-                if let Err(why) = resolve_and_judge(host.trim_matches(['[', ']'])) {
-                    return attempt.error(why);
+                // A refused hop is left unfollowed (reported as the 3xx itself).
+                if resolve_and_judge(host.trim_matches(['[', ']'])).is_err() {
+                    return attempt.stop();
                 }
             }
             attempt.follow()

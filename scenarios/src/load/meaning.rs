@@ -328,12 +328,17 @@ fn transports_of_checks(s: &Scenario) -> Result<(), Problem> {
                     "`http_requests` checks need `transports: [\"https\"]` only".into(),
                 ));
             }
-            Rule::Wire(w) if w.on == WireStream::Canary && !s.server.uses_canary() => {
+            Rule::Wire(w)
+                if w.on == WireStream::Canary
+                    && !s.server.uses_canary()
+                    && s.network != crate::model::file::Network::Isolated =>
+            {
                 return Err((
                     format!("{at}.on"),
                     format!(
                         "a `canary` check needs a server script that names the canary: \
-                         expected {:?} in some string of `server` (or its fixtures)",
+                         expected {:?} in some string of `server` (or its fixtures), or \
+                         `\"network\": \"isolated\"` (whose canaries are the namespace's)",
                         crate::model::canary::PLACEHOLDER
                     ),
                 ));

@@ -196,7 +196,8 @@ fn make_here() -> Result<Made, Result<Unavailable, String>> {
         match address {
             IpAddr::V4(v4) if v4.is_loopback() => {}
             IpAddr::V4(v4) => batch.push_str(&format!("addr add {v4}/32 dev lo\n")),
-            IpAddr::V6(v6) => batch.push_str(&format!("addr add {v6}/128 dev lo\n")),
+            // `nodad`: bound at once, not after duplicate address detection.
+            IpAddr::V6(v6) => batch.push_str(&format!("addr add {v6}/128 dev lo nodad\n")),
         }
     }
     run_ip(&batch)?;
