@@ -25,7 +25,12 @@ pub const OTHER_CA_NAME: &str = "mcp-harness untrusted CA";
 pub const GOOD_NAMES: [&str; 2] = ["localhost", "127.0.0.1"];
 /// Names the trusted leaf is also valid for: those the DNS fake of an isolated trial's
 /// network namespace answers (`public.test` and the rebinding `rebind.test` reach the fake).
-pub const ISOLATED_NAMES: [&str; 4] = ["public.test", "private.test", "metadata.test", "rebind.test"];
+pub const ISOLATED_NAMES: [&str; 4] = [
+    "public.test",
+    "private.test",
+    "metadata.test",
+    "rebind.test",
+];
 /// The name of the leaf that is valid for the wrong host.
 pub const WRONG_NAME: &str = "wrong-name.invalid";
 

@@ -117,7 +117,10 @@ pub async fn start_on_std(
     start_on(config, listeners).await
 }
 
-async fn start_on(config: HttpFakeConfig, listeners: Vec<TcpListener>) -> io::Result<RunningHttpFake> {
+async fn start_on(
+    config: HttpFakeConfig,
+    listeners: Vec<TcpListener>,
+) -> io::Result<RunningHttpFake> {
     let recorder = Recorder::open(&config.transcript)?;
     let addr = listeners
         .first()

@@ -318,8 +318,10 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         client_cmd,
         harness,
         dir.path(),
-        canary.as_ref().map(super::canary::Canary::origin),
-        isolation.as_mut(),
+        Listeners {
+            canary: canary.as_ref().map(super::canary::Canary::origin),
+            isolation: isolation.as_mut(),
+        },
         &mut phases,
     ) {
         Ok(prepared) => prepared,
@@ -391,6 +393,13 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     }
 }
 
+/// What the trial listens with besides the fake: the loopback canary's origin, and the
+/// network namespace of an isolated trial.
+struct Listeners<'a> {
+    canary: Option<&'a str>,
+    isolation: Option<&'a mut Isolation>,
+}
+
 /// Step 1: the client's command line with the driver contract's variables, and for HTTPS
 /// the trial's fake server, started (its URL is the client's last argument).
 fn prepare<'h>(
@@ -399,10 +408,10 @@ fn prepare<'h>(
     client_cmd: &str,
     harness: &'h Harness,
     dir: &Path,
-    canary: Option<&str>,
-    isolation: Option<&mut Isolation>,
+    listeners: Listeners<'_>,
     phases: &mut Phases,
 ) -> Result<(Command, Option<HttpTrial<'h>>), String> {
+    let Listeners { canary, isolation } = listeners;
     let transcript_path = dir.join("transcript.jsonl");
     let s = &case.scenario;
     let plan = serde_json::to_string(&s.plan).unwrap_or_default();

@@ -22,9 +22,7 @@ pub(crate) use destination::resolve_and_judge;
 // The entry points of the authorization side's discovery (`crate::auth`), which judges every
 // URL it discovers with `check_discovered_url` and fetches through `DestinationPolicy::resolver`;
 // public at the crate root for other callers that fetch URLs a server names.
-pub use destination::{
-    DestinationPolicy, GuardedResolver, check_discovered_url, is_internal,
-};
+pub use destination::{DestinationPolicy, GuardedResolver, check_discovered_url, is_internal};
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -165,7 +163,7 @@ fn http_clients_with(
             None => builder,
         }
         .build()
-            .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
+        .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
     };
     Ok((client()?, client()?))
 }

@@ -18,7 +18,11 @@ pub const METADATA: Ipv4Addr = Ipv4Addr::new(169, 254, 169, 254);
 /// The names the fake answers, and what: `(name, first answer, later answers)`.
 pub const NAMES: [(&str, Ipv4Addr, Ipv4Addr); 4] = [
     ("public.test", PUBLIC, PUBLIC),
-    ("private.test", Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 1)),
+    (
+        "private.test",
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 1),
+    ),
     ("metadata.test", METADATA, METADATA),
     // DNS rebinding: a safe answer to the first question, the metadata address after it.
     ("rebind.test", PUBLIC, METADATA),
@@ -55,7 +59,9 @@ impl Dns {
         };
         out[5] = 1; // QDCOUNT
         out.extend_from_slice(&query[12..end]);
-        let known = NAMES.iter().position(|(n, ..)| name.eq_ignore_ascii_case(n));
+        let known = NAMES
+            .iter()
+            .position(|(n, ..)| name.eq_ignore_ascii_case(n));
         let Some(i) = known else {
             out[3] |= 3; // NXDOMAIN
             self.log.push(format!("{} {name} -> NXDOMAIN", kind(qtype)));

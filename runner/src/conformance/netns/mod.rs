@@ -167,14 +167,17 @@ impl Isolation {
     /// Stops the listeners and closes the namespace (its last processes are already gone);
     /// returns what the canaries and the DNS fake saw.
     pub fn finish(mut self) -> IsolationRun {
-        let seen = self.watch.take().map(watch::Watch::finish).unwrap_or_default();
+        let seen = self
+            .watch
+            .take()
+            .map(watch::Watch::finish)
+            .unwrap_or_default();
         IsolationRun {
             connections: seen.connections,
             dns: seen.dns,
         }
     }
 }
-
 
 /// On a thread of its own: moves it into a new network namespace and sets everything up.
 fn make_here() -> Result<Made, Result<Unavailable, String>> {
@@ -202,7 +205,8 @@ fn make_here() -> Result<Made, Result<Unavailable, String>> {
     }
     run_ip(&batch)?;
     let bind = |addr: SocketAddr| {
-        TcpListener::bind(addr).map_err(|e| Err(format!("cannot bind {addr} in the namespace: {e}")))
+        TcpListener::bind(addr)
+            .map_err(|e| Err(format!("cannot bind {addr} in the namespace: {e}")))
     };
     let mut canaries = Vec::new();
     for address in CANARY_ADDRESSES {
@@ -281,7 +285,8 @@ mod tests {
         thread::spawn(move || {
             setns(ns.as_fd(), CloneFlags::CLONE_NEWNET).unwrap();
             let mut c = TcpStream::connect("169.254.169.254:80").unwrap();
-            c.write_all(b"GET /latest/meta-data/ HTTP/1.1\r\n\r\n").unwrap();
+            c.write_all(b"GET /latest/meta-data/ HTTP/1.1\r\n\r\n")
+                .unwrap();
             let _ = c.read(&mut [0; 8]);
             drop(TcpStream::connect("[fd00::1]:443").unwrap());
             // No route leaves the namespace.

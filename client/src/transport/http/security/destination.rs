@@ -97,7 +97,10 @@ impl DestinationPolicy {
         let host = |u: &Url| u.host_str().map(str::to_ascii_lowercase);
         DestinationPolicy {
             server: server.origin().ascii_serialization(),
-            local_origins: parsed.iter().map(|u| u.origin().ascii_serialization()).collect(),
+            local_origins: parsed
+                .iter()
+                .map(|u| u.origin().ascii_serialization())
+                .collect(),
             trusted_hosts: std::iter::once(server)
                 .chain(&parsed)
                 .filter_map(host)
@@ -163,7 +166,11 @@ fn literal_destination(url: &Url) -> Result<(), String> {
     let Some(host) = url.host_str() else {
         return Err("it has no host".into());
     };
-    let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() else {
+    let Ok(ip) = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+    else {
         return Ok(());
     };
     match is_internal(ip) {
@@ -180,7 +187,10 @@ pub(crate) fn resolve_and_judge(host: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot resolve {host}: {e}"))?
         .collect();
     match addrs.iter().find(|a| is_internal(a.ip())) {
-        Some(a) => Err(format!("{host} resolves to the internal address {}", a.ip())),
+        Some(a) => Err(format!(
+            "{host} resolves to the internal address {}",
+            a.ip()
+        )),
         None => Ok(()),
     }
 }
@@ -293,7 +303,12 @@ mod tests {
 
     fn policy() -> DestinationPolicy {
         let server = Url::parse("https://localhost:8443/mcp").unwrap();
-        DestinationPolicy::new(&server, &DestinationPolicy::split_origins("https://127.0.0.1:9443  https://localhost:9000/ignored"))
+        DestinationPolicy::new(
+            &server,
+            &DestinationPolicy::split_origins(
+                "https://127.0.0.1:9443  https://localhost:9000/ignored",
+            ),
+        )
     }
 
     #[test]
