@@ -25,9 +25,11 @@
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
+//! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
+pub(crate) mod auth;
 pub(crate) mod cache;
 pub(crate) mod content;
 pub(crate) mod era;
@@ -382,6 +384,8 @@ pub struct Defects {
     /// its requests go unanswered and its notifications unseen (breaks: messages on the GET
     /// stream are handled).
     ignore_get_stream_messages: bool,
+    /// The authorization seam's flags (`auth.rs`).
+    auth: auth::AuthDefects,
     /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).
     ssrf: ssrf::SsrfDefects,
 }
@@ -539,6 +543,14 @@ impl Defects {
         "ignore-get-stream-messages",
     ];
 
+    /// Every name [`Defects::enable`] accepts: [`Defects::NAMES`] and the seams' own lists.
+    pub fn all_names() -> impl Iterator<Item = &'static str> {
+        Defects::NAMES
+            .into_iter()
+            .chain(auth::AuthDefects::NAMES)
+            .chain(ssrf::SsrfDefects::NAMES)
+    }
+
     /// Switch on the defect called `name`; returns false if there is no such defect.
     pub fn enable(&mut self, name: &str) -> bool {
         let flag = match name {
@@ -682,7 +694,7 @@ impl Defects {
             "no-post-stream-resume" => &mut self.no_post_stream_resume,
             "ignore-retry-field" => &mut self.ignore_retry_field,
             "ignore-get-stream-messages" => &mut self.ignore_get_stream_messages,
-            _ => return self.ssrf.enable(name),
+            _ => return self.auth.enable(name) || self.ssrf.enable(name),
         };
         *flag = true;
         true

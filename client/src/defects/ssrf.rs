@@ -23,9 +23,7 @@ pub(crate) struct SsrfDefects {
 }
 
 impl SsrfDefects {
-    /// The names this seam accepts (listed with the others by the driver's help once the
-    /// seams' lists are joined).
-    #[allow(dead_code)]
+    /// The names this seam accepts.
     pub(crate) const NAMES: [&'static str; 2] = ["ssrf-unchecked", "ssrf-check-name-once"];
 
     /// Switches on `name`; false if it is not this seam's.

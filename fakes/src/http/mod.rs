@@ -16,7 +16,9 @@
 //! | `session` | issued session ids, their expiry |
 //! | `live` | streams written over time: rules' messages, the GET stream, resumption |
 //! | `headers` | the recorded allow-list, bearer token, media types, version |
+//! | `auth` | an authorization case's authorization server(s) and protected resource |
 
+mod auth;
 mod endpoint;
 mod headers;
 mod live;
@@ -66,6 +68,10 @@ pub struct HttpFakeConfig {
     pub bearer_token: Option<String>,
     /// The protocol revision to play, for a case run at several revisions.
     pub revision: Option<String>,
+    /// For a case with `server.auth`: the redirect URI the client is registered with (the
+    /// runner's loopback listener). `None` plays no authorization side even if the case has
+    /// one (the fakes' own tests).
+    pub auth_redirect_uri: Option<String>,
 }
 
 /// Written by hand so the bearer token can never reach a log through `{:?}`.
@@ -91,6 +97,8 @@ pub struct RunningHttpFake {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     listener: JoinHandle<()>,
+    /// The authorization side's listeners (their connections end with them).
+    auth_listeners: Vec<JoinHandle<()>>,
     fake: Arc<Fake>,
 }
 
@@ -98,34 +106,45 @@ pub struct RunningHttpFake {
 /// Must be called within a tokio runtime with IO and time enabled.
 pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
-    start_on(config, vec![listener]).await
+    start_on(config, vec![listener], Vec::new()).await
 }
 
 /// [`start`] on listeners bound by the caller (the first one's address is the fake's), e.g.
-/// inside a trial's network namespace, where the runner's threads cannot bind.
+/// inside a trial's network namespace, where the runner's threads cannot bind; `spare` are
+/// listeners on `127.0.0.1:0` there for the authorization origins (bound here when too few).
 pub async fn start_on_std(
     config: HttpFakeConfig,
     listeners: Vec<std::net::TcpListener>,
+    spare: Vec<std::net::TcpListener>,
 ) -> io::Result<RunningHttpFake> {
-    let listeners = listeners
-        .into_iter()
-        .map(|l| {
-            l.set_nonblocking(true)?;
-            TcpListener::from_std(l)
-        })
-        .collect::<io::Result<Vec<_>>>()?;
-    start_on(config, listeners).await
+    let tokio_listeners = |ls: Vec<std::net::TcpListener>| {
+        ls.into_iter()
+            .map(|l| {
+                l.set_nonblocking(true)?;
+                TcpListener::from_std(l)
+            })
+            .collect::<io::Result<Vec<_>>>()
+    };
+    start_on(config, tokio_listeners(listeners)?, tokio_listeners(spare)?).await
 }
 
 async fn start_on(
     config: HttpFakeConfig,
     listeners: Vec<TcpListener>,
+    spare: Vec<TcpListener>,
 ) -> io::Result<RunningHttpFake> {
     let recorder = Recorder::open(&config.transcript)?;
     let addr = listeners
         .first()
         .ok_or_else(|| io::Error::other("no listener to serve on"))?
         .local_addr()?;
+    let (auth, auth_bound) = match (&config.scenario.server.auth, &config.auth_redirect_uri) {
+        (Some(script), Some(redirect)) => {
+            let (auth, bound) = auth_side(script, redirect, addr.port(), spare).await?;
+            (Some(auth), bound)
+        }
+        _ => (None, Vec::new()),
+    };
     recorder.record(Event::Started);
     let expire_after = config.scenario.server.http.expire_session_after;
     let live = live::Live::new(
@@ -141,28 +160,128 @@ async fn start_on(
         negotiated: std::sync::Mutex::new(None),
         port: addr.port(),
         live,
+        auth,
     });
     let tls = config.tls.map(TlsAcceptor::from);
+    let auth_listeners = auth_bound
+        .into_iter()
+        .map(|(listener, role)| {
+            let router = auth::router(Arc::clone(&fake), role);
+            let tls = (role != auth::Role::AsHttp).then(|| tls.clone()).flatten();
+            tokio::spawn(auth_accept_loop(listener, router, tls))
+        })
+        .collect();
     let (stop, stopped) = oneshot::channel();
     let listener = tokio::spawn(accept_loop(listeners, Arc::clone(&fake), tls, stopped));
     Ok(RunningHttpFake {
         addr,
         stop: Some(stop),
         listener,
+        auth_listeners,
         fake,
     })
+}
+
+/// Binds the authorization side's listeners (loopback, ephemeral ports) and makes its state.
+async fn auth_side(
+    script: &mcp_harness_scenarios::model::auth::AuthScript,
+    redirect: &str,
+    mcp: u16,
+    mut spare: Vec<TcpListener>,
+) -> io::Result<(auth::Auth, Vec<(TcpListener, auth::Role)>)> {
+    use mcp_harness_scenarios::model::auth::IssuerOrigin;
+    let mut bound = Vec::new();
+    let own = match script.issuer.origin {
+        IssuerOrigin::Separate => {
+            let l = bind_one(&mut spare).await?;
+            let port = l.local_addr()?.port();
+            bound.push((l, auth::Role::As));
+            Some(port)
+        }
+        IssuerOrigin::Mcp => None,
+    };
+    let second = bind_one(&mut spare).await?;
+    let as2 = second.local_addr()?.port();
+    bound.push((second, auth::Role::As2));
+    let plain = match script.metadata.plain_http_endpoints {
+        true => {
+            let l = bind_one(&mut spare).await?;
+            let port = l.local_addr()?.port();
+            bound.push((l, auth::Role::AsHttp));
+            Some(port)
+        }
+        false => None,
+    };
+    let ports = auth::Ports {
+        mcp,
+        auth: own,
+        as2,
+        plain,
+    };
+    Ok((
+        auth::Auth::new(script.clone(), redirect.to_owned(), ports),
+        bound,
+    ))
+}
+
+/// A listener on `127.0.0.1:0`: one of the caller's `spare` ones (bound in a trial's network
+/// namespace), else a new one.
+async fn bind_one(spare: &mut Vec<TcpListener>) -> io::Result<TcpListener> {
+    match spare.pop() {
+        Some(listener) => Ok(listener),
+        None => TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await,
+    }
+}
+
+/// Serves an authorization origin until aborted (at the fake's stop): its connections are
+/// tasks of its own set, which aborting it drops.
+async fn auth_accept_loop(listener: TcpListener, router: axum::Router, tls: Option<TlsAcceptor>) {
+    let mut connections = JoinSet::new();
+    let never = Arc::new(Notify::new());
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _peer)) => {
+                    let service = TowerToHyperService::new(router.clone());
+                    connections.spawn(connection(tcp, tls.clone(), service, Arc::clone(&never)));
+                }
+                Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
 }
 
 impl RunningHttpFake {
     /// Stops accepting, aborts every connection (hanging requests and open streams too)
     /// and waits until they are gone. Every record is already on disk: the recorder writes
-    /// each one through at once.
-    pub async fn stop(mut self) {
+    /// each one through at once. Returns every secret the authorization side made or
+    /// received (none without one), for the runner to redact.
+    pub async fn stop(mut self) -> Vec<String> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         let _ = (&mut self.listener).await;
+        for task in self.auth_listeners.drain(..) {
+            task.abort();
+            let _ = task.await;
+        }
         self.fake.live.stop();
+        self.fake
+            .auth
+            .as_ref()
+            .map(auth::Auth::secrets)
+            .unwrap_or_default()
+    }
+
+    /// The variables an authorization trial's client is handed besides the redirect URI
+    /// (pre-registered client, client metadata document URL, local origins); none otherwise.
+    pub fn auth_vars(&self) -> Vec<(&'static str, String)> {
+        self.fake
+            .auth
+            .as_ref()
+            .map(auth::Auth::vars)
+            .unwrap_or_default()
     }
 }
 
@@ -170,6 +289,9 @@ impl Drop for RunningHttpFake {
     fn drop(&mut self) {
         // Aborting the listener task drops its set of connection tasks, which aborts them.
         self.listener.abort();
+        for task in &self.auth_listeners {
+            task.abort();
+        }
         self.fake.live.stop();
     }
 }

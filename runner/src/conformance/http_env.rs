@@ -80,16 +80,20 @@ impl HttpEnv {
         transcript: &Path,
         run_token: Option<&str>,
     ) -> Result<HttpTrial<'_>, String> {
-        self.start_in(case, transcript, run_token, Vec::new())
+        self.start_trial(case, transcript, run_token, None, Vec::new())
     }
 
-    /// [`HttpEnv::start_with_token`] on `listeners` bound by the caller (a trial's network
-    /// namespace: `localhost:443` first), or on `127.0.0.1:0` when there are none.
-    pub fn start_in(
+    /// Starts the fake for `case`, as [`HttpEnv::start_with_token`]; with `auth` (a case with
+    /// `server.auth`), the fake plays its authorization side for a client registered with
+    /// that redirect listener, and the client gets the authorization variables. With
+    /// `listeners` (a trial's network namespace: `localhost:443` first, then spare listeners
+    /// on `127.0.0.1:0` for the authorization origins), the fake serves there.
+    pub fn start_trial(
         &self,
         case: &Case,
         transcript: &Path,
         run_token: Option<&str>,
+        auth: Option<&super::auth_env::AuthEnv>,
         listeners: Vec<std::net::TcpListener>,
     ) -> Result<HttpTrial<'_>, String> {
         let isolated = !listeners.is_empty();
@@ -103,10 +107,16 @@ impl HttpEnv {
             tls: self.pki.server_config(endpoint),
             bearer_token: token.clone(),
             revision: case.revision.clone(),
+            auth_redirect_uri: auth.map(|a| a.redirect_uri.clone()),
         };
         let fake = match isolated {
             false => self.runtime.block_on(fake::start(config)),
-            true => self.runtime.block_on(fake::start_on_std(config, listeners)),
+            true => {
+                let mut listeners = listeners;
+                let spare = listeners.split_off(listeners.len().min(2));
+                self.runtime
+                    .block_on(fake::start_on_std(config, listeners, spare))
+            }
         }
         .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
         let port = fake.addr.port();
@@ -129,7 +139,10 @@ impl HttpEnv {
         if let Some(token) = &token {
             vars.push(("MCP_HARNESS_BEARER_TOKEN", token.clone()));
         }
-        if isolated {
+        if let Some(auth) = auth {
+            vars.extend(auth.vars());
+            vars.extend(fake.auth_vars());
+        } else if isolated {
             // The user's local policy: only the server itself (always allowed anyway).
             vars.push(("MCP_HARNESS_LOCAL_ORIGINS", "https://localhost".to_owned()));
         }
@@ -144,9 +157,10 @@ impl HttpEnv {
 }
 
 impl HttpTrial<'_> {
-    /// Stops the fake: no connection or hanging request survives the trial.
-    pub fn stop(self) {
-        self.env.runtime.block_on(self.fake.stop());
+    /// Stops the fake: no connection or hanging request survives the trial. Returns the
+    /// secrets its authorization side made or received (none without one).
+    pub fn stop(self) -> Vec<String> {
+        self.env.runtime.block_on(self.fake.stop())
     }
 }
 

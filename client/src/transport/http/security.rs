@@ -20,8 +20,9 @@ mod destination;
 
 pub(crate) use destination::resolve_and_judge;
 // The entry points of the authorization side's discovery (`crate::auth`), which judges every
-// URL it discovers with `check_discovered_url` and fetches through `DestinationPolicy::resolver`;
-// public at the crate root for other callers that fetch URLs a server names.
+// URL it discovers with `check_discovered_url` and fetches through `auth_client`, whose
+// resolver is the policy's; public at the crate root for other callers that fetch URLs a
+// server names.
 pub use destination::{DestinationPolicy, GuardedResolver, check_discovered_url, is_internal};
 
 use std::net::IpAddr;
@@ -126,16 +127,13 @@ pub(super) fn http_clients(
     ca_files: &[PathBuf],
     seams: &Defects,
 ) -> Result<(reqwest::Client, reqwest::Client), Error> {
-    http_clients_with(url, ca_files, seams, None)
+    let tls = tls_config(url, ca_files)?;
+    let client = || build_client(&tls, redirects(seams), None);
+    Ok((client()?, client()?))
 }
 
-/// [`http_clients`], resolving names through `policy`'s resolver when given.
-fn http_clients_with(
-    url: &Url,
-    ca_files: &[PathBuf],
-    seams: &Defects,
-    policy: Option<&DestinationPolicy>,
-) -> Result<(reqwest::Client, reqwest::Client), Error> {
+/// The TLS configuration for `url`: for `https`, the system roots plus `ca_files`.
+fn tls_config(url: &Url, ca_files: &[PathBuf]) -> Result<rustls::ClientConfig, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
@@ -152,34 +150,58 @@ fn http_clients_with(
         _ => builder.with_root_certificates(rustls::RootCertStore::empty()),
     }
     .with_no_client_auth();
-    let client = || {
-        let builder = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls.clone())
-            .redirect(seams.ssrf_redirects(seams.redirects(redirect_policy())))
-            .no_proxy()
-            .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")));
-        match policy {
-            Some(policy) => builder.dns_resolver(policy.resolver()),
-            None => builder,
-        }
-        .build()
-        .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
-    };
-    Ok((client()?, client()?))
+    Ok(tls)
 }
 
-/// The client of the authorization side's discovery (`crate::auth`): https with the system
-/// roots plus `ca_files`, the same redirect policy as the MCP requests, and `policy`'s
-/// resolver, so a discovered name connects only to addresses the policy passed.
-#[cfg_attr(not(test), allow(dead_code))]
+/// The redirect policy with the seams' defects applied.
+fn redirects(seams: &Defects) -> reqwest::redirect::Policy {
+    seams.ssrf_redirects(seams.redirects(redirect_policy()))
+}
+
+/// An HTTP/1.1 client with `tls`, `redirect`, no proxy, and `policy`'s resolver if given.
+fn build_client(
+    tls: &rustls::ClientConfig,
+    redirect: reqwest::redirect::Policy,
+    policy: Option<&DestinationPolicy>,
+) -> Result<reqwest::Client, Error> {
+    let builder = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls.clone())
+        .redirect(redirect)
+        .no_proxy()
+        .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")));
+    match policy {
+        Some(policy) => builder.dns_resolver(policy.resolver()),
+        None => builder,
+    }
+    .build()
+    .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
+}
+
+/// The client of the authorization side (`crate::auth`): https with the system roots plus
+/// `ca_files`, the same redirect policy as the MCP requests, and `policy`'s resolver, so a
+/// discovered name connects only to addresses the policy passed (see `destination`).
 pub(crate) fn auth_client(
     ca_files: &[PathBuf],
     seams: &Defects,
     policy: &DestinationPolicy,
 ) -> Result<reqwest::Client, Error> {
     let https = Url::parse("https://localhost/").map_err(|e| Error::closed(e.to_string()))?;
-    let (client, _) = http_clients_with(&https, ca_files, seams, Some(policy))?;
-    Ok(client)
+    build_client(
+        &tls_config(&https, ca_files)?,
+        redirects(seams),
+        Some(policy),
+    )
+}
+
+/// A client that follows no redirect at all, for a caller acting as the user's browser (the
+/// driver's headless authorization step reads the `Location` itself).
+pub(crate) fn no_redirect_client(ca_files: &[PathBuf]) -> Result<reqwest::Client, Error> {
+    let https = Url::parse("https://localhost/").map_err(|e| Error::closed(e.to_string()))?;
+    build_client(
+        &tls_config(&https, ca_files)?,
+        reqwest::redirect::Policy::none(),
+        None,
+    )
 }
 
 /// The system's roots. Unreadable system locations only shrink the set.
@@ -315,7 +337,7 @@ fn ca_roots(ca_files: &[PathBuf]) -> Result<rustls::RootCertStore, Error> {
 /// Maps a failed exchange to `insecure_url` for a refused redirect, to `tls` when a TLS error
 /// is anywhere in its causes, else to `transport_closed` (refused, reset, unreachable, or a
 /// stream cut short).
-pub(super) fn send_error(e: &reqwest::Error, what: &str) -> Error {
+pub(crate) fn send_error(e: &reqwest::Error, what: &str) -> Error {
     if let Some(refused) = cause::<RedirectRefused>(e) {
         return Error::new(ErrorKind::InsecureUrl, format!("{what}: {refused}"));
     }

@@ -81,7 +81,8 @@ pub struct DestinationPolicy {
     local_origins: Vec<String>,
     /// Hosts whose addresses are not judged: the server's and the local policy's.
     trusted_hosts: Vec<String>,
-    seams: Defects,
+    /// Shared, not copied: the flags are many and the policy travels with each client.
+    seams: Arc<Defects>,
 }
 
 impl DestinationPolicy {
@@ -105,14 +106,14 @@ impl DestinationPolicy {
                 .chain(&parsed)
                 .filter_map(host)
                 .collect(),
-            seams: Defects::default(),
+            seams: Arc::default(),
         }
     }
 
     /// The policy with the client's deliberate defects (harness self-tests only).
     #[doc(hidden)]
     pub fn with_defects(mut self, seams: Defects) -> Self {
-        self.seams = seams;
+        self.seams = Arc::new(seams);
         self
     }
 
