@@ -375,6 +375,62 @@ mod tests {
     }
 
     #[test]
+    fn the_auth_variables_make_an_oauth_client() {
+        let http = [
+            ("MCP_HARNESS_TRANSPORT", Some("http")),
+            ("MCP_HARNESS_SERVER_URL", Some("https://localhost:2/mcp")),
+        ];
+        let c = parse_with(&[], &env_with(&http)).unwrap();
+        assert!(c.http.auth.is_none() && c.http.local_origins.is_empty());
+        let mut vars = http.to_vec();
+        vars.extend([
+            (
+                "MCP_HARNESS_AUTH_REDIRECT_URI",
+                Some("http://127.0.0.1:9/callback"),
+            ),
+            ("MCP_HARNESS_AUTH_CLIENT_ID", Some("cid")),
+            ("MCP_HARNESS_AUTH_CLIENT_SECRET", Some("cl-s3cret")),
+            (
+                "MCP_HARNESS_AUTH_CLIENT_METADATA_URL",
+                Some("https://localhost:2/cimd.json"),
+            ),
+            (
+                "MCP_HARNESS_LOCAL_ORIGINS",
+                Some("https://localhost:2  https://localhost:3"),
+            ),
+        ]);
+        let c = parse_with(&[], &env_with(&vars)).unwrap();
+        let auth = c.http.auth.as_ref().unwrap();
+        assert_eq!(auth.redirect_uri, "http://127.0.0.1:9/callback");
+        let client = auth.client.as_ref().unwrap();
+        assert_eq!(client.client_id, "cid");
+        assert_eq!(client.client_secret, Some(Secret::new("cl-s3cret")));
+        assert_eq!(
+            auth.client_metadata_url.as_deref(),
+            Some("https://localhost:2/cimd.json")
+        );
+        assert_eq!(
+            c.http.local_origins,
+            ["https://localhost:2", "https://localhost:3"]
+        );
+        assert!(!format!("{c:?}").contains("s3cret"));
+        // A secret without an id, and a redirect URI that is no URL, are refused by name.
+        for (name, value) in [
+            ("MCP_HARNESS_AUTH_CLIENT_ID", None),
+            ("MCP_HARNESS_AUTH_REDIRECT_URI", Some("not a url")),
+        ] {
+            let mut bad = vars.clone();
+            bad.push((name, value));
+            let err = parse_with(&[], &env_with(&bad)).unwrap_err();
+            let named = match name {
+                "MCP_HARNESS_AUTH_CLIENT_ID" => "MCP_HARNESS_AUTH_CLIENT_SECRET",
+                other => other,
+            };
+            assert!(err.contains(named), "{err}");
+        }
+    }
+
+    #[test]
     fn bad_input_names_the_variable() {
         let cases: [(&str, Option<&str>); 15] = [
             ("MCP_HARNESS_CONTRACT", None),

@@ -98,9 +98,14 @@ impl HttpEnv {
     ) -> Result<HttpTrial<'_>, String> {
         let isolated = !listeners.is_empty();
         let endpoint = case.scenario.server.http.endpoint;
-        let token = run_token
-            .map(str::to_owned)
-            .or_else(|| case.scenario.bearer_token.then(secret_token));
+        // An authorization case's tokens come from its authorization server: a run-wide
+        // token (`--bearer-token`) is not handed to its client.
+        let token = match case.scenario.server.auth {
+            Some(_) => None,
+            None => run_token
+                .map(str::to_owned)
+                .or_else(|| case.scenario.bearer_token.then(secret_token)),
+        };
         let config = HttpFakeConfig {
             scenario: Arc::new(case.scenario.clone()),
             transcript: transcript.to_owned(),

@@ -129,7 +129,7 @@ enum Authorization {
     /// The caller's bearer token: `Bearer …`, marked sensitive.
     Static(HeaderValue),
     /// The OAuth client, which gives the bearer and judges 401 and 403 answers.
-    OAuth(OAuth),
+    OAuth(Box<OAuth>),
 }
 
 /// One running request task, counted in [`Shared::busy`] for as long as it lives (dropping an
@@ -357,7 +357,7 @@ impl HttpTransport {
                     timeout: options.request_timeout,
                     protocol_version: HeaderValue::from_str(&options.protocol_version).ok(),
                 };
-                Authorization::OAuth(OAuth::new(url.clone(), auth.clone(), net)?)
+                Authorization::OAuth(Box::new(OAuth::new(url.clone(), auth.clone(), net)?))
             }
             (None, Some(token)) => {
                 let mut value = HeaderValue::try_from(format!("Bearer {}", token.secret()))

@@ -179,6 +179,15 @@ impl Auth {
                 Some((challenge.to_owned(), method.to_owned()))
             }
         };
+        if server == Server::First && state.migrated {
+            return (
+                error_redirect(
+                    "invalid_target",
+                    "this authorization server no longer serves the resource",
+                ),
+                shown,
+            );
+        }
         let index = match server {
             Server::First => 0,
             Server::Second => 1,
@@ -255,7 +264,7 @@ impl Auth {
         let client = client_id.and_then(|id| self.find_client(&state, server, id));
         let basic_label = basic.map(|_| match (&credentials, &client) {
             (Some((_, s)), Some(c)) if c.secret.as_deref() == Some(s.as_str()) => {
-                "Basic [client credentials]".to_owned()
+                format!("Basic [client credentials: {}]", c.id)
             }
             (Some(_), _) => "Basic [wrong]".to_owned(),
             (None, _) => "[invalid]".to_owned(),
@@ -364,7 +373,7 @@ impl Auth {
             return Answer::oauth_error(400, "invalid_grant", "unknown or used refresh token");
         };
         let mode = self.script.tokens.refresh;
-        if mode == RefreshMode::Reject {
+        if mode == RefreshMode::Reject || (server == Server::First && state.migrated) {
             return Answer::oauth_error(400, "invalid_grant", "the refresh token was revoked");
         }
         let (audience, scopes) = {
