@@ -290,6 +290,7 @@ mod tests {
         };
         assert_eq!(iso.fake_listeners.len(), 2 + SPARE_PORTS);
         let ns = iso.ns.try_clone().unwrap();
+        let inode = std::fs::read_link(format!("/proc/self/fd/{}", ns.as_raw_fd())).unwrap();
         thread::spawn(move || {
             setns(ns.as_fd(), CloneFlags::CLONE_NEWNET).unwrap();
             let mut c = TcpStream::connect("169.254.169.254:80").unwrap();
@@ -310,5 +311,12 @@ mod tests {
             "GET /latest/meta-data/ HTTP/1.1"
         );
         assert_eq!(run.connections[1]["address"], "[fd00::1]:443");
+        // Nothing of this process refers to the namespace any more (its sockets are closed
+        // too), so the kernel has let it go.
+        let held = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == inode));
+        assert!(!held, "{} still open", inode.display());
     }
 }
