@@ -71,7 +71,7 @@ mod session;
 mod tools;
 mod transport;
 
-pub use auth::{AuthOptions, AuthStore, PreRegistered, Secret, UserAgent};
+pub use auth::{AuthOptions, AuthStore, PreRegistered, Secret, TokenEndpointAuthMethod, UserAgent};
 pub use client::Client;
 #[doc(hidden)]
 pub use defects::Defects;
@@ -91,3 +91,7 @@ pub mod decode {
     pub use crate::transport::framing::*;
 }
 pub use tools::{ToolOutput, ToolResult};
+/// The destination policy for URLs a server names (SSRF): see `transport/http/security`.
+pub use transport::http::security::{
+    DestinationPolicy, GuardedResolver, check_discovered_url, is_internal,
+};

@@ -80,19 +80,23 @@ impl HttpEnv {
         transcript: &Path,
         run_token: Option<&str>,
     ) -> Result<HttpTrial<'_>, String> {
-        self.start_trial(case, transcript, run_token, None)
+        self.start_trial(case, transcript, run_token, None, Vec::new())
     }
 
     /// Starts the fake for `case`, as [`HttpEnv::start_with_token`]; with `auth` (a case with
     /// `server.auth`), the fake plays its authorization side for a client registered with
-    /// that redirect listener, and the client gets the authorization variables.
+    /// that redirect listener, and the client gets the authorization variables. With
+    /// `listeners` (a trial's network namespace: `localhost:8443` first, then spare listeners
+    /// on `127.0.0.1:0` for the authorization origins), the fake serves there.
     pub fn start_trial(
         &self,
         case: &Case,
         transcript: &Path,
         run_token: Option<&str>,
         auth: Option<&super::auth_env::AuthEnv>,
+        listeners: Vec<std::net::TcpListener>,
     ) -> Result<HttpTrial<'_>, String> {
+        let isolated = !listeners.is_empty();
         let endpoint = case.scenario.server.http.endpoint;
         // An authorization case's tokens come from its authorization server: a run-wide
         // token (`--bearer-token`) is not handed to its client.
@@ -110,10 +114,16 @@ impl HttpEnv {
             revision: case.revision.clone(),
             auth_redirect_uri: auth.map(|a| a.redirect_uri.clone()),
         };
-        let fake = self
-            .runtime
-            .block_on(fake::start(config))
-            .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
+        let fake = match isolated {
+            false => self.runtime.block_on(fake::start(config)),
+            true => {
+                let mut listeners = listeners;
+                let spare = listeners.split_off(listeners.len().min(2));
+                self.runtime
+                    .block_on(fake::start_on_std(config, listeners, spare))
+            }
+        }
+        .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
         let port = fake.addr.port();
         let url = match endpoint {
             Endpoint::Trusted | Endpoint::UntrustedCa | Endpoint::WrongName => {
@@ -135,6 +145,12 @@ impl HttpEnv {
         if let Some(auth) = auth {
             vars.extend(auth.vars());
             vars.extend(fake.auth_vars());
+        } else if isolated {
+            // The user's local policy: only the server itself (always allowed anyway).
+            vars.push((
+                "MCP_HARNESS_LOCAL_ORIGINS",
+                format!("https://localhost:{port}"),
+            ));
         }
         Ok(HttpTrial {
             env: self,

@@ -71,6 +71,10 @@ pub struct AuthScript {
     /// issuer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrate_after_requests: Option<u32>,
+    /// SSRF cases: one discovered URL replaced by the case's (only with
+    /// `"network": "isolated"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discovered_url: Option<super::auth_ssrf::DiscoveredUrl>,
 }
 
 /// Where the MCP origin serves Protected Resource Metadata, and what it says.
