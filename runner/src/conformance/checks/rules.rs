@@ -534,6 +534,7 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
 /// interaction); sent after, it is a later request without the id (HTTP-06). The phase's own:
 /// the `initialize` POST, the `server/discover` probe of a client that asks for the 2026-07-28
 /// era first, and pings sent before the answer (the lifecycle allows them).
+/// Requests answered 401 are left out: the fake does not read a request it challenges.
 ///
 /// The version header is judged on requests that carry the session id, which the client can
 /// only have sent once it had the answer and so the negotiated version; without sessions,
@@ -547,6 +548,9 @@ fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let no_session = exchanges
         .iter()
         .filter(|_| issued)
+        // A request refused for want of authorization (401) was not read: the client sends
+        // it again once authorized, and that one is judged.
+        .filter(|x| x.status != 401)
         .filter(|x| !x.is_initialize() && !x.in_initialization_phase())
         .find(|x| x.header("mcp-session-id").is_none());
     c.cite(
