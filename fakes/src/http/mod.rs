@@ -44,6 +44,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
 use crate::recorder::Recorder;
+pub use endpoint::MCP_PATH;
 use endpoint::{Conn, Fake};
 pub use headers::{AUTH_INVALID, AUTH_VALID};
 use session::Sessions;

@@ -13,7 +13,7 @@ use std::ops::Deref;
 use serde_json::Value;
 
 use mcp_harness_fakes::batch;
-use mcp_harness_fakes::http::AUTH_VALID;
+use mcp_harness_fakes::http::{AUTH_VALID, MCP_PATH};
 use mcp_harness_scenarios::matcher;
 use mcp_harness_scenarios::model::{ClientEra, Transport, era};
 use mcp_harness_scenarios::transcript::{Event, Record};
@@ -353,10 +353,12 @@ pub(super) fn http_requests(run: &TrialRun) -> HttpRequests<'_> {
 
 pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
     // The always-on rules are the MCP endpoint's: an authorization endpoint's requests (which
-    // carry `endpoint`) follow OAuth's rules, which the cases check.
+    // carry `endpoint`) follow OAuth's rules, which the cases check, and a request to another
+    // path of the MCP origin (a 2025-03-26 client's default `/register`, a well-known URL the
+    // fake does not serve) is not an MCP message.
     let posts: Vec<&Value> = requests
         .iter()
-        .filter(|r| r["method"] == "POST" && r.get("endpoint").is_none())
+        .filter(|r| r["method"] == "POST" && r.get("endpoint").is_none() && r["path"] == MCP_PATH)
         .collect();
     let bad_accept = posts.iter().find(|r| {
         let accept = r["headers"]["accept"]
@@ -480,11 +482,12 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
     let mut awaited: Option<&Value> = None;
     for r in records {
         match &r.event {
-            // Authorization endpoints are not the MCP endpoint: the session and version rules
-            // do not judge them.
+            // Authorization endpoints, and other paths of the MCP origin, are not the MCP
+            // endpoint: the session, version and token rules do not judge them.
             Event::HttpRequest {
                 endpoint: Some(_), ..
             } => {}
+            Event::HttpRequest { path, .. } if path != MCP_PATH => {}
             Event::HttpRequest {
                 method,
                 path,
