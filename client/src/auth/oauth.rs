@@ -66,8 +66,8 @@ pub(crate) struct OAuth {
 
 /// The step-up retry limit: one re-authorization per request.
 const STEP_UPS: u32 = 1;
-/// The cap under the `auth-step-up-forever` defect, so a broken run still ends.
-const STEP_UPS_UNBOUNDED: u32 = 20;
+/// No limit (the `auth-step-up-forever` defect): the request's timeout ends the loop.
+const STEP_UPS_UNBOUNDED: u32 = u32::MAX;
 
 impl OAuth {
     /// An OAuth client for the MCP endpoint `server`. The redirect URI must be `https` or

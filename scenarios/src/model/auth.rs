@@ -331,6 +331,9 @@ pub enum AuthorizeAttempt {
     ApproveNormalizedIss,
     /// A code, but a `state` that is not the request's.
     WrongState,
+    /// A redirect with the request's `state` and a code `/token` refuses (`invalid_grant`):
+    /// one it never issued, as an expired or already used code would be.
+    WrongCode,
     /// `error=access_denied` (the user said no), with the request's `state`.
     Deny,
     /// `error=server_error` with an `error_description`, with the request's `state`.

@@ -216,7 +216,27 @@ impl Shared {
                 request = request.header(header::AUTHORIZATION, value.clone());
             }
             let (reply, session) = self.send(request, token.as_ref());
-            let reply = reply.await.map_err(|e| security::send_error(&e, what))?;
+            let mut reply = reply.await.map_err(|e| security::send_error(&e, what))?;
+            let location = reply.headers().get(header::LOCATION);
+            let location = location.and_then(|l| l.to_str().ok());
+            let status = reply.status().as_u16();
+            if let Some(to) = sent.as_ref().and_then(|_| {
+                self.seams
+                    .auth_redirect_with_token(status, location, reply.url())
+            }) {
+                // Only under a defect: the request again, token and all, wherever it points.
+                let mut again = build();
+                if let Some(value) = &sent {
+                    again = again.header(header::AUTHORIZATION, value.clone());
+                }
+                let (client, built) = again.build_split();
+                let mut built = built.map_err(|e| security::send_error(&e, what))?;
+                *built.url_mut() = to;
+                reply = client
+                    .execute(built)
+                    .await
+                    .map_err(|e| security::send_error(&e, what))?;
+            }
             let Authorization::OAuth(oauth) = &self.auth else {
                 return Ok((reply, session));
             };

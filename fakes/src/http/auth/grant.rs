@@ -195,9 +195,9 @@ impl Auth {
         let attempt = self.script.attempt(state.authorizations[index]);
         state.authorizations[index] += 1;
         let iss = match attempt {
-            AuthorizeAttempt::Approve | AuthorizeAttempt::WrongState => {
-                advertised.then(|| issuer.clone())
-            }
+            AuthorizeAttempt::Approve
+            | AuthorizeAttempt::WrongState
+            | AuthorizeAttempt::WrongCode => advertised.then(|| issuer.clone()),
             AuthorizeAttempt::ApproveWithIss => Some(issuer.clone()),
             AuthorizeAttempt::ApproveWithoutIss => None,
             AuthorizeAttempt::ApproveWrongIss => Some(format!("{}/other-issuer", issuer)),
@@ -217,6 +217,13 @@ impl Auth {
         };
         let code = secret::fresh("code-");
         state.secrets.push(code.clone());
+        if attempt == AuthorizeAttempt::WrongCode {
+            // Never stored: the token endpoint refuses it as it would an expired one.
+            let mut pairs = vec![("code", code.as_str())];
+            pairs.extend(request_state.map(|s| ("state", s)));
+            pairs.extend(iss.as_deref().map(|i| ("iss", i)));
+            return (Answer::redirect(with_query(&redirect, &pairs)), shown);
+        }
         state.codes.push(Code {
             value: code.clone(),
             server,
