@@ -45,6 +45,7 @@ use reqwest::Url;
 pub(crate) use flow::Pkce as PkceChoice;
 pub(crate) use net::Net;
 pub(crate) use oauth::{Budget, Decision, OAuth};
+pub use registration::Method as TokenEndpointAuthMethod;
 pub use secret::Secret;
 pub use store::AuthStore;
 
@@ -70,6 +71,9 @@ pub struct PreRegistered {
     pub client_id: String,
     /// The client secret of a confidential client.
     pub client_secret: Option<Secret>,
+    /// How the client is registered to authenticate at the token endpoint; when `None`, the
+    /// best method the server's metadata allows (`client_secret_basic` first).
+    pub auth_method: Option<TokenEndpointAuthMethod>,
 }
 
 /// How the client obtains authorization from an MCP server's authorization server.
@@ -213,6 +217,7 @@ pub(crate) mod tests {
         options.client = Some(PreRegistered {
             client_id: "id".into(),
             client_secret: Some(Secret::new("cl-s3cret")),
+            auth_method: None,
         });
         let shown = format!("{options:?}");
         assert!(

@@ -13,6 +13,11 @@
 //!   of the scopes asked for before and the challenge's (draft "Step-Up Authorization Flow"),
 //!   then the request is sent again; still 403 fails it `auth_failed`. Any other 403 is the
 //!   caller's (`http_status`).
+//! - **Background requests** (the standalone GET stream) never start a refresh or an
+//!   authorization, which may involve the user: they send the token held, expired or not,
+//!   retry once with a newer one another request obtained, and otherwise fail (the stream
+//!   reconnects later). So the requests the caller makes drive every authorization, and their
+//!   order does not depend on when the stream reconnects.
 //! - Every refresh or authorization runs under one lock, so concurrent requests meeting a 401
 //!   together wait for one flow and then retry with its token.
 
@@ -30,11 +35,24 @@ use crate::error::{Error, ErrorKind};
 /// How many times one request may still be sent again for authorization.
 #[derive(Debug, Default)]
 pub(crate) struct Budget {
+    /// A background request (the standalone GET stream): it never starts a refresh or an
+    /// authorization (which may involve the user), and uses the token requests obtain.
+    passive: bool,
     /// A 401 was answered with a refreshed (or another request's newer) token.
     refreshed: bool,
     /// A 401 was answered with a new authorization.
     authorized: bool,
     step_ups: u32,
+}
+
+impl Budget {
+    /// The budget of a background request: it never starts a refresh or an authorization.
+    pub(crate) fn passive() -> Budget {
+        Budget {
+            passive: true,
+            ..Budget::default()
+        }
+    }
 }
 
 /// What the transport does with an answer it handed to [`OAuth::answer`].
@@ -118,9 +136,9 @@ impl OAuth {
     /// server said has expired is refreshed first when a refresh token is held; without one
     /// (or when the refresh is refused) no token is sent, and the 401 that follows starts a
     /// new authorization.
-    pub(crate) async fn bearer(&self) -> Option<Bearer> {
+    pub(crate) async fn bearer(&self, budget: &Budget) -> Option<Bearer> {
         let tokens = self.options.store.tokens(&self.resource)?;
-        if !tokens.expired() {
+        if !tokens.expired() || budget.passive {
             return Some(bearer(&tokens));
         }
         let _flow = self.flow.lock().await;
@@ -151,6 +169,17 @@ impl OAuth {
         sent: Option<&HeaderValue>,
         budget: &mut Budget,
     ) -> Decision {
+        if budget.passive && matches!(status, 401 | 403) {
+            let current = self.options.store.tokens(&self.resource);
+            let newer = current.is_some_and(|t| Some(&t.header) != sent);
+            if newer && !budget.refreshed {
+                budget.refreshed = true;
+                return Decision::Retry;
+            }
+            return Decision::Fail(net::failed(format!(
+                "HTTP {status} to a background request; authorization is left to the requests"
+            )));
+        }
         match status {
             401 => {
                 self.unauthorized(Challenge::from_headers(headers), sent, budget)
@@ -460,6 +489,12 @@ mod tests {
         // One new authorization per request on 401.
         budget.authorized = true;
         assert!(failed(o.answer(401, &invalid, None, &mut budget).await));
+        // A background request never starts a flow: without a newer token it fails at once.
+        let mut passive = Budget::passive();
+        assert!(failed(o.answer(401, &invalid, None, &mut passive).await));
+        assert!(failed(
+            o.answer(403, &scope, None, &mut Budget::passive()).await
+        ));
         // Treating insufficient_scope as final is a defect.
         let mut no_step_up = Defects::default();
         assert!(no_step_up.enable("auth-no-step-up"));

@@ -33,6 +33,13 @@
 //!   then runs a fresh handshake (`initialize` without a session id, then
 //!   `notifications/initialized`) before its next request. Requests already in flight are not
 //!   retried.
+//! - **Authorization.** Every request (POST, GET, DELETE) carries `Authorization: Bearer`:
+//!   the caller's fixed token, or the OAuth client's (`crate::auth`), asked for before each
+//!   send. With the OAuth client, a 401 or 403 answer is handed to it first
+//!   ([`Shared::send_authorized`]): it may obtain a token (or a wider one) and have the same
+//!   request built and sent again, at most once per cause, or fail it `auth_failed`. The
+//!   standalone GET stream never starts a refresh or an authorization itself. The token goes
+//!   to the MCP URL only (cross-origin redirects are refused, below), never into a URL.
 //! - **Close.** Stop taking messages, let the queue drain (bounded by the grace period),
 //!   drop the requests still running, `DELETE` the session (405 means the server does not allow
 //!   it, which is fine), then stop the server stream. Idempotent.
@@ -200,14 +207,14 @@ impl Shared {
         &self,
         build: &(dyn Fn() -> RequestBuilder + Sync),
         what: &str,
+        mut budget: Budget,
     ) -> Result<(Response, Option<HeaderValue>), Error> {
-        let mut budget = Budget::default();
         loop {
             let mut request = build();
             let (sent, token) = match &self.auth {
                 Authorization::None => (None, None),
                 Authorization::Static(value) => (Some(value.clone()), None),
-                Authorization::OAuth(oauth) => match oauth.bearer().await {
+                Authorization::OAuth(oauth) => match oauth.bearer(&budget).await {
                     Some(bearer) => (Some(bearer.header), Some(bearer.token)),
                     None => (None, None),
                 },
