@@ -621,6 +621,24 @@ mod tests {
     }
 
     #[test]
+    fn internal_destinations_need_an_isolated_https_case() {
+        let dir = temp_dir("isolated");
+        let redirect = r#""server": {"handlers": [{"method": "tools/call", "reply": {"result": {}}, "http": {"redirect": {"status": 307, "to": "https://169.254.169.254/"}}}]}, "plan""#;
+        let on_host = MINIMAL.replace(r#""plan""#, redirect);
+        let err = load_case(&dir, &write(&dir, "host.json", &on_host)).unwrap_err();
+        assert!(err.location.contains("redirect.to"), "{err}");
+        assert!(err.to_string().contains("isolated"), "{err}");
+        let isolated = on_host.replace(r#""server""#, r#""network": "isolated", "server""#);
+        let err = load_case(&dir, &write(&dir, "both.json", &isolated)).unwrap_err();
+        assert_eq!(err.location, "network", "{err}");
+        let https = isolated.replace(r#""network""#, r#""transports": ["https"], "network""#);
+        let check = r#"{"check": "none", "on": "canary", "not_sent": {}, "broken_by": ["x"]}"#;
+        let https = https.replace(r#""wire": ["#, &format!(r#""wire": [{check}, "#));
+        let case = load_case(&dir, &write(&dir, "isolated.json", &https)).unwrap();
+        assert_eq!(case.scenario.network, crate::model::file::Network::Isolated);
+    }
+
+    #[test]
     fn an_auth_case_is_https_only_and_must_make_sense() {
         let dir = temp_dir("auth");
         let auth = |server: &str, transports: &str| {

@@ -26,6 +26,7 @@
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
 //! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
+//! | destinations (SSRF) | `ssrf.rs` | whether a discovered URL's destination is judged, once or where it is connected to; redirects to other origins |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 

@@ -28,9 +28,9 @@ mod watch;
 
 use std::ffi::{CStr, CString};
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, UdpSocket};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -121,20 +121,6 @@ impl Isolation {
         })
     }
 
-    /// Binds a TCP listener at `addr` inside the namespace (from a thread that joins it), for
-    /// a fake that needs one more origin there.
-    pub fn bind_tcp(&self, addr: SocketAddr) -> io::Result<TcpListener> {
-        let ns = self.ns.try_clone()?;
-        thread::scope(|s| {
-            s.spawn(move || {
-                setns(ns.as_fd(), CloneFlags::CLONE_NEWNET).map_err(io::Error::from)?;
-                TcpListener::bind(addr)
-            })
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the binding thread panicked")))
-        })
-    }
-
     /// Makes `cmd` start inside the namespace, with the DNS fake as its resolver. The closure
     /// runs between fork and exec: only system calls on values prepared here.
     pub fn confine(&self, cmd: &mut Command) {
@@ -215,7 +201,11 @@ fn make_here() -> Result<Made, Result<Unavailable, String>> {
     let mut canaries = Vec::new();
     for address in CANARY_ADDRESSES {
         for port in CANARY_PORTS {
-            canaries.push(bind(SocketAddr::new(address, port))?);
+            let listener = bind(SocketAddr::new(address, port))?;
+            if address.is_ipv6() && port == CANARY_PORTS[0] {
+                wait_routable(&listener)?;
+            }
+            canaries.push(listener);
         }
     }
     // The fake's two addresses, then spare loopback ports for its authorization origins.
@@ -234,6 +224,31 @@ fn make_here() -> Result<Made, Result<Unavailable, String>> {
         dns,
         fake_listeners,
     })
+}
+
+/// Waits until `listener`'s address is reachable from inside the namespace: an IPv6 alias
+/// can be bound before its local route exists (`Network is unreachable` for a moment). The
+/// probe's connection is taken off the listener at once, so the canary never records it.
+fn wait_routable(listener: &TcpListener) -> Result<(), Result<Unavailable, String>> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Err(format!("cannot read a canary's address: {e}")))?;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match std::net::TcpStream::connect(addr) {
+            Ok(probe) => {
+                drop(probe);
+                let _ = listener.accept();
+                return Ok(());
+            }
+            Err(e) if std::time::Instant::now() > until => {
+                return Err(Err(format!(
+                    "the alias {addr} did not become reachable in the namespace: {e}"
+                )));
+            }
+            Err(_) => thread::sleep(std::time::Duration::from_millis(5)),
+        }
+    }
 }
 
 /// Runs `ip -batch -` with `batch` on its stdin (from the calling thread, so in its namespace).
@@ -274,6 +289,7 @@ mod tests {
     use super::*;
     use std::io::Read;
     use std::net::TcpStream;
+    use std::os::fd::AsFd;
 
     /// Needs CAP_SYS_ADMIN; without it the namespace is reported unavailable, which the
     /// test accepts (the skip path is proven by `xtask/tests/netns.rs`).
