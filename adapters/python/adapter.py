@@ -70,6 +70,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import mcp_harness_kit as kit  # noqa: E402  (first: its clock starts before the SDK's slow imports)
 from mcp_harness_kit import Config, StepError, note  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oauth  # noqa: E402  (this folder's oauth.py: the SDK's OAuth client for authorization trials)
+
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
 import mcp_types  # noqa: E402
@@ -192,6 +195,8 @@ def make_http_client(config: Config) -> httpx2.AsyncClient:
         headers=headers,
         timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
         verify=verify,
+        # Authorization trials only: the SDK's OAuth provider (oauth.py); None otherwise.
+        auth=oauth.make_provider(config),
     )
 
 
@@ -508,6 +513,10 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
         return {"kind": "cancelled", "message": text}
     if isinstance(e, StepError):
         return e.to_json()
+    if isinstance(e, oauth.OAuthFlowError):
+        # The SDK gave up an authorization (its OAuth errors: metadata, registration, state or
+        # iss mismatch, a refused token request).
+        return {"kind": "auth_failed", "message": f"{type(e).__name__}: {text}"}
     # httpx2 wraps a refused certificate (ssl.SSLCertVerificationError) in ConnectError.
     for linked in _chain(e):
         if isinstance(linked, ssl.SSLError):
@@ -569,6 +578,10 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
 
 def classify(exc: BaseException, *, during_connect: bool, http: bool) -> dict[str, Any]:
     """Map what the SDK raised to the contract's error object."""
+    if (failed := oauth.auth_failure()) is not None:
+        # The SDK's OAuth flow failed during this step; the transport dropped that error and
+        # reported the request as failed (see oauth.py), so the OAuth error is the cause.
+        return failed.to_json()
     members = _members(exc)
     for member in members:
         found = _classify_one(member, during_connect=during_connect, http=http)
@@ -946,6 +959,9 @@ class SdkAdapter(kit.Adapter):
         async with anyio.create_task_group() as tasks:
             self.tasks = tasks
             await body()
+
+    def before_step(self, index: int, step: Any) -> None:
+        oauth.AUTH_ERRORS.clear()  # an OAuth failure is reported on the step it happened in
 
     def limits(self) -> list[str]:
         # The connect line says what the SDK cannot do for this trial (CLIENTS.md, limits).
