@@ -119,6 +119,7 @@ impl Session {
     pub async fn connect(
         env: &Env,
         handlers: &Map<String, Value>,
+        oauth: Option<&crate::oauth::OAuth>,
     ) -> Result<(Session, Value), StepError> {
         let handlers = handlers.clone();
         let answers = Answers::default();
@@ -163,9 +164,20 @@ impl Session {
                     // rmcp sends it as `Authorization: Bearer <token>` on its requests.
                     transport_config = transport_config.auth_header(token.clone());
                 }
-                let transport =
-                    StreamableHttpClientTransport::with_client(client, transport_config);
-                start(handler, transport, env).await
+                match oauth {
+                    // Authorization trials: rmcp's AuthClient on the same reqwest client.
+                    Some(oauth) => {
+                        let client = oauth.client(client).await?;
+                        let transport =
+                            StreamableHttpClientTransport::with_client(client, transport_config);
+                        start(handler, transport, env).await
+                    }
+                    None => {
+                        let transport =
+                            StreamableHttpClientTransport::with_client(client, transport_config);
+                        start(handler, transport, env).await
+                    }
+                }
             }
         }
         .map_err(|e| match env.era {
