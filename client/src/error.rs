@@ -48,11 +48,16 @@ pub enum ErrorKind {
     /// The server asked for input (multi round-trip) that the caller's input handler cannot
     /// give, so the request was not retried.
     InputUnsupported,
+    /// Authorization could not be obtained or was given up: metadata missing or invalid, an
+    /// issuer mismatch, PKCE S256 not advertised, no way to register, a denied or error
+    /// redirect, a `state` or `iss` mismatch, a refused token request or refresh, or still
+    /// 401/403 after the retry limit.
+    AuthFailed,
 }
 
 impl ErrorKind {
     /// Every kind, in the order the driver contract lists them.
-    pub const ALL: [ErrorKind; 18] = [
+    pub const ALL: [ErrorKind; 19] = [
         ErrorKind::UnsupportedVersion,
         ErrorKind::HandshakeFailed,
         ErrorKind::ProtocolError,
@@ -71,6 +76,7 @@ impl ErrorKind {
         ErrorKind::HttpStatus,
         ErrorKind::UnsupportedOp,
         ErrorKind::InputUnsupported,
+        ErrorKind::AuthFailed,
     ];
 
     /// The snake_case name the driver contract uses for this kind.
@@ -94,6 +100,7 @@ impl ErrorKind {
             ErrorKind::HttpStatus => "http_status",
             ErrorKind::UnsupportedOp => "unsupported_op",
             ErrorKind::InputUnsupported => "input_unsupported",
+            ErrorKind::AuthFailed => "auth_failed",
         }
     }
 }
@@ -208,6 +215,7 @@ mod tests {
                 "http_status",
                 "unsupported_op",
                 "input_unsupported",
+                "auth_failed",
             ]
         );
     }

@@ -15,6 +15,7 @@
 //! | stdio (newline-delimited JSON-RPC to a child process) | implemented | `transport::stdio` |
 //! | Streamable HTTP 2025-03-26+ (POST + JSON or SSE, sessions, GET stream, TLS, bearer) | implemented | `transport::http` |
 //! | 2026-07-28 era on both transports (`_meta`, `server/discover`, dual-era fallback, MRTR, `ttlMs` cache, `Mcp-Method`/`Mcp-Name`) | implemented, chosen by [`ClientOptions::era`] | `era`, `transport::http::modern` |
+//! | OAuth 2.1 authorization over HTTP (discovery, registration, PKCE, `state`/`iss`, `resource`, refresh, step-up) | implemented, with [`HttpOptions::auth`] | `auth` |
 //! | HTTP+SSE (2024-11-05) | not implemented | — |
 //!
 //! ```no_run
@@ -50,6 +51,7 @@
 #![warn(missing_docs)]
 
 mod answers;
+pub mod auth;
 mod client;
 mod content;
 #[doc(hidden)]
@@ -69,6 +71,7 @@ mod session;
 mod tools;
 mod transport;
 
+pub use auth::{AuthOptions, AuthStore, PreRegistered, Secret, UserAgent};
 pub use client::Client;
 #[doc(hidden)]
 pub use defects::Defects;

@@ -8,6 +8,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::auth::AuthOptions;
 use crate::defects::Defects;
 use crate::era::{DEFAULT_LEGACY_FALLBACK_VERSION, Era, EraCache};
 use crate::handlers::Handlers;
@@ -121,6 +122,12 @@ pub struct HttpOptions {
     pub bearer_token: Option<BearerToken>,
     /// Open the optional standalone `GET` event stream after the handshake (default true).
     pub listen: bool,
+    /// Act as an OAuth 2.1 client of the server's authorization server (see
+    /// [`crate::auth`]); takes the place of `bearer_token` when set.
+    pub auth: Option<AuthOptions>,
+    /// The caller's local policy: origins (`https://localhost:8443`) that discovered URLs may
+    /// reach although they are loopback or private. The server's own origin always may.
+    pub local_origins: Vec<String>,
 }
 
 impl Default for HttpOptions {
@@ -129,6 +136,8 @@ impl Default for HttpOptions {
             ca_files: Vec::new(),
             bearer_token: None,
             listen: true,
+            auth: None,
+            local_origins: Vec::new(),
         }
     }
 }

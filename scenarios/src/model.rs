@@ -5,6 +5,7 @@
 //! (`scenarios/scenario.schema.json`), which editors use to validate and complete case
 //! files, so write these docs for case authors.
 
+pub mod auth;
 pub mod canary;
 pub mod catalogue;
 pub mod check;
@@ -209,6 +210,13 @@ pub struct ServerScript {
     /// `{"resources": {"subscribe": true}}`. Declared in `initialize` and `server/discover`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<Value>,
+    /// The authorization side (HTTPS only, `transports: ["https"]`): the MCP endpoint becomes
+    /// a protected resource and the fake also plays its authorization server (see
+    /// [`auth`]). `{}` is the common case. The client is then handed
+    /// `MCP_HARNESS_AUTH_REDIRECT_URI` and, as the script says, a pre-registered client or a
+    /// client metadata document URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<auth::AuthScript>,
 }
 
 /// One scripted answer.
@@ -548,6 +556,11 @@ pub enum ErrorKind {
     UnsupportedOp,
     /// The server asked for an input the caller has no handler for.
     InputUnsupported,
+    /// Authorization could not be obtained or was given up (metadata missing or invalid,
+    /// issuer mismatch, S256 not advertised, no registration path, a denied or error
+    /// redirect, a `state` or `iss` mismatch, a refused token request, still 401/403 after
+    /// the retry limit).
+    AuthFailed,
 }
 
 impl ErrorKind {
@@ -572,6 +585,7 @@ impl ErrorKind {
             ErrorKind::HttpStatus => "http_status",
             ErrorKind::UnsupportedOp => "unsupported_op",
             ErrorKind::InputUnsupported => "input_unsupported",
+            ErrorKind::AuthFailed => "auth_failed",
         }
     }
 }

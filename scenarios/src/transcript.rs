@@ -58,6 +58,23 @@ pub enum Event {
         headers: std::collections::BTreeMap<String, String>,
         /// The status the fake answered with.
         status: u16,
+        /// Authorization trials: the role of the origin that received it, `mcp` (the MCP
+        /// origin), `as` (the authorization server), `as2` (a second origin: another
+        /// authorization server, or a redirect's target) or `as_http` (a plain-HTTP one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
+        /// Authorization trials: which authorization endpoint it reached (`prm`,
+        /// `as_metadata`, `authorize`, `token`, `register`, `client_metadata`, or `other` on
+        /// an authorization server's origin); absent for the MCP endpoint. The always-on HTTP
+        /// rules judge only requests without it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        endpoint: Option<String>,
+        /// Authorization trials: the query and form parameters (or a registration's JSON
+        /// members), every secret replaced by a label (`[code 1]`, `[verifier: matches]`,
+        /// `[refresh 1]`, `[client secret]`, `[access token]`) and every harness URL written
+        /// with its origin's role (`https://{mcp}/mcp`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        params: Option<serde_json::Map<String, Value>>,
     },
     /// Streamable HTTP: a client opened a TCP connection to the fake (recorded as it is
     /// accepted, before any TLS handshake, so a client that refuses the certificate has

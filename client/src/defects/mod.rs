@@ -25,9 +25,11 @@
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
+//! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
+pub(crate) mod auth;
 pub(crate) mod cache;
 pub(crate) mod content;
 pub(crate) mod era;
@@ -381,6 +383,8 @@ pub struct Defects {
     /// its requests go unanswered and its notifications unseen (breaks: messages on the GET
     /// stream are handled).
     ignore_get_stream_messages: bool,
+    /// The authorization seam's flags (`auth.rs`).
+    auth: auth::AuthDefects,
 }
 
 impl Defects {
@@ -536,6 +540,11 @@ impl Defects {
         "ignore-get-stream-messages",
     ];
 
+    /// Every name [`Defects::enable`] accepts: [`Defects::NAMES`] and the seams' own lists.
+    pub fn all_names() -> impl Iterator<Item = &'static str> {
+        Defects::NAMES.into_iter().chain(auth::AuthDefects::NAMES)
+    }
+
     /// Switch on the defect called `name`; returns false if there is no such defect.
     pub fn enable(&mut self, name: &str) -> bool {
         let flag = match name {
@@ -679,7 +688,7 @@ impl Defects {
             "no-post-stream-resume" => &mut self.no_post_stream_resume,
             "ignore-retry-field" => &mut self.ignore_retry_field,
             "ignore-get-stream-messages" => &mut self.ignore_get_stream_messages,
-            _ => return false,
+            _ => return self.auth.enable(name),
         };
         *flag = true;
         true

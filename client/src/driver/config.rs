@@ -3,10 +3,13 @@
 //! Parsing takes the environment as a function, so every malformed-input message is tested
 //! without touching the process environment.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::headless::Headless;
+use crate::auth::{AuthOptions, PreRegistered, Secret};
 use crate::defects::Defects;
 use crate::era::{DEFAULT_LEGACY_FALLBACK_VERSION, Era};
 use crate::options::{
@@ -82,15 +85,20 @@ pub(crate) fn parse(
             }
         },
     };
-    let http = HttpOptions {
-        ca_files: env("MCP_HARNESS_CA_FILE")
-            .filter(|path| !path.is_empty())
-            .map(Into::into)
-            .into_iter()
-            .collect(),
+    let ca_files: Vec<std::path::PathBuf> = env("MCP_HARNESS_CA_FILE")
+        .filter(|path| !path.is_empty())
+        .map(Into::into)
+        .into_iter()
+        .collect();
+    let mut http = HttpOptions {
         bearer_token: env("MCP_HARNESS_BEARER_TOKEN")
             .filter(|token| !token.is_empty())
             .map(BearerToken::new),
+        auth: auth_options(env, &ca_files)?,
+        local_origins: env("MCP_HARNESS_LOCAL_ORIGINS")
+            .map(|list| list.split_ascii_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default(),
+        ca_files,
         ..HttpOptions::default()
     };
     let plan_text = required("MCP_HARNESS_PLAN", "a JSON array of steps")?;
@@ -113,6 +121,13 @@ pub(crate) fn parse(
         return Err(
             "MCP_HARNESS_TIMEOUT_MS is 0; expected a positive integer of milliseconds".into(),
         );
+    }
+    if let Some(auth) = &mut http.auth {
+        // The headless step is bounded by the request timeout, like any request.
+        auth.user_agent = Arc::new(Headless {
+            ca_files: http.ca_files.clone(),
+            timeout: Duration::from_millis(timeout_ms),
+        });
     }
     let protocol_version = required(
         "MCP_HARNESS_PROTOCOL_VERSION",
@@ -175,6 +190,49 @@ pub(crate) fn parse(
     })
 }
 
+/// The OAuth client's settings: present when `MCP_HARNESS_AUTH_REDIRECT_URI` is set (its
+/// presence means "act as an OAuth client"), with the optional pre-registered client and
+/// client metadata document URL. The user's part is the headless step ([`Headless`]).
+fn auth_options(
+    env: &dyn Fn(&str) -> Option<String>,
+    ca_files: &[std::path::PathBuf],
+) -> Result<Option<AuthOptions>, String> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty());
+    let Some(redirect_uri) = set("MCP_HARNESS_AUTH_REDIRECT_URI") else {
+        return Ok(None);
+    };
+    if reqwest::Url::parse(&redirect_uri).is_err() {
+        return Err(format!(
+            "MCP_HARNESS_AUTH_REDIRECT_URI is {redirect_uri:?}; expected a URL such as \
+             http://127.0.0.1:8000/callback"
+        ));
+    }
+    let client = match (
+        set("MCP_HARNESS_AUTH_CLIENT_ID"),
+        set("MCP_HARNESS_AUTH_CLIENT_SECRET"),
+    ) {
+        (Some(client_id), secret) => Some(PreRegistered {
+            client_id,
+            client_secret: secret.map(Secret::new),
+        }),
+        (None, Some(_)) => {
+            return Err("MCP_HARNESS_AUTH_CLIENT_SECRET is set without \
+                        MCP_HARNESS_AUTH_CLIENT_ID; expected both or neither"
+                .into());
+        }
+        (None, None) => None,
+    };
+    let agent = Headless {
+        ca_files: ca_files.to_vec(),
+        // Bounded like any request; the harness hands a timeout, this is the fallback.
+        timeout: Duration::from_secs(30),
+    };
+    let mut options = AuthOptions::new(redirect_uri, Arc::new(agent));
+    options.client = client;
+    options.client_metadata_url = set("MCP_HARNESS_AUTH_CLIENT_METADATA_URL");
+    Ok(Some(options))
+}
+
 /// `--defect NAME` / `--defect=NAME`, repeatable, and the last positional argument (the harness
 /// passes the server URL last); other positional arguments are ignored.
 fn parse_args(args: &[String]) -> Result<(Defects, Option<String>), String> {
@@ -197,7 +255,7 @@ fn parse_args(args: &[String]) -> Result<(Defects, Option<String>), String> {
         if !defects.enable(name) {
             return Err(format!(
                 "unknown defect {name:?}; valid names: {}",
-                Defects::NAMES.join(", ")
+                Defects::all_names().collect::<Vec<_>>().join(", ")
             ));
         }
     }

@@ -9,6 +9,7 @@
 
 mod config;
 mod features;
+mod headless;
 mod listening;
 mod plan;
 

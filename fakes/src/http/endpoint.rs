@@ -59,6 +59,8 @@ pub struct Fake {
     pub port: u16,
     /// The streams it writes over time, and the rules' messages on them.
     pub live: Live,
+    /// An authorization trial's authorization side (`server.auth`), if the case has one.
+    pub auth: Option<super::auth::Auth>,
 }
 
 /// Written by hand so the bearer token can never reach a log through `{:?}`.
@@ -92,6 +94,15 @@ async fn on_endpoint(State(conn): State<Conn>, request: Request) -> Response {
 }
 
 async fn elsewhere(State(conn): State<Conn>, request: Request) -> Response {
+    // An authorization trial's MCP origin also serves PRM and, for some cases, the
+    // authorization server's paths.
+    let request = match conn.fake.auth.is_some() {
+        true => match super::auth::mcp_origin_request(&conn.fake, request).await {
+            Ok(response) => return response,
+            Err(request) => request,
+        },
+        false => request,
+    };
     handle(conn, request, false).await
 }
 
@@ -117,6 +128,11 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
         _ => None,
     };
     let fake = &conn.fake;
+    // Labelled before judging, which counts the token's use.
+    let auth_label = fake
+        .auth
+        .as_ref()
+        .map(|a| a.authorization_label(&parts.headers));
     let verdict = fake.judge(&parts, parsed.as_ref(), on_endpoint);
     // The client's responses to requests the fake sent, which rules may be waiting for.
     let messages: &[Value] = match &parsed {
@@ -129,11 +145,24 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
         .filter(|m| jsonrpc::is_response(m))
         .filter_map(|m| m.get("id").cloned())
         .collect();
+    let mut recorded = headers::recorded(&parts.headers, fake.token.as_deref());
+    if let Some(label) = auth_label {
+        match label {
+            Some(label) => recorded.insert("authorization".into(), label),
+            None => recorded.remove("authorization"),
+        };
+    }
     let request = Event::HttpRequest {
         method: parts.method.as_str().to_owned(),
         path: parts.uri.path().to_owned(),
-        headers: headers::recorded(&parts.headers, fake.token.as_deref()),
+        headers: recorded,
         status: verdict.status(),
+        origin: fake.auth.as_ref().map(|_| "mcp".to_owned()),
+        endpoint: None,
+        params: fake
+            .auth
+            .as_ref()
+            .and_then(|a| a.labelled_query(parts.uri.query())),
     };
     // The request and what its body held, with no other request's records in between.
     let body = match parsed {
@@ -230,6 +259,17 @@ impl Fake {
             && !headers::bearer_matches(headers, token)
         {
             return Verdict::Unauthorized;
+        }
+        if let Some(auth) = &self.auth
+            && on_endpoint
+        {
+            let message = match parsed {
+                Some(Parsed::Single(message)) => Some(message),
+                _ => None,
+            };
+            if let Some((status, header)) = auth.admit(&parts.headers, message) {
+                return Verdict::Challenge { status, header };
+            }
         }
         if !on_endpoint {
             return Verdict::Plain {

@@ -16,7 +16,9 @@
 //! | `session` | issued session ids, their expiry |
 //! | `live` | streams written over time: rules' messages, the GET stream, resumption |
 //! | `headers` | the recorded allow-list, bearer token, media types, version |
+//! | `auth` | an authorization case's authorization server(s) and protected resource |
 
+mod auth;
 mod endpoint;
 mod headers;
 mod live;
@@ -66,6 +68,10 @@ pub struct HttpFakeConfig {
     pub bearer_token: Option<String>,
     /// The protocol revision to play, for a case run at several revisions.
     pub revision: Option<String>,
+    /// For a case with `server.auth`: the redirect URI the client is registered with (the
+    /// runner's loopback listener). `None` plays no authorization side even if the case has
+    /// one (the fakes' own tests).
+    pub auth_redirect_uri: Option<String>,
 }
 
 /// Written by hand so the bearer token can never reach a log through `{:?}`.
@@ -90,6 +96,8 @@ pub struct RunningHttpFake {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     listener: JoinHandle<()>,
+    /// The authorization side's listeners (their connections end with them).
+    auth_listeners: Vec<JoinHandle<()>>,
     fake: Arc<Fake>,
 }
 
@@ -99,6 +107,13 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
     let recorder = Recorder::open(&config.transcript)?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
     let addr = listener.local_addr()?;
+    let (auth, auth_bound) = match (&config.scenario.server.auth, &config.auth_redirect_uri) {
+        (Some(script), Some(redirect)) => {
+            let (auth, bound) = auth_side(script, redirect, addr.port()).await?;
+            (Some(auth), bound)
+        }
+        _ => (None, Vec::new()),
+    };
     recorder.record(Event::Started);
     let expire_after = config.scenario.server.http.expire_session_after;
     let live = live::Live::new(
@@ -114,28 +129,119 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
         negotiated: std::sync::Mutex::new(None),
         port: addr.port(),
         live,
+        auth,
     });
     let tls = config.tls.map(TlsAcceptor::from);
+    let auth_listeners = auth_bound
+        .into_iter()
+        .map(|(listener, role)| {
+            let router = auth::router(Arc::clone(&fake), role);
+            let tls = (role != auth::Role::AsHttp).then(|| tls.clone()).flatten();
+            tokio::spawn(auth_accept_loop(listener, router, tls))
+        })
+        .collect();
     let (stop, stopped) = oneshot::channel();
     let listener = tokio::spawn(accept_loop(listener, Arc::clone(&fake), tls, stopped));
     Ok(RunningHttpFake {
         addr,
         stop: Some(stop),
         listener,
+        auth_listeners,
         fake,
     })
+}
+
+/// Binds the authorization side's listeners (loopback, ephemeral ports) and makes its state.
+async fn auth_side(
+    script: &mcp_harness_scenarios::model::auth::AuthScript,
+    redirect: &str,
+    mcp: u16,
+) -> io::Result<(auth::Auth, Vec<(TcpListener, auth::Role)>)> {
+    use mcp_harness_scenarios::model::auth::IssuerOrigin;
+    let bind = || TcpListener::bind((Ipv4Addr::LOCALHOST, 0));
+    let mut bound = Vec::new();
+    let own = match script.issuer.origin {
+        IssuerOrigin::Separate => {
+            let l = bind().await?;
+            let port = l.local_addr()?.port();
+            bound.push((l, auth::Role::As));
+            Some(port)
+        }
+        IssuerOrigin::Mcp => None,
+    };
+    let second = bind().await?;
+    let as2 = second.local_addr()?.port();
+    bound.push((second, auth::Role::As2));
+    let plain = match script.metadata.plain_http_endpoints {
+        true => {
+            let l = bind().await?;
+            let port = l.local_addr()?.port();
+            bound.push((l, auth::Role::AsHttp));
+            Some(port)
+        }
+        false => None,
+    };
+    let ports = auth::Ports {
+        mcp,
+        auth: own,
+        as2,
+        plain,
+    };
+    Ok((
+        auth::Auth::new(script.clone(), redirect.to_owned(), ports),
+        bound,
+    ))
+}
+
+/// Serves an authorization origin until aborted (at the fake's stop): its connections are
+/// tasks of its own set, which aborting it drops.
+async fn auth_accept_loop(listener: TcpListener, router: axum::Router, tls: Option<TlsAcceptor>) {
+    let mut connections = JoinSet::new();
+    let never = Arc::new(Notify::new());
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _peer)) => {
+                    let service = TowerToHyperService::new(router.clone());
+                    connections.spawn(connection(tcp, tls.clone(), service, Arc::clone(&never)));
+                }
+                Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
 }
 
 impl RunningHttpFake {
     /// Stops accepting, aborts every connection (hanging requests and open streams too)
     /// and waits until they are gone. Every record is already on disk: the recorder writes
-    /// each one through at once.
-    pub async fn stop(mut self) {
+    /// each one through at once. Returns every secret the authorization side made or
+    /// received (none without one), for the runner to redact.
+    pub async fn stop(mut self) -> Vec<String> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         let _ = (&mut self.listener).await;
+        for task in self.auth_listeners.drain(..) {
+            task.abort();
+            let _ = task.await;
+        }
         self.fake.live.stop();
+        self.fake
+            .auth
+            .as_ref()
+            .map(auth::Auth::secrets)
+            .unwrap_or_default()
+    }
+
+    /// The variables an authorization trial's client is handed besides the redirect URI
+    /// (pre-registered client, client metadata document URL, local origins); none otherwise.
+    pub fn auth_vars(&self) -> Vec<(&'static str, String)> {
+        self.fake
+            .auth
+            .as_ref()
+            .map(auth::Auth::vars)
+            .unwrap_or_default()
     }
 }
 
@@ -143,6 +249,9 @@ impl Drop for RunningHttpFake {
     fn drop(&mut self) {
         // Aborting the listener task drops its set of connection tasks, which aborts them.
         self.listener.abort();
+        for task in &self.auth_listeners {
+            task.abort();
+        }
         self.fake.live.stop();
     }
 }

@@ -42,6 +42,14 @@ const CUT_STREAM_GAP_MS: u64 = 700;
 pub enum Verdict {
     /// 401 with `WWW-Authenticate: Bearer`: the bearer token is missing or wrong.
     Unauthorized,
+    /// An authorization trial's challenge: 401 or 403 with this `WWW-Authenticate` value
+    /// (see `auth::bearer`).
+    Challenge {
+        /// 401 or 403.
+        status: u16,
+        /// The `WWW-Authenticate` header's value.
+        header: String,
+    },
     /// A status with a short plain-text body (and an `Allow` header for 405).
     Plain {
         /// The status.
@@ -134,6 +142,7 @@ impl Verdict {
     pub fn status(&self) -> u16 {
         match self {
             Verdict::Unauthorized => 401,
+            Verdict::Challenge { status, .. } => *status,
             Verdict::Plain { status, .. } => *status,
             Verdict::Reject(r) => r.status,
             Verdict::Accepted => 202,
@@ -170,6 +179,16 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
                 "Unauthorized: a valid bearer token is required",
             );
             set(&mut response, WWW_AUTHENTICATE, "Bearer");
+            response
+        }
+        Verdict::Challenge { status, header } => {
+            let mut response = plain(
+                scripted_status(status),
+                "a valid bearer token with enough scope is required",
+            );
+            if let Ok(value) = axum::http::HeaderValue::from_str(&header) {
+                response.headers_mut().insert(WWW_AUTHENTICATE, value);
+            }
             response
         }
         Verdict::Plain {
@@ -633,7 +652,12 @@ async fn play_sends(
 /// A scripted redirect: its status, a `Location` on the reserved `.invalid` name, no body
 /// worth reading. Nothing else is recorded: the request already was.
 fn redirected(fake: &Fake, redirect: &Redirect) -> Response {
-    let location = redirect.to.location(fake.port);
+    let location = match (redirect.to, &fake.auth) {
+        (mcp_harness_scenarios::model::RedirectTarget::OtherOrigin, Some(auth)) => {
+            format!("https://localhost:{}/mcp", auth.other_origin_port())
+        }
+        (to, _) => to.location(fake.port),
+    };
     let mut response = with_body(
         scripted_status(redirect.status),
         Body::from(format!("moved to {location}\n")),

@@ -74,6 +74,7 @@ impl Trial {
             tls: tls.clone(),
             bearer_token: token.map(str::to_owned),
             revision,
+            auth_redirect_uri: None,
         })
         .await
         .expect("start the fake");

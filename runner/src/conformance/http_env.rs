@@ -80,6 +80,19 @@ impl HttpEnv {
         transcript: &Path,
         run_token: Option<&str>,
     ) -> Result<HttpTrial<'_>, String> {
+        self.start_trial(case, transcript, run_token, None)
+    }
+
+    /// Starts the fake for `case`, as [`HttpEnv::start_with_token`]; with `auth` (a case with
+    /// `server.auth`), the fake plays its authorization side for a client registered with
+    /// that redirect listener, and the client gets the authorization variables.
+    pub fn start_trial(
+        &self,
+        case: &Case,
+        transcript: &Path,
+        run_token: Option<&str>,
+        auth: Option<&super::auth_env::AuthEnv>,
+    ) -> Result<HttpTrial<'_>, String> {
         let endpoint = case.scenario.server.http.endpoint;
         let token = run_token
             .map(str::to_owned)
@@ -90,6 +103,7 @@ impl HttpEnv {
             tls: self.pki.server_config(endpoint),
             bearer_token: token.clone(),
             revision: case.revision.clone(),
+            auth_redirect_uri: auth.map(|a| a.redirect_uri.clone()),
         };
         let fake = self
             .runtime
@@ -113,6 +127,10 @@ impl HttpEnv {
         if let Some(token) = &token {
             vars.push(("MCP_HARNESS_BEARER_TOKEN", token.clone()));
         }
+        if let Some(auth) = auth {
+            vars.extend(auth.vars());
+            vars.extend(fake.auth_vars());
+        }
         Ok(HttpTrial {
             env: self,
             fake,
@@ -124,9 +142,10 @@ impl HttpEnv {
 }
 
 impl HttpTrial<'_> {
-    /// Stops the fake: no connection or hanging request survives the trial.
-    pub fn stop(self) {
-        self.env.runtime.block_on(self.fake.stop());
+    /// Stops the fake: no connection or hanging request survives the trial. Returns the
+    /// secrets its authorization side made or received (none without one).
+    pub fn stop(self) -> Vec<String> {
+        self.env.runtime.block_on(self.fake.stop())
     }
 }
 

@@ -17,6 +17,7 @@
 //! | `child`     | the suite in a child process, for `sdk` and `soak`          |
 //! | `cases`     | the built-in cases and the users' (`--cases DIR`)            |
 
+pub mod auth_env;
 pub mod baseline;
 pub mod canary;
 pub mod cases;

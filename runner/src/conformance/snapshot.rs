@@ -145,7 +145,10 @@ fn render_trial(run: &TrialRun) -> String {
             continue;
         }
         if let Event::HttpRequest {
-            method, headers, ..
+            method,
+            headers,
+            endpoint,
+            ..
         } = &mut event
         {
             if let Some(session) = headers.get_mut("mcp-session-id") {
@@ -153,8 +156,9 @@ fn render_trial(run: &TrialRun) -> String {
             }
             // The standalone GET stream runs beside the POSTs: its place in the order, and
             // whether it started at all before a short plan closed, is a race. Cases that care
-            // about it check it on the wire; the snapshot leaves it out.
-            if method == "GET" {
+            // about it check it on the wire; the snapshot leaves it out. (An authorization
+            // endpoint's GETs are the client's own sequence, and stay.)
+            if method == "GET" && endpoint.is_none() {
                 continue;
             }
         }
@@ -223,7 +227,9 @@ fn responses_sorted(records: &[Record]) -> Vec<&Record> {
         .iter()
         .filter(|r| match &r.event {
             Event::Connected => false,
-            Event::HttpRequest { method, .. } => method != "GET",
+            Event::HttpRequest {
+                method, endpoint, ..
+            } => method != "GET" || endpoint.is_some(),
             _ => true,
         })
         .collect();
@@ -375,6 +381,9 @@ mod tests {
                 path: "/mcp".into(),
                 headers: Default::default(),
                 status: 202,
+                origin: None,
+                endpoint: None,
+                params: None,
             },
         }
     }

@@ -122,8 +122,12 @@ pub struct TrialRun {
     pub servers: Vec<ServerProcess>,
     /// Whether the client was handed a bearer token.
     pub token_given: bool,
-    /// Whether the client printed the bearer token it was given (already redacted above).
+    /// Whether the client printed the bearer token it was given, or any secret of the
+    /// authorization side (already redacted above).
     pub secret_leaked: bool,
+    /// An authorization trial (`server.auth` over HTTPS): what connected to the client's
+    /// redirect URI (nothing, for a client doing the headless step).
+    pub auth_redirect: Option<super::canary::CanaryRun>,
     /// Processes that had left the client's process group and were still running when the
     /// client ended (killed since); servers the transcript knows of are under `servers`.
     pub escaped: Vec<Leftover>,
@@ -295,19 +299,31 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             }
         },
     };
+    // An authorization trial's redirect URI (see `auth_env.rs`).
+    let auth = match (transport, case.scenario.server.auth.is_some()) {
+        (Transport::Https, true) => match super::auth_env::AuthEnv::start() {
+            Ok(auth) => Some(auth),
+            Err(e) => return TrialRun::failed_to_start(e),
+        },
+        _ => None,
+    };
     let (cmd, http) = match prepare(
         case,
         transport,
         client_cmd,
         harness,
         dir.path(),
-        canary.as_ref().map(super::canary::Canary::origin),
+        (
+            canary.as_ref().map(super::canary::Canary::origin),
+            auth.as_ref(),
+        ),
         &mut phases,
     ) {
         Ok(prepared) => prepared,
         Err(e) => return TrialRun::failed_to_start(e),
     };
-    let secret = http.as_ref().and_then(|h| h.token.clone());
+    let token = http.as_ref().and_then(|h| h.token.clone());
+    let token_given = token.is_some();
     let deadline = Duration::from_millis(case.scenario.deadline_ms);
     phases.prepare = lap();
     let ran = match run_client(cmd, deadline) {
@@ -316,12 +332,12 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     };
     phases.client = lap();
     phases.spawn = ran.spawn;
-    if let Some(http) = http {
-        http.stop();
-    }
+    let issued = http.map(HttpTrial::stop).unwrap_or_default();
+    let secrets = super::auth_env::secrets(token, issued);
     phases.fake_stop = lap();
     let canary = canary.map(super::canary::Canary::finish);
-    let records = read_transcript(&transcript_path, secret.as_deref());
+    let auth_redirect = auth.map(super::auth_env::AuthEnv::finish);
+    let records = read_transcript(&transcript_path, &secrets);
     phases.transcript = lap();
     // Over HTTP the fake lives in this process: there is no server process to track.
     let pids = match (transport, &records) {
@@ -344,7 +360,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     let marker = format!("{TRIAL_MARKER}={}", dir.path().display());
     let escaped = clean_up(&ran, &pids, &transcript_path, &marker);
     phases.clean_up = lap();
-    let printed = collect_output(&ran, secret.as_deref(), PIPE_PATIENCE.mul_f64(scale));
+    let printed = collect_output(&ran, &secrets, PIPE_PATIENCE.mul_f64(scale));
     phases.output = lap();
     TrialRun {
         stdout_lines: printed.stdout_lines,
@@ -354,8 +370,9 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         elapsed: ran.elapsed,
         records,
         servers,
-        token_given: secret.is_some(),
+        token_given,
         secret_leaked: printed.secret_leaked,
+        auth_redirect,
         escaped,
         phases,
         canary,
@@ -370,7 +387,7 @@ fn prepare<'h>(
     client_cmd: &str,
     harness: &'h Harness,
     dir: &Path,
-    canary: Option<&str>,
+    (canary, auth): (Option<&str>, Option<&super::auth_env::AuthEnv>),
     phases: &mut Phases,
 ) -> Result<(Command, Option<HttpTrial<'h>>), String> {
     let transcript_path = dir.join("transcript.jsonl");
@@ -406,6 +423,15 @@ fn prepare<'h>(
         .env_remove(super::timings::VAR)
         .env_remove("MCP_HARNESS_ERA")
         .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION");
+    // The authorization variables are set only on authorization trials (by the HTTP env).
+    for var in [
+        "MCP_HARNESS_AUTH_REDIRECT_URI",
+        "MCP_HARNESS_AUTH_CLIENT_ID",
+        "MCP_HARNESS_AUTH_CLIENT_SECRET",
+        "MCP_HARNESS_AUTH_CLIENT_METADATA_URL",
+    ] {
+        cmd.env_remove(var);
+    }
     // The era variables are set only where a case asks for an era, so legacy cases see
     // exactly what they saw before the modern era existed.
     if let Some(era) = s.client_era {
@@ -465,7 +491,7 @@ fn prepare<'h>(
                 }
                 None => case,
             };
-            let trial = env.start_with_token(case, &transcript_path, token)?;
+            let trial = env.start_trial(case, &transcript_path, token, auth)?;
             phases.fake_start = started.elapsed();
             cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
                 .arg(&trial.url);
@@ -531,15 +557,15 @@ fn run_client(mut cmd: Command, deadline: Duration) -> std::io::Result<Ran> {
 }
 
 /// Step 3: what the fake recorded (a missing file is an empty transcript), with the bearer
-/// token redacted wherever the client put it in a message.
-fn read_transcript(path: &Path, secret: Option<&str>) -> Result<Vec<Record>, String> {
+/// token and every other secret redacted wherever the client put it in a message.
+fn read_transcript(path: &Path, secrets: &[String]) -> Result<Vec<Record>, String> {
     let mut text = std::fs::read_to_string(path)
         .or_else(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Ok(String::new()),
             _ => Err(e),
         })
         .map_err(|e| format!("cannot read the transcript: {e}"))?;
-    if let Some(secret) = secret {
+    for secret in secrets {
         output::redact(&mut text, secret);
         if let Ok(quoted) = serde_json::to_string(secret) {
             output::redact(&mut text, quoted.trim_matches('"'));
@@ -570,7 +596,7 @@ struct Printed {
 /// Step 4b: takes what the client printed once its pipes closed (or after a short patience,
 /// when an escaped process holds them); a client that printed its credential is caught here,
 /// and the credential goes no further.
-fn collect_output(ran: &Ran, secret: Option<&str>, patience: Duration) -> Printed {
+fn collect_output(ran: &Ran, secrets: &[String], patience: Duration) -> Printed {
     let (mut stdout_lines, stdout_overflow, mut stderr_tail) = match (&ran.stdout, &ran.stderr) {
         (Some(out), Some(err)) => {
             output::settle(out, err, patience);
@@ -580,7 +606,7 @@ fn collect_output(ran: &Ran, secret: Option<&str>, patience: Duration) -> Printe
         _ => Default::default(),
     };
     let mut secret_leaked = false;
-    if let Some(secret) = secret {
+    if !secrets.is_empty() {
         // Outcome lines are read decoded later (an error message goes into results.json), so
         // a token the client wrote with JSON escapes (`\/`, `\u0041`) is searched for in the
         // line as its decoded value reads.
@@ -595,9 +621,11 @@ fn collect_output(ran: &Ran, secret: Option<&str>, patience: Duration) -> Printe
             .iter_mut()
             .chain(std::iter::once(&mut stderr_tail))
         {
-            secret_leaked |= output::redact(text, secret);
-            if let Ok(quoted) = serde_json::to_string(secret) {
-                secret_leaked |= output::redact(text, quoted.trim_matches('"'));
+            for secret in secrets {
+                secret_leaked |= output::redact(text, secret);
+                if let Ok(quoted) = serde_json::to_string(secret) {
+                    secret_leaked |= output::redact(text, quoted.trim_matches('"'));
+                }
             }
         }
     }
@@ -657,6 +685,7 @@ impl TrialRun {
             servers: Vec::new(),
             token_given: false,
             secret_leaked: false,
+            auth_redirect: None,
             escaped: Vec::new(),
             phases: Phases::default(),
             canary: None,

@@ -234,9 +234,20 @@ pub fn describe_event(event: &Event) -> String {
             path,
             headers,
             status,
+            origin,
+            params,
+            ..
         } => {
             let shown: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-            format!("{method} {path} [{}] → {status}", shown.join("; "))
+            let at = origin.as_ref().map_or(String::new(), |o| format!("({o}) "));
+            // Whole: labels keep it short, and every parameter is the point.
+            let params = params.as_ref().map_or(String::new(), |p| {
+                format!(" {}", serde_json::Value::Object(p.clone()))
+            });
+            format!(
+                "{at}{method} {path}{params} [{}] → {status}",
+                shown.join("; ")
+            )
         }
         Event::StdinEof => "stdin closed".into(),
         Event::Signal { name } => format!("got {name}"),

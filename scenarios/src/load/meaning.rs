@@ -24,6 +24,7 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
         s.transports.contains(&Transport::Https),
     )?;
     matchers(s)?;
+    auth(s)?;
     transports_of_checks(s)?;
     observes_traffic(s)
 }
@@ -282,6 +283,35 @@ fn matchers(s: &Scenario) -> Result<(), Problem> {
             }
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// `server.auth` is HTTPS only, on the trusted endpoint, and must make sense as a whole.
+fn auth(s: &Scenario) -> Result<(), Problem> {
+    let Some(auth) = &s.server.auth else {
+        return Ok(());
+    };
+    if !s.transports.iter().all(|t| *t == Transport::Https) {
+        return Err((
+            "transports".into(),
+            "`server.auth` cases are HTTPS only: expected `transports: [\"https\"]`".into(),
+        ));
+    }
+    if s.server.http.endpoint != Endpoint::Trusted {
+        return Err((
+            "server.http.endpoint".into(),
+            "`server.auth` needs the trusted endpoint (leave `http.endpoint` out)".into(),
+        ));
+    }
+    if s.bearer_token {
+        return Err((
+            "bearer_token".into(),
+            "`server.auth` issues its own tokens: leave `bearer_token` out".into(),
+        ));
+    }
+    if let Some(problem) = auth.problem() {
+        return Err(("server.auth".into(), problem));
     }
     Ok(())
 }

@@ -202,6 +202,10 @@ pub enum RedirectTarget {
     PlainHttp,
     /// `https://mcp-harness.invalid:PORT/mcp`: another host.
     OtherHost,
+    /// Authorization cases: `https://localhost:AS2_PORT/mcp`, another origin of the trial that
+    /// records what reaches it (role `as2`), so a client that follows shows whether it
+    /// carried the token across. Elsewhere the same as `other_host`.
+    OtherOrigin,
 }
 
 impl RedirectTarget {
@@ -209,7 +213,9 @@ impl RedirectTarget {
     pub fn location(self, port: u16) -> String {
         match self {
             RedirectTarget::PlainHttp => format!("http://mcp-harness.invalid:{port}/mcp"),
-            RedirectTarget::OtherHost => format!("https://mcp-harness.invalid:{port}/mcp"),
+            RedirectTarget::OtherHost | RedirectTarget::OtherOrigin => {
+                format!("https://mcp-harness.invalid:{port}/mcp")
+            }
         }
     }
 }

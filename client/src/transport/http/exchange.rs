@@ -36,7 +36,7 @@ use tokio::sync::oneshot;
 
 use super::{Busy, HEAD_START, Item, Shared, security};
 use crate::defects::streams::AfterCut;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::Incoming;
 use crate::transport::framing::{self, SseError};
 
@@ -296,10 +296,14 @@ impl Post<'_> {
             what,
         } = self;
         let initialize = method == "initialize";
-        let (sent, session) = shared.send(shared.post(body, initialize).headers(mirror));
-        let sent = sent.await;
+        let build = || {
+            shared
+                .post(body.clone(), initialize)
+                .headers(mirror.clone())
+        };
+        let sent = shared.send_authorized(&build, what).await;
         drop(begun);
-        let reply = sent.map_err(|e| security::send_error(&e, what))?;
+        let (reply, session) = sent?;
         if shared.modern.load(std::sync::atomic::Ordering::Relaxed) && !reply.status().is_success()
         {
             return Err(super::modern::error_answer(reply, what).await.into());
@@ -335,19 +339,27 @@ impl Post<'_> {
 /// the request.
 async fn resume(shared: &Shared, id: i64, what: &str, cursor: &mut Cursor) -> Result<(), Stop> {
     let what = format!("the GET resuming the SSE answer to {what}");
-    let get = shared
-        .http
-        .get(shared.url.clone())
-        .header(header::ACCEPT, "text/event-stream");
-    let mut get = shared.decorate(get, false);
-    if let Some(last) = shared.seams.resume_from(cursor.last_id.as_ref()) {
-        get = get.header(LAST_EVENT_ID, last.clone());
-    }
+    let last = shared.seams.resume_from(cursor.last_id.as_ref()).cloned();
+    let build = || {
+        let get = shared
+            .http
+            .get(shared.url.clone())
+            .header(header::ACCEPT, "text/event-stream");
+        let get = shared.decorate(get, false);
+        match &last {
+            Some(last) => get.header(LAST_EVENT_ID, last.clone()),
+            None => get,
+        }
+    };
     cursor.events = 0;
-    let (sent, session) = shared.send(get);
-    let reply = sent
-        .await
-        .map_err(|e| Stop::Cut(security::send_error(&e, &what)))?;
+    let (reply, session) =
+        shared
+            .send_authorized(&build, &what)
+            .await
+            .map_err(|e| match e.kind {
+                ErrorKind::AuthFailed => Stop::Failed(e),
+                _ => Stop::Cut(e),
+            })?;
     shared.check_status(reply.status(), session.as_ref(), &what)?;
     if body_kind(reply.headers()) != Body::EventStream {
         return Err(Error::closed(format!("{what} was not answered with an event stream")).into());
@@ -425,11 +437,12 @@ fn stream_error(e: SseError<reqwest::Error>, what: &str) -> Error {
 /// POSTs a notification or an answer to a server request and waits for its (202) reply,
 /// at most the request timeout. Failures can only be reported on stderr.
 pub(super) async fn post_message(shared: &Shared, body: String) {
-    let (sent, session) = shared.send(shared.post(body, false));
     let what = "a notification or reply POST";
+    let build = || shared.post(body.clone(), false);
+    let sent = shared.send_authorized(&build, what);
     let outcome = match tokio::time::timeout(shared.request_timeout, sent).await {
-        Ok(Ok(reply)) => shared.check_status(reply.status(), session.as_ref(), what),
-        Ok(Err(e)) => Err(security::send_error(&e, what)),
+        Ok(Ok((reply, session))) => shared.check_status(reply.status(), session.as_ref(), what),
+        Ok(Err(e)) => Err(e),
         Err(_) => Err(Error::closed(format!("no answer to {what} in time"))),
     };
     if let Err(e) = outcome {
@@ -439,17 +452,17 @@ pub(super) async fn post_message(shared: &Shared, body: String) {
 
 /// Ends the session with `DELETE`; 405 means the server does not allow it, which is fine.
 pub(super) async fn delete_session(shared: &Shared, grace: Duration) {
-    let delete = shared.decorate(shared.http.delete(shared.url.clone()), false);
-    let (sent, _) = shared.send(delete);
+    let build = || shared.decorate(shared.http.delete(shared.url.clone()), false);
     let what = "the session DELETE";
+    let sent = shared.send_authorized(&build, what);
     match tokio::time::timeout(grace, sent).await {
-        Ok(Ok(reply)) if reply.status() == StatusCode::METHOD_NOT_ALLOWED => {}
-        Ok(Ok(reply)) if reply.status().is_success() => {}
-        Ok(Ok(reply)) => eprintln!(
+        Ok(Ok((reply, _))) if reply.status() == StatusCode::METHOD_NOT_ALLOWED => {}
+        Ok(Ok((reply, _))) if reply.status().is_success() => {}
+        Ok(Ok((reply, _))) => eprintln!(
             "mcp-harness-client: the server answered HTTP {} to {what}",
             reply.status()
         ),
-        Ok(Err(e)) => eprintln!("mcp-harness-client: {}", security::send_error(&e, what)),
+        Ok(Err(e)) => eprintln!("mcp-harness-client: {e}"),
         Err(_) => eprintln!("mcp-harness-client: no answer to {what} in time"),
     }
 }
@@ -499,19 +512,22 @@ async fn listen_once(
     retry: &mut Option<Duration>,
 ) -> Ended {
     let what = "the event stream GET";
-    let get = shared
-        .stream_http
-        .get(shared.url.clone())
-        .header(header::ACCEPT, "text/event-stream");
-    let mut get = shared.decorate(get, false);
-    if let Some(id) = shared.seams.resume_from(last_event_id.as_ref()) {
-        get = get.header(LAST_EVENT_ID, id.clone());
-    }
-    let (sent, session) = shared.send(get);
-    let reply = match sent.await {
-        Ok(reply) => reply,
+    let last = shared.seams.resume_from(last_event_id.as_ref()).cloned();
+    let build = || {
+        let get = shared
+            .stream_http
+            .get(shared.url.clone())
+            .header(header::ACCEPT, "text/event-stream");
+        let get = shared.decorate(get, false);
+        match &last {
+            Some(id) => get.header(LAST_EVENT_ID, id.clone()),
+            None => get,
+        }
+    };
+    let (reply, session) = match shared.send_authorized(&build, what).await {
+        Ok(sent) => sent,
         Err(e) => {
-            eprintln!("mcp-harness-client: {}", security::send_error(&e, what));
+            eprintln!("mcp-harness-client: {e}");
             return Ended::Dropped { delivered: 0 };
         }
     };

@@ -42,7 +42,7 @@
 
 mod exchange;
 mod modern;
-mod security;
+pub(crate) mod security;
 
 pub(crate) use exchange::Body;
 
@@ -59,6 +59,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use tokio::time::Instant;
 
+use crate::auth::{Budget, Decision, OAuth, Secret};
 use crate::defects::Defects;
 use crate::era::param_headers::ParamHeaders;
 use crate::error::Error;
@@ -98,8 +99,8 @@ struct Shared {
     /// The standalone GET stream, on a connection pool of its own (see `security`).
     stream_http: reqwest::Client,
     url: Url,
-    /// `Bearer …`, marked sensitive; `None` without a token.
-    authorization: Option<HeaderValue>,
+    /// How requests are authorized (a fixed bearer token, or the OAuth client).
+    auth: Authorization,
     /// The seams a deliberate defect may bend (see [`crate::defects`]).
     seams: Defects,
     request_timeout: Duration,
@@ -120,6 +121,15 @@ struct Shared {
     /// Request tasks running (see [`Busy`]), and the signal that the count fell to zero.
     busy: AtomicUsize,
     idle: Notify,
+}
+
+/// How MCP requests are authorized.
+enum Authorization {
+    None,
+    /// The caller's bearer token: `Bearer …`, marked sensitive.
+    Static(HeaderValue),
+    /// The OAuth client, which gives the bearer and judges 401 and 403 answers.
+    OAuth(OAuth),
 }
 
 /// One running request task, counted in [`Shared::busy`] for as long as it lives (dropping an
@@ -156,12 +166,9 @@ impl Shared {
         }
     }
 
-    /// Adds the authorization, session and version headers to a request. `initialize` gets
-    /// only the authorization.
+    /// Adds the session and version headers to a request (`initialize` gets neither); the
+    /// authorization is added when it is sent ([`Shared::send_authorized`]).
     fn decorate(&self, mut request: RequestBuilder, initialize: bool) -> RequestBuilder {
-        if let Some(auth) = &self.authorization {
-            request = request.header(header::AUTHORIZATION, auth.clone());
-        }
         if initialize {
             return request;
         }
@@ -185,11 +192,52 @@ impl Shared {
         self.decorate(request, initialize)
     }
 
+    /// Sends the request `build` makes with the current authorization, and returns the answer
+    /// with the session id the request carried. With the OAuth client, a 401 or 403 answer is
+    /// handed to it first: it may obtain a token (or a wider one) and have the request built
+    /// and sent again (see [`crate::auth`] for the limits), or fail it.
+    async fn send_authorized(
+        &self,
+        build: &(dyn Fn() -> RequestBuilder + Sync),
+        what: &str,
+    ) -> Result<(Response, Option<HeaderValue>), Error> {
+        let mut budget = Budget::default();
+        loop {
+            let mut request = build();
+            let (sent, token) = match &self.auth {
+                Authorization::None => (None, None),
+                Authorization::Static(value) => (Some(value.clone()), None),
+                Authorization::OAuth(oauth) => match oauth.bearer().await {
+                    Some(bearer) => (Some(bearer.header), Some(bearer.token)),
+                    None => (None, None),
+                },
+            };
+            if let Some(value) = &sent {
+                request = request.header(header::AUTHORIZATION, value.clone());
+            }
+            let (reply, session) = self.send(request, token.as_ref());
+            let reply = reply.await.map_err(|e| security::send_error(&e, what))?;
+            let Authorization::OAuth(oauth) = &self.auth else {
+                return Ok((reply, session));
+            };
+            let status = reply.status().as_u16();
+            match oauth
+                .answer(status, reply.headers(), sent.as_ref(), &mut budget)
+                .await
+            {
+                Decision::Pass => return Ok((reply, session)),
+                Decision::Retry => continue,
+                Decision::Fail(e) => return Err(e),
+            }
+        }
+    }
+
     /// Sends `request` as built, through the seam on what is sent; also returns the session id
-    /// it carried, if any.
+    /// it carried, if any. `token`: the access token it carries (for a defect's URL).
     fn send(
         &self,
         request: RequestBuilder,
+        token: Option<&Secret>,
     ) -> (
         impl Future<Output = reqwest::Result<Response>> + use<>,
         Option<HeaderValue>,
@@ -198,6 +246,9 @@ impl Shared {
         let (http, built) = request.build_split();
         let built = built.map(|mut request| {
             self.seams.http_request(&mut request);
+            if let Some(token) = token {
+                self.seams.auth_token_in_url(request.url_mut(), token);
+            }
             request
         });
         let session = built
@@ -295,23 +346,33 @@ impl HttpTransport {
         let seams = options.defects;
         let url = seams.server_url(url, security::check_url)?;
         let (client, stream_client) = security::http_clients(&url, &http.ca_files, &seams)?;
-        let authorization = match &http.bearer_token {
-            Some(token) => {
+        let auth = match (&http.auth, &http.bearer_token) {
+            (Some(auth), _) => {
+                let net = crate::auth::Net {
+                    client: security::auth_client(&http.ca_files, &seams)?,
+                    policy: security::DestinationPolicy::new(&url, &http.local_origins),
+                    seams,
+                    timeout: options.request_timeout,
+                    protocol_version: HeaderValue::from_str(&options.protocol_version).ok(),
+                };
+                Authorization::OAuth(OAuth::new(url.clone(), auth.clone(), net)?)
+            }
+            (None, Some(token)) => {
                 let mut value = HeaderValue::try_from(format!("Bearer {}", token.secret()))
                     .map_err(|_| {
                         Error::closed("the bearer token holds characters not allowed in a header")
                     })?;
                 value.set_sensitive(true);
-                Some(value)
+                Authorization::Static(value)
             }
-            None => None,
+            (None, None) => Authorization::None,
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             http: client,
             stream_http: stream_client,
             url,
-            authorization,
+            auth,
             seams,
             request_timeout: options.request_timeout,
             max_message_bytes: options.max_message_bytes,

@@ -118,6 +118,13 @@ pub(super) fn http_clients(
     ca_files: &[PathBuf],
     seams: &Defects,
 ) -> Result<(reqwest::Client, reqwest::Client), Error> {
+    let tls = tls_config(url, ca_files)?;
+    let client = || build_client(&tls, seams.redirects(redirect_policy()));
+    Ok((client()?, client()?))
+}
+
+/// The TLS configuration for `url`: for `https`, the system roots plus `ca_files`.
+fn tls_config(url: &Url, ca_files: &[PathBuf]) -> Result<rustls::ClientConfig, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
@@ -134,16 +141,82 @@ pub(super) fn http_clients(
         _ => builder.with_root_certificates(rustls::RootCertStore::empty()),
     }
     .with_no_client_auth();
-    let client = || {
-        reqwest::Client::builder()
-            .tls_backend_preconfigured(tls.clone())
-            .redirect(seams.redirects(redirect_policy()))
-            .no_proxy()
-            .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
-    };
-    Ok((client()?, client()?))
+    Ok(tls)
+}
+
+/// An HTTP/1.1 client with `tls`, `redirect`, and no proxy.
+fn build_client(
+    tls: &rustls::ClientConfig,
+    redirect: reqwest::redirect::Policy,
+) -> Result<reqwest::Client, Error> {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls.clone())
+        .redirect(redirect)
+        .no_proxy()
+        .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
+}
+
+/// The client of the authorization side (`crate::auth`): https with the system roots plus
+/// `ca_files`, the same redirect policy as the MCP requests.
+pub(crate) fn auth_client(ca_files: &[PathBuf], seams: &Defects) -> Result<reqwest::Client, Error> {
+    let https = Url::parse("https://localhost/").map_err(|e| Error::closed(e.to_string()))?;
+    build_client(
+        &tls_config(&https, ca_files)?,
+        seams.redirects(redirect_policy()),
+    )
+}
+
+/// A client that follows no redirect at all, for a caller acting as the user's browser (the
+/// driver's headless authorization step reads the `Location` itself).
+pub(crate) fn no_redirect_client(ca_files: &[PathBuf]) -> Result<reqwest::Client, Error> {
+    let https = Url::parse("https://localhost/").map_err(|e| Error::closed(e.to_string()))?;
+    build_client(
+        &tls_config(&https, ca_files)?,
+        reqwest::redirect::Policy::none(),
+    )
+}
+
+/// Where URLs the client discovers (metadata, authorization server endpoints) may lead: the
+/// configured server's origin, origins the caller's local policy lists, and otherwise only
+/// public destinations. (The destination checks are helper NS's; until they land this is a
+/// minimal stand-in that judges the scheme and the listed origins only.)
+#[derive(Debug, Clone)]
+pub(crate) struct DestinationPolicy {
+    /// The configured MCP server's origin (always allowed).
+    server: String,
+    /// The caller's local policy: origins allowed although they are local.
+    local_origins: Vec<String>,
+}
+
+impl DestinationPolicy {
+    /// The policy for the MCP server `server` with the caller's `local_origins`.
+    pub(crate) fn new(server: &Url, local_origins: &[String]) -> Self {
+        let origin = |text: &str| {
+            Url::parse(text)
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_else(|_| text.to_owned())
+        };
+        DestinationPolicy {
+            server: server.origin().ascii_serialization(),
+            local_origins: local_origins.iter().map(|o| origin(o)).collect(),
+        }
+    }
+}
+
+/// Judges a discovered URL before any connection to it (see [`DestinationPolicy`]); a
+/// refusal is `insecure_url`.
+pub(crate) fn check_discovered_url(url: &Url, policy: &DestinationPolicy) -> Result<(), Error> {
+    let origin = url.origin().ascii_serialization();
+    if url.scheme() == "https" || origin == policy.server || policy.local_origins.contains(&origin)
+    {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::InsecureUrl,
+        format!("refusing the discovered URL {url}: only https:// may be reached"),
+    ))
 }
 
 /// The system's roots. Unreadable system locations only shrink the set.
@@ -279,7 +352,7 @@ fn ca_roots(ca_files: &[PathBuf]) -> Result<rustls::RootCertStore, Error> {
 /// Maps a failed exchange to `insecure_url` for a refused redirect, to `tls` when a TLS error
 /// is anywhere in its causes, else to `transport_closed` (refused, reset, unreachable, or a
 /// stream cut short).
-pub(super) fn send_error(e: &reqwest::Error, what: &str) -> Error {
+pub(crate) fn send_error(e: &reqwest::Error, what: &str) -> Error {
     if let Some(refused) = cause::<RedirectRefused>(e) {
         return Error::new(ErrorKind::InsecureUrl, format!("{what}: {refused}"));
     }

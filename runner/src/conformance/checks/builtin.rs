@@ -57,6 +57,16 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         Scope::When,
     ),
     (
+        "the client never printed a secret of its authorization (token, code, refresh token, verifier, client secret)",
+        "CONTRACT-6",
+        Scope::When,
+    ),
+    (
+        "the client never connected to its redirect URI (the headless authorization step)",
+        "CONTRACT-21",
+        Scope::When,
+    ),
+    (
         "the server process was not left running after the client exited",
         "PROF-STDIO-1",
         Scope::Stdio,

@@ -182,6 +182,20 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                 false => Ok(()),
             },
         );
+    } else if run.auth_redirect.is_some() {
+        // An authorization trial: every token, code, refresh token, verifier and client
+        // secret of the trial is a secret the client must keep.
+        c.cite(
+            "the client never printed a secret of its authorization (token, code, refresh token, verifier, client secret)",
+            "CONTRACT-6",
+            match run.secret_leaked {
+                true => Err((
+                    "no trace of any authorization secret on stdout or stderr".into(),
+                    "a secret was printed (redacted here)".into(),
+                )),
+                false => Ok(()),
+            },
+        );
     }
     if transport == Transport::Stdio {
         c.cite(
@@ -265,6 +279,16 @@ fn hostile_checks(c: &mut Checker<'_>, transport: Transport, run: &TrialRun) {
                     shown.join(", ")
                 ),
             )));
+    }
+    if let Some(redirect) = run.auth_redirect.as_ref().filter(|r| !r.seen.is_empty()) {
+        c.cite(
+            "the client never connected to its redirect URI (the headless authorization step)",
+            "CONTRACT-21",
+            Err((
+                "no connection to MCP_HARNESS_AUTH_REDIRECT_URI: the adapter takes the authorization endpoint's Location and hands it to the client's callback handling".into(),
+                format!("{} connection(s) to the redirect URI", redirect.seen.len()),
+            )),
+        );
     }
     let connects = run_plan_connects(c.case);
     let launched = run

@@ -325,9 +325,24 @@ pub(super) fn http_requests(run: &TrialRun) -> HttpRequests<'_> {
                 path,
                 headers,
                 status,
-            } => Some(serde_json::json!({
-                "method": method, "path": path, "headers": headers, "status": status,
-            })),
+                origin,
+                endpoint,
+                params,
+            } => {
+                let mut item = serde_json::json!({
+                    "method": method, "path": path, "headers": headers, "status": status,
+                });
+                if let Some(o) = origin {
+                    item["origin"] = Value::from(o.as_str());
+                }
+                if let Some(e) = endpoint {
+                    item["endpoint"] = Value::from(e.as_str());
+                }
+                if let Some(p) = params {
+                    item["params"] = Value::Object(p.clone());
+                }
+                Some(item)
+            }
             Event::StreamClosed { id } => Some(serde_json::json!({"stream_closed": id})),
             Event::Connected => Some(serde_json::json!({"connected": true})),
             _ => None,
@@ -337,7 +352,12 @@ pub(super) fn http_requests(run: &TrialRun) -> HttpRequests<'_> {
 }
 
 pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
-    let posts: Vec<&Value> = requests.iter().filter(|r| r["method"] == "POST").collect();
+    // The always-on rules are the MCP endpoint's: an authorization endpoint's requests (which
+    // carry `endpoint`) follow OAuth's rules, which the cases check.
+    let posts: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["method"] == "POST" && r.get("endpoint").is_none())
+        .collect();
     let bad_accept = posts.iter().find(|r| {
         let accept = r["headers"]["accept"]
             .as_str()
@@ -447,11 +467,17 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
     let mut awaited: Option<&Value> = None;
     for r in records {
         match &r.event {
+            // Authorization endpoints are not the MCP endpoint: the session and version rules
+            // do not judge them.
+            Event::HttpRequest {
+                endpoint: Some(_), ..
+            } => {}
             Event::HttpRequest {
                 method,
                 path,
                 headers,
                 status,
+                ..
             } => out.push(Exchange {
                 method,
                 path,

@@ -1,0 +1,99 @@
+//! What the client remembers between authorizations: tokens keyed by the resource (the MCP
+//! server's canonical URI) and registered client credentials keyed by the authorization
+//! server's `issuer`. Shared by every clone of the [`AuthOptions`](super::AuthOptions) it
+//! belongs to, so a reconnect to the same server reuses its token and a second server that
+//! shares an authorization server reuses the client registration, never the token.
+//!
+//! Held in memory only; its `Debug` shows counts, never a value.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use reqwest::Url;
+use reqwest::header::HeaderValue;
+use tokio::time::Instant;
+
+use super::Secret;
+use super::registration::Credentials;
+
+/// The tokens held for one resource, and what refreshing them needs.
+#[derive(Debug, Clone)]
+pub(crate) struct Tokens {
+    pub(crate) access: Secret,
+    /// `Bearer …`, marked sensitive.
+    pub(crate) header: HeaderValue,
+    pub(crate) refresh: Option<Secret>,
+    pub(crate) expires_at: Option<Instant>,
+    /// The scopes asked for when these tokens were obtained (step-up adds to them).
+    pub(crate) scopes: Vec<String>,
+    pub(crate) token_endpoint: Url,
+    pub(crate) credentials: Credentials,
+}
+
+impl Tokens {
+    /// Whether the server said the access token has expired by now.
+    pub(crate) fn expired(&self) -> bool {
+        self.expires_at.is_some_and(|at| Instant::now() >= at)
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    tokens: HashMap<String, Tokens>,
+    clients: HashMap<String, Credentials>,
+}
+
+/// Tokens by resource and client credentials by issuer (see the module doc).
+#[derive(Clone, Default)]
+pub struct AuthStore(Arc<Mutex<Inner>>);
+
+impl AuthStore {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn tokens(&self, resource: &str) -> Option<Tokens> {
+        self.lock().tokens.get(resource).cloned()
+    }
+
+    pub(crate) fn keep_tokens(&self, resource: &str, tokens: Tokens) {
+        self.lock().tokens.insert(resource.to_owned(), tokens);
+    }
+
+    pub(crate) fn forget_tokens(&self, resource: &str) {
+        self.lock().tokens.remove(resource);
+    }
+
+    /// The credentials registered with `issuer`; with `by_issuer` false (a defect), any
+    /// credentials registered anywhere.
+    pub(crate) fn client(&self, issuer: &str, by_issuer: bool) -> Option<Credentials> {
+        let inner = self.lock();
+        match by_issuer {
+            true => inner.clients.get(issuer).cloned(),
+            false => inner.clients.values().next().cloned(),
+        }
+    }
+
+    pub(crate) fn keep_client(&self, issuer: &str, credentials: Credentials) {
+        self.lock().clients.insert(issuer.to_owned(), credentials);
+    }
+}
+
+impl fmt::Debug for AuthStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("AuthStore")
+            .field("tokens", &inner.tokens.len())
+            .field("clients", &inner.clients.len())
+            .finish()
+    }
+}
+
+impl PartialEq for AuthStore {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for AuthStore {}

@@ -1,0 +1,334 @@
+//! Seam: authorization. How the OAuth client discovers, registers, authorizes, checks the
+//! redirect, uses and refreshes tokens, and where the token goes.
+//!
+//! Defects here: `auth-no-pkce`, `auth-pkce-without-s256`, `auth-ignore-state`,
+//! `auth-ignore-iss`, `auth-no-resource`, `auth-token-to-any-origin`, `auth-token-in-url`,
+//! `auth-no-issuer-check`, `auth-all-scopes`, `auth-no-step-up`, `auth-step-up-forever`,
+//! `auth-no-refresh`, `auth-keep-old-refresh`, `auth-shared-credentials`, `auth-prefer-dcr`,
+//! `auth-allow-http`, `auth-ignore-resource-metadata`, `auth-root-only-discovery`,
+//! `auth-no-401-retry`.
+//!
+//! The flags live in [`AuthDefects`], one field of [`Defects`], so this seam adds its names
+//! without touching the core list.
+
+use reqwest::Url;
+
+use super::Defects;
+use crate::auth::{PkceChoice, Secret};
+
+/// The authorization defects (see the module doc); all off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct AuthDefects {
+    /// No `code_challenge` and no `code_verifier` (breaks: PKCE is used).
+    no_pkce: bool,
+    /// Proceed (with `plain` when listed, else without PKCE) when S256 is not advertised or
+    /// the list is absent (breaks: refuse to proceed without S256).
+    pkce_without_s256: bool,
+    /// Do not compare `state` (breaks: a result without or with another state is discarded).
+    ignore_state: bool,
+    /// Do not check RFC 9207 `iss` (breaks: the issuer is validated in the response).
+    ignore_iss: bool,
+    /// Leave `resource` out of authorization and token requests (breaks: RFC 8707 resource).
+    no_resource: bool,
+    /// Send the access token on requests to the authorization server and to metadata
+    /// locations of any origin (breaks: the token goes to the MCP server only).
+    token_to_any_origin: bool,
+    /// Also put the access token in the MCP URL's query as `access_token` (breaks: tokens
+    /// never in a URL).
+    token_in_url: bool,
+    /// Accept authorization server metadata whose `issuer` differs from the one its URL was
+    /// built from (breaks: issuer validation).
+    no_issuer_check: bool,
+    /// Ignore the challenge's `scope` and always ask for every `scopes_supported` (breaks:
+    /// least privilege, the challenge is authoritative).
+    all_scopes: bool,
+    /// Treat 403 insufficient_scope as final (breaks: step-up authorization).
+    no_step_up: bool,
+    /// Re-authorize on every 403 insufficient_scope without the one-retry limit (breaks: retry
+    /// limits on step-up).
+    step_up_forever: bool,
+    /// Never use a refresh token (breaks: refresh on expiry).
+    no_refresh: bool,
+    /// Keep using the first refresh token when the server rotates it (breaks: rotation).
+    keep_old_refresh: bool,
+    /// Reuse registered client credentials with any authorization server (breaks: credentials
+    /// keyed by issuer).
+    shared_credentials: bool,
+    /// Register dynamically even when pre-registered credentials or a metadata document apply
+    /// (breaks: the registration priority).
+    prefer_dcr: bool,
+    /// Accept `http://` authorization server endpoints and metadata (breaks: https only).
+    allow_http: bool,
+    /// Ignore the challenge's `resource_metadata`; probe the well-known URIs only (breaks:
+    /// the header's URL is used when present).
+    ignore_resource_metadata: bool,
+    /// Try only the root well-known locations: no path insertion, no OpenID (breaks: the
+    /// discovery order).
+    root_only_discovery: bool,
+    /// After obtaining a token on a 401, report the 401 instead of retrying (breaks: the
+    /// request is retried with the token).
+    no_401_retry: bool,
+}
+
+impl AuthDefects {
+    /// The names this seam accepts.
+    pub(crate) const NAMES: [&'static str; 19] = [
+        "auth-no-pkce",
+        "auth-pkce-without-s256",
+        "auth-ignore-state",
+        "auth-ignore-iss",
+        "auth-no-resource",
+        "auth-token-to-any-origin",
+        "auth-token-in-url",
+        "auth-no-issuer-check",
+        "auth-all-scopes",
+        "auth-no-step-up",
+        "auth-step-up-forever",
+        "auth-no-refresh",
+        "auth-keep-old-refresh",
+        "auth-shared-credentials",
+        "auth-prefer-dcr",
+        "auth-allow-http",
+        "auth-ignore-resource-metadata",
+        "auth-root-only-discovery",
+        "auth-no-401-retry",
+    ];
+
+    /// Switches on `name`; false if it is not one of this seam's.
+    pub(crate) fn enable(&mut self, name: &str) -> bool {
+        let flag = match name {
+            "auth-no-pkce" => &mut self.no_pkce,
+            "auth-pkce-without-s256" => &mut self.pkce_without_s256,
+            "auth-ignore-state" => &mut self.ignore_state,
+            "auth-ignore-iss" => &mut self.ignore_iss,
+            "auth-no-resource" => &mut self.no_resource,
+            "auth-token-to-any-origin" => &mut self.token_to_any_origin,
+            "auth-token-in-url" => &mut self.token_in_url,
+            "auth-no-issuer-check" => &mut self.no_issuer_check,
+            "auth-all-scopes" => &mut self.all_scopes,
+            "auth-no-step-up" => &mut self.no_step_up,
+            "auth-step-up-forever" => &mut self.step_up_forever,
+            "auth-no-refresh" => &mut self.no_refresh,
+            "auth-keep-old-refresh" => &mut self.keep_old_refresh,
+            "auth-shared-credentials" => &mut self.shared_credentials,
+            "auth-prefer-dcr" => &mut self.prefer_dcr,
+            "auth-allow-http" => &mut self.allow_http,
+            "auth-ignore-resource-metadata" => &mut self.ignore_resource_metadata,
+            "auth-root-only-discovery" => &mut self.root_only_discovery,
+            "auth-no-401-retry" => &mut self.no_401_retry,
+            _ => return false,
+        };
+        *flag = true;
+        true
+    }
+}
+
+impl Defects {
+    /// Whether an authorization URL of this scheme may be used; correct: `https` only.
+    pub(crate) fn auth_scheme_allowed(&self, correct: bool, url: &Url) -> bool {
+        correct || (self.auth.allow_http && url.scheme() == "http")
+    }
+
+    /// Whether the access token goes with requests other than the MCP server's; correct: never.
+    pub(crate) fn auth_token_to_any_origin(&self) -> bool {
+        self.auth.token_to_any_origin
+    }
+
+    /// Adds the token to an MCP request's URL; correct: the URL unchanged.
+    pub(crate) fn auth_token_in_url(&self, url: &mut Url, token: &Secret) {
+        if self.auth.token_in_url {
+            url.query_pairs_mut()
+                .append_pair("access_token", token.expose());
+        }
+    }
+
+    /// Whether the challenge's `resource_metadata` is used; correct: yes.
+    pub(crate) fn auth_uses_resource_metadata(&self) -> bool {
+        !self.auth.ignore_resource_metadata
+    }
+
+    /// Whether every well-known location is tried in order; correct: yes.
+    pub(crate) fn auth_full_discovery(&self) -> bool {
+        !self.auth.root_only_discovery
+    }
+
+    /// Whether metadata is used; correct: only when its issuer is identical (`correct`).
+    pub(crate) fn auth_issuer_accepted(&self, correct: bool) -> bool {
+        correct || self.auth.no_issuer_check
+    }
+
+    /// Whether dynamic registration goes first; correct: no (pre-registered, then CIMD).
+    pub(crate) fn auth_prefers_dcr(&self) -> bool {
+        self.auth.prefer_dcr
+    }
+
+    /// Whether registered credentials are looked up by issuer; correct: yes.
+    pub(crate) fn auth_credentials_by_issuer(&self) -> bool {
+        !self.auth.shared_credentials
+    }
+
+    /// PKCE with a server; correct: `correct` (S256, or a refusal when not advertised).
+    pub(crate) fn auth_pkce(
+        &self,
+        correct: Result<PkceChoice, String>,
+        advertised: Option<&[String]>,
+    ) -> Result<PkceChoice, String> {
+        if self.auth.no_pkce {
+            return correct.map(|_| PkceChoice::Off);
+        }
+        match correct {
+            Err(_) if self.auth.pkce_without_s256 => {
+                let plain = advertised.is_some_and(|l| l.iter().any(|m| m == "plain"));
+                Ok(if plain {
+                    PkceChoice::Plain
+                } else {
+                    PkceChoice::Off
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// The scopes asked for; correct: `correct` (the selection strategy or the step-up set).
+    pub(crate) fn auth_scopes(
+        &self,
+        correct: Vec<String>,
+        supported: Option<&[String]>,
+    ) -> Vec<String> {
+        match (self.auth.all_scopes, supported) {
+            (true, Some(all)) => all.to_vec(),
+            _ => correct,
+        }
+    }
+
+    /// The `resource` parameter; correct: the canonical resource.
+    pub(crate) fn auth_resource<'a>(&self, resource: &'a str) -> Option<&'a str> {
+        (!self.auth.no_resource).then_some(resource)
+    }
+
+    /// Whether `state` is compared; correct: yes.
+    pub(crate) fn auth_checks_state(&self) -> bool {
+        !self.auth.ignore_state
+    }
+
+    /// Whether RFC 9207 `iss` is checked; correct: yes.
+    pub(crate) fn auth_checks_iss(&self) -> bool {
+        !self.auth.ignore_iss
+    }
+
+    /// Whether 403 insufficient_scope starts a step-up; correct: yes.
+    pub(crate) fn auth_steps_up(&self) -> bool {
+        !self.auth.no_step_up
+    }
+
+    /// Whether step-up ignores the one-retry limit; correct: no.
+    pub(crate) fn auth_step_up_unbounded(&self) -> bool {
+        self.auth.step_up_forever
+    }
+
+    /// Whether a held refresh token is used; correct: yes.
+    pub(crate) fn auth_refreshes(&self) -> bool {
+        !self.auth.no_refresh
+    }
+
+    /// The refresh token kept after a rotation; correct: the `new` one.
+    pub(crate) fn auth_rotated_refresh(&self, new: Secret, old: &Secret) -> Secret {
+        match self.auth.keep_old_refresh {
+            true => old.clone(),
+            false => new,
+        }
+    }
+
+    /// Whether a request is sent again once a 401 brought a token; correct: yes.
+    pub(crate) fn auth_retries_after_401(&self) -> bool {
+        !self.auth.no_401_retry
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_auth_name_switches_its_own_flag() {
+        for name in AuthDefects::NAMES {
+            let mut d = AuthDefects::default();
+            assert!(d.enable(name), "{name}");
+            assert_ne!(d, AuthDefects::default(), "{name}");
+            for other in AuthDefects::NAMES.iter().filter(|n| **n != name) {
+                let mut alone = AuthDefects::default();
+                alone.enable(other);
+                assert_ne!(alone, d, "{name} and {other}");
+            }
+            assert!(
+                !Defects::NAMES.contains(&name),
+                "{name} is also a core defect"
+            );
+        }
+        assert!(!AuthDefects::default().enable("no-such-defect"));
+    }
+
+    #[test]
+    fn a_correct_client_keeps_every_decision() {
+        let d = Defects::default();
+        let http = Url::parse("http://127.0.0.1/x").unwrap();
+        assert!(!d.auth_scheme_allowed(false, &http));
+        assert!(!d.auth_token_to_any_origin());
+        let mut url = Url::parse("https://h/mcp").unwrap();
+        d.auth_token_in_url(&mut url, &Secret::new("t"));
+        assert_eq!(url.as_str(), "https://h/mcp");
+        assert!(d.auth_uses_resource_metadata() && d.auth_full_discovery());
+        assert!(!d.auth_issuer_accepted(false) && d.auth_issuer_accepted(true));
+        assert!(!d.auth_prefers_dcr() && d.auth_credentials_by_issuer());
+        assert_eq!(
+            d.auth_pkce(Err("no".into()), Some(&["plain".into()])),
+            Err("no".into())
+        );
+        assert_eq!(
+            d.auth_pkce(Ok(PkceChoice::S256), None),
+            Ok(PkceChoice::S256)
+        );
+        let all = ["a".to_owned(), "b".to_owned()];
+        assert_eq!(d.auth_scopes(vec!["a".into()], Some(&all)), ["a"]);
+        assert_eq!(d.auth_resource("r"), Some("r"));
+        assert!(d.auth_checks_state() && d.auth_checks_iss() && d.auth_steps_up());
+        assert!(!d.auth_step_up_unbounded() && d.auth_refreshes() && d.auth_retries_after_401());
+        let (new, old) = (Secret::new("n"), Secret::new("o"));
+        assert_eq!(d.auth_rotated_refresh(new.clone(), &old), new);
+    }
+
+    #[test]
+    fn each_defect_bends_its_decision() {
+        let on = |name| {
+            let mut d = Defects::default();
+            assert!(d.enable(name));
+            d
+        };
+        let http = Url::parse("http://127.0.0.1/x").unwrap();
+        assert!(on("auth-allow-http").auth_scheme_allowed(false, &http));
+        let mut url = Url::parse("https://h/mcp").unwrap();
+        on("auth-token-in-url").auth_token_in_url(&mut url, &Secret::new("t"));
+        assert_eq!(url.as_str(), "https://h/mcp?access_token=t");
+        assert_eq!(
+            on("auth-no-pkce").auth_pkce(Ok(PkceChoice::S256), None),
+            Ok(PkceChoice::Off)
+        );
+        let lax = on("auth-pkce-without-s256");
+        assert_eq!(
+            lax.auth_pkce(Err("x".into()), Some(&["plain".into()])),
+            Ok(PkceChoice::Plain)
+        );
+        assert_eq!(lax.auth_pkce(Err("x".into()), None), Ok(PkceChoice::Off));
+        let all = ["a".to_owned(), "b".to_owned()];
+        assert_eq!(
+            on("auth-all-scopes").auth_scopes(vec!["a".into()], Some(&all)),
+            ["a", "b"]
+        );
+        assert_eq!(on("auth-no-resource").auth_resource("r"), None);
+        let (new, old) = (Secret::new("n"), Secret::new("o"));
+        assert_eq!(
+            on("auth-keep-old-refresh").auth_rotated_refresh(new, &old),
+            old
+        );
+    }
+}

@@ -1,0 +1,170 @@
+//! The MCP endpoint as an OAuth protected resource: every request needs a bearer token that
+//! the authorization server PRM currently names issued for this resource, not yet expired
+//! (expiry counted in requests, so it is deterministic), with the scope a step-up tool
+//! needs. Anything else is challenged: 401 with `resource_metadata` and `scope` as the case
+//! says (and `error="invalid_token"` when a token was presented), or 403
+//! `error="insufficient_scope"` naming the scopes the call needs.
+
+use axum::http::HeaderMap;
+use axum::http::header::AUTHORIZATION;
+use serde_json::Value;
+
+use super::state::State;
+use super::{Auth, Server};
+
+/// What a presented bearer token is, for the decision and the transcript's label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presented {
+    /// No `Authorization: Bearer`.
+    None,
+    /// A value this trial never issued.
+    Unknown,
+    /// Issued by a server PRM does not name (now).
+    OtherIssuer,
+    /// Issued for another resource.
+    OtherAudience,
+    /// Used up (expired).
+    Expired,
+    /// Good; the index of the token.
+    Valid(usize),
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
+impl Auth {
+    fn presented(&self, state: &State, headers: &HeaderMap) -> Presented {
+        let Some(token) = bearer(headers) else {
+            return Presented::None;
+        };
+        let Some(index) = state.tokens.iter().position(|t| t.value == token) else {
+            return Presented::Unknown;
+        };
+        let t = &state.tokens[index];
+        let current = match state.migrated {
+            true => Server::Second,
+            false => Server::First,
+        };
+        if t.server != current {
+            return Presented::OtherIssuer;
+        }
+        if t.audience != self.resource() {
+            return Presented::OtherAudience;
+        }
+        if self
+            .script
+            .tokens
+            .valid_for_requests
+            .is_some_and(|n| t.uses >= n)
+        {
+            return Presented::Expired;
+        }
+        Presented::Valid(index)
+    }
+
+    /// The transcript's label of a request's `Authorization` header, if it has one: on any
+    /// origin, an access token is shown by what it is (`Bearer [valid]`, `Bearer [expired]`,
+    /// `Bearer [other audience]`, `Bearer [other issuer]`), anything else `[invalid]`.
+    pub fn authorization_label(&self, headers: &HeaderMap) -> Option<String> {
+        headers.get(AUTHORIZATION)?;
+        let state = self.state();
+        Some(
+            match self.presented(&state, headers) {
+                Presented::Valid(_) => "Bearer [valid]",
+                Presented::Expired => "Bearer [expired]",
+                Presented::OtherAudience => "Bearer [other audience]",
+                Presented::OtherIssuer => "Bearer [other issuer]",
+                Presented::None | Presented::Unknown => "[invalid]",
+            }
+            .to_owned(),
+        )
+    }
+
+    /// Judges an MCP endpoint request: `None` admits it (counting the token's use),
+    /// `Some((status, WWW-Authenticate))` challenges it. `message` is the JSON-RPC body, if any.
+    pub fn admit(&self, headers: &HeaderMap, message: Option<&Value>) -> Option<(u16, String)> {
+        let mut state = self.state();
+        if let Some(token) = bearer(headers) {
+            state.received(token);
+        }
+        let presented = self.presented(&state, headers);
+        let index = match presented {
+            Presented::Valid(index) => index,
+            Presented::None => return Some((401, self.challenge(None))),
+            _ => return Some((401, self.challenge(Some("invalid_token")))),
+        };
+        if let Some(step_up) = &self.script.step_up {
+            let calls_it = message.is_some_and(|m| {
+                m.get("method").and_then(Value::as_str) == Some("tools/call")
+                    && m.pointer("/params/name").and_then(Value::as_str)
+                        == Some(step_up.tool.as_str())
+            });
+            let granted = &state.tokens[index].scopes;
+            let enough = step_up
+                .scope
+                .split_whitespace()
+                .all(|s| granted.iter().any(|g| g == s));
+            if calls_it && (step_up.always || !enough) {
+                let mut header = format!(
+                    "Bearer error=\"insufficient_scope\", scope=\"{}\"",
+                    step_up.scope
+                );
+                if let Some(url) = self.prm_url().filter(|_| self.script.prm.in_challenge) {
+                    header.push_str(&format!(", resource_metadata=\"{url}\""));
+                }
+                return Some((403, header));
+            }
+        }
+        state.tokens[index].uses += 1;
+        if state.tokens[index].server == Server::First {
+            state.first_server_uses += 1;
+            if self
+                .script
+                .migrate_after_requests
+                .is_some_and(|n| state.first_server_uses >= n)
+            {
+                state.migrated = true;
+            }
+        }
+        None
+    }
+
+    /// The 401 challenge's `WWW-Authenticate` value.
+    fn challenge(&self, error: Option<&str>) -> String {
+        let mut params = Vec::new();
+        if let Some(error) = error {
+            params.push(format!("error=\"{error}\""));
+        }
+        if let Some(url) = self.prm_url().filter(|_| self.script.prm.in_challenge) {
+            params.push(format!("resource_metadata=\"{url}\""));
+        }
+        if let Some(scope) = &self.script.challenge_scope {
+            params.push(format!("scope=\"{scope}\""));
+        }
+        match params.is_empty() {
+            true => "Bearer".to_owned(),
+            false => format!("Bearer {}", params.join(", ")),
+        }
+    }
+
+    /// The labelled query of an MCP endpoint request, if it has one (a token there is a
+    /// leak the wire checks look for).
+    pub fn labelled_query(&self, query: Option<&str>) -> Option<serde_json::Map<String, Value>> {
+        let query = query.filter(|q| !q.is_empty())?;
+        let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+            .into_owned()
+            .collect();
+        let mut state = self.state();
+        for (name, value) in &pairs {
+            if name == "access_token" {
+                state.received(value);
+            }
+        }
+        Some(self.labelled(&state, &pairs))
+    }
+}
