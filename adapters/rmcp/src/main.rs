@@ -158,6 +158,10 @@ async fn perform(session: &mut Session, env: &Env, step: &Step) -> Result<Value,
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    // rmcp's reqwest is built without a crypto provider; ring is ours, installed before any
+    // client is built (rmcp's OAuth manager builds its own at the first authorization trial's
+    // connect).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let code = mcp_harness_kit::run(|_| Rmcp::default()).await;
     // rmcp cleans up some things from detached tasks (a child process whose handshake failed
     // is killed by a task spawned from the transport's Drop). An application's runtime would
