@@ -164,8 +164,13 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
             .as_ref()
             .and_then(|a| a.labelled_query(parts.uri.query())),
     };
-    // The request and what its body held, with no other request's records in between.
+    // The request and what its body held, with no other request's records in between. A
+    // request the protected resource challenged (401/403 of an authorization trial) was
+    // refused before its body was read: its message was not received, and a client retrying
+    // it after authorizing sends the same request again, not a second one with the same id.
+    let challenged = matches!(verdict, Verdict::Challenge { .. });
     let body = match parsed {
+        _ if challenged => Vec::new(),
         Some(Parsed::Single(message)) => vec![Event::Received { message }],
         Some(Parsed::Batch(messages)) => batch::received_records(&messages),
         Some(Parsed::Invalid { line, error }) => vec![Event::ReceivedInvalid { line, error }],

@@ -65,7 +65,10 @@ pub struct AuthScript {
     /// Authorization server migration: after this many MCP requests authorized by the first
     /// authorization server's tokens, PRM names a second one (its own origin, `as2`, with the
     /// same behaviour but its own registrations) and the first one's tokens are answered 401
-    /// `invalid_token`. The client must register anew there (credentials are keyed by issuer).
+    /// `invalid_token`; the first server then refuses refreshes (`invalid_grant`) and
+    /// authorizations (an `invalid_target` error redirect) for the resource. The client must
+    /// find the new server through PRM and register anew there (credentials are keyed by
+    /// issuer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrate_after_requests: Option<u32>,
 }

@@ -179,6 +179,15 @@ impl Auth {
                 Some((challenge.to_owned(), method.to_owned()))
             }
         };
+        if server == Server::First && state.migrated {
+            return (
+                error_redirect(
+                    "invalid_target",
+                    "this authorization server no longer serves the resource",
+                ),
+                shown,
+            );
+        }
         let index = match server {
             Server::First => 0,
             Server::Second => 1,
@@ -364,7 +373,7 @@ impl Auth {
             return Answer::oauth_error(400, "invalid_grant", "unknown or used refresh token");
         };
         let mode = self.script.tokens.refresh;
-        if mode == RefreshMode::Reject {
+        if mode == RefreshMode::Reject || (server == Server::First && state.migrated) {
             return Answer::oauth_error(400, "invalid_grant", "the refresh token was revoked");
         }
         let (audience, scopes) = {

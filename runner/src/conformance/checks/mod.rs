@@ -327,7 +327,22 @@ fn reached_the_server(
             Endpoint::UntrustedCa | Endpoint::WrongName | Endpoint::InsecureRemote
         );
     let started = !matches!(run.end, ClientEnd::SpawnFailed(_));
-    if !run_plan_connects(c.case) || must_refuse || !started || !run.received().is_empty() {
+    // In an authorization trial the first POST is challenged (401) before its message is
+    // read: the request reaching the MCP endpoint is the client reaching the server.
+    let challenged = run.auth_redirect.is_some()
+        && run.records.iter().flatten().any(|r| {
+            matches!(
+                &r.event,
+                Event::HttpRequest { origin: Some(o), endpoint: None, path, .. }
+                    if o == "mcp" && path == "/mcp"
+            )
+        });
+    if !run_plan_connects(c.case)
+        || must_refuse
+        || !started
+        || challenged
+        || !run.received().is_empty()
+    {
         return;
     }
     let connect = c
