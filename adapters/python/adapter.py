@@ -191,12 +191,23 @@ def make_http_client(config: Config) -> httpx2.AsyncClient:
     verify: ssl.SSLContext | bool = True
     if config.ca_file:
         verify = ssl.create_default_context(cafile=config.ca_file)
+    hooks: dict[str, list[Any]] = {}
+    if config.auth is not None:
+        # Authorization trials: the SDK hides the status of a final 401/403 (its transport
+        # reports "Server returned an error response"); watching responses (nothing changed)
+        # lets the step report the status that really came (see _sdk_http_error).
+        async def note_status(response: httpx2.Response) -> None:
+            if str(response.request.url) == config.url:
+                oauth.LAST_MCP_STATUS[:] = [response.status_code]
+
+        hooks["response"] = [note_status]
     return httpx2.AsyncClient(
         headers=headers,
         timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
         verify=verify,
         # Authorization trials only: the SDK's OAuth provider (oauth.py); None otherwise.
         auth=oauth.make_provider(config),
+        event_hooks=hooks,
     )
 
 
@@ -489,6 +500,10 @@ def _sdk_http_error(e: MCPError) -> dict[str, Any] | None:
     text = e.message
     if (e.code, text) in ((INVALID_REQUEST, "Session terminated"), (METHOD_NOT_FOUND, "Not Found")):
         return {"kind": "http_status", "status": 404, "message": f"{text} (the SDK's wording for HTTP 404)"}
+    if e.code == INTERNAL_ERROR and text == "Server returned an error response" and oauth.LAST_MCP_STATUS[-1:] in ([401], [403]):
+        # An authorization trial's final 401/403, seen by the response hook (make_http_client).
+        status = oauth.LAST_MCP_STATUS[-1]
+        return {"kind": "http_status", "status": status, "message": f"{text} (HTTP {status}, seen on the wire)"}
     if e.code == INTERNAL_ERROR and text == "Server returned an error response":
         # Any other 4xx/5xx: the SDK keeps no status, so the contract's kind is transport_closed
         # (http_status needs the status; -32603 is the SDK's, not the server's).
@@ -962,6 +977,7 @@ class SdkAdapter(kit.Adapter):
 
     def before_step(self, index: int, step: Any) -> None:
         oauth.AUTH_ERRORS.clear()  # an OAuth failure is reported on the step it happened in
+        oauth.LAST_MCP_STATUS.clear()
 
     def limits(self) -> list[str]:
         # The connect line says what the SDK cannot do for this trial (CLIENTS.md, limits).

@@ -42,6 +42,9 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 
 #: OAuth errors the SDK raised during the current step (cleared before each step).
 AUTH_ERRORS: list[BaseException] = []
+#: The status of the last response from the MCP endpoint in the current step (authorization
+#: trials only; see adapter.make_http_client).
+LAST_MCP_STATUS: list[int] = []
 
 
 class MemoryTokenStorage:
