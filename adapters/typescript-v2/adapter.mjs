@@ -48,7 +48,7 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { Events, StepError, contentAsSeen, contentsAsSeen, describe, headlessAuthorize, log, run, secret, toolResult } from '../kits/js/mcp-harness-kit.mjs';
+import { Events, StepError, causeCodes, contentAsSeen, contentsAsSeen, describe, headlessAuthorize, log, run, secret, toolResult } from '../kits/js/mcp-harness-kit.mjs';
 
 const SDK = '@modelcontextprotocol/client 2.4.0';
 const MODERN = '2026-07-28';
@@ -65,6 +65,12 @@ function classify(error, context) {
   // The SDK gave up an authorization: no token after the flow, an OAuth error response or error
   // redirect, or one of its own flow checks (issuer, registration, resource, scope).
   if (error instanceof UnauthorizedError || error instanceof OAuthError || error instanceof OAuthClientFlowError) {
+    return new StepError('auth_failed', message);
+  }
+  // Its other refusals inside the OAuth flow (a resource mismatch, S256 not offered, no way to
+  // register) are plain Errors thrown by its authInternal(): where they were thrown tells them
+  // apart. A network failure on the way (fetch failed, with a cause code) keeps the kit's kind.
+  if (error instanceof Error && /\bauthInternal\b/.test(error.stack ?? '') && causeCodes(error).length === 0 && !/^fetch failed/.test(error.message)) {
     return new StepError('auth_failed', message);
   }
   if (error instanceof ProtocolError) {
@@ -406,6 +412,7 @@ function authorized(ops) {
 
 let connection;
 const shutdowns = [];
+Error.stackTraceLimit = 50; // deep enough for classify to see authInternal
 
 /**
  * A listing. When the server did not declare `capability`, the SDK sends nothing and returns an

@@ -89,7 +89,7 @@ function classify(error, context) {
   // error response it parsed (OAuthError and its subclasses), or its own refusals in the
   // OAuth module (discovery, PKCE support, registration), which throw plain Errors from
   // client/auth.js. A refused certificate or a dead connection keeps the kit's kind.
-  const authStack = error instanceof Error && /client\/auth\.js/.test(error.stack ?? '') && !/^fetch failed/.test(error.message);
+  const authStack = error instanceof Error && /client\/auth\.js|\bauthInternal\b/.test(error.stack ?? '') && !/^fetch failed/.test(error.message);
   if (error instanceof UnauthorizedError || error instanceof OAuthError || (authStack && causeCodes(error).length === 0)) {
     return new StepError('auth_failed', message);
   }
