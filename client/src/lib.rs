@@ -91,3 +91,7 @@ pub mod decode {
     pub use crate::transport::framing::*;
 }
 pub use tools::{ToolOutput, ToolResult};
+/// The destination policy for URLs a server names (SSRF): see `transport/http/security`.
+pub use transport::http::security::{
+    DestinationPolicy, GuardedResolver, check_discovered_url, is_internal,
+};

@@ -23,6 +23,14 @@ pub const CA_NAME: &str = "mcp-harness run CA";
 pub const OTHER_CA_NAME: &str = "mcp-harness untrusted CA";
 /// The only names the good leaves are valid for.
 pub const GOOD_NAMES: [&str; 2] = ["localhost", "127.0.0.1"];
+/// Names the trusted leaf is also valid for: those the DNS fake of an isolated trial's
+/// network namespace answers (`public.test` and the rebinding `rebind.test` reach the fake).
+pub const ISOLATED_NAMES: [&str; 4] = [
+    "public.test",
+    "private.test",
+    "metadata.test",
+    "rebind.test",
+];
 /// The name of the leaf that is valid for the wrong host.
 pub const WRONG_NAME: &str = "wrong-name.invalid";
 
@@ -47,7 +55,8 @@ impl Pki {
     pub fn generate() -> Result<Pki, String> {
         let ca = make_ca(CA_NAME)?;
         let other_ca = make_ca(OTHER_CA_NAME)?;
-        let good = make_leaf(&GOOD_NAMES, &ca)?;
+        let good_names: Vec<&str> = GOOD_NAMES.iter().chain(&ISOLATED_NAMES).copied().collect();
+        let good = make_leaf(&good_names, &ca)?;
         let wrong = make_leaf(&[WRONG_NAME], &ca)?;
         let foreign = make_leaf(&GOOD_NAMES, &other_ca)?;
         Ok(Pki {

@@ -63,6 +63,9 @@ pub struct Scenario {
     pub deadline_ms: u64,
     /// Over HTTP, hand the client a fresh bearer token the fake requires.
     pub bearer_token: bool,
+    /// Whether the client runs in a network namespace of its own (see
+    /// [`file::CaseFile::network`]).
+    pub network: file::Network,
     /// The official conformance suite's scenario with the same meaning.
     pub official_scenario: Option<String>,
     /// What the case asks of a client beyond the contract's minimum.
@@ -99,6 +102,7 @@ impl Scenario {
             shutdown_grace_ms: file::DEFAULT_SHUTDOWN_GRACE_MS,
             deadline_ms: file::DEFAULT_DEADLINE_MS,
             bearer_token: false,
+            network: file::Network::Host,
             official_scenario: None,
             needs: Vec::new(),
             server,

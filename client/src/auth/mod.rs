@@ -526,9 +526,10 @@ pub(crate) mod tests {
     /// A `Net` that is never used to send (unit tests of the pure parts).
     pub(crate) fn net(seams: Defects) -> Net {
         let server = Url::parse("https://localhost:1/mcp").unwrap();
+        let policy = DestinationPolicy::new(&server, &[]).with_defects(seams);
         Net {
-            client: crate::transport::http::security::auth_client(&[], &seams).unwrap(),
-            policy: DestinationPolicy::new(&server, &[]),
+            client: crate::transport::http::security::auth_client(&[], &seams, &policy).unwrap(),
+            policy,
             seams,
             timeout: std::time::Duration::from_secs(1),
             protocol_version: None,

@@ -41,6 +41,7 @@ pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
+pub(crate) mod ssrf;
 pub(crate) mod streams;
 pub(crate) mod tls;
 pub(crate) mod versions;
@@ -385,6 +386,8 @@ pub struct Defects {
     ignore_get_stream_messages: bool,
     /// The authorization seam's flags (`auth.rs`).
     auth: auth::AuthDefects,
+    /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).
+    ssrf: ssrf::SsrfDefects,
 }
 
 impl Defects {
@@ -542,7 +545,10 @@ impl Defects {
 
     /// Every name [`Defects::enable`] accepts: [`Defects::NAMES`] and the seams' own lists.
     pub fn all_names() -> impl Iterator<Item = &'static str> {
-        Defects::NAMES.into_iter().chain(auth::AuthDefects::NAMES)
+        Defects::NAMES
+            .into_iter()
+            .chain(auth::AuthDefects::NAMES)
+            .chain(ssrf::SsrfDefects::NAMES)
     }
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -688,7 +694,7 @@ impl Defects {
             "no-post-stream-resume" => &mut self.no_post_stream_resume,
             "ignore-retry-field" => &mut self.ignore_retry_field,
             "ignore-get-stream-messages" => &mut self.ignore_get_stream_messages,
-            _ => return self.auth.enable(name),
+            _ => return self.auth.enable(name) || self.ssrf.enable(name),
         };
         *flag = true;
         true

@@ -92,7 +92,8 @@ impl std::fmt::Debug for HttpFakeConfig {
 /// [`RunningHttpFake::stop`].
 #[derive(Debug)]
 pub struct RunningHttpFake {
-    /// The address it listens on: always `127.0.0.1` and an ephemeral port.
+    /// The address it listens on: `127.0.0.1` and an ephemeral port, or the first listener
+    /// handed to [`start_on_std`].
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     listener: JoinHandle<()>,
@@ -104,12 +105,42 @@ pub struct RunningHttpFake {
 /// Opens the transcript, binds `127.0.0.1:0`, records `Started` and starts serving.
 /// Must be called within a tokio runtime with IO and time enabled.
 pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
-    let recorder = Recorder::open(&config.transcript)?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
-    let addr = listener.local_addr()?;
+    start_on(config, vec![listener], Vec::new()).await
+}
+
+/// [`start`] on listeners bound by the caller (the first one's address is the fake's), e.g.
+/// inside a trial's network namespace, where the runner's threads cannot bind; `spare` are
+/// listeners on `127.0.0.1:0` there for the authorization origins (bound here when too few).
+pub async fn start_on_std(
+    config: HttpFakeConfig,
+    listeners: Vec<std::net::TcpListener>,
+    spare: Vec<std::net::TcpListener>,
+) -> io::Result<RunningHttpFake> {
+    let tokio_listeners = |ls: Vec<std::net::TcpListener>| {
+        ls.into_iter()
+            .map(|l| {
+                l.set_nonblocking(true)?;
+                TcpListener::from_std(l)
+            })
+            .collect::<io::Result<Vec<_>>>()
+    };
+    start_on(config, tokio_listeners(listeners)?, tokio_listeners(spare)?).await
+}
+
+async fn start_on(
+    config: HttpFakeConfig,
+    listeners: Vec<TcpListener>,
+    spare: Vec<TcpListener>,
+) -> io::Result<RunningHttpFake> {
+    let recorder = Recorder::open(&config.transcript)?;
+    let addr = listeners
+        .first()
+        .ok_or_else(|| io::Error::other("no listener to serve on"))?
+        .local_addr()?;
     let (auth, auth_bound) = match (&config.scenario.server.auth, &config.auth_redirect_uri) {
         (Some(script), Some(redirect)) => {
-            let (auth, bound) = auth_side(script, redirect, addr.port()).await?;
+            let (auth, bound) = auth_side(script, redirect, addr.port(), spare).await?;
             (Some(auth), bound)
         }
         _ => (None, Vec::new()),
@@ -141,7 +172,7 @@ pub async fn start(config: HttpFakeConfig) -> io::Result<RunningHttpFake> {
         })
         .collect();
     let (stop, stopped) = oneshot::channel();
-    let listener = tokio::spawn(accept_loop(listener, Arc::clone(&fake), tls, stopped));
+    let listener = tokio::spawn(accept_loop(listeners, Arc::clone(&fake), tls, stopped));
     Ok(RunningHttpFake {
         addr,
         stop: Some(stop),
@@ -156,25 +187,25 @@ async fn auth_side(
     script: &mcp_harness_scenarios::model::auth::AuthScript,
     redirect: &str,
     mcp: u16,
+    mut spare: Vec<TcpListener>,
 ) -> io::Result<(auth::Auth, Vec<(TcpListener, auth::Role)>)> {
     use mcp_harness_scenarios::model::auth::IssuerOrigin;
-    let bind = || TcpListener::bind((Ipv4Addr::LOCALHOST, 0));
     let mut bound = Vec::new();
     let own = match script.issuer.origin {
         IssuerOrigin::Separate => {
-            let l = bind().await?;
+            let l = bind_one(&mut spare).await?;
             let port = l.local_addr()?.port();
             bound.push((l, auth::Role::As));
             Some(port)
         }
         IssuerOrigin::Mcp => None,
     };
-    let second = bind().await?;
+    let second = bind_one(&mut spare).await?;
     let as2 = second.local_addr()?.port();
     bound.push((second, auth::Role::As2));
     let plain = match script.metadata.plain_http_endpoints {
         true => {
-            let l = bind().await?;
+            let l = bind_one(&mut spare).await?;
             let port = l.local_addr()?.port();
             bound.push((l, auth::Role::AsHttp));
             Some(port)
@@ -191,6 +222,15 @@ async fn auth_side(
         auth::Auth::new(script.clone(), redirect.to_owned(), ports),
         bound,
     ))
+}
+
+/// A listener on `127.0.0.1:0`: one of the caller's `spare` ones (bound in a trial's network
+/// namespace), else a new one.
+async fn bind_one(spare: &mut Vec<TcpListener>) -> io::Result<TcpListener> {
+    match spare.pop() {
+        Some(listener) => Ok(listener),
+        None => TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await,
+    }
 }
 
 /// Serves an authorization origin until aborted (at the fake's stop): its connections are
@@ -257,7 +297,7 @@ impl Drop for RunningHttpFake {
 }
 
 async fn accept_loop(
-    listener: TcpListener,
+    listeners: Vec<TcpListener>,
     fake: Arc<Fake>,
     tls: Option<TlsAcceptor>,
     mut stopped: oneshot::Receiver<()>,
@@ -268,7 +308,7 @@ async fn accept_loop(
         tokio::select! {
             // A dropped sender also means stop.
             _ = &mut stopped => break,
-            accepted = listener.accept() => match accepted {
+            accepted = accept_any(&listeners) => match accepted {
                 Ok((tcp, _peer)) => {
                     let conn = Conn { fake: Arc::clone(&fake), kill: Arc::new(Notify::new()) };
                     let service = TowerToHyperService::new(routes.clone().with_state(conn.clone()));
@@ -281,8 +321,21 @@ async fn accept_loop(
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
-    drop(listener);
+    drop(listeners);
     connections.shutdown().await;
+}
+
+/// The next connection on any of `listeners`.
+async fn accept_any(listeners: &[TcpListener]) -> io::Result<(TcpStream, SocketAddr)> {
+    std::future::poll_fn(|cx| {
+        for listener in listeners {
+            if let std::task::Poll::Ready(accepted) = listener.poll_accept(cx) {
+                return std::task::Poll::Ready(accepted);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 type Service = TowerToHyperService<axum::Router>;

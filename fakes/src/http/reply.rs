@@ -652,7 +652,7 @@ async fn play_sends(
 /// A scripted redirect: its status, a `Location` on the reserved `.invalid` name, no body
 /// worth reading. Nothing else is recorded: the request already was.
 fn redirected(fake: &Fake, redirect: &Redirect) -> Response {
-    let location = match (redirect.to, &fake.auth) {
+    let location = match (&redirect.to, &fake.auth) {
         (mcp_harness_scenarios::model::RedirectTarget::OtherOrigin, Some(auth)) => {
             format!("https://localhost:{}/mcp", auth.other_origin_port())
         }

@@ -80,19 +80,23 @@ impl HttpEnv {
         transcript: &Path,
         run_token: Option<&str>,
     ) -> Result<HttpTrial<'_>, String> {
-        self.start_trial(case, transcript, run_token, None)
+        self.start_trial(case, transcript, run_token, None, Vec::new())
     }
 
     /// Starts the fake for `case`, as [`HttpEnv::start_with_token`]; with `auth` (a case with
     /// `server.auth`), the fake plays its authorization side for a client registered with
-    /// that redirect listener, and the client gets the authorization variables.
+    /// that redirect listener, and the client gets the authorization variables. With
+    /// `listeners` (a trial's network namespace: `localhost:443` first, then spare listeners
+    /// on `127.0.0.1:0` for the authorization origins), the fake serves there.
     pub fn start_trial(
         &self,
         case: &Case,
         transcript: &Path,
         run_token: Option<&str>,
         auth: Option<&super::auth_env::AuthEnv>,
+        listeners: Vec<std::net::TcpListener>,
     ) -> Result<HttpTrial<'_>, String> {
+        let isolated = !listeners.is_empty();
         let endpoint = case.scenario.server.http.endpoint;
         let token = run_token
             .map(str::to_owned)
@@ -105,12 +109,20 @@ impl HttpEnv {
             revision: case.revision.clone(),
             auth_redirect_uri: auth.map(|a| a.redirect_uri.clone()),
         };
-        let fake = self
-            .runtime
-            .block_on(fake::start(config))
-            .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
+        let fake = match isolated {
+            false => self.runtime.block_on(fake::start(config)),
+            true => {
+                let mut listeners = listeners;
+                let spare = listeners.split_off(listeners.len().min(2));
+                self.runtime
+                    .block_on(fake::start_on_std(config, listeners, spare))
+            }
+        }
+        .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
         let port = fake.addr.port();
         let url = match endpoint {
+            // Port 443 of the namespace's own loopback: origins without a port.
+            Endpoint::Trusted if isolated => "https://localhost/mcp".to_owned(),
             Endpoint::Trusted | Endpoint::UntrustedCa | Endpoint::WrongName => {
                 format!("https://localhost:{port}/mcp")
             }
@@ -130,6 +142,9 @@ impl HttpEnv {
         if let Some(auth) = auth {
             vars.extend(auth.vars());
             vars.extend(fake.auth_vars());
+        } else if isolated {
+            // The user's local policy: only the server itself (always allowed anyway).
+            vars.push(("MCP_HARNESS_LOCAL_ORIGINS", "https://localhost".to_owned()));
         }
         Ok(HttpTrial {
             env: self,

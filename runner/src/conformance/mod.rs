@@ -24,6 +24,7 @@ pub mod cases;
 pub mod checks;
 pub mod child;
 pub mod http_env;
+pub mod netns;
 pub mod outcome;
 pub mod output;
 pub mod procs;
@@ -135,6 +136,15 @@ pub fn evaluate(
     strictness: Strictness,
 ) -> Evaluation {
     let mut run = trial::run(case, transport, client_cmd, harness);
+    if let Some(why) = &run.unavailable {
+        // Never run unconfined: the trial is reported, with the reason, and not judged.
+        return Evaluation {
+            checks: vec![netns_unavailable(why)],
+            run,
+            outcomes: Outcomes::default(),
+            grade: Grade::Unimplemented,
+        };
+    }
     let started = Instant::now();
     let (checks, outcomes) = checks::evaluate(case, transport, &run);
     let grade = verdict::grade(&checks, &outcomes, &case.scenario.needs, strictness);
@@ -144,6 +154,21 @@ pub fn evaluate(
         checks,
         outcomes,
         grade,
+    }
+}
+
+/// The one check of an isolated trial that was not run: the namespace could not be made.
+fn netns_unavailable(why: &str) -> CheckResult {
+    CheckResult {
+        name: "the runner made the trial's network namespace (the case has \"network\": \"isolated\")".into(),
+        level: mcp_harness_scenarios::model::Level::Must,
+        requirement_id: "HARNESS-NETNS".into(),
+        requirement: "An isolated case runs its client only inside a network namespace the runner makes for the trial; where none can be made, the trial is not run.".into(),
+        source: "ARCHITECTURE.md (runner/src/conformance/netns)".into(),
+        passed: false,
+        expected: "a network namespace for the client".into(),
+        actual: format!("not run: {why}"),
+        always_on: true,
     }
 }
 

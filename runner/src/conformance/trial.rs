@@ -17,9 +17,11 @@ use std::time::{Duration, Instant};
 
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::Transport;
+use mcp_harness_scenarios::model::file::Network;
 use mcp_harness_scenarios::transcript::{self, Event, Record};
 
 use super::http_env::{HttpEnv, HttpTrial};
+use super::netns::{Isolation, Unavailable};
 use super::output;
 use super::procs::{self, Leftover};
 
@@ -133,8 +135,14 @@ pub struct TrialRun {
     pub escaped: Vec<Leftover>,
     /// Where the harness's own time in this trial went.
     pub phases: Phases,
-    /// What the trial's canary listener saw, for a case whose script names the canary.
+    /// What the trial's canary listener saw, for a case whose script names the canary, and
+    /// (isolated trials) what the canaries of its network namespace saw.
     pub canary: Option<super::canary::CanaryRun>,
+    /// Why the trial was not run: its case needs a network namespace and none could be made
+    /// here (the client was never started).
+    pub unavailable: Option<String>,
+    /// The DNS questions the namespace's DNS fake answered (isolated trials).
+    pub dns: Vec<String>,
 }
 
 /// The harness's own time in one trial, step by step (the bench's per-trial cost breakdown).
@@ -307,16 +315,26 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         },
         _ => None,
     };
+    // An isolated case's trial runs in a namespace of its own, or not at all.
+    let mut isolation = match case.scenario.network {
+        Network::Host => None,
+        Network::Isolated => match Isolation::make(dir.path()) {
+            Ok(isolation) => Some(isolation),
+            Err(Ok(Unavailable(why))) => return TrialRun::unavailable(why),
+            Err(Err(e)) => return TrialRun::failed_to_start(e),
+        },
+    };
     let (cmd, http) = match prepare(
         case,
         transport,
         client_cmd,
         harness,
         dir.path(),
-        (
-            canary.as_ref().map(super::canary::Canary::origin),
-            auth.as_ref(),
-        ),
+        Listeners {
+            canary: canary.as_ref().map(super::canary::Canary::origin),
+            auth: auth.as_ref(),
+            isolation: isolation.as_mut(),
+        },
         &mut phases,
     ) {
         Ok(prepared) => prepared,
@@ -335,7 +353,16 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     let issued = http.map(HttpTrial::stop).unwrap_or_default();
     let secrets = super::auth_env::secrets(token, issued);
     phases.fake_stop = lap();
-    let canary = canary.map(super::canary::Canary::finish);
+    let mut canary = canary.map(super::canary::Canary::finish);
+    let mut dns = Vec::new();
+    if let Some(isolation) = isolation.take() {
+        let seen = isolation.finish();
+        dns = seen.dns;
+        canary
+            .get_or_insert_with(Default::default)
+            .seen
+            .extend(seen.connections);
+    }
     let auth_redirect = auth.map(super::auth_env::AuthEnv::finish);
     let records = read_transcript(&transcript_path, &secrets);
     phases.transcript = lap();
@@ -376,7 +403,17 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         escaped,
         phases,
         canary,
+        unavailable: None,
+        dns,
     }
+}
+
+/// What the trial listens with besides the fake: the loopback canary's origin, an
+/// authorization trial's redirect listener, and the network namespace of an isolated trial.
+struct Listeners<'a> {
+    canary: Option<&'a str>,
+    auth: Option<&'a super::auth_env::AuthEnv>,
+    isolation: Option<&'a mut Isolation>,
 }
 
 /// Step 1: the client's command line with the driver contract's variables, and for HTTPS
@@ -387,9 +424,14 @@ fn prepare<'h>(
     client_cmd: &str,
     harness: &'h Harness,
     dir: &Path,
-    (canary, auth): (Option<&str>, Option<&super::auth_env::AuthEnv>),
+    listeners: Listeners<'_>,
     phases: &mut Phases,
 ) -> Result<(Command, Option<HttpTrial<'h>>), String> {
+    let Listeners {
+        canary,
+        auth,
+        isolation,
+    } = listeners;
     let transcript_path = dir.join("transcript.jsonl");
     let s = &case.scenario;
     let plan = serde_json::to_string(&s.plan).unwrap_or_default();
@@ -420,6 +462,7 @@ fn prepare<'h>(
         .env("MCP_CONFORMANCE_PROTOCOL_VERSION", &versions.protocol)
         .env(TRIAL_MARKER, dir)
         .env_remove("MCP_HARNESS_BEARER_TOKEN")
+        .env_remove("MCP_HARNESS_LOCAL_ORIGINS")
         .env_remove(super::timings::VAR)
         .env_remove("MCP_HARNESS_ERA")
         .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION");
@@ -491,7 +534,14 @@ fn prepare<'h>(
                 }
                 None => case,
             };
-            let trial = env.start_trial(case, &transcript_path, token, auth)?;
+            let trial = match isolation {
+                None => env.start_trial(case, &transcript_path, token, auth, Vec::new())?,
+                Some(isolation) => {
+                    isolation.confine(&mut cmd);
+                    let listeners = std::mem::take(&mut isolation.fake_listeners);
+                    env.start_trial(case, &transcript_path, token, auth, listeners)?
+                }
+            };
             phases.fake_start = started.elapsed();
             cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
                 .arg(&trial.url);
@@ -689,6 +739,17 @@ impl TrialRun {
             escaped: Vec::new(),
             phases: Phases::default(),
             canary: None,
+            unavailable: None,
+            dns: Vec::new(),
+        }
+    }
+
+    /// A trial not run because its case needs a network namespace and none can be made here.
+    fn unavailable(why: String) -> TrialRun {
+        TrialRun {
+            end: ClientEnd::SpawnFailed(format!("not run: {why}")),
+            unavailable: Some(why),
+            ..TrialRun::failed_to_start(String::new())
         }
     }
 

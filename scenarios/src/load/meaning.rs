@@ -24,9 +24,29 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
         s.transports.contains(&Transport::Https),
     )?;
     matchers(s)?;
+    redirect_urls(s)?;
     auth(s)?;
     transports_of_checks(s)?;
     observes_traffic(s)
+}
+
+/// A redirect to a URL of the case's choosing only where the client's network is the
+/// trial's own namespace: on the host it could reach a real private or metadata address.
+fn redirect_urls(s: &Scenario) -> Result<(), Problem> {
+    for (i, h) in s.server.handlers.iter().enumerate() {
+        let to_url = h
+            .http
+            .as_ref()
+            .and_then(|http| http.redirect.as_ref())
+            .is_some_and(|r| matches!(r.to, crate::model::RedirectTarget::Url(_)));
+        if to_url && s.network != crate::model::file::Network::Isolated {
+            return Err((
+                format!("server.handlers[{i}].http.redirect.to"),
+                "a redirect to a URL needs `\"network\": \"isolated\"`; elsewhere use \"plain_http\" or \"other_host\"".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A transport, a plan that starts by connecting, positive times.
@@ -44,6 +64,15 @@ fn shape(s: &Scenario) -> Result<(), Problem> {
         return Err((
             "plan[0]".into(),
             "expected the plan to start with `connect`".into(),
+        ));
+    }
+    if s.network == crate::model::file::Network::Isolated
+        && s.transports.iter().any(|t| *t != Transport::Https)
+    {
+        return Err((
+            "network".into(),
+            "an isolated network runs the HTTPS fake inside it: expected `transports: [\"https\"]`"
+                .into(),
         ));
     }
     if s.deadline_ms == 0 || s.timeout_ms == 0 {
@@ -329,12 +358,17 @@ fn transports_of_checks(s: &Scenario) -> Result<(), Problem> {
                     "`http_requests` checks need `transports: [\"https\"]` only".into(),
                 ));
             }
-            Rule::Wire(w) if w.on == WireStream::Canary && !s.server.uses_canary() => {
+            Rule::Wire(w)
+                if w.on == WireStream::Canary
+                    && !s.server.uses_canary()
+                    && s.network != crate::model::file::Network::Isolated =>
+            {
                 return Err((
                     format!("{at}.on"),
                     format!(
                         "a `canary` check needs a server script that names the canary: \
-                         expected {:?} in some string of `server` (or its fixtures)",
+                         expected {:?} in some string of `server` (or its fixtures), or \
+                         `\"network\": \"isolated\"` (whose canaries are the namespace's)",
                         crate::model::canary::PLACEHOLDER
                     ),
                 ));

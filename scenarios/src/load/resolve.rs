@@ -131,6 +131,7 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         shutdown_grace_ms: file.shutdown_grace_ms,
         deadline_ms: file.deadline_ms,
         bearer_token: file.bearer_token,
+        network: file.network,
         official_scenario: file.official_scenario.clone(),
         needs: file.needs.clone(),
         server,

@@ -133,6 +133,21 @@ pub struct CaseFile {
     /// right token came, never the token.
     #[serde(default, skip_serializing_if = "is_false")]
     pub bearer_token: bool,
+    /// Where the client's network is. `host` (the default): the runner's own. `isolated`: the
+    /// trial runs the client inside a network namespace the runner makes for it (https only),
+    /// where private (10.0.0.1, 172.16.0.1, 192.168.0.1), loopback-alias (127.0.0.2),
+    /// link-local (169.254.1.1), cloud-metadata (169.254.169.254) and IPv6 ULA (fd00::1)
+    /// addresses exist only as aliases on the namespace's own loopback, each with a canary
+    /// listener on ports 80 and 443 that a wire check `on: "canary"` sees (`{"connected": true,
+    /// "address": "10.0.0.1:443"}`), and the HTTPS fake listens on port 443 of `localhost` and
+    /// of 203.0.113.10 (a public-looking address) there. Names resolve through a DNS fake
+    /// there (`/etc/hosts` is kept): `public.test` is 203.0.113.10, `private.test` 10.0.0.1,
+    /// `metadata.test` 169.254.169.254, and `rebind.test` is 203.0.113.10 the first time it is
+    /// asked for and 169.254.169.254 from then on (DNS rebinding); the run's certificate is
+    /// valid for all four. Where the runner cannot make a namespace (no privilege), the trial
+    /// is graded `unimplemented` with that reason and the client is never run outside one.
+    #[serde(default, skip_serializing_if = "is_default_network")]
+    pub network: Network,
     /// The official conformance suite's scenario with the same meaning (e.g. `initialize`,
     /// `tools_call`); clients get it as `MCP_CONFORMANCE_SCENARIO`, so the suite's existing
     /// conformance clients run this case unmodified. When such a client prints no outcome
@@ -166,6 +181,21 @@ pub struct CaseFile {
     /// How the stdio server process must have been shut down (stdio-only cases).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lifecycle: Vec<LifecycleCheck>,
+}
+
+/// Where a trial's client runs, network-wise (see [`CaseFile::network`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Network {
+    /// The runner's own network (loopback fakes).
+    #[default]
+    Host,
+    /// A network namespace made for the trial, with canary aliases and a DNS fake.
+    Isolated,
+}
+
+fn is_default_network(n: &Network) -> bool {
+    *n == Network::Host
 }
 
 /// One plan step, with what it must report. Either an op without arguments as a string

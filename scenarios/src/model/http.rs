@@ -183,8 +183,9 @@ pub struct HttpReply {
     pub cut_after_events: Option<u32>,
 }
 
-/// A redirect answering a request. Its targets use the reserved `.invalid` name, which never
-/// resolves: a client that follows gets nowhere, and nothing leaves the machine.
+/// A redirect answering a request. Its named targets use the reserved `.invalid` name, which
+/// never resolves: a client that follows gets nowhere, and nothing leaves the machine; a URL
+/// target is for isolated cases, whose namespace has nowhere else to go.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Redirect {
@@ -195,7 +196,7 @@ pub struct Redirect {
 }
 
 /// Where a scripted redirect points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RedirectTarget {
     /// `http://mcp-harness.invalid:PORT/mcp`: a downgrade to plain HTTP on a remote host.
@@ -206,16 +207,21 @@ pub enum RedirectTarget {
     /// records what reaches it (role `as2`), so a client that follows shows whether it
     /// carried the token across. Elsewhere the same as `other_host`.
     OtherOrigin,
+    /// Any other text: this URL exactly, e.g. `https://169.254.169.254/latest/meta-data/`
+    /// (in a case with `"network": "isolated"`, whose canaries listen on those addresses).
+    #[serde(untagged)]
+    Url(String),
 }
 
 impl RedirectTarget {
     /// The `Location` value for a fake listening on `port`.
-    pub fn location(self, port: u16) -> String {
+    pub fn location(&self, port: u16) -> String {
         match self {
             RedirectTarget::PlainHttp => format!("http://mcp-harness.invalid:{port}/mcp"),
             RedirectTarget::OtherHost | RedirectTarget::OtherOrigin => {
                 format!("https://mcp-harness.invalid:{port}/mcp")
             }
+            RedirectTarget::Url(url) => url.clone(),
         }
     }
 }

@@ -348,9 +348,11 @@ impl HttpTransport {
         let (client, stream_client) = security::http_clients(&url, &http.ca_files, &seams)?;
         let auth = match (&http.auth, &http.bearer_token) {
             (Some(auth), _) => {
+                let policy =
+                    security::DestinationPolicy::new(&url, &http.local_origins).with_defects(seams);
                 let net = crate::auth::Net {
-                    client: security::auth_client(&http.ca_files, &seams)?,
-                    policy: security::DestinationPolicy::new(&url, &http.local_origins),
+                    client: security::auth_client(&http.ca_files, &seams, &policy)?,
+                    policy,
                     seams,
                     timeout: options.request_timeout,
                     protocol_version: HeaderValue::from_str(&options.protocol_version).ok(),

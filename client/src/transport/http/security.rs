@@ -16,6 +16,15 @@
 //!   a GET and lose the message) is not followed: it is reported as `http_status`. Proxies from
 //!   the environment are not used either.
 
+mod destination;
+
+pub(crate) use destination::resolve_and_judge;
+// The entry points of the authorization side's discovery (`crate::auth`), which judges every
+// URL it discovers with `check_discovered_url` and fetches through `auth_client`, whose
+// resolver is the policy's; public at the crate root for other callers that fetch URLs a
+// server names.
+pub use destination::{DestinationPolicy, GuardedResolver, check_discovered_url, is_internal};
+
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -119,7 +128,7 @@ pub(super) fn http_clients(
     seams: &Defects,
 ) -> Result<(reqwest::Client, reqwest::Client), Error> {
     let tls = tls_config(url, ca_files)?;
-    let client = || build_client(&tls, seams.redirects(redirect_policy()));
+    let client = || build_client(&tls, redirects(seams), None);
     Ok((client()?, client()?))
 }
 
@@ -144,27 +153,43 @@ fn tls_config(url: &Url, ca_files: &[PathBuf]) -> Result<rustls::ClientConfig, E
     Ok(tls)
 }
 
-/// An HTTP/1.1 client with `tls`, `redirect`, and no proxy.
+/// The redirect policy with the seams' defects applied.
+fn redirects(seams: &Defects) -> reqwest::redirect::Policy {
+    seams.ssrf_redirects(seams.redirects(redirect_policy()))
+}
+
+/// An HTTP/1.1 client with `tls`, `redirect`, no proxy, and `policy`'s resolver if given.
 fn build_client(
     tls: &rustls::ClientConfig,
     redirect: reqwest::redirect::Policy,
+    policy: Option<&DestinationPolicy>,
 ) -> Result<reqwest::Client, Error> {
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls.clone())
         .redirect(redirect)
         .no_proxy()
-        .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
+        .user_agent(concat!("mcp-harness-client/", env!("CARGO_PKG_VERSION")));
+    match policy {
+        Some(policy) => builder.dns_resolver(policy.resolver()),
+        None => builder,
+    }
+    .build()
+    .map_err(|e| Error::closed(format!("could not set up the HTTP client: {}", chain(&e))))
 }
 
 /// The client of the authorization side (`crate::auth`): https with the system roots plus
-/// `ca_files`, the same redirect policy as the MCP requests.
-pub(crate) fn auth_client(ca_files: &[PathBuf], seams: &Defects) -> Result<reqwest::Client, Error> {
+/// `ca_files`, the same redirect policy as the MCP requests, and `policy`'s resolver, so a
+/// discovered name connects only to addresses the policy passed (see `destination`).
+pub(crate) fn auth_client(
+    ca_files: &[PathBuf],
+    seams: &Defects,
+    policy: &DestinationPolicy,
+) -> Result<reqwest::Client, Error> {
     let https = Url::parse("https://localhost/").map_err(|e| Error::closed(e.to_string()))?;
     build_client(
         &tls_config(&https, ca_files)?,
-        seams.redirects(redirect_policy()),
+        redirects(seams),
+        Some(policy),
     )
 }
 
@@ -175,48 +200,8 @@ pub(crate) fn no_redirect_client(ca_files: &[PathBuf]) -> Result<reqwest::Client
     build_client(
         &tls_config(&https, ca_files)?,
         reqwest::redirect::Policy::none(),
+        None,
     )
-}
-
-/// Where URLs the client discovers (metadata, authorization server endpoints) may lead: the
-/// configured server's origin, origins the caller's local policy lists, and otherwise only
-/// public destinations. (The destination checks are helper NS's; until they land this is a
-/// minimal stand-in that judges the scheme and the listed origins only.)
-#[derive(Debug, Clone)]
-pub(crate) struct DestinationPolicy {
-    /// The configured MCP server's origin (always allowed).
-    server: String,
-    /// The caller's local policy: origins allowed although they are local.
-    local_origins: Vec<String>,
-}
-
-impl DestinationPolicy {
-    /// The policy for the MCP server `server` with the caller's `local_origins`.
-    pub(crate) fn new(server: &Url, local_origins: &[String]) -> Self {
-        let origin = |text: &str| {
-            Url::parse(text)
-                .map(|u| u.origin().ascii_serialization())
-                .unwrap_or_else(|_| text.to_owned())
-        };
-        DestinationPolicy {
-            server: server.origin().ascii_serialization(),
-            local_origins: local_origins.iter().map(|o| origin(o)).collect(),
-        }
-    }
-}
-
-/// Judges a discovered URL before any connection to it (see [`DestinationPolicy`]); a
-/// refusal is `insecure_url`.
-pub(crate) fn check_discovered_url(url: &Url, policy: &DestinationPolicy) -> Result<(), Error> {
-    let origin = url.origin().ascii_serialization();
-    if url.scheme() == "https" || origin == policy.server || policy.local_origins.contains(&origin)
-    {
-        return Ok(());
-    }
-    Err(Error::new(
-        ErrorKind::InsecureUrl,
-        format!("refusing the discovered URL {url}: only https:// may be reached"),
-    ))
 }
 
 /// The system's roots. Unreadable system locations only shrink the set.
@@ -356,6 +341,9 @@ pub(crate) fn send_error(e: &reqwest::Error, what: &str) -> Error {
     if let Some(refused) = cause::<RedirectRefused>(e) {
         return Error::new(ErrorKind::InsecureUrl, format!("{what}: {refused}"));
     }
+    if let Some(refused) = cause::<destination::DestinationRefused>(e) {
+        return Error::new(ErrorKind::InsecureUrl, format!("{what}: {refused}"));
+    }
     match tls_cause(e) {
         Some(tls) => Error::new(
             ErrorKind::Tls,
@@ -452,6 +440,23 @@ mod tests {
         assert_eq!(tls_cause(&outer), Some(&unknown));
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         assert_eq!(tls_cause(&refused), None);
+    }
+
+    #[test]
+    fn a_name_resolving_only_to_internal_addresses_is_refused_as_insecure_url() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = Url::parse("https://example.invalid/mcp").unwrap();
+        let policy = DestinationPolicy::new(&server, &[]);
+        let client = auth_client(&[], &Defects::default(), &policy).unwrap();
+        let e = rt
+            .block_on(client.get("https://localhost:1/.well-known/x").send())
+            .unwrap_err();
+        let e = send_error(&e, "the metadata");
+        assert_eq!(e.kind, ErrorKind::InsecureUrl, "{}", e.message);
+        assert!(e.message.contains("localhost"), "{}", e.message);
     }
 
     #[test]

@@ -41,7 +41,10 @@ pub struct RawWireCheck {
     /// opened shows, as it was accepted, as `{"connected": true}`. Or `canary`: the
     /// connections the trial's canary listener received, each `{"connected": true,
     /// "request": <first line the client sent>}`, for a script that names `{{canary}}`
-    /// (the runner's loopback listener, written there as `http://127.0.0.1:PORT`). Or
+    /// (the runner's loopback listener, written there as `http://127.0.0.1:PORT`), and in a
+    /// case with `"network": "isolated"` the connections the namespace's canaries accepted,
+    /// each `{"connected": true, "address": "169.254.169.254:443", "request": "[TLS]"}`
+    /// (`request`: the first line of plain text, `[TLS]` for a TLS handshake). Or
     /// `client_output`: what the client printed, each stdout line and each line of the last
     /// 8 KiB of its stderr, as `{"stream": "stdout"|"stderr", "line": L}`.
     #[serde(default, skip_serializing_if = "is_messages")]
