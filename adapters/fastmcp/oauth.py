@@ -2,8 +2,9 @@
 
 fastmcp's `OAuth` is the MCP SDK's `OAuthClientProvider` (discovery, registration, PKCE,
 `state`, `iss`, refresh, step-up are all the SDK's) plus fastmcp's own choices: its client
-metadata, a pre-registered client's record (`client_secret_post` when a secret is given, else
-`none`), its token store (in memory here: a fresh `MemoryStore` per trial), and its retry with
+metadata, a pre-registered client's record (the token endpoint method it is registered with,
+MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD, passed as fastmcp's `additional_client_metadata`; without
+it fastmcp's default, `client_secret_post` when a secret is given, else `none`), its token store (in memory here: a fresh `MemoryStore` per trial), and its retry with
 a fresh registration when the authorization endpoint refuses the client. Its user's part is a
 browser: `redirect_handler` GETs the authorization URL once as a pre-flight (400 means a stale
 client), then opens a browser; `callback_handler` serves the redirect URI on a local port and
@@ -56,6 +57,7 @@ class HeadlessOAuth(OAuth):
             client_metadata_url=auth.client_metadata_url,
             client_id=auth.client_id,
             client_secret=auth.client_secret,
+            additional_client_metadata={"token_endpoint_auth_method": auth.client_auth_method} if auth.client_auth_method else None,
         )
 
     async def redirect_handler(self, authorization_url: str) -> None:

@@ -11,9 +11,10 @@ supplies:
 - a token storage, in memory for the trial (`MemoryTokenStorage`), that hands every token and
   client secret it is given to the kit's redaction;
 - a pre-registered client, when the harness gives an id (and secret): the SDK's way to use one
-  is a client record in the storage before the flow starts. The harness does not say how the
-  client authenticates at the token endpoint, so the record uses RFC 7591's default for a
-  client with a secret, `client_secret_basic`, and `none` without one;
+  is a client record in the storage before the flow starts, with the token endpoint method the
+  client is registered with (MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD; the SDK does not choose one
+  from the server's metadata, so its user states it); without the variable, RFC 7591's default
+  for a client with a secret, `client_secret_basic`, and `none` without one;
 - the CIMD URL as `client_metadata_url` (the SDK uses it where the server advertises
   `client_id_metadata_document_supported`);
 - the redirect handler: the kit's headless step (GET the authorization URL with the run's CA,
@@ -123,7 +124,7 @@ def make_provider(config: Config) -> OAuthClientProvider | None:
             client_id=auth.client_id,
             client_secret=auth.client_secret,
             redirect_uris=[auth.redirect_uri],
-            token_endpoint_auth_method="client_secret_basic" if auth.client_secret else "none",
+            token_endpoint_auth_method=auth.client_auth_method or ("client_secret_basic" if auth.client_secret else "none"),
         )
     metadata = OAuthClientMetadata(
         client_name="mcp-harness python adapter",

@@ -344,8 +344,14 @@ class Connection {
 class HarnessOAuthProvider {
   constructor(env) {
     this.env = env;
-    const { clientId, clientSecret, clientMetadataUrl } = env.auth;
-    if (clientId) this._clientInformation = clientSecret ? { client_id: clientId, client_secret: clientSecret } : { client_id: clientId };
+    const { clientId, clientSecret, clientMetadataUrl, clientAuthMethod } = env.auth;
+    if (clientId) {
+      // A pre-registered client, as registered (its token endpoint method when the harness
+      // names it; the SDK otherwise picks one from the server's metadata).
+      this._clientInformation = { client_id: clientId };
+      if (clientSecret) this._clientInformation.client_secret = clientSecret;
+      if (clientAuthMethod) this._clientInformation.token_endpoint_auth_method = clientAuthMethod;
+    }
     if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
     /** The Location of the last headless authorization, until the adapter uses it. */
     this.location = undefined;

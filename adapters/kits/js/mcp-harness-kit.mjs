@@ -232,9 +232,14 @@ export class EnvError extends Error {}
  * @property {string} [clientId] a pre-registered client id
  * @property {string} [clientSecret] its secret (registered with the kit's redaction)
  * @property {string} [clientMetadataUrl] the client's metadata document URL (CIMD)
+ * @property {'client_secret_basic'|'client_secret_post'|'none'} [clientAuthMethod] how the
+ *   pre-registered client authenticates at the token endpoint, as registered
  */
 
-const AUTH_VARS = ['MCP_HARNESS_AUTH_CLIENT_ID', 'MCP_HARNESS_AUTH_CLIENT_SECRET', 'MCP_HARNESS_AUTH_CLIENT_METADATA_URL'];
+/** The token endpoint authentication methods a pre-registered client may be registered with. */
+export const CLIENT_AUTH_METHODS = Object.freeze(['client_secret_basic', 'client_secret_post', 'none']);
+
+const AUTH_VARS = ['MCP_HARNESS_AUTH_CLIENT_ID', 'MCP_HARNESS_AUTH_CLIENT_SECRET', 'MCP_HARNESS_AUTH_CLIENT_METADATA_URL', 'MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD'];
 
 /**
  * The authorization variables, checked (undefined on a trial without authorization).
@@ -272,6 +277,12 @@ function readAuth(vars, bad) {
     auth.clientSecret = secret(vars.MCP_HARNESS_AUTH_CLIENT_SECRET);
   }
   if (clientMetadataUrl) auth.clientMetadataUrl = clientMetadataUrl;
+  const method = vars.MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD;
+  if (method) {
+    if (!CLIENT_AUTH_METHODS.includes(method)) bad('MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', method, CLIENT_AUTH_METHODS.join(', '));
+    if (!auth.clientId) bad('MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', method, 'to come with MCP_HARNESS_AUTH_CLIENT_ID');
+    auth.clientAuthMethod = method;
+  }
   return auth;
 }
 

@@ -136,6 +136,9 @@ class AuthConfig:
     client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
     client_metadata_url: str | None = None
+    #: How the pre-registered client authenticates at the token endpoint, as registered:
+    #: `client_secret_basic`, `client_secret_post` or `none` (MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD).
+    client_auth_method: str | None = None
 
 
 def _required(env: dict[str, str], name: str, expected: str) -> str:
@@ -172,12 +175,21 @@ def _absolute_url(env: dict[str, str], name: str, schemes: tuple[str, ...]) -> s
     return text
 
 
+#: The token endpoint authentication methods a pre-registered client may be registered with.
+CLIENT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+
+
 def read_auth(env: dict[str, str]) -> AuthConfig | None:
     """The authorization variables, checked; None on a trial without authorization."""
     redirect_uri = _absolute_url(env, "MCP_HARNESS_AUTH_REDIRECT_URI", ("http", "https"))
     client_id = env.get("MCP_HARNESS_AUTH_CLIENT_ID") or None
     client_secret = env.get("MCP_HARNESS_AUTH_CLIENT_SECRET") or None
     metadata_url = _absolute_url(env, "MCP_HARNESS_AUTH_CLIENT_METADATA_URL", ("https",))
+    method = env.get("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD") or None
+    if method is not None and method not in CLIENT_AUTH_METHODS:
+        raise EnvError(f"MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD is {method!r}; expected one of {', '.join(CLIENT_AUTH_METHODS)}")
+    if method is not None and client_id is None:
+        raise EnvError("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD is set without MCP_HARNESS_AUTH_CLIENT_ID; expected the method of a pre-registered client")
     if redirect_uri is None:
         extra = [n for n in ("MCP_HARNESS_AUTH_CLIENT_ID", "MCP_HARNESS_AUTH_CLIENT_SECRET", "MCP_HARNESS_AUTH_CLIENT_METADATA_URL") if env.get(n)]
         if extra:
@@ -187,7 +199,7 @@ def read_auth(env: dict[str, str]) -> AuthConfig | None:
         raise EnvError("MCP_HARNESS_AUTH_CLIENT_SECRET is set without MCP_HARNESS_AUTH_CLIENT_ID; expected the id with its secret")
     if client_secret is not None:
         secret(client_secret)
-    return AuthConfig(redirect_uri, client_id, client_secret, metadata_url)
+    return AuthConfig(redirect_uri, client_id, client_secret, metadata_url, method)
 
 
 def read_local_origins(env: dict[str, str]) -> tuple[str, ...]:

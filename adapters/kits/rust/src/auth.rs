@@ -27,7 +27,13 @@ pub struct AuthConfig {
     pub client_secret: Option<String>,
     /// `MCP_HARNESS_AUTH_CLIENT_METADATA_URL`: the client's metadata document URL (CIMD).
     pub client_metadata_url: Option<String>,
+    /// `MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD`: how the pre-registered client authenticates at
+    /// the token endpoint, as registered (one of [`CLIENT_AUTH_METHODS`]).
+    pub client_auth_method: Option<String>,
 }
+
+/// The token endpoint authentication methods a pre-registered client may be registered with.
+pub const CLIENT_AUTH_METHODS: [&str; 3] = ["client_secret_basic", "client_secret_post", "none"];
 
 impl fmt::Debug for AuthConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -39,6 +45,7 @@ impl fmt::Debug for AuthConfig {
                 &self.client_secret.as_ref().map(|_| "[secret]"),
             )
             .field("client_metadata_url", &self.client_metadata_url)
+            .field("client_auth_method", &self.client_auth_method)
             .finish()
     }
 }
@@ -80,6 +87,24 @@ pub(crate) fn read_auth(
         absolute_url(var, "MCP_HARNESS_AUTH_CLIENT_METADATA_URL", &["https"])?;
     let client_id = var("MCP_HARNESS_AUTH_CLIENT_ID");
     let client_secret = var("MCP_HARNESS_AUTH_CLIENT_SECRET");
+    let client_auth_method = var("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD");
+    if let Some(method) = &client_auth_method {
+        if !CLIENT_AUTH_METHODS.contains(&method.as_str()) {
+            return Err(EnvError {
+                variable: "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
+                problem: format!(
+                    "expected one of {}, got {method:?}",
+                    CLIENT_AUTH_METHODS.join(", ")
+                ),
+            });
+        }
+        if client_id.is_none() {
+            return Err(EnvError {
+                variable: "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
+                problem: "is set without MCP_HARNESS_AUTH_CLIENT_ID (expected the method of a pre-registered client)".into(),
+            });
+        }
+    }
     let Some(redirect_uri) = redirect_uri else {
         let extra = [
             ("MCP_HARNESS_AUTH_CLIENT_ID", client_id.is_some()),
@@ -112,6 +137,7 @@ pub(crate) fn read_auth(
         client_id,
         client_secret,
         client_metadata_url,
+        client_auth_method,
     }))
 }
 
@@ -339,10 +365,12 @@ mod tests {
                 "MCP_HARNESS_AUTH_CLIENT_METADATA_URL",
                 "https://localhost:2/client.json",
             ),
+            ("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD", "none"),
         ]))
         .unwrap()
         .unwrap();
         assert_eq!(auth.client_id.as_deref(), Some("pre"));
+        assert_eq!(auth.client_auth_method.as_deref(), Some("none"));
         assert!(!format!("{auth:?}").contains("client-s3cret"));
         assert_eq!(redact_registered("is client-s3cret"), "is [secret]");
         let origins = vars(&[(
@@ -376,6 +404,14 @@ mod tests {
             (
                 &[("MCP_HARNESS_AUTH_CLIENT_ID", "orphan")],
                 "MCP_HARNESS_AUTH_CLIENT_ID",
+            ),
+            (
+                &[
+                    REDIRECT,
+                    ("MCP_HARNESS_AUTH_CLIENT_ID", "pre"),
+                    ("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD", "private_key_jwt"),
+                ],
+                "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
             ),
         ];
         for (pairs, variable) in cases {

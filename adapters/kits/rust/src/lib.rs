@@ -40,7 +40,7 @@ use serde_json::{Map, Value, json};
 pub use answers::{Answer, declared_capabilities};
 #[cfg(feature = "auth")]
 pub use auth::headless_authorize;
-pub use auth::{AuthConfig, authorization_redirect, callback_params, secret};
+pub use auth::{AuthConfig, CLIENT_AUTH_METHODS, authorization_redirect, callback_params, secret};
 pub use bytes::{decode_base64, sha256_hex};
 pub use content::{
     content_as_seen, contents_as_seen, resource_contents_as_seen, texts, tool_result,
