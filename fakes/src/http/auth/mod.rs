@@ -140,7 +140,10 @@ impl Auth {
             vars.push(("MCP_HARNESS_AUTH_CLIENT_ID", PRE_REGISTERED_ID.to_owned()));
             // How the client is registered to authenticate at the token endpoint: a user of a
             // pre-registered client knows it, and some libraries must be told (CLIENTS.md).
-            vars.push(("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD", method.as_str().to_owned()));
+            vars.push((
+                "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
+                method.as_str().to_owned(),
+            ));
             let state = self.state();
             if let Some(secret) = state.clients.first().and_then(|c| c.secret.clone()) {
                 vars.push(("MCP_HARNESS_AUTH_CLIENT_SECRET", secret));
