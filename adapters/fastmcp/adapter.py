@@ -27,6 +27,8 @@ What fastmcp does, as the adapter meets it (the baseline's reasons give the cons
 - Over HTTP fastmcp turns HTTP failures into JSON-RPC errors of its own making; the status is
   read from a response hook on the httpx client that fastmcp's public `httpx_client_factory`
   builds, so `http_status` names the real status, never an invented code.
+- Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set) use fastmcp's own OAuth helper with
+  its browser and callback page replaced by the kit's headless step (oauth.py).
 """
 
 from __future__ import annotations

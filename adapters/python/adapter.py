@@ -47,6 +47,10 @@ and runs every SDK call for it; the plan loop hands it one step at a time and wa
 answer. When the transport fails, the owner gets the failure out of its `async with` and answers
 the step it was running with it; later steps are answered `transport_closed`.
 
+Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set) give the streamable HTTP transport's
+httpx2 client the SDK's own OAuth provider; oauth.py says how it is configured and what the
+adapter does in the user's place (the headless step), and nothing more.
+
 The contract's plumbing (the environment, the step loop and each step's fields, outcome lines,
 stdout, the token, content as seen, the listing loop) is the Python adapter kit's,
 adapters/kits/python/mcp_harness_kit.py; this file is the SDK's side of each step.
