@@ -71,7 +71,7 @@ mod session;
 mod tools;
 mod transport;
 
-pub use auth::{AuthOptions, AuthStore, PreRegistered, Secret, UserAgent};
+pub use auth::{AuthOptions, AuthStore, PreRegistered, Secret, TokenEndpointAuthMethod, UserAgent};
 pub use client::Client;
 #[doc(hidden)]
 pub use defects::Defects;

@@ -621,6 +621,41 @@ mod tests {
     }
 
     #[test]
+    fn an_auth_case_is_https_only_and_must_make_sense() {
+        let dir = temp_dir("auth");
+        let auth = |server: &str, transports: &str| {
+            MINIMAL.replace(
+                r#""plan""#,
+                &format!(r#""transports": {transports}, "server": {{"auth": {server}}}, "plan""#),
+            )
+        };
+        let both = auth("{}", r#"["stdio", "https"]"#);
+        let err = load_case(&dir, &write(&dir, "auth-stdio.json", &both)).unwrap_err();
+        assert_eq!(err.location, "transports");
+        assert!(err.to_string().contains("HTTPS only"), "{err}");
+        let custom = auth(
+            r#"{"prm": {"at": "custom", "in_challenge": false}}"#,
+            r#"["https"]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "auth-custom.json", &custom)).unwrap_err();
+        assert_eq!(err.location, "server.auth");
+        assert!(err.to_string().contains("in_challenge"), "{err}");
+        let append = auth(r#"{"metadata": {"at": ["openid_append"]}}"#, r#"["https"]"#);
+        let err = load_case(&dir, &write(&dir, "auth-append.json", &append)).unwrap_err();
+        assert!(err.to_string().contains("issuer.path"), "{err}");
+        let typo = auth(r#"{"authorise": ["approve"]}"#, r#"["https"]"#);
+        let err = load_case(&dir, &write(&dir, "auth-typo.json", &typo)).unwrap_err();
+        assert!(err.to_string().contains("authorise"), "{err}");
+        let ok = auth(r#"{"authorize": ["deny", "approve"]}"#, r#"["https"]"#);
+        let case = load_case(&dir, &write(&dir, "auth-ok.json", &ok)).unwrap();
+        let script = case.scenario.server.auth.unwrap();
+        assert_eq!(
+            script.attempt(5),
+            crate::model::auth::AuthorizeAttempt::Approve
+        );
+    }
+
+    #[test]
     fn an_unknown_field_names_line_column_and_path() {
         let dir = temp_dir("field");
         let text = MINIMAL.replace(r#""check": "c","#, r#""check": "c", "chek": 1,"#);

@@ -6,6 +6,7 @@
 //! files, so write these docs for case authors.
 
 pub mod auth;
+pub mod auth_ssrf;
 pub mod canary;
 pub mod catalogue;
 pub mod check;

@@ -51,6 +51,8 @@ pub(crate) struct ServerMetadata {
     pub(crate) iss_supported: bool,
     /// `token_endpoint_auth_methods_supported`, when present.
     pub(crate) token_auth_methods: Option<Vec<String>>,
+    /// `scopes_supported` lists `offline_access` (a refresh token may be asked for).
+    pub(crate) offline_access: bool,
     /// Built from the 2025-03-26 defaults: there was no document to check PKCE support in.
     pub(crate) defaults: bool,
 }
@@ -245,6 +247,7 @@ pub(crate) async fn legacy_server_metadata(
         cimd_supported: false,
         iss_supported: false,
         token_auth_methods: None,
+        offline_access: false,
         defaults: true,
     })
 }
@@ -289,6 +292,8 @@ fn validate_server_metadata(
         iss_supported: doc.get("authorization_response_iss_parameter_supported")
             == Some(&Value::Bool(true)),
         token_auth_methods: strings(doc, "token_endpoint_auth_methods_supported"),
+        offline_access: strings(doc, "scopes_supported")
+            .is_some_and(|s| s.iter().any(|s| s == "offline_access")),
         defaults: false,
     })
 }

@@ -361,6 +361,7 @@ mod tests {
             cimd_supported: false,
             iss_supported,
             token_auth_methods: None,
+            offline_access: false,
             defaults: false,
         }
     }

@@ -12,7 +12,9 @@
 //!
 //! Credentials obtained by registration are kept keyed by the authorization server's
 //! `issuer` (draft "Authorization Server Binding"), so a client never presents one server's
-//! client id to another, and re-registers when the server changes.
+//! client id to another, and re-registers when the server changes. The caller's pre-registered
+//! credentials belong to the first server they are used with (the caller does not name it):
+//! after a change of server they are not presented there.
 
 use reqwest::Url;
 use serde_json::{Value, json};
@@ -22,9 +24,9 @@ use super::net::{Net, failed};
 use super::{AuthOptions, Secret};
 use crate::error::Error;
 
-/// How the client authenticates at the token endpoint.
+/// How the client authenticates at the token endpoint (`token_endpoint_auth_method`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Method {
+pub enum Method {
     /// `client_secret_basic`.
     Basic,
     /// `client_secret_post`.
@@ -34,7 +36,9 @@ pub(crate) enum Method {
 }
 
 impl Method {
-    fn parse(text: &str) -> Option<Method> {
+    /// The method by its registered name (`client_secret_basic`, `client_secret_post`,
+    /// `none`); `None` for any other.
+    pub fn from_name(text: &str) -> Option<Method> {
         match text {
             "client_secret_basic" => Some(Method::Basic),
             "client_secret_post" => Some(Method::Post),
@@ -98,13 +102,23 @@ pub(crate) async fn credentials(
 ) -> Result<Credentials, Error> {
     let seams = &net.seams;
     let dcr_first = seams.auth_prefers_dcr() && meta.registration_endpoint.is_some();
+    let by_issuer = seams.auth_credentials_by_issuer();
     if !dcr_first {
-        if let Some(pre) = &options.client {
+        let pre = options
+            .client
+            .as_ref()
+            .filter(|_| options.store.pre_registered_for(issuer, by_issuer));
+        if let Some(pre) = pre {
             let supported = meta.token_auth_methods.as_deref();
+            // The method the client is registered with, when the caller knows it; else the
+            // best the server's metadata allows.
+            let method = pre
+                .auth_method
+                .unwrap_or_else(|| choose_method(supported, pre.client_secret.is_some()));
             return Ok(Credentials {
                 client_id: pre.client_id.clone(),
                 secret: pre.client_secret.clone(),
-                method: choose_method(supported, pre.client_secret.is_some()),
+                method,
             });
         }
         if let Some(url) = options
@@ -118,12 +132,18 @@ pub(crate) async fn credentials(
                 method: Method::None,
             });
         }
-        let by_issuer = seams.auth_credentials_by_issuer();
         if let Some(known) = options.store.client(issuer, by_issuer) {
             return Ok(known);
         }
     }
     let Some(endpoint) = &meta.registration_endpoint else {
+        if options.client.is_some() {
+            return Err(failed(format!(
+                "the authorization server is now {issuer}, not the one the pre-registered client \
+                 was used with; its credentials are not presented to another server, and this \
+                 one offers no client metadata document support and no registration_endpoint"
+            )));
+        }
         return Err(failed(format!(
             "no way to obtain a client id for the authorization server {issuer}: no \
              pre-registered client, no client metadata document it accepts \
@@ -197,7 +217,7 @@ async fn register(
     let method = doc
         .get("token_endpoint_auth_method")
         .and_then(Value::as_str)
-        .and_then(Method::parse)
+        .and_then(Method::from_name)
         .unwrap_or_else(|| choose_method(supported, secret.is_some()));
     Ok(Credentials {
         client_id: client_id.to_owned(),

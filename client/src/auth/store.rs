@@ -42,6 +42,8 @@ impl Tokens {
 struct Inner {
     tokens: HashMap<String, Tokens>,
     clients: HashMap<String, Credentials>,
+    /// The issuer the caller's pre-registered credentials were first used with.
+    pre_registered_issuer: Option<String>,
 }
 
 /// Tokens by resource and client credentials by issuer (see the module doc).
@@ -75,6 +77,18 @@ impl AuthStore {
         }
     }
 
+    /// Whether the caller's pre-registered credentials may be used with `issuer`: they belong
+    /// to the first authorization server they were used with (the caller does not say which
+    /// one it registered with), so another one never sees them. With `by_issuer` false (a
+    /// defect), any.
+    pub(crate) fn pre_registered_for(&self, issuer: &str, by_issuer: bool) -> bool {
+        let mut inner = self.lock();
+        let bound = inner
+            .pre_registered_issuer
+            .get_or_insert_with(|| issuer.to_owned());
+        !by_issuer || bound == issuer
+    }
+
     pub(crate) fn keep_client(&self, issuer: &str, credentials: Credentials) {
         self.lock().clients.insert(issuer.to_owned(), credentials);
     }
@@ -97,3 +111,39 @@ impl PartialEq for AuthStore {
 }
 
 impl Eq for AuthStore {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::registration::Method;
+
+    fn creds(id: &str) -> Credentials {
+        Credentials {
+            client_id: id.into(),
+            secret: Some(Secret::new("cl-s3cret")),
+            method: Method::Basic,
+        }
+    }
+
+    #[test]
+    fn credentials_are_keyed_by_issuer() {
+        let store = AuthStore::default();
+        store.keep_client("https://as1", creds("one"));
+        assert_eq!(store.client("https://as1", true), Some(creds("one")));
+        assert_eq!(store.client("https://as2", true), None);
+        // The defect finds any server's credentials.
+        assert_eq!(store.client("https://as2", false), Some(creds("one")));
+        // Pre-registered credentials belong to the first server they meet.
+        assert!(store.pre_registered_for("https://as1", true));
+        assert!(store.pre_registered_for("https://as1", true));
+        assert!(!store.pre_registered_for("https://as2", true));
+        assert!(store.pre_registered_for("https://as2", false));
+        let shown = format!("{store:?}");
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("one"),
+            "{shown}"
+        );
+        assert_eq!(store, store.clone());
+        assert_ne!(store, AuthStore::default());
+    }
+}

@@ -134,6 +134,41 @@ impl Defects {
         self.auth.token_to_any_origin
     }
 
+    /// The MCP client's redirect policy; correct: `policy`. Under `auth-token-to-any-origin`
+    /// no redirect is followed by the HTTP library (which would drop the token on another
+    /// origin): [`Defects::auth_redirect_with_token`] follows it with the token instead.
+    pub(crate) fn auth_redirects(
+        &self,
+        policy: reqwest::redirect::Policy,
+    ) -> reqwest::redirect::Policy {
+        match self.auth.token_to_any_origin {
+            true => reqwest::redirect::Policy::none(),
+            false => policy,
+        }
+    }
+
+    /// Where an MCP request that carried a token is sent again, token included, after a
+    /// redirect answered it; correct: nowhere (redirects are the redirect policy's, and the
+    /// token never leaves the server's origin).
+    pub(crate) fn auth_redirect_with_token(
+        &self,
+        status: u16,
+        location: Option<&str>,
+        from: &Url,
+    ) -> Option<Url> {
+        if !self.auth.token_to_any_origin || !(300..400).contains(&status) {
+            return None;
+        }
+        from.join(location?).ok()
+    }
+
+    /// Whether a discovered URL skips the destination policy; correct: never. Under
+    /// `auth-allow-http`, an `http://` URL does (a client that accepts plain HTTP endpoints
+    /// checks nothing about them).
+    pub(crate) fn auth_skips_destination_check(&self, url: &Url) -> bool {
+        self.auth.allow_http && url.scheme() == "http"
+    }
+
     /// Adds the token to an MCP request's URL; correct: the URL unchanged.
     pub(crate) fn auth_token_in_url(&self, url: &mut Url, token: &Secret) {
         if self.auth.token_in_url {
@@ -274,6 +309,11 @@ mod tests {
         let http = Url::parse("http://127.0.0.1/x").unwrap();
         assert!(!d.auth_scheme_allowed(false, &http));
         assert!(!d.auth_token_to_any_origin());
+        assert!(
+            d.auth_redirect_with_token(307, Some("https://b/x"), &http)
+                .is_none()
+        );
+        assert!(!d.auth_skips_destination_check(&http));
         let mut url = Url::parse("https://h/mcp").unwrap();
         d.auth_token_in_url(&mut url, &Secret::new("t"));
         assert_eq!(url.as_str(), "https://h/mcp");
@@ -306,6 +346,14 @@ mod tests {
         };
         let http = Url::parse("http://127.0.0.1/x").unwrap();
         assert!(on("auth-allow-http").auth_scheme_allowed(false, &http));
+        assert!(on("auth-allow-http").auth_skips_destination_check(&http));
+        let any = on("auth-token-to-any-origin");
+        let to = any.auth_redirect_with_token(307, Some("https://b/x"), &http);
+        assert_eq!(to.unwrap().as_str(), "https://b/x");
+        assert!(
+            any.auth_redirect_with_token(200, Some("https://b/x"), &http)
+                .is_none()
+        );
         let mut url = Url::parse("https://h/mcp").unwrap();
         on("auth-token-in-url").auth_token_in_url(&mut url, &Secret::new("t"));
         assert_eq!(url.as_str(), "https://h/mcp?access_token=t");

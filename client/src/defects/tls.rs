@@ -25,7 +25,7 @@ impl Defects {
     pub(crate) fn redirects(&self, policy: Policy) -> Policy {
         match self.follow_redirects {
             true => Policy::limited(10),
-            false => policy,
+            false => self.auth_redirects(policy),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::headless::Headless;
-use crate::auth::{AuthOptions, PreRegistered, Secret};
+use crate::auth::{AuthOptions, PreRegistered, Secret, TokenEndpointAuthMethod};
 use crate::defects::Defects;
 use crate::era::{DEFAULT_LEGACY_FALLBACK_VERSION, Era};
 use crate::options::{
@@ -207,6 +207,15 @@ fn auth_options(
              http://127.0.0.1:8000/callback"
         ));
     }
+    let auth_method = match set("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD") {
+        None => None,
+        Some(name) => Some(TokenEndpointAuthMethod::from_name(&name).ok_or_else(|| {
+            format!(
+                "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD is {name:?}; expected client_secret_basic, \
+                 client_secret_post or none"
+            )
+        })?),
+    };
     let client = match (
         set("MCP_HARNESS_AUTH_CLIENT_ID"),
         set("MCP_HARNESS_AUTH_CLIENT_SECRET"),
@@ -214,10 +223,16 @@ fn auth_options(
         (Some(client_id), secret) => Some(PreRegistered {
             client_id,
             client_secret: secret.map(Secret::new),
+            auth_method,
         }),
         (None, Some(_)) => {
             return Err("MCP_HARNESS_AUTH_CLIENT_SECRET is set without \
                         MCP_HARNESS_AUTH_CLIENT_ID; expected both or neither"
+                .into());
+        }
+        (None, None) if auth_method.is_some() => {
+            return Err("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD is set without \
+                        MCP_HARNESS_AUTH_CLIENT_ID; it says how that client authenticates"
                 .into());
         }
         (None, None) => None,
@@ -372,6 +387,72 @@ mod tests {
         assert_eq!(c.http.ca_files, [std::path::PathBuf::from("/tmp/ca.pem")]);
         assert_eq!(c.http.bearer_token, Some(BearerToken::new("tok-123")));
         assert!(!format!("{c:?}").contains("tok-123"));
+    }
+
+    #[test]
+    fn the_auth_variables_make_an_oauth_client() {
+        let http = [
+            ("MCP_HARNESS_TRANSPORT", Some("http")),
+            ("MCP_HARNESS_SERVER_URL", Some("https://localhost:2/mcp")),
+        ];
+        let c = parse_with(&[], &env_with(&http)).unwrap();
+        assert!(c.http.auth.is_none() && c.http.local_origins.is_empty());
+        let mut vars = http.to_vec();
+        vars.extend([
+            (
+                "MCP_HARNESS_AUTH_REDIRECT_URI",
+                Some("http://127.0.0.1:9/callback"),
+            ),
+            ("MCP_HARNESS_AUTH_CLIENT_ID", Some("cid")),
+            ("MCP_HARNESS_AUTH_CLIENT_SECRET", Some("cl-s3cret")),
+            (
+                "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
+                Some("client_secret_post"),
+            ),
+            (
+                "MCP_HARNESS_AUTH_CLIENT_METADATA_URL",
+                Some("https://localhost:2/cimd.json"),
+            ),
+            (
+                "MCP_HARNESS_LOCAL_ORIGINS",
+                Some("https://localhost:2  https://localhost:3"),
+            ),
+        ]);
+        let c = parse_with(&[], &env_with(&vars)).unwrap();
+        let auth = c.http.auth.as_ref().unwrap();
+        assert_eq!(auth.redirect_uri, "http://127.0.0.1:9/callback");
+        let client = auth.client.as_ref().unwrap();
+        assert_eq!(client.client_id, "cid");
+        assert_eq!(client.client_secret, Some(Secret::new("cl-s3cret")));
+        assert_eq!(client.auth_method, Some(TokenEndpointAuthMethod::Post));
+        assert_eq!(
+            auth.client_metadata_url.as_deref(),
+            Some("https://localhost:2/cimd.json")
+        );
+        assert_eq!(
+            c.http.local_origins,
+            ["https://localhost:2", "https://localhost:3"]
+        );
+        assert!(!format!("{c:?}").contains("s3cret"));
+        // A secret without an id, a redirect URI that is no URL and an unknown method are
+        // refused by name.
+        for (name, value) in [
+            ("MCP_HARNESS_AUTH_CLIENT_ID", None),
+            ("MCP_HARNESS_AUTH_REDIRECT_URI", Some("not a url")),
+            (
+                "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
+                Some("private_key_jwt"),
+            ),
+        ] {
+            let mut bad = vars.clone();
+            bad.push((name, value));
+            let err = parse_with(&[], &env_with(&bad)).unwrap_err();
+            let named = match name {
+                "MCP_HARNESS_AUTH_CLIENT_ID" => "MCP_HARNESS_AUTH_CLIENT_SECRET",
+                other => other,
+            };
+            assert!(err.contains(named), "{err}");
+        }
     }
 
     #[test]

@@ -73,3 +73,65 @@ impl UserAgent for Headless {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Answers one connection with `answer` and returns the authorization URL it served.
+    async fn serve(answer: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket.write_all(answer.as_bytes()).await;
+        });
+        format!("http://127.0.0.1:{port}/authorize?state=s")
+    }
+
+    fn agent() -> Headless {
+        Headless {
+            ca_files: Vec::new(),
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_location_of_a_redirect_is_handed_back_unfollowed() {
+        let url = serve(
+            "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/callback?code=c&state=s\r\n\
+             Content-Length: 0\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        let reached = agent().authorize(&url).await.unwrap();
+        assert_eq!(reached, "http://127.0.0.1:1/callback?code=c&state=s");
+        // A relative Location is resolved against the authorization URL.
+        let url = serve(
+            "HTTP/1.1 303 See Other\r\nLocation: /cb?error=access_denied\r\n\
+             Content-Length: 0\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        let reached = agent().authorize(&url).await.unwrap();
+        assert!(reached.ends_with("/cb?error=access_denied"), "{reached}");
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_is_not_a_redirect_fails_authorization() {
+        let url =
+            serve("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi").await;
+        let e = agent().authorize(&url).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::AuthFailed);
+        assert!(
+            e.message.contains("200") && !e.message.contains("state=s"),
+            "{}",
+            e.message
+        );
+        let url =
+            serve("HTTP/1.1 302 Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+        let e = agent().authorize(&url).await.unwrap_err();
+        assert!(e.message.contains("without a Location"), "{}", e.message);
+    }
+}

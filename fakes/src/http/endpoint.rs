@@ -272,7 +272,8 @@ impl Fake {
                 Some(Parsed::Single(message)) => Some(message),
                 _ => None,
             };
-            if let Some((status, header)) = auth.admit(&parts.headers, message) {
+            let post = parts.method == Method::POST;
+            if let Some((status, header)) = auth.admit(&parts.headers, post, message) {
                 return Verdict::Challenge { status, header };
             }
         }

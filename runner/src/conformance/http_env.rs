@@ -86,7 +86,7 @@ impl HttpEnv {
     /// Starts the fake for `case`, as [`HttpEnv::start_with_token`]; with `auth` (a case with
     /// `server.auth`), the fake plays its authorization side for a client registered with
     /// that redirect listener, and the client gets the authorization variables. With
-    /// `listeners` (a trial's network namespace: `localhost:443` first, then spare listeners
+    /// `listeners` (a trial's network namespace: `localhost:8443` first, then spare listeners
     /// on `127.0.0.1:0` for the authorization origins), the fake serves there.
     pub fn start_trial(
         &self,
@@ -98,9 +98,14 @@ impl HttpEnv {
     ) -> Result<HttpTrial<'_>, String> {
         let isolated = !listeners.is_empty();
         let endpoint = case.scenario.server.http.endpoint;
-        let token = run_token
-            .map(str::to_owned)
-            .or_else(|| case.scenario.bearer_token.then(secret_token));
+        // An authorization case's tokens come from its authorization server: a run-wide
+        // token (`--bearer-token`) is not handed to its client.
+        let token = match case.scenario.server.auth {
+            Some(_) => None,
+            None => run_token
+                .map(str::to_owned)
+                .or_else(|| case.scenario.bearer_token.then(secret_token)),
+        };
         let config = HttpFakeConfig {
             scenario: Arc::new(case.scenario.clone()),
             transcript: transcript.to_owned(),
@@ -121,8 +126,6 @@ impl HttpEnv {
         .map_err(|e| format!("cannot start the HTTPS fake: {e}"))?;
         let port = fake.addr.port();
         let url = match endpoint {
-            // Port 443 of the namespace's own loopback: origins without a port.
-            Endpoint::Trusted if isolated => "https://localhost/mcp".to_owned(),
             Endpoint::Trusted | Endpoint::UntrustedCa | Endpoint::WrongName => {
                 format!("https://localhost:{port}/mcp")
             }
@@ -144,7 +147,10 @@ impl HttpEnv {
             vars.extend(fake.auth_vars());
         } else if isolated {
             // The user's local policy: only the server itself (always allowed anyway).
-            vars.push(("MCP_HARNESS_LOCAL_ORIGINS", "https://localhost".to_owned()));
+            vars.push((
+                "MCP_HARNESS_LOCAL_ORIGINS",
+                format!("https://localhost:{port}"),
+            ));
         }
         Ok(HttpTrial {
             env: self,

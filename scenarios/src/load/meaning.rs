@@ -30,9 +30,22 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
     observes_traffic(s)
 }
 
-/// A redirect to a URL of the case's choosing only where the client's network is the
-/// trial's own namespace: on the host it could reach a real private or metadata address.
+/// A redirect to a URL of the case's choosing, or a discovered URL replaced by one, only where
+/// the client's network is the trial's own namespace: on the host it could reach a real
+/// private or metadata address.
 fn redirect_urls(s: &Scenario) -> Result<(), Problem> {
+    let isolated = s.network == crate::model::file::Network::Isolated;
+    let discovered = s
+        .server
+        .auth
+        .as_ref()
+        .and_then(|a| a.discovered_url.as_ref());
+    if discovered.is_some() && !isolated {
+        return Err((
+            "server.auth.discovered_url".into(),
+            "a discovered URL of the case's choosing needs `\"network\": \"isolated\"`".into(),
+        ));
+    }
     for (i, h) in s.server.handlers.iter().enumerate() {
         let to_url = h
             .http

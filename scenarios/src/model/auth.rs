@@ -62,7 +62,7 @@ pub struct AuthScript {
     /// asked for, and is answered 403 `insufficient_scope` until a token carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_up: Option<StepUp>,
-    /// Authorization server migration: after this many MCP requests authorized by the first
+    /// Authorization server migration: after this many MCP POST requests authorized by the first
     /// authorization server's tokens, PRM names a second one (its own origin, `as2`, with the
     /// same behaviour but its own registrations) and the first one's tokens are answered 401
     /// `invalid_token`; the first server then refuses refreshes (`invalid_grant`) and
@@ -71,6 +71,10 @@ pub struct AuthScript {
     /// issuer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrate_after_requests: Option<u32>,
+    /// SSRF cases: one discovered URL replaced by the case's (only with
+    /// `"network": "isolated"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discovered_url: Option<super::auth_ssrf::DiscoveredUrl>,
 }
 
 /// Where the MCP origin serves Protected Resource Metadata, and what it says.
@@ -327,6 +331,9 @@ pub enum AuthorizeAttempt {
     ApproveNormalizedIss,
     /// A code, but a `state` that is not the request's.
     WrongState,
+    /// A redirect with the request's `state` and a code `/token` refuses (`invalid_grant`):
+    /// one it never issued, as an expired or already used code would be.
+    WrongCode,
     /// `error=access_denied` (the user said no), with the request's `state`.
     Deny,
     /// `error=server_error` with an `error_description`, with the request's `state`.
@@ -340,8 +347,9 @@ pub struct TokenScript {
     /// `expires_in` of each access token, in seconds (default 3600).
     #[serde(default = "hour", skip_serializing_if = "is_hour")]
     pub expires_in: u64,
-    /// Each access token is accepted for this many MCP requests, then answered 401
-    /// `error="invalid_token"` (expiry made deterministic). Absent: never expires.
+    /// Each access token is accepted for this many MCP POST requests, then answered 401
+    /// `error="invalid_token"` (expiry made deterministic; GETs, whose timing races the
+    /// POSTs, do not count). Absent: never expires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_for_requests: Option<u32>,
     /// What happens with refresh tokens.

@@ -138,9 +138,9 @@ pub struct CaseFile {
     /// where private (10.0.0.1, 172.16.0.1, 192.168.0.1), loopback-alias (127.0.0.2),
     /// link-local (169.254.1.1), cloud-metadata (169.254.169.254) and IPv6 ULA (fd00::1)
     /// addresses exist only as aliases on the namespace's own loopback, each with a canary
-    /// listener on ports 80 and 443 that a wire check `on: "canary"` sees (`{"connected": true,
-    /// "address": "10.0.0.1:443"}`), and the HTTPS fake listens on port 443 of `localhost` and
-    /// of 203.0.113.10 (a public-looking address) there. Names resolve through a DNS fake
+    /// listener on ports 80, 443 and 8443 that a wire check `on: "canary"` sees
+    /// (`{"connected": true, "address": "10.0.0.1:443", …}`), and the HTTPS fake listens on
+    /// port 8443 of `localhost` and of 203.0.113.10 (a public-looking address) there. Names resolve through a DNS fake
     /// there (`/etc/hosts` is kept): `public.test` is 203.0.113.10, `private.test` 10.0.0.1,
     /// `metadata.test` 169.254.169.254, and `rebind.test` is 203.0.113.10 the first time it is
     /// asked for and 169.254.169.254 from then on (DNS rebinding); the run's certificate is

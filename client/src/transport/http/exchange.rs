@@ -35,6 +35,7 @@ use reqwest::{Response, StatusCode};
 use tokio::sync::oneshot;
 
 use super::{Busy, HEAD_START, Item, Shared, security};
+use crate::auth::Budget;
 use crate::defects::streams::AfterCut;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::Incoming;
@@ -301,7 +302,9 @@ impl Post<'_> {
                 .post(body.clone(), initialize)
                 .headers(mirror.clone())
         };
-        let sent = shared.send_authorized(&build, what).await;
+        let sent = shared
+            .send_authorized(&build, what, Budget::default())
+            .await;
         drop(begun);
         let (reply, session) = sent?;
         if shared.modern.load(std::sync::atomic::Ordering::Relaxed) && !reply.status().is_success()
@@ -352,14 +355,13 @@ async fn resume(shared: &Shared, id: i64, what: &str, cursor: &mut Cursor) -> Re
         }
     };
     cursor.events = 0;
-    let (reply, session) =
-        shared
-            .send_authorized(&build, &what)
-            .await
-            .map_err(|e| match e.kind {
-                ErrorKind::AuthFailed => Stop::Failed(e),
-                _ => Stop::Cut(e),
-            })?;
+    let (reply, session) = shared
+        .send_authorized(&build, &what, Budget::default())
+        .await
+        .map_err(|e| match e.kind {
+            ErrorKind::AuthFailed => Stop::Failed(e),
+            _ => Stop::Cut(e),
+        })?;
     shared.check_status(reply.status(), session.as_ref(), &what)?;
     if body_kind(reply.headers()) != Body::EventStream {
         return Err(Error::closed(format!("{what} was not answered with an event stream")).into());
@@ -439,7 +441,7 @@ fn stream_error(e: SseError<reqwest::Error>, what: &str) -> Error {
 pub(super) async fn post_message(shared: &Shared, body: String) {
     let what = "a notification or reply POST";
     let build = || shared.post(body.clone(), false);
-    let sent = shared.send_authorized(&build, what);
+    let sent = shared.send_authorized(&build, what, Budget::default());
     let outcome = match tokio::time::timeout(shared.request_timeout, sent).await {
         Ok(Ok((reply, session))) => shared.check_status(reply.status(), session.as_ref(), what),
         Ok(Err(e)) => Err(e),
@@ -454,7 +456,7 @@ pub(super) async fn post_message(shared: &Shared, body: String) {
 pub(super) async fn delete_session(shared: &Shared, grace: Duration) {
     let build = || shared.decorate(shared.http.delete(shared.url.clone()), false);
     let what = "the session DELETE";
-    let sent = shared.send_authorized(&build, what);
+    let sent = shared.send_authorized(&build, what, Budget::default());
     match tokio::time::timeout(grace, sent).await {
         Ok(Ok((reply, _))) if reply.status() == StatusCode::METHOD_NOT_ALLOWED => {}
         Ok(Ok((reply, _))) if reply.status().is_success() => {}
@@ -524,7 +526,10 @@ async fn listen_once(
             None => get,
         }
     };
-    let (reply, session) = match shared.send_authorized(&build, what).await {
+    let (reply, session) = match shared
+        .send_authorized(&build, what, Budget::passive())
+        .await
+    {
         Ok(sent) => sent,
         Err(e) => {
             eprintln!("mcp-harness-client: {e}");

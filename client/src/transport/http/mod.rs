@@ -33,6 +33,13 @@
 //!   then runs a fresh handshake (`initialize` without a session id, then
 //!   `notifications/initialized`) before its next request. Requests already in flight are not
 //!   retried.
+//! - **Authorization.** Every request (POST, GET, DELETE) carries `Authorization: Bearer`:
+//!   the caller's fixed token, or the OAuth client's (`crate::auth`), asked for before each
+//!   send. With the OAuth client, a 401 or 403 answer is handed to it first
+//!   ([`Shared::send_authorized`]): it may obtain a token (or a wider one) and have the same
+//!   request built and sent again, at most once per cause, or fail it `auth_failed`. The
+//!   standalone GET stream never starts a refresh or an authorization itself. The token goes
+//!   to the MCP URL only (cross-origin redirects are refused, below), never into a URL.
 //! - **Close.** Stop taking messages, let the queue drain (bounded by the grace period),
 //!   drop the requests still running, `DELETE` the session (405 means the server does not allow
 //!   it, which is fine), then stop the server stream. Idempotent.
@@ -129,7 +136,7 @@ enum Authorization {
     /// The caller's bearer token: `Bearer …`, marked sensitive.
     Static(HeaderValue),
     /// The OAuth client, which gives the bearer and judges 401 and 403 answers.
-    OAuth(OAuth),
+    OAuth(Box<OAuth>),
 }
 
 /// One running request task, counted in [`Shared::busy`] for as long as it lives (dropping an
@@ -200,14 +207,14 @@ impl Shared {
         &self,
         build: &(dyn Fn() -> RequestBuilder + Sync),
         what: &str,
+        mut budget: Budget,
     ) -> Result<(Response, Option<HeaderValue>), Error> {
-        let mut budget = Budget::default();
         loop {
             let mut request = build();
             let (sent, token) = match &self.auth {
                 Authorization::None => (None, None),
                 Authorization::Static(value) => (Some(value.clone()), None),
-                Authorization::OAuth(oauth) => match oauth.bearer().await {
+                Authorization::OAuth(oauth) => match oauth.bearer(&budget).await {
                     Some(bearer) => (Some(bearer.header), Some(bearer.token)),
                     None => (None, None),
                 },
@@ -216,7 +223,27 @@ impl Shared {
                 request = request.header(header::AUTHORIZATION, value.clone());
             }
             let (reply, session) = self.send(request, token.as_ref());
-            let reply = reply.await.map_err(|e| security::send_error(&e, what))?;
+            let mut reply = reply.await.map_err(|e| security::send_error(&e, what))?;
+            let location = reply.headers().get(header::LOCATION);
+            let location = location.and_then(|l| l.to_str().ok());
+            let status = reply.status().as_u16();
+            if let Some(to) = sent.as_ref().and_then(|_| {
+                self.seams
+                    .auth_redirect_with_token(status, location, reply.url())
+            }) {
+                // Only under a defect: the request again, token and all, wherever it points.
+                let mut again = build();
+                if let Some(value) = &sent {
+                    again = again.header(header::AUTHORIZATION, value.clone());
+                }
+                let (client, built) = again.build_split();
+                let mut built = built.map_err(|e| security::send_error(&e, what))?;
+                *built.url_mut() = to;
+                reply = client
+                    .execute(built)
+                    .await
+                    .map_err(|e| security::send_error(&e, what))?;
+            }
             let Authorization::OAuth(oauth) = &self.auth else {
                 return Ok((reply, session));
             };
@@ -357,7 +384,7 @@ impl HttpTransport {
                     timeout: options.request_timeout,
                     protocol_version: HeaderValue::from_str(&options.protocol_version).ok(),
                 };
-                Authorization::OAuth(OAuth::new(url.clone(), auth.clone(), net)?)
+                Authorization::OAuth(Box::new(OAuth::new(url.clone(), auth.clone(), net)?))
             }
             (None, Some(token)) => {
                 let mut value = HeaderValue::try_from(format!("Bearer {}", token.secret()))

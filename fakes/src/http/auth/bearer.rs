@@ -87,7 +87,15 @@ impl Auth {
 
     /// Judges an MCP endpoint request: `None` admits it (counting the token's use),
     /// `Some((status, WWW-Authenticate))` challenges it. `message` is the JSON-RPC body, if any.
-    pub fn admit(&self, headers: &HeaderMap, message: Option<&Value>) -> Option<(u16, String)> {
+    /// Only POSTs count as uses (of the token, towards a migration), and only POSTs are
+    /// refused as expired: whether and when a client opens its standalone GET stream races
+    /// its POSTs, and expiry must not.
+    pub fn admit(
+        &self,
+        headers: &HeaderMap,
+        post: bool,
+        message: Option<&Value>,
+    ) -> Option<(u16, String)> {
         let mut state = self.state();
         if let Some(token) = bearer(headers) {
             state.received(token);
@@ -95,6 +103,8 @@ impl Auth {
         let presented = self.presented(&state, headers);
         let index = match presented {
             Presented::Valid(index) => index,
+            // Expiry is counted in POSTs and judged on them alone, for the same reason.
+            Presented::Expired if !post => return None,
             Presented::None => return Some((401, self.challenge(None))),
             _ => return Some((401, self.challenge(Some("invalid_token")))),
         };
@@ -119,6 +129,9 @@ impl Auth {
                 }
                 return Some((403, header));
             }
+        }
+        if !post {
+            return None;
         }
         state.tokens[index].uses += 1;
         if state.tokens[index].server == Server::First {

@@ -195,9 +195,9 @@ impl Auth {
         let attempt = self.script.attempt(state.authorizations[index]);
         state.authorizations[index] += 1;
         let iss = match attempt {
-            AuthorizeAttempt::Approve | AuthorizeAttempt::WrongState => {
-                advertised.then(|| issuer.clone())
-            }
+            AuthorizeAttempt::Approve
+            | AuthorizeAttempt::WrongState
+            | AuthorizeAttempt::WrongCode => advertised.then(|| issuer.clone()),
             AuthorizeAttempt::ApproveWithIss => Some(issuer.clone()),
             AuthorizeAttempt::ApproveWithoutIss => None,
             AuthorizeAttempt::ApproveWrongIss => Some(format!("{}/other-issuer", issuer)),
@@ -217,6 +217,13 @@ impl Auth {
         };
         let code = secret::fresh("code-");
         state.secrets.push(code.clone());
+        if attempt == AuthorizeAttempt::WrongCode {
+            // Never stored: the token endpoint refuses it as it would an expired one.
+            let mut pairs = vec![("code", code.as_str())];
+            pairs.extend(request_state.map(|s| ("state", s)));
+            pairs.extend(iss.as_deref().map(|i| ("iss", i)));
+            return (Answer::redirect(with_query(&redirect, &pairs)), shown);
+        }
         state.codes.push(Code {
             value: code.clone(),
             server,
@@ -264,7 +271,7 @@ impl Auth {
         let client = client_id.and_then(|id| self.find_client(&state, server, id));
         let basic_label = basic.map(|_| match (&credentials, &client) {
             (Some((_, s)), Some(c)) if c.secret.as_deref() == Some(s.as_str()) => {
-                "Basic [client credentials]".to_owned()
+                format!("Basic [client credentials: {}]", c.id)
             }
             (Some(_), _) => "Basic [wrong]".to_owned(),
             (None, _) => "[invalid]".to_owned(),

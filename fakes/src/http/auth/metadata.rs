@@ -6,6 +6,7 @@
 //! them in shows in the transcript.
 
 use mcp_harness_scenarios::model::auth::{AsMetadataAt, IssuerValue, PrmAt, PrmResource};
+use mcp_harness_scenarios::model::auth_ssrf::DiscoveredAt;
 use serde_json::{Map, Value, json};
 
 use super::{Auth, Role, Server};
@@ -43,8 +44,17 @@ impl Auth {
 
     /// The PRM document's URL, for the challenge's `resource_metadata`.
     pub fn prm_url(&self) -> Option<String> {
+        if let Some(url) = self.discovered(DiscoveredAt::ResourceMetadata) {
+            return Some(url);
+        }
         self.prm_path()
             .map(|p| format!("{}{p}", self.origin(Role::Mcp)))
+    }
+
+    /// The case's URL in place of the one at `at` (SSRF cases), if it names one there.
+    fn discovered(&self, at: DiscoveredAt) -> Option<String> {
+        let replaced = self.script.discovered_url.as_ref()?;
+        (replaced.at == at).then(|| replaced.url.clone())
     }
 
     /// The PRM document, when `path` is where it answers.
@@ -66,6 +76,9 @@ impl Auth {
             });
             if let Some(scopes) = &prm.scopes_supported {
                 doc["scopes_supported"] = json!(scopes);
+            }
+            if let Some(url) = self.discovered(DiscoveredAt::AuthorizationServer) {
+                doc["authorization_servers"] = json!([url]);
             }
             doc
         })
@@ -114,6 +127,18 @@ impl Auth {
                 "registration_endpoint".into(),
                 json!(format!("{endpoints}/register")),
             );
+        }
+        for (at, member) in [
+            (
+                DiscoveredAt::AuthorizationEndpoint,
+                "authorization_endpoint",
+            ),
+            (DiscoveredAt::TokenEndpoint, "token_endpoint"),
+            (DiscoveredAt::RegistrationEndpoint, "registration_endpoint"),
+        ] {
+            if let Some(url) = self.discovered(at) {
+                doc.insert(member.into(), json!(url));
+            }
         }
         doc.insert("response_types_supported".into(), json!(["code"]));
         doc.insert(

@@ -159,6 +159,12 @@ impl Auth {
         if self.ports.auth.is_some() {
             origins.insert(1, self.origin(Role::As));
         }
+        // The plain listener is allowed as a destination too: what must stop a client there
+        // is its scheme (authorization endpoints are https only), which is what the case
+        // judges, not the destination policy.
+        if self.ports.plain.is_some() {
+            origins.push(self.origin(Role::AsHttp));
+        }
         vars.push(("MCP_HARNESS_LOCAL_ORIGINS", origins.join(" ")));
         vars
     }

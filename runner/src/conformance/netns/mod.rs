@@ -9,8 +9,8 @@
 //! against a dependency tree (rtnetlink pulls in its own async stack) for six `addr add`s.
 //! The same thread binds every listener of the trial there (sockets stay in the namespace
 //! they were made in, so the runner's other threads serve them): the canaries on each alias
-//! (ports 80 and 443), the DNS fake on `127.0.0.1:53`, and the HTTPS fake's listeners on
-//! `127.0.0.1:443` and on the public-looking [`dns::PUBLIC`]. The namespace has no other
+//! (ports 80, 443 and the fake's 8443), the DNS fake on `127.0.0.1:53`, and the HTTPS fake's listeners on
+//! `127.0.0.1:8443` and on the public-looking [`dns::PUBLIC`]. The namespace has no other
 //! interface and no route: whatever the client dials that is not one of these fails there,
 //! and nothing leaves the machine.
 //!
@@ -53,10 +53,13 @@ pub const CANARY_ADDRESSES: [IpAddr; 7] = [
     IpAddr::V4(dns::METADATA),
     IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 1)),
 ];
-/// The ports every canary address listens on.
-pub const CANARY_PORTS: [u16; 2] = [80, 443];
-/// The port the HTTPS fake listens on inside the namespace.
-pub const FAKE_PORT: u16 = 443;
+/// The ports every canary address listens on: HTTP, HTTPS, and the fake's.
+pub const CANARY_PORTS: [u16; 3] = [80, 443, FAKE_PORT];
+/// Listeners on `127.0.0.1:0` made for the fake's authorization origins (it has at most three).
+const SPARE_PORTS: usize = 3;
+/// The port the HTTPS fake listens on inside the namespace: fixed, so the canaries can listen
+/// on it too, and not 443, so every origin of the trial names its port (as on the host).
+pub const FAKE_PORT: u16 = 8443;
 
 /// Why a trial's namespace could not be made: the trial is graded `unimplemented` with this.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +70,8 @@ pub struct Isolation {
     ns: OwnedFd,
     resolv_conf: CString,
     watch: Option<watch::Watch>,
-    /// The HTTPS fake's listeners (`127.0.0.1:443`, `203.0.113.10:443`), for the fake to take.
+    /// The HTTPS fake's listeners (`127.0.0.1:8443`, `203.0.113.10:8443`, then spare ones on
+    /// `127.0.0.1:0` for its authorization origins), for the fake to take.
     pub fake_listeners: Vec<TcpListener>,
 }
 
@@ -214,10 +218,14 @@ fn make_here() -> Result<Made, Result<Unavailable, String>> {
             canaries.push(bind(SocketAddr::new(address, port))?);
         }
     }
-    let fake_listeners = vec![
+    // The fake's two addresses, then spare loopback ports for its authorization origins.
+    let mut fake_listeners = vec![
         bind(SocketAddr::new(Ipv4Addr::LOCALHOST.into(), FAKE_PORT))?,
         bind(SocketAddr::new(dns::PUBLIC.into(), FAKE_PORT))?,
     ];
+    for _ in 0..SPARE_PORTS {
+        fake_listeners.push(bind(SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0))?);
+    }
     let dns = UdpSocket::bind((Ipv4Addr::LOCALHOST, 53))
         .map_err(|e| Err(format!("cannot bind the DNS fake in the namespace: {e}")))?;
     Ok(Made {
@@ -280,8 +288,9 @@ mod tests {
             }
             Err(Err(e)) => panic!("{e}"),
         };
-        assert_eq!(iso.fake_listeners.len(), 2);
+        assert_eq!(iso.fake_listeners.len(), 2 + SPARE_PORTS);
         let ns = iso.ns.try_clone().unwrap();
+        let inode = std::fs::read_link(format!("/proc/self/fd/{}", ns.as_raw_fd())).unwrap();
         thread::spawn(move || {
             setns(ns.as_fd(), CloneFlags::CLONE_NEWNET).unwrap();
             let mut c = TcpStream::connect("169.254.169.254:80").unwrap();
@@ -302,5 +311,12 @@ mod tests {
             "GET /latest/meta-data/ HTTP/1.1"
         );
         assert_eq!(run.connections[1]["address"], "[fd00::1]:443");
+        // Nothing of this process refers to the namespace any more (its sockets are closed
+        // too), so the kernel has let it go.
+        let held = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == inode));
+        assert!(!held, "{} still open", inode.display());
     }
 }
