@@ -27,6 +27,8 @@ What fastmcp does, as the adapter meets it (the baseline's reasons give the cons
 - Over HTTP fastmcp turns HTTP failures into JSON-RPC errors of its own making; the status is
   read from a response hook on the httpx client that fastmcp's public `httpx_client_factory`
   builds, so `http_status` names the real status, never an invented code.
+- Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set) use fastmcp's own OAuth helper with
+  its browser and callback page replaced by the kit's headless step (oauth.py).
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ from typing import Any
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kits", "python"))
 import mcp_harness_kit as kit  # noqa: E402  (first: its clock starts before fastmcp's slow imports)
 from mcp_harness_kit import Config, StepError, note  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oauth  # noqa: E402  (this folder's oauth.py: fastmcp's OAuth helper, headless)
 
 os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
 
@@ -262,7 +267,9 @@ class FastmcpAdapter(kit.Adapter):
             transport: Any = StdioTransport(command=argv[0], args=argv[1:], env={"MCP_HARNESS_TRIAL": trial} if trial else None, keep_alive=False)
         else:
             try:
-                transport = StreamableHttpTransport(config.url or "", auth=config.bearer_token, httpx_client_factory=self.http_factory())
+                # Authorization trials: fastmcp's OAuth helper, headless (oauth.py); else the token.
+                auth: Any = oauth.make_auth(config) or config.bearer_token
+                transport = StreamableHttpTransport(config.url or "", auth=auth, httpx_client_factory=self.http_factory())
             except ValueError as e:
                 raise StepError("insecure_url", str(e)) from None
         if config.era == "legacy":
@@ -301,6 +308,10 @@ class FastmcpAdapter(kit.Adapter):
     # ---- errors --------------------------------------------------------------------------
 
     def classify(self, exc: BaseException, op: str) -> StepError | None:
+        if (failed := oauth.auth_failure()) is not None:
+            # fastmcp's OAuth flow failed during this step; the transport dropped that error
+            # and reported the request as failed (oauth.py), so the OAuth error is the cause.
+            return failed
         chain = kit.exception_chain(exc)
         text = f"{type(exc).__name__}: {exc}"
         modern = self.config.era != "legacy"
@@ -570,6 +581,7 @@ class FastmcpAdapter(kit.Adapter):
     def before_step(self, index: int, step: Any) -> None:
         self.last_status = None
         self.missing_input = None
+        oauth.AUTH_ERRORS.clear()  # an OAuth failure is reported on the step it happened in
 
 
 if __name__ == "__main__":

@@ -47,6 +47,10 @@ and runs every SDK call for it; the plan loop hands it one step at a time and wa
 answer. When the transport fails, the owner gets the failure out of its `async with` and answers
 the step it was running with it; later steps are answered `transport_closed`.
 
+Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set) give the streamable HTTP transport's
+httpx2 client the SDK's own OAuth provider; oauth.py says how it is configured and what the
+adapter does in the user's place (the headless step), and nothing more.
+
 The contract's plumbing (the environment, the step loop and each step's fields, outcome lines,
 stdout, the token, content as seen, the listing loop) is the Python adapter kit's,
 adapters/kits/python/mcp_harness_kit.py; this file is the SDK's side of each step.
@@ -69,6 +73,9 @@ from typing import Any, get_args
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kits", "python"))
 import mcp_harness_kit as kit  # noqa: E402  (first: its clock starts before the SDK's slow imports)
 from mcp_harness_kit import Config, StepError, note  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oauth  # noqa: E402  (this folder's oauth.py: the SDK's OAuth client for authorization trials)
 
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
@@ -188,10 +195,23 @@ def make_http_client(config: Config) -> httpx2.AsyncClient:
     verify: ssl.SSLContext | bool = True
     if config.ca_file:
         verify = ssl.create_default_context(cafile=config.ca_file)
+    hooks: dict[str, list[Any]] = {}
+    if config.auth is not None:
+        # Authorization trials: the SDK hides the status of a final 401/403 (its transport
+        # reports "Server returned an error response"); watching responses (nothing changed)
+        # lets the step report the status that really came (see _sdk_http_error).
+        async def note_status(response: httpx2.Response) -> None:
+            if str(response.request.url) == config.url:
+                oauth.LAST_MCP_STATUS[:] = [response.status_code]
+
+        hooks["response"] = [note_status]
     return httpx2.AsyncClient(
         headers=headers,
         timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
         verify=verify,
+        # Authorization trials only: the SDK's OAuth provider (oauth.py); None otherwise.
+        auth=oauth.make_provider(config),
+        event_hooks=hooks,
     )
 
 
@@ -484,6 +504,10 @@ def _sdk_http_error(e: MCPError) -> dict[str, Any] | None:
     text = e.message
     if (e.code, text) in ((INVALID_REQUEST, "Session terminated"), (METHOD_NOT_FOUND, "Not Found")):
         return {"kind": "http_status", "status": 404, "message": f"{text} (the SDK's wording for HTTP 404)"}
+    if e.code == INTERNAL_ERROR and text == "Server returned an error response" and oauth.LAST_MCP_STATUS[-1:] in ([401], [403]):
+        # An authorization trial's final 401/403, seen by the response hook (make_http_client).
+        status = oauth.LAST_MCP_STATUS[-1]
+        return {"kind": "http_status", "status": status, "message": f"{text} (HTTP {status}, seen on the wire)"}
     if e.code == INTERNAL_ERROR and text == "Server returned an error response":
         # Any other 4xx/5xx: the SDK keeps no status, so the contract's kind is transport_closed
         # (http_status needs the status; -32603 is the SDK's, not the server's).
@@ -508,6 +532,10 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
         return {"kind": "cancelled", "message": text}
     if isinstance(e, StepError):
         return e.to_json()
+    if isinstance(e, oauth.OAuthFlowError):
+        # The SDK gave up an authorization (its OAuth errors: metadata, registration, state or
+        # iss mismatch, a refused token request).
+        return {"kind": "auth_failed", "message": f"{type(e).__name__}: {text}"}
     # httpx2 wraps a refused certificate (ssl.SSLCertVerificationError) in ConnectError.
     for linked in _chain(e):
         if isinstance(linked, ssl.SSLError):
@@ -569,6 +597,10 @@ def _classify_one(e: BaseException, *, during_connect: bool, http: bool) -> dict
 
 def classify(exc: BaseException, *, during_connect: bool, http: bool) -> dict[str, Any]:
     """Map what the SDK raised to the contract's error object."""
+    if (failed := oauth.auth_failure()) is not None:
+        # The SDK's OAuth flow failed during this step; the transport dropped that error and
+        # reported the request as failed (see oauth.py), so the OAuth error is the cause.
+        return failed.to_json()
     members = _members(exc)
     for member in members:
         found = _classify_one(member, during_connect=during_connect, http=http)
@@ -946,6 +978,10 @@ class SdkAdapter(kit.Adapter):
         async with anyio.create_task_group() as tasks:
             self.tasks = tasks
             await body()
+
+    def before_step(self, index: int, step: Any) -> None:
+        oauth.AUTH_ERRORS.clear()  # an OAuth failure is reported on the step it happened in
+        oauth.LAST_MCP_STATUS.clear()
 
     def limits(self) -> list[str]:
         # The connect line says what the SDK cannot do for this trial (CLIENTS.md, limits).

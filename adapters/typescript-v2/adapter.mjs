@@ -18,10 +18,37 @@
 //   running step's `input` first;
 // - capability checks, result caching (ttlMs), x-mcp-header mirroring, outputSchema validation
 //   and the close (terminateSession then close over HTTP) are the SDK's, unchanged.
+//
+// Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set; CLIENTS.md, "Authorization"): the
+// transport's `authProvider` is an OAuthClientProvider kept in memory (tokens, client
+// information, code verifier; every secret it sees handed to the kit's redaction), with the
+// pre-registered id and secret as its client information when given (the SDK picks the token
+// endpoint's auth method from the server's metadata), the CIMD URL as `clientMetadataUrl`,
+// and the kit's headless step as `redirectToAuthorization`. As the SDK documents for
+// interactive flows, `connect` throws UnauthorizedError once the user was sent to authorize;
+// the adapter then calls `transport.finishAuth(searchParams)` with the redirect's whole query,
+// the SDK's preferred form, which reads `code` and `iss`, checks `iss` (RFC 9207) and turns an
+// error redirect into an OAuthError itself, and connects again with a new client and
+// transport. The SDK "does not validate `state`" (its words): it sends one only when the
+// provider implements the optional `state()`, and leaves the comparison to its user. The
+// adapter implements neither: a guard the SDK lacks is not added. A later step that meets
+// UnauthorizedError is re-authorized the same way and run once more; at most two
+// authorizations per step (a user asked a third time within one action gives up).
 
-import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
+import {
+  Client,
+  InsecureTokenEndpointError,
+  OAuthClientFlowError,
+  OAuthError,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { Events, StepError, contentAsSeen, contentsAsSeen, describe, log, run, toolResult } from '../kits/js/mcp-harness-kit.mjs';
+import { Events, StepError, causeCodes, contentAsSeen, contentsAsSeen, describe, headlessAuthorize, log, run, secret, toolResult } from '../kits/js/mcp-harness-kit.mjs';
 
 const SDK = '@modelcontextprotocol/client 2.4.0';
 const MODERN = '2026-07-28';
@@ -33,6 +60,19 @@ const priors = new Map();
 /** The SDK's errors in the contract's kinds; the kit maps the rest (TLS, bad URL, the connection). */
 function classify(error, context) {
   const message = describe(error);
+  // The SDK's refusal of an http:// token endpoint (before sending): the contract's insecure_url.
+  if (error instanceof InsecureTokenEndpointError) return new StepError('insecure_url', message);
+  // The SDK gave up an authorization: no token after the flow, an OAuth error response or error
+  // redirect, or one of its own flow checks (issuer, registration, resource, scope).
+  if (error instanceof UnauthorizedError || error instanceof OAuthError || error instanceof OAuthClientFlowError) {
+    return new StepError('auth_failed', message);
+  }
+  // Its other refusals inside the OAuth flow (a resource mismatch, S256 not offered, no way to
+  // register) are plain Errors thrown by its authInternal(): where they were thrown tells them
+  // apart. A network failure on the way (fetch failed, with a cause code) keeps the kit's kind.
+  if (error instanceof Error && /\bauthInternal\b/.test(error.stack ?? '') && causeCodes(error).length === 0 && !/^fetch failed/.test(error.message)) {
+    return new StepError('auth_failed', message);
+  }
   if (error instanceof ProtocolError) {
     const kind = context.op === 'connect' ? (error.code === -32022 ? 'unsupported_version' : 'handshake_failed') : 'protocol_error';
     return new StepError(kind, message, error.code);
@@ -184,7 +224,9 @@ class Connection {
       transport = new StdioClientTransport({ command, args });
     } else {
       const headers = env.token ? { Authorization: `Bearer ${env.token}` } : {};
-      transport = new StreamableHTTPClientTransport(new URL(env.url), { requestInit: { headers } });
+      const options = { requestInit: { headers } };
+      if (oauth) options.authProvider = oauth;
+      transport = new StreamableHTTPClientTransport(new URL(env.url), options);
     }
     // The progress token the SDK chose, read off the outgoing request (onprogress gets none).
     const send = transport.send.bind(transport);
@@ -259,8 +301,124 @@ class Connection {
   }
 }
 
+/**
+ * The SDK's OAuthClientProvider for an authorization trial (see the header): everything in
+ * memory, every secret it sees registered with the kit's redaction.
+ */
+class HarnessOAuthProvider {
+  constructor(env) {
+    this.env = env;
+    const { clientId, clientSecret, clientMetadataUrl, clientAuthMethod } = env.auth;
+    if (clientId) {
+      // A pre-registered client, as registered (its token endpoint method when the harness
+      // names it; the SDK otherwise picks one from the server's metadata).
+      this._clientInformation = { client_id: clientId };
+      if (clientSecret) this._clientInformation.client_secret = clientSecret;
+      if (clientAuthMethod) this._clientInformation.token_endpoint_auth_method = clientAuthMethod;
+    }
+    if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
+    /** The Location of the last headless authorization, until the adapter uses it. */
+    this.location = undefined;
+  }
+
+  get redirectUrl() {
+    return this.env.auth.redirectUri;
+  }
+
+  get clientMetadata() {
+    return {
+      client_name: 'mcp-harness ts-v2 adapter',
+      redirect_uris: [this.env.auth.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+
+  clientInformation() {
+    return this._clientInformation;
+  }
+
+  saveClientInformation(information) {
+    secret(information?.client_secret);
+    this._clientInformation = information;
+  }
+
+  tokens() {
+    return this._tokens;
+  }
+
+  saveTokens(tokens) {
+    secret(tokens?.access_token);
+    secret(tokens?.refresh_token);
+    this._tokens = tokens;
+  }
+
+  async redirectToAuthorization(authorizationUrl) {
+    this.location = await headlessAuthorize(authorizationUrl, { caFile: this.env.caFile, timeoutMs: this.env.timeoutMs });
+  }
+
+  saveCodeVerifier(codeVerifier) {
+    secret(codeVerifier);
+    this._codeVerifier = codeVerifier;
+  }
+
+  codeVerifier() {
+    if (this._codeVerifier === undefined) throw new Error('No code verifier saved');
+    return this._codeVerifier;
+  }
+
+  invalidateCredentials(scope) {
+    if (scope === 'all' || scope === 'client') this._clientInformation = undefined;
+    if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
+    if (scope === 'all' || scope === 'verifier') this._codeVerifier = undefined;
+  }
+
+  /** The pending redirect's query, as the callback page would hand it over (consumed). */
+  takeCallback() {
+    const location = this.location;
+    this.location = undefined;
+    if (location === undefined) return undefined;
+    const params = new URL(location).searchParams;
+    const code = params.get('code');
+    if (code) secret(code);
+    return params;
+  }
+}
+
+/** The trial's OAuth provider (authorization trials over HTTP only), shared by its connections. */
+let oauth;
+/** How many times one step may send the user to authorize (see the header). */
+const AUTHORIZATIONS_PER_STEP = 2;
+
+/**
+ * Runs `attempt()`; when the SDK stopped for the user (UnauthorizedError after
+ * redirectToAuthorization), finishes the authorization with the redirect's query on
+ * `transport()` and runs it again, as the SDK documents for interactive flows.
+ */
+async function withAuthorization(attempt, transport) {
+  for (let round = 0; ; round += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!oauth || !(error instanceof UnauthorizedError) || oauth.location === undefined) throw error;
+      const params = oauth.takeCallback();
+      if (round >= AUTHORIZATIONS_PER_STEP) throw new StepError('auth_failed', `still unauthorized after ${round} authorizations in one step: ${describe(error)}`);
+      await transport().finishAuth(params);
+    }
+  }
+}
+
+/** Each op, re-run once its step's authorization is finished (see withAuthorization). */
+function authorized(ops) {
+  return Object.fromEntries(
+    Object.entries(ops).map(([name, op]) => [name, (step, context) => withAuthorization(() => op(step, context), () => connection.transport)]),
+  );
+}
+
 let connection;
 const shutdowns = [];
+Error.stackTraceLimit = 50; // deep enough for classify to see authInternal
 
 /**
  * A listing. When the server did not declare `capability`, the SDK sends nothing and returns an
@@ -284,50 +442,60 @@ await run({
   events: EVENTS,
   ops: {
     async connect(step, { env }) {
-      const attempt = new Connection(env, step.handlers ?? {});
-      try {
-        const ok = await attempt.connect();
-        connection = attempt;
-        return ok;
-      } catch (error) {
-        shutdowns.push(attempt.closed);
-        attempt.client.close().catch(() => {});
-        throw error;
-      }
+      if (env.auth && env.transport === 'http' && !oauth) oauth = new HarnessOAuthProvider(env);
+      let attempt;
+      return withAuthorization(
+        async () => {
+          // A failed connect closed its client: each round is a new client and transport.
+          attempt = new Connection(env, step.handlers ?? {});
+          try {
+            const ok = await attempt.connect();
+            connection = attempt;
+            return ok;
+          } catch (error) {
+            shutdowns.push(attempt.closed);
+            attempt.client.close().catch(() => {});
+            throw error;
+          }
+        },
+        () => attempt.transport,
+      );
     },
-    list_tools: () => listing('tools', 'tools', (c, o) => c.listTools(undefined, o)),
-    list_resources: () => listing('resources', 'resources', (c, o) => c.listResources(undefined, o)),
-    list_resource_templates: () =>
-      listing('resources', 'resourceTemplates', (c, o) => c.listResourceTemplates(undefined, o)),
-    list_prompts: () => listing('prompts', 'prompts', (c, o) => c.listPrompts(undefined, o)),
-    call_tool: (step, context) => connection.callTool(step, context),
-    async read_resource({ uri }) {
-      const result = await connection.client.readResource({ uri }, connection.options);
-      return { contents: result.contents.map((c) => contentsAsSeen(c, SEEN)) };
-    },
-    async get_prompt({ name, arguments: args }) {
-      const result = await connection.client.getPrompt(args == null ? { name } : { name, arguments: args }, connection.options);
-      const messages = result.messages.map((m) => ({ role: m.role, content: contentAsSeen(m.content, SEEN) }));
-      return result.description !== undefined ? { description: result.description, messages } : { messages };
-    },
-    async complete({ ref, argument, context }) {
-      const params = context == null ? { ref, argument } : { ref, argument, context };
-      return (await connection.client.complete(params, connection.options)).completion;
-    },
-    ping: () => connection.client.ping(connection.options).then(() => ({})),
-    set_logging_level: ({ level }) => connection.client.setLoggingLevel(level, connection.options).then(() => ({})),
-    async set_roots({ roots }) {
-      connection.handlers['roots/list'] = { roots };
-      await connection.client.sendRootsListChanged();
-    },
-    subscribe_resource: ({ uri }) => connection.client.subscribeResource({ uri }, connection.options).then(() => ({})),
-    unsubscribe_resource: ({ uri }) => connection.client.unsubscribeResource({ uri }, connection.options).then(() => ({})),
-    discover: async () => connection.client.discover(connection.options),
-    async listen({ notifications }) {
-      const subscription = await connection.client.listen(notifications, connection.options);
-      connection.subscription = subscription;
-      return { notifications: subscription.honoredFilter };
-    },
+    ...authorized({
+      list_tools: () => listing('tools', 'tools', (c, o) => c.listTools(undefined, o)),
+      list_resources: () => listing('resources', 'resources', (c, o) => c.listResources(undefined, o)),
+      list_resource_templates: () =>
+        listing('resources', 'resourceTemplates', (c, o) => c.listResourceTemplates(undefined, o)),
+      list_prompts: () => listing('prompts', 'prompts', (c, o) => c.listPrompts(undefined, o)),
+      call_tool: (step, context) => connection.callTool(step, context),
+      async read_resource({ uri }) {
+        const result = await connection.client.readResource({ uri }, connection.options);
+        return { contents: result.contents.map((c) => contentsAsSeen(c, SEEN)) };
+      },
+      async get_prompt({ name, arguments: args }) {
+        const result = await connection.client.getPrompt(args == null ? { name } : { name, arguments: args }, connection.options);
+        const messages = result.messages.map((m) => ({ role: m.role, content: contentAsSeen(m.content, SEEN) }));
+        return result.description !== undefined ? { description: result.description, messages } : { messages };
+      },
+      async complete({ ref, argument, context }) {
+        const params = context == null ? { ref, argument } : { ref, argument, context };
+        return (await connection.client.complete(params, connection.options)).completion;
+      },
+      ping: () => connection.client.ping(connection.options).then(() => ({})),
+      set_logging_level: ({ level }) => connection.client.setLoggingLevel(level, connection.options).then(() => ({})),
+      async set_roots({ roots }) {
+        connection.handlers['roots/list'] = { roots };
+        await connection.client.sendRootsListChanged();
+      },
+      subscribe_resource: ({ uri }) => connection.client.subscribeResource({ uri }, connection.options).then(() => ({})),
+      unsubscribe_resource: ({ uri }) => connection.client.unsubscribeResource({ uri }, connection.options).then(() => ({})),
+      discover: async () => connection.client.discover(connection.options),
+      async listen({ notifications }) {
+        const subscription = await connection.client.listen(notifications, connection.options);
+        connection.subscription = subscription;
+        return { notifications: subscription.honoredFilter };
+      },
+    }),
     async close() {
       const closing = connection;
       connection = undefined;

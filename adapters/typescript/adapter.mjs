@@ -22,10 +22,29 @@
 // the notification without it). `max_timeout_ms` is resetTimeoutOnProgress with
 // maxTotalTimeout. The SDK has no 2026-07-28 client: `discover` and `listen` are left to the
 // kit's unsupported_op, and a modern or dual era is refused at connect.
+//
+// Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set; CLIENTS.md, "Authorization"): the
+// transport gets the SDK's `authProvider`, an OAuthClientProvider written the way the SDK's
+// own example (examples/client/simpleOAuthClient.js, InMemoryOAuthClientProvider) writes it:
+// in-memory tokens, client information and code verifier; the pre-registered id and secret as
+// the client information when given (the SDK picks the token endpoint's auth method from the
+// server's metadata); the CIMD URL as `clientMetadataUrl`; `redirectToAuthorization` is the
+// kit's headless step. As in that example, the application drives the rest: `connect` throws
+// UnauthorizedError once the SDK has sent the user to authorize; the adapter then hands the
+// redirect's `code` to `transport.finishAuth(code)` and connects again with a new transport,
+// as the example does. The SDK neither sends nor checks `state` unless the provider implements
+// its optional `state()`, and checks no `iss`; the example implements neither and its callback
+// reads only `code`, so the adapter does the same: what the SDK leaves to its user is left
+// undone, as a user following its example would leave it. A later step that meets
+// UnauthorizedError (the SDK could not refresh and wants the user again) is re-authorized the
+// same way and run once more. At most two authorizations per step: a user asked a third time
+// within one action gives up (auth_failed).
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -43,12 +62,16 @@ import {
 import {
   Events,
   StepError,
+  callbackParams,
+  causeCodes,
   contentAsSeen,
   contentsAsSeen,
   describe,
+  headlessAuthorize,
   log,
   paginate,
   run,
+  secret,
   toolResult,
 } from '../kits/js/mcp-harness-kit.mjs';
 
@@ -62,6 +85,14 @@ const EVENTS = new Events();
  */
 function classify(error, context) {
   const message = describe(error);
+  // The SDK gave up an authorization: UnauthorizedError (no token after the flow), an OAuth
+  // error response it parsed (OAuthError and its subclasses), or its own refusals in the
+  // OAuth module (discovery, PKCE support, registration), which throw plain Errors from
+  // client/auth.js. A refused certificate or a dead connection keeps the kit's kind.
+  const authStack = error instanceof Error && /client\/auth\.js|\bauthInternal\b/.test(error.stack ?? '') && !/^fetch failed/.test(error.message);
+  if (error instanceof UnauthorizedError || error instanceof OAuthError || (authStack && causeCodes(error).length === 0)) {
+    return new StepError('auth_failed', message);
+  }
   if (error instanceof McpError) {
     const { code, data } = error;
     // The SDK's own request timeout and maximum total timeout: McpError(RequestTimeout) with
@@ -224,7 +255,9 @@ class Connection {
     } else {
       const headers = env.token ? { Authorization: `Bearer ${env.token}` } : {};
       // new URL() throws on a malformed URL; that is the SDK's only URL check.
-      transport = new StreamableHTTPClientTransport(new URL(env.url), { requestInit: { headers } });
+      const options = { requestInit: { headers } };
+      if (oauth) options.authProvider = oauth;
+      transport = new StreamableHTTPClientTransport(new URL(env.url), options);
     }
     // Observe (without changing) what is sent, to learn the progress token the SDK chose (its
     // request id, which it does not hand the onprogress callback).
@@ -304,6 +337,124 @@ class Connection {
   }
 }
 
+/**
+ * The SDK's OAuthClientProvider for an authorization trial, as its example writes one (see the
+ * header): everything in memory, every secret it sees registered with the kit's redaction.
+ */
+class HarnessOAuthProvider {
+  constructor(env) {
+    this.env = env;
+    const { clientId, clientSecret, clientMetadataUrl, clientAuthMethod } = env.auth;
+    if (clientId) {
+      // A pre-registered client, as registered (its token endpoint method when the harness
+      // names it; the SDK otherwise picks one from the server's metadata).
+      this._clientInformation = { client_id: clientId };
+      if (clientSecret) this._clientInformation.client_secret = clientSecret;
+      if (clientAuthMethod) this._clientInformation.token_endpoint_auth_method = clientAuthMethod;
+    }
+    if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
+    /** The Location of the last headless authorization, until the adapter uses it. */
+    this.location = undefined;
+  }
+
+  get redirectUrl() {
+    return this.env.auth.redirectUri;
+  }
+
+  get clientMetadata() {
+    return {
+      client_name: 'mcp-harness ts-sdk adapter',
+      redirect_uris: [this.env.auth.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+
+  clientInformation() {
+    return this._clientInformation;
+  }
+
+  saveClientInformation(information) {
+    secret(information?.client_secret);
+    this._clientInformation = information;
+  }
+
+  tokens() {
+    return this._tokens;
+  }
+
+  saveTokens(tokens) {
+    secret(tokens?.access_token);
+    secret(tokens?.refresh_token);
+    this._tokens = tokens;
+  }
+
+  async redirectToAuthorization(authorizationUrl) {
+    this.location = await headlessAuthorize(authorizationUrl, { caFile: this.env.caFile, timeoutMs: this.env.timeoutMs });
+  }
+
+  saveCodeVerifier(codeVerifier) {
+    secret(codeVerifier);
+    this._codeVerifier = codeVerifier;
+  }
+
+  codeVerifier() {
+    if (this._codeVerifier === undefined) throw new Error('No code verifier saved');
+    return this._codeVerifier;
+  }
+
+  invalidateCredentials(scope) {
+    if (scope === 'all' || scope === 'client') this._clientInformation = undefined;
+    if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
+    if (scope === 'all' || scope === 'verifier') this._codeVerifier = undefined;
+  }
+
+  /** The code of the pending redirect (consumed); an error redirect is auth_failed. */
+  takeCode() {
+    const location = this.location;
+    this.location = undefined;
+    if (location === undefined) return undefined;
+    const params = callbackParams(location);
+    if (params.code === undefined) {
+      const detail = params.error_description ? ` (${params.error_description})` : '';
+      throw new StepError('auth_failed', `the authorization redirect carried error=${params.error ?? 'none, and no code'}${detail}`);
+    }
+    secret(params.code);
+    return params.code;
+  }
+}
+
+/** The trial's OAuth provider (authorization trials over HTTP only), shared by its connections. */
+let oauth;
+/** How many times one step may send the user to authorize (see the header). */
+const AUTHORIZATIONS_PER_STEP = 2;
+
+/**
+ * Runs `attempt()`; when the SDK stopped for the user (UnauthorizedError after
+ * redirectToAuthorization), finishes the authorization with the redirect's code on
+ * `transport()` and runs it again, as the SDK's example application does.
+ */
+async function withAuthorization(attempt, transport) {
+  for (let round = 0; ; round += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!oauth || !(error instanceof UnauthorizedError) || oauth.location === undefined) throw error;
+      const code = oauth.takeCode();
+      if (round >= AUTHORIZATIONS_PER_STEP) throw new StepError('auth_failed', `still unauthorized after ${round} authorizations in one step: ${describe(error)}`);
+      await transport().finishAuth(code);
+    }
+  }
+}
+
+/** Each op, re-run once its step's authorization is finished (see withAuthorization). */
+function authorized(ops) {
+  return Object.fromEntries(
+    Object.entries(ops).map(([name, op]) => [name, (step, context) => withAuthorization(() => op(step, context), () => connection.transport)]),
+  );
+}
+
 let connection;
 // Connections whose shutdown the SDK started on its own (a failed connect): waited for at the
 // end so the SDK can finish shutting its stdio child down.
@@ -321,43 +472,53 @@ await run({
       if (env.era !== 'legacy') {
         throw new StepError('unsupported_op', `${SDK} speaks only the initialize-handshake era; it has no ${env.era}-era client (no server/discover probe, no per-request _meta)`);
       }
-      const attempt = new Connection(env, step.handlers ?? {});
-      try {
-        const ok = await attempt.connect();
-        connection = attempt;
-        return ok;
-      } catch (error) {
-        shutdowns.push(attempt.closed); // Client.connect already called close() itself
-        throw error;
-      }
+      if (env.auth && env.transport === 'http' && !oauth) oauth = new HarnessOAuthProvider(env);
+      let attempt;
+      return withAuthorization(
+        async () => {
+          // A failed connect closed its client: each round is a new client and transport.
+          attempt = new Connection(env, step.handlers ?? {});
+          try {
+            const ok = await attempt.connect();
+            connection = attempt;
+            return ok;
+          } catch (error) {
+            shutdowns.push(attempt.closed); // Client.connect already called close() itself
+            throw error;
+          }
+        },
+        () => attempt.transport,
+      );
     },
-    list_tools: () => connection.listAll('listTools', 'tools'),
-    list_resources: () => connection.listAll('listResources', 'resources'),
-    list_resource_templates: () => connection.listAll('listResourceTemplates', 'resourceTemplates'),
-    list_prompts: () => connection.listAll('listPrompts', 'prompts'),
-    call_tool: (step, context) => connection.callTool(step, context),
-    async read_resource({ uri }) {
-      const result = await connection.client.readResource({ uri }, connection.options);
-      return { contents: result.contents.map((c) => contentsAsSeen(c, SEEN)) };
-    },
-    async get_prompt({ name, arguments: args }) {
-      const result = await connection.client.getPrompt(args == null ? { name } : { name, arguments: args }, connection.options);
-      const messages = result.messages.map((m) => ({ role: m.role, content: contentAsSeen(m.content, SEEN) }));
-      return result.description !== undefined ? { description: result.description, messages } : { messages };
-    },
-    async complete({ ref, argument, context }) {
-      const params = context == null ? { ref, argument } : { ref, argument, context };
-      return (await connection.client.complete(params, connection.options)).completion;
-    },
-    ping: () => connection.client.ping(connection.options).then(() => ({})),
-    set_logging_level: ({ level }) => connection.client.setLoggingLevel(level, connection.options).then(() => ({})),
-    async set_roots({ roots }) {
-      connection.handlers['roots/list'] = { roots };
-      await connection.client.sendRootsListChanged(); // refused unless roots.listChanged was declared
-    },
-    // Sent whatever the server declared, like every request here (see the header).
-    subscribe_resource: ({ uri }) => connection.client.subscribeResource({ uri }, connection.options).then(() => ({})),
-    unsubscribe_resource: ({ uri }) => connection.client.unsubscribeResource({ uri }, connection.options).then(() => ({})),
+    ...authorized({
+      list_tools: () => connection.listAll('listTools', 'tools'),
+      list_resources: () => connection.listAll('listResources', 'resources'),
+      list_resource_templates: () => connection.listAll('listResourceTemplates', 'resourceTemplates'),
+      list_prompts: () => connection.listAll('listPrompts', 'prompts'),
+      call_tool: (step, context) => connection.callTool(step, context),
+      async read_resource({ uri }) {
+        const result = await connection.client.readResource({ uri }, connection.options);
+        return { contents: result.contents.map((c) => contentsAsSeen(c, SEEN)) };
+      },
+      async get_prompt({ name, arguments: args }) {
+        const result = await connection.client.getPrompt(args == null ? { name } : { name, arguments: args }, connection.options);
+        const messages = result.messages.map((m) => ({ role: m.role, content: contentAsSeen(m.content, SEEN) }));
+        return result.description !== undefined ? { description: result.description, messages } : { messages };
+      },
+      async complete({ ref, argument, context }) {
+        const params = context == null ? { ref, argument } : { ref, argument, context };
+        return (await connection.client.complete(params, connection.options)).completion;
+      },
+      ping: () => connection.client.ping(connection.options).then(() => ({})),
+      set_logging_level: ({ level }) => connection.client.setLoggingLevel(level, connection.options).then(() => ({})),
+      async set_roots({ roots }) {
+        connection.handlers['roots/list'] = { roots };
+        await connection.client.sendRootsListChanged(); // refused unless roots.listChanged was declared
+      },
+      // Sent whatever the server declared, like every request here (see the header).
+      subscribe_resource: ({ uri }) => connection.client.subscribeResource({ uri }, connection.options).then(() => ({})),
+      unsubscribe_resource: ({ uri }) => connection.client.unsubscribeResource({ uri }, connection.options).then(() => ({})),
+    }),
     async close() {
       const closing = connection;
       connection = undefined;

@@ -24,11 +24,23 @@
 // here, and `events` too when `run` is given an `Events` queue.
 
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import process from 'node:process';
+import { rootCertificates } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 
 // ---------------------------------------------------------------------------------------------
 // Errors
+
+/** The contract's closed vocabulary of error kinds (CLIENTS.md, "Error kinds"). */
+export const ERROR_KINDS = Object.freeze([
+  'unsupported_version', 'handshake_failed', 'protocol_error', 'tool_error', 'repeated_cursor',
+  'duplicate_tool_name', 'duplicate_name', 'capability_missing', 'schema_mismatch', 'timeout',
+  'cancelled', 'transport_closed', 'invalid_response', 'insecure_url', 'tls', 'http_status',
+  'unsupported_op', 'input_unsupported', 'auth_failed',
+]);
 
 /** A step's failure, in the contract's closed vocabulary of kinds. */
 export class StepError extends Error {
@@ -130,16 +142,32 @@ export function mapError(error, context = {}) {
 // Output: stdout is for outcome lines only; the token is never printed
 
 const realStdoutWrite = process.stdout.write.bind(process.stdout);
-let secret = '';
+/** Every secret the kit knows: the bearer token, the client secret, whatever `secret` registered. */
+const secrets = new Set();
 let logPrefix = 'adapter';
 
 /**
- * `text` with the bearer token (when one was given) replaced.
+ * Registers `value` as a secret to redact from every outcome line and log line; returns it.
+ * Hand the kit each token, code or client secret your library lets you see (a provider's
+ * `saveTokens`, `saveClientInformation`): the harness fails a trial whose output shows one.
+ * @template {string|undefined|null} T
+ * @param {T} value
+ * @returns {T}
+ */
+export function secret(value) {
+  if (typeof value === 'string' && value !== '') secrets.add(value);
+  return value;
+}
+
+/**
+ * `text` with every registered secret (the bearer token among them) replaced.
  * @param {string} text
  * @returns {string}
  */
 export function redact(text) {
-  return secret ? String(text).split(secret).join('[redacted]') : String(text);
+  let out = String(text);
+  for (const value of [...secrets].sort((a, b) => b.length - a.length)) out = out.split(value).join('[redacted]');
+  return out;
 }
 
 /**
@@ -192,7 +220,93 @@ export class EnvError extends Error {}
  * @property {string} [token] the bearer token (never log it)
  * @property {string} [caFile]
  * @property {string} [scenario]
+ * @property {Auth} [auth] set on authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI): configure
+ *   the library as an OAuth client then, and only then
+ * @property {string[]} localOrigins MCP_HARNESS_LOCAL_ORIGINS: loopback origins the user's local
+ *   policy allows
  */
+
+/**
+ * @typedef {object} Auth
+ * @property {string} redirectUri the redirect URI registered for the client
+ * @property {string} [clientId] a pre-registered client id
+ * @property {string} [clientSecret] its secret (registered with the kit's redaction)
+ * @property {string} [clientMetadataUrl] the client's metadata document URL (CIMD)
+ * @property {'client_secret_basic'|'client_secret_post'|'none'} [clientAuthMethod] how the
+ *   pre-registered client authenticates at the token endpoint, as registered
+ */
+
+/** The token endpoint authentication methods a pre-registered client may be registered with. */
+export const CLIENT_AUTH_METHODS = Object.freeze(['client_secret_basic', 'client_secret_post', 'none']);
+
+const AUTH_VARS = ['MCP_HARNESS_AUTH_CLIENT_ID', 'MCP_HARNESS_AUTH_CLIENT_SECRET', 'MCP_HARNESS_AUTH_CLIENT_METADATA_URL', 'MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD'];
+
+/**
+ * The authorization variables, checked (undefined on a trial without authorization).
+ * @param {Record<string, string|undefined>} vars
+ * @param {(name: string, value: unknown, expected: string) => never} bad
+ * @returns {Auth|undefined}
+ */
+function readAuth(vars, bad) {
+  const url = (name, schemes) => {
+    const raw = vars[name];
+    if (!raw) return undefined;
+    let parsed;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !schemes.includes(parsed.protocol) || !parsed.hostname) {
+      bad(name, raw, `an absolute ${schemes.map((s) => `${s}//`).join(' or ')} URL`);
+    }
+    return raw;
+  };
+  const redirectUri = url('MCP_HARNESS_AUTH_REDIRECT_URI', ['http:', 'https:']);
+  const clientMetadataUrl = url('MCP_HARNESS_AUTH_CLIENT_METADATA_URL', ['https:']);
+  if (!redirectUri) {
+    const extra = AUTH_VARS.find((name) => vars[name]);
+    if (extra) bad(extra, vars[extra] === vars.MCP_HARNESS_AUTH_CLIENT_SECRET ? '[secret]' : vars[extra], 'to come with MCP_HARNESS_AUTH_REDIRECT_URI (an authorization trial)');
+    return undefined;
+  }
+  /** @type {Auth} */
+  const auth = { redirectUri };
+  if (vars.MCP_HARNESS_AUTH_CLIENT_ID) auth.clientId = vars.MCP_HARNESS_AUTH_CLIENT_ID;
+  if (vars.MCP_HARNESS_AUTH_CLIENT_SECRET) {
+    if (!auth.clientId) bad('MCP_HARNESS_AUTH_CLIENT_SECRET', '[secret]', 'to come with MCP_HARNESS_AUTH_CLIENT_ID');
+    auth.clientSecret = secret(vars.MCP_HARNESS_AUTH_CLIENT_SECRET);
+  }
+  if (clientMetadataUrl) auth.clientMetadataUrl = clientMetadataUrl;
+  const method = vars.MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD;
+  if (method) {
+    if (!CLIENT_AUTH_METHODS.includes(method)) bad('MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', method, CLIENT_AUTH_METHODS.join(', '));
+    if (!auth.clientId) bad('MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', method, 'to come with MCP_HARNESS_AUTH_CLIENT_ID');
+    auth.clientAuthMethod = method;
+  }
+  return auth;
+}
+
+/**
+ * MCP_HARNESS_LOCAL_ORIGINS: space-separated origins, checked.
+ * @param {string|undefined} raw
+ * @param {(name: string, value: unknown, expected: string) => never} bad
+ * @returns {string[]}
+ */
+function readLocalOrigins(raw, bad) {
+  return (raw ?? '').split(/\s+/).filter(Boolean).map((origin) => {
+    let parsed;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    const pathless = parsed && (parsed.pathname === '/' || parsed.pathname === '') && !parsed.search && !parsed.hash;
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || !pathless || !origin.match(/^https?:\/\/[^/]+\/?$/)) {
+      bad('MCP_HARNESS_LOCAL_ORIGINS', origin, 'space-separated origins such as https://localhost:8443');
+    }
+    return parsed.origin;
+  });
+}
 
 /**
  * Reads and checks the contract's variables.
@@ -248,7 +362,59 @@ export function readEnv(vars = process.env, argv = process.argv) {
   if (vars.MCP_HARNESS_BEARER_TOKEN) env.token = vars.MCP_HARNESS_BEARER_TOKEN;
   if (vars.MCP_HARNESS_CA_FILE) env.caFile = vars.MCP_HARNESS_CA_FILE;
   if (vars.MCP_HARNESS_SCENARIO) env.scenario = vars.MCP_HARNESS_SCENARIO;
+  const auth = readAuth(vars, bad);
+  if (auth) env.auth = auth;
+  env.localOrigins = readLocalOrigins(vars.MCP_HARNESS_LOCAL_ORIGINS, bad);
   return env;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Authorization: the user's part, headless (CLIENTS.md, "Authorization")
+
+/**
+ * The user's part of an authorization without a browser: GETs the authorization URL (trusting
+ * `caFile`, the run's CA, besides Node's roots), never follows a redirect, and resolves to the
+ * redirect's `Location` (made absolute), the URL a browser would have been sent to. Hand it to
+ * the library's callback handling as is: the library, not the adapter, checks `state` and
+ * `iss`. A non-redirect answer, a redirect without `Location`, or an endpoint that cannot be
+ * reached rejects with StepError('auth_failed').
+ * @param {string|URL} url the authorization URL the library built
+ * @param {{caFile?: string, timeoutMs?: number}} [options]
+ * @returns {Promise<string>}
+ */
+export async function headlessAuthorize(url, { caFile, timeoutMs = 10000 } = {}) {
+  const target = new URL(String(url));
+  const lib = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
+  if (!lib) throw new StepError('auth_failed', `the authorization URL's scheme ${target.protocol} cannot be opened`);
+  const options = { method: 'GET', headers: { accept: 'text/html' }, timeout: timeoutMs, agent: false };
+  if (lib === https && caFile) options.ca = [...rootCertificates, readFileSync(caFile, 'utf8')];
+  const { status, location } = await new Promise((resolve, reject) => {
+    const request = lib.request(target, options, (response) => {
+      response.resume();
+      resolve({ status: response.statusCode ?? 0, location: response.headers.location });
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    request.on('error', (error) =>
+      reject(new StepError('auth_failed', `the authorization endpoint could not be reached: ${describe(error)}`)),
+    );
+    request.end();
+  });
+  if (status < 300 || status > 399) throw new StepError('auth_failed', `the authorization endpoint answered ${status}, not a redirect`);
+  if (!location) throw new StepError('auth_failed', `the authorization endpoint answered ${status} without a Location`);
+  return new URL(location, target).href;
+}
+
+/**
+ * The query parameters of a redirect (`code`, `state`, `iss`, or `error`,
+ * `error_description`, `state`), first value of each. Parsing only: nothing is checked.
+ * @param {string} location
+ * @returns {Record<string, string>}
+ */
+export function callbackParams(location) {
+  /** @type {Record<string, string>} */
+  const params = {};
+  for (const [name, value] of new URL(location).searchParams) if (!(name in params)) params[name] = value;
+  return params;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -563,7 +729,7 @@ export async function run(adapter, options = {}) {
     done(2);
     return;
   }
-  secret = env.token ?? '';
+  secret(env.token);
   log(`transport ${env.transport}, ${env.plan.length} steps, loaded ${Math.round(performance.now())} ms after launch`);
   process.on('unhandledRejection', (reason) => log('unhandled rejection:', describe(reason)));
   try {

@@ -5,10 +5,16 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
 import { test } from 'node:test';
 import {
+  ERROR_KINDS,
   EnvError,
   StepError,
+  callbackParams,
+  headlessAuthorize,
+  redact,
+  secret,
   checkStep,
   contentAsSeen,
   contentsAsSeen,
@@ -176,4 +182,88 @@ test('run exits 2 naming a bad variable, before any step', () => {
   assert.equal(code, 2);
   assert.deepEqual(lines, []);
   assert.match(stderr, /MCP_HARNESS_PLAN/);
+});
+
+test('readEnv reads the authorization variables and names the one it refuses', () => {
+  const REDIRECT = 'http://127.0.0.1:9/callback';
+  assert.equal(readEnv(BASE, []).auth, undefined);
+  assert.deepEqual(readEnv(BASE, []).localOrigins, []);
+  const env = readEnv({
+    ...BASE,
+    MCP_HARNESS_AUTH_REDIRECT_URI: REDIRECT,
+    MCP_HARNESS_AUTH_CLIENT_ID: 'pre',
+    MCP_HARNESS_AUTH_CLIENT_SECRET: 'client-s3cret',
+    MCP_HARNESS_AUTH_CLIENT_METADATA_URL: 'https://localhost:2/client.json',
+    MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD: 'client_secret_basic',
+    MCP_HARNESS_LOCAL_ORIGINS: ' https://localhost:3  https://localhost:4/ ',
+  }, []);
+  assert.deepEqual(env.auth, { redirectUri: REDIRECT, clientId: 'pre', clientSecret: 'client-s3cret', clientMetadataUrl: 'https://localhost:2/client.json', clientAuthMethod: 'client_secret_basic' });
+  assert.deepEqual(env.localOrigins, ['https://localhost:3', 'https://localhost:4']);
+  assert.equal(redact('the secret client-s3cret'), 'the secret [redacted]');
+  for (const [name, extra] of [
+    ['MCP_HARNESS_AUTH_REDIRECT_URI', { MCP_HARNESS_AUTH_REDIRECT_URI: '/callback' }],
+    ['MCP_HARNESS_AUTH_CLIENT_METADATA_URL', { MCP_HARNESS_AUTH_REDIRECT_URI: REDIRECT, MCP_HARNESS_AUTH_CLIENT_METADATA_URL: 'http://localhost/c.json' }],
+    ['MCP_HARNESS_AUTH_CLIENT_SECRET', { MCP_HARNESS_AUTH_REDIRECT_URI: REDIRECT, MCP_HARNESS_AUTH_CLIENT_SECRET: 'other-s3cret' }],
+    ['MCP_HARNESS_AUTH_CLIENT_ID', { MCP_HARNESS_AUTH_CLIENT_ID: 'orphan' }],
+    ['MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', { MCP_HARNESS_AUTH_REDIRECT_URI: REDIRECT, MCP_HARNESS_AUTH_CLIENT_ID: 'pre', MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD: 'private_key_jwt' }],
+    ['MCP_HARNESS_LOCAL_ORIGINS', { MCP_HARNESS_LOCAL_ORIGINS: 'https://localhost:3/path' }],
+  ]) {
+    assert.throws(() => readEnv({ ...BASE, ...extra }, []), (e) => e instanceof EnvError && e.message.startsWith(name) && !e.message.includes('other-s3cret'), name);
+  }
+});
+
+test('registered secrets are redacted from outcome lines; auth_failed is a kind', () => {
+  assert.ok(ERROR_KINDS.includes('auth_failed'));
+  secret('access-t0ken');
+  secret(undefined);
+  assert.equal(redact('Bearer access-t0ken'), 'Bearer [redacted]');
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    import { secret, emit } from ${JSON.stringify(KIT)};
+    secret('refresh-t0ken');
+    emit({ step: 0, op: 'connect', error: { kind: 'auth_failed', message: 'refused refresh-t0ken' } });
+  `], { encoding: 'utf8' });
+  assert.equal(JSON.parse(child.stdout).error.message, 'refused [redacted]');
+});
+
+test('callbackParams reads the first value of each parameter, checking nothing', () => {
+  assert.deepEqual(callbackParams('http://127.0.0.1:9/callback?code=c&state=s&iss=https%3A%2F%2Fas&state=x'), { code: 'c', state: 's', iss: 'https://as' });
+});
+
+/** A plain-HTTP authorization endpoint on loopback answering `status` (and `location`). */
+async function authorizationEndpoint(status, location) {
+  const seen = [];
+  const server = createServer((request, response) => {
+    seen.push(request.url);
+    response.writeHead(status, location ? { location } : {});
+    response.end();
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/authorize?state=abc&client_id=x`;
+  return { url, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+test('headlessAuthorize returns the Location without following it', async () => {
+  const endpoint = await authorizationEndpoint(302, '/callback?code=c1&state=abc');
+  try {
+    const location = await headlessAuthorize(endpoint.url, { timeoutMs: 5000 });
+    assert.equal(location, `${new URL(endpoint.url).origin}/callback?code=c1&state=abc`);
+    assert.deepEqual(endpoint.seen, ['/authorize?state=abc&client_id=x']);
+  } finally {
+    await endpoint.close();
+  }
+});
+
+test('headlessAuthorize: a non-redirect answer or an unreachable endpoint is auth_failed', async () => {
+  for (const [status, location] of [[200, undefined], [400, undefined], [302, undefined]]) {
+    const endpoint = await authorizationEndpoint(status, location);
+    try {
+      await rejects(headlessAuthorize(endpoint.url, { timeoutMs: 5000 }), 'auth_failed');
+    } finally {
+      await endpoint.close();
+    }
+  }
+  const endpoint = await authorizationEndpoint(302, '/x');
+  const { url } = endpoint;
+  await endpoint.close();
+  await rejects(headlessAuthorize(url, { timeoutMs: 2000 }), 'auth_failed');
 });

@@ -5,8 +5,9 @@ variables, and prints one JSON outcome line per step (CLIENTS.md). Most of that 
 for every library: reading and checking the environment, the step loop and each step's
 fields, `sleep`, `unsupported_op` for ops the adapter lacks, `transport_closed` before a
 connect and after a close, the silent implicit close, keeping library prints off stdout,
-redacting the bearer token, naming common transport errors, and the contract's shapes of a
-listing, a tool result and binary content. This file does that, so an adapter is a subclass
+redacting the bearer token and every other secret, naming common transport errors, the
+contract's shapes of a listing, a tool result and binary content, and the headless
+authorization step of an OAuth trial (`headless_authorize`). This file does that, so an adapter is a subclass
 of `Adapter` whose `op_<name>` methods are calls into its library.
 
 It is one file, standard library only, for Python 3.10+: copy it next to your adapter or put
@@ -27,6 +28,7 @@ import asyncio
 import base64
 import binascii
 import hashlib
+import http.client
 import json
 import logging
 import os
@@ -36,6 +38,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 CONTRACT = "1"
 
@@ -49,7 +52,7 @@ ERROR_KINDS = frozenset(
     """unsupported_version handshake_failed protocol_error tool_error repeated_cursor
     duplicate_tool_name duplicate_name capability_missing schema_mismatch timeout cancelled
     transport_closed invalid_response insecure_url tls http_status unsupported_op
-    input_unsupported""".split()
+    input_unsupported auth_failed""".split()
 )
 
 #: Ops that need no connection: the kit answers them itself (unless the adapter overrides).
@@ -111,10 +114,31 @@ class Config:
     bearer_token: str | None = field(default=None, repr=False)
     shutdown_grace_ms: int | None = None
     scenario: str = ""
+    auth: AuthConfig | None = None  # set on authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI)
+    #: MCP_HARNESS_LOCAL_ORIGINS: loopback origins the user's local policy allows.
+    local_origins: tuple[str, ...] = ()
 
     @property
     def timeout_s(self) -> float:
         return self.timeout_ms / 1000
+
+
+@dataclass(frozen=True)
+class AuthConfig:
+    """An authorization trial's OAuth client settings (CLIENTS.md, "Authorization").
+
+    Present only when `MCP_HARNESS_AUTH_REDIRECT_URI` is set: configure the library as an
+    OAuth client then, and only then. The secret is kept out of `repr` and registered with
+    the kit's redaction.
+    """
+
+    redirect_uri: str
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    client_metadata_url: str | None = None
+    #: How the pre-registered client authenticates at the token endpoint, as registered:
+    #: `client_secret_basic`, `client_secret_post` or `none` (MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD).
+    client_auth_method: str | None = None
 
 
 def _required(env: dict[str, str], name: str, expected: str) -> str:
@@ -137,6 +161,56 @@ def _millis(env: dict[str, str], name: str, *, required: bool) -> int | None:
     if value <= 0:
         raise EnvError(f"{name} is {value}; expected a positive integer of milliseconds")
     return value
+
+
+def _absolute_url(env: dict[str, str], name: str, schemes: tuple[str, ...]) -> str | None:
+    """`name`'s value if it is an absolute URL with one of `schemes` and a host; None when unset."""
+    text = env.get(name)
+    if not text:
+        return None
+    parts = urlsplit(text)
+    if parts.scheme not in schemes or not parts.hostname:
+        expected = " or ".join(f"{s}://" for s in schemes)
+        raise EnvError(f"{name} is {text!r}; expected an absolute {expected} URL")
+    return text
+
+
+#: The token endpoint authentication methods a pre-registered client may be registered with.
+CLIENT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+
+
+def read_auth(env: dict[str, str]) -> AuthConfig | None:
+    """The authorization variables, checked; None on a trial without authorization."""
+    redirect_uri = _absolute_url(env, "MCP_HARNESS_AUTH_REDIRECT_URI", ("http", "https"))
+    client_id = env.get("MCP_HARNESS_AUTH_CLIENT_ID") or None
+    client_secret = env.get("MCP_HARNESS_AUTH_CLIENT_SECRET") or None
+    metadata_url = _absolute_url(env, "MCP_HARNESS_AUTH_CLIENT_METADATA_URL", ("https",))
+    method = env.get("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD") or None
+    if method is not None and method not in CLIENT_AUTH_METHODS:
+        raise EnvError(f"MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD is {method!r}; expected one of {', '.join(CLIENT_AUTH_METHODS)}")
+    if method is not None and client_id is None:
+        raise EnvError("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD is set without MCP_HARNESS_AUTH_CLIENT_ID; expected the method of a pre-registered client")
+    if redirect_uri is None:
+        extra = [n for n in ("MCP_HARNESS_AUTH_CLIENT_ID", "MCP_HARNESS_AUTH_CLIENT_SECRET", "MCP_HARNESS_AUTH_CLIENT_METADATA_URL") if env.get(n)]
+        if extra:
+            raise EnvError(f"{extra[0]} is set but MCP_HARNESS_AUTH_REDIRECT_URI is not; expected both on an authorization trial")
+        return None
+    if client_secret is not None and client_id is None:
+        raise EnvError("MCP_HARNESS_AUTH_CLIENT_SECRET is set without MCP_HARNESS_AUTH_CLIENT_ID; expected the id with its secret")
+    if client_secret is not None:
+        secret(client_secret)
+    return AuthConfig(redirect_uri, client_id, client_secret, metadata_url, method)
+
+
+def read_local_origins(env: dict[str, str]) -> tuple[str, ...]:
+    """`MCP_HARNESS_LOCAL_ORIGINS`: space-separated origins (`https://localhost:PORT`), checked."""
+    origins = []
+    for origin in (env.get("MCP_HARNESS_LOCAL_ORIGINS") or "").split():
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") or parts.query or parts.fragment:
+            raise EnvError(f"MCP_HARNESS_LOCAL_ORIGINS has {origin!r}; expected space-separated origins such as https://localhost:8443")
+        origins.append(origin.rstrip("/"))
+    return tuple(origins)
 
 
 def read_env(env: dict[str, str] | None = None, argv: list[str] | None = None) -> Config:
@@ -188,6 +262,8 @@ def read_env(env: dict[str, str] | None = None, argv: list[str] | None = None) -
         bearer_token=env.get("MCP_HARNESS_BEARER_TOKEN") or None,
         shutdown_grace_ms=_millis(env, "MCP_HARNESS_SHUTDOWN_GRACE_MS", required=False),
         scenario=env.get("MCP_HARNESS_SCENARIO", ""),
+        auth=read_auth(env),
+        local_origins=read_local_origins(env),
     )
 
 
@@ -313,8 +389,98 @@ def classify_common(exc: BaseException) -> StepError:
     return StepError("invalid_response", f"{type(exc).__name__}: {exc}")
 
 
-def redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "[redacted]") if secret else text
+#: Every secret the kit knows: the bearer token, the client secret, and whatever the adapter
+#: registered with `secret` (tokens, codes, a registered client's secret as its library hands
+#: them over). Each is replaced in outcome lines, notes and log records.
+_SECRETS: set[str] = set()
+
+
+def secret(value: str | None) -> str | None:
+    """Registers `value` as a secret to redact from everything the kit prints; returns it.
+
+    Call it with every token, code or client secret your library lets you see (a token
+    storage's `set_tokens`, a registration callback): the harness fails a trial whose output
+    shows one.
+    """
+    if value:
+        _SECRETS.add(value)
+    return value
+
+
+def redact(text: str, extra: str | None = None) -> str:
+    """`text` with every registered secret (and `extra`) replaced by `[redacted]`."""
+    text = str(text)
+    for value in sorted(_SECRETS | ({extra} if extra else set()), key=len, reverse=True):
+        text = text.replace(value, "[redacted]")
+    return text
+
+
+def _redact_json(value: Any, extra: str | None = None) -> Any:
+    """`value` with every string in it (keys too) redacted."""
+    if isinstance(value, str):
+        return redact(value, extra)
+    if isinstance(value, dict):
+        return {redact(k, extra): _redact_json(v, extra) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_json(v, extra) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Authorization: the user's part, headless (CLIENTS.md, "Authorization")
+
+
+def _authorization_get(url: str, ca_file: str | None, timeout_s: float) -> tuple[int, str | None]:
+    parts = urlsplit(url)
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    if parts.scheme == "https":
+        context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=timeout_s, context=context)
+    elif parts.scheme == "http":
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout_s)
+    else:
+        raise StepError("auth_failed", f"the authorization URL's scheme {parts.scheme!r} cannot be opened")
+    try:
+        conn.request("GET", target, headers={"Accept": "text/html"})
+        response = conn.getresponse()
+        response.read()
+        return response.status, response.getheader("Location")
+    finally:
+        conn.close()
+
+
+async def headless_authorize(url: str, ca_file: str | None = None, timeout_s: float = 10.0) -> str:
+    """The user's part of an authorization, without a browser: GETs the authorization URL
+    (trusting `ca_file`, the run's CA, when given), never follows a redirect, and returns the
+    redirect's `Location` (made absolute), the URL a browser would have been sent to.
+
+    Hand that URL to the library's callback handling as is: the library, not the adapter,
+    checks `state` and `iss`. A non-redirect answer, a redirect without `Location`, or an
+    endpoint that cannot be reached raises StepError("auth_failed").
+    """
+    try:
+        status, location = await asyncio.to_thread(_authorization_get, url, ca_file, timeout_s)
+    except StepError:
+        raise
+    except (OSError, http.client.HTTPException) as e:
+        raise StepError("auth_failed", f"the authorization endpoint could not be reached: {type(e).__name__}: {e}") from e
+    if not 300 <= status <= 399:
+        raise StepError("auth_failed", f"the authorization endpoint answered {status}, not a redirect")
+    if not location:
+        raise StepError("auth_failed", f"the authorization endpoint answered {status} without a Location")
+    return urljoin(url, location)
+
+
+def callback_params(location: str) -> dict[str, str]:
+    """The query parameters of a redirect (`code`, `state`, `iss`, or `error`,
+    `error_description`, `state`), first value of each, as a callback handler reads them.
+    Parsing only: no value is checked."""
+    params: dict[str, str] = {}
+    for name, value in parse_qsl(urlsplit(location).query, keep_blank_values=True):
+        params.setdefault(name, value)
+    return params
 
 
 # ---------------------------------------------------------------------------------------------
@@ -516,6 +682,7 @@ class Output:
             record["ok"] = ok if ok is not None else {}
         if limits:
             record["limits"] = limits
+        record = _redact_json(record, self.secret)
         self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.stream.flush()
         return record
@@ -577,14 +744,17 @@ def note(text: str, secret: str | None = None) -> None:
 
 
 class _RedactingFilter(logging.Filter):
-    def __init__(self, secret: str) -> None:
+    """Replaces every registered secret (and the bearer token) in a log record's message."""
+
+    def __init__(self, secret: str | None) -> None:
         super().__init__()
         self.secret = secret
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
-        if self.secret in text:
-            record.msg, record.args = redact(text, self.secret), None
+        redacted = redact(text, self.secret)
+        if redacted != text:
+            record.msg, record.args = redacted, None
         return True
 
 
@@ -611,8 +781,8 @@ def run(factory: Callable[[Config], Adapter], *, fast_exit: bool = True) -> None
         print(f"adapter: {e}", file=sys.stderr, flush=True)
         sys.exit(2)
     handler = logging.StreamHandler(sys.stderr)
-    if config.bearer_token:
-        handler.addFilter(_RedactingFilter(config.bearer_token))
+    secret(config.bearer_token)
+    handler.addFilter(_RedactingFilter(config.bearer_token))
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
     asyncio.run(run_plan(factory(config), Output(out_stream, config.bearer_token)))

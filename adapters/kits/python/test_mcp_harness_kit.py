@@ -240,6 +240,111 @@ class Plan(unittest.TestCase):
         self.assertEqual(asyncio.run(scenario()), [{"type": "log"}])
 
 
+class Authorization(unittest.TestCase):
+    """The authorization variables, secret redaction and the headless step."""
+
+    REDIRECT = "http://127.0.0.1:9/callback"
+
+    def test_auth_absent_without_redirect_uri(self) -> None:
+        config = kit.read_env(env(), [])
+        self.assertIsNone(config.auth)
+        self.assertEqual(config.local_origins, ())
+
+    def test_auth_read(self) -> None:
+        config = kit.read_env(
+            env(
+                MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT,
+                MCP_HARNESS_AUTH_CLIENT_ID="pre",
+                MCP_HARNESS_AUTH_CLIENT_SECRET="client-s3cret",
+                MCP_HARNESS_AUTH_CLIENT_METADATA_URL="https://localhost:2/client.json",
+                MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD="client_secret_post",
+                MCP_HARNESS_LOCAL_ORIGINS="https://localhost:3 https://localhost:4/",
+            ),
+            [],
+        )
+        assert config.auth is not None
+        self.assertEqual(config.auth.client_auth_method, "client_secret_post")
+        self.assertEqual((config.auth.redirect_uri, config.auth.client_id, config.auth.client_metadata_url), (self.REDIRECT, "pre", "https://localhost:2/client.json"))
+        self.assertEqual(config.local_origins, ("https://localhost:3", "https://localhost:4"))
+        self.assertNotIn("client-s3cret", repr(config))
+        self.assertEqual(kit.redact("secret is client-s3cret"), "secret is [redacted]")
+
+    def test_auth_errors_name_the_variable(self) -> None:
+        cases = {
+            "MCP_HARNESS_AUTH_REDIRECT_URI": env(MCP_HARNESS_AUTH_REDIRECT_URI="/callback"),
+            "MCP_HARNESS_AUTH_CLIENT_METADATA_URL": env(MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT, MCP_HARNESS_AUTH_CLIENT_METADATA_URL="http://localhost/c.json"),
+            "MCP_HARNESS_AUTH_CLIENT_SECRET": env(MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT, MCP_HARNESS_AUTH_CLIENT_SECRET="x"),
+            "MCP_HARNESS_AUTH_CLIENT_ID": env(MCP_HARNESS_AUTH_CLIENT_ID="orphan"),
+            "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD": env(MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT, MCP_HARNESS_AUTH_CLIENT_ID="pre", MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD="private_key_jwt"),
+            "MCP_HARNESS_LOCAL_ORIGINS": env(MCP_HARNESS_LOCAL_ORIGINS="https://localhost:3/path"),
+        }
+        for name, bad in cases.items():
+            with self.subTest(name), self.assertRaises(kit.EnvError) as caught:
+                kit.read_env(bad, [])
+            self.assertIn(name, str(caught.exception).split(";")[0])
+
+    def test_registered_secrets_redacted_everywhere(self) -> None:
+        kit.secret("access-t0ken")
+        kit.secret(None)  # nothing to register
+        out = io.StringIO()
+        kit.Output(out, None).line(0, "connect", {"note": "Bearer access-t0ken"}, None)
+        kit.Output(out, None).line(1, "call_tool", None, kit.StepError("auth_failed", "refused access-t0ken"))
+        self.assertNotIn("access-t0ken", out.getvalue())
+        self.assertEqual(out.getvalue().count("[redacted]"), 2)
+        self.assertEqual(json.loads(out.getvalue().splitlines()[1])["error"]["kind"], "auth_failed")
+
+    def test_callback_params(self) -> None:
+        self.assertEqual(
+            kit.callback_params(self.REDIRECT + "?code=c&state=s&iss=https%3A%2F%2Fas&state=second"),
+            {"code": "c", "state": "s", "iss": "https://as"},
+        )
+
+    def serve(self, status: int, location: str | None) -> tuple[str, list[str]]:
+        """A one-request plain-HTTP authorization endpoint on loopback; returns its URL and the paths it saw."""
+        import http.server
+        import threading
+
+        seen: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                seen.append(self.path)
+                self.send_response(status)
+                if location is not None:
+                    self.send_header("Location", location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.handle_request, daemon=True).start()
+        self.addCleanup(server.server_close)
+        return f"http://127.0.0.1:{server.server_address[1]}/authorize?state=abc&client_id=x", seen
+
+    def test_headless_returns_location_without_following(self) -> None:
+        url, seen = self.serve(302, "/callback?code=c1&state=abc")
+        location = asyncio.run(kit.headless_authorize(url, timeout_s=5))
+        self.assertEqual(location, url.split("/authorize")[0] + "/callback?code=c1&state=abc")
+        self.assertEqual(seen, ["/authorize?state=abc&client_id=x"])  # one request: not followed
+
+    def test_headless_refuses_non_redirect(self) -> None:
+        for status, location in ((200, None), (400, None), (302, None)):
+            url, _ = self.serve(status, location)
+            with self.subTest(status), self.assertRaises(kit.StepError) as caught:
+                asyncio.run(kit.headless_authorize(url, timeout_s=5))
+            self.assertEqual(caught.exception.kind, "auth_failed")
+
+    def test_headless_unreachable_is_auth_failed(self) -> None:
+        url, _ = self.serve(302, "/x")
+        port = url.split(":")[2].split("/")[0]
+        asyncio.run(kit.headless_authorize(url, timeout_s=5))  # the one request it serves
+        with self.assertRaises(kit.StepError) as caught:
+            asyncio.run(kit.headless_authorize(f"http://127.0.0.1:{port}/authorize", timeout_s=2))
+        self.assertIn(caught.exception.kind, ("auth_failed",))
+
+
 class Process(unittest.TestCase):
     """`kit.run` in a child: prints go to stderr, outcome lines to stdout, exit codes."""
 

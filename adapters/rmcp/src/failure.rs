@@ -7,6 +7,7 @@ use std::error::Error as StdError;
 use mcp_harness_kit::{Kind, StepError, chain_text, classify};
 use rmcp::model::ErrorData;
 use rmcp::service::{ClientInitializeError, ServiceError};
+use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -69,7 +70,17 @@ fn rmcp_link(link: &(dyn StdError + 'static)) -> Option<StepError> {
     if link.downcast_ref::<rustls::Error>().is_some() {
         return Some(StepError::new(Kind::Tls, ""));
     }
+    if let Some(auth) = link.downcast_ref::<AuthError>() {
+        return Some(crate::oauth::auth_error(auth));
+    }
     if let Some(http) = link.downcast_ref::<HttpError>() {
+        // A 401 or 403 challenge: noted for the application's authorization (main.rs).
+        if let Some(challenge) = http.auth_challenge() {
+            crate::oauth::note_challenge(challenge);
+        }
+        if let HttpError::Auth(auth) = http {
+            return Some(crate::oauth::auth_error(auth));
+        }
         let status = match http {
             HttpError::HttpStatus(status) => Some(status.status),
             HttpError::AuthRequired(_) => Some(401),

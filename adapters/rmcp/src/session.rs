@@ -119,6 +119,7 @@ impl Session {
     pub async fn connect(
         env: &Env,
         handlers: &Map<String, Value>,
+        oauth: Option<&crate::oauth::OAuth>,
     ) -> Result<(Session, Value), StepError> {
         let handlers = handlers.clone();
         let answers = Answers::default();
@@ -163,9 +164,20 @@ impl Session {
                     // rmcp sends it as `Authorization: Bearer <token>` on its requests.
                     transport_config = transport_config.auth_header(token.clone());
                 }
-                let transport =
-                    StreamableHttpClientTransport::with_client(client, transport_config);
-                start(handler, transport, env).await
+                match oauth {
+                    // Authorization trials: rmcp's AuthClient on the same reqwest client.
+                    Some(oauth) => {
+                        let client = oauth.client(client).await?;
+                        let transport =
+                            StreamableHttpClientTransport::with_client(client, transport_config);
+                        start(handler, transport, env).await
+                    }
+                    None => {
+                        let transport =
+                            StreamableHttpClientTransport::with_client(client, transport_config);
+                        start(handler, transport, env).await
+                    }
+                }
             }
         }
         .map_err(|e| match env.era {
@@ -371,11 +383,13 @@ fn client_info(env: &Env, handlers: &Map<String, Value>) -> ClientConfig {
 }
 
 /// The reqwest client rmcp's streamable HTTP transport runs on: rustls with ring, trusting the
-/// platform's roots plus this run's CA. Verification stays on.
+/// platform's roots plus this run's CA. Verification stays on. Its redirect policy is the one
+/// rmcp's own default client has ([`rmcp_redirect_policy`]): a client of the adapter's own,
+/// needed for the CA, must not change what rmcp follows.
 fn http_client(ca_file: Option<&str>) -> Result<reqwest::Client, StepError> {
     // rmcp's reqwest is built without a crypto provider; ring is ours. Only the first install wins.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut builder = reqwest::Client::builder();
+    let mut builder = reqwest::Client::builder().redirect(rmcp_redirect_policy());
     if let Some(path) = ca_file {
         match std::fs::read(path).map(|pem| reqwest::Certificate::from_pem_bundle(&pem)) {
             Ok(Ok(certs)) => builder = builder.tls_certs_merge(certs),
@@ -386,4 +400,29 @@ fn http_client(ca_file: Option<&str>) -> Result<reqwest::Client, StepError> {
     builder
         .build()
         .map_err(|e| StepError::new(Kind::Tls, format!("could not build the HTTP client: {e}")))
+}
+
+/// rmcp 3.11.0's redirect policy for its default transport client
+/// (`StreamableHttpClientTransport::from_uri`/`from_config`, private there, so restated here):
+/// follow a same-origin 307 or 308 (which keep the method and body), at most 10 hops; hand any
+/// other redirect (a 301, 302 or 303, or one to another origin) back to rmcp as the response.
+fn rmcp_redirect_policy() -> reqwest::redirect::Policy {
+    const MAX_REDIRECTS: usize = 10;
+    reqwest::redirect::Policy::custom(|attempt| {
+        let preserves_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|original| original.origin() == attempt.url().origin());
+        if !preserves_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("exceeded {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
 }

@@ -472,6 +472,7 @@ fn prepare<'h>(
         "MCP_HARNESS_AUTH_CLIENT_ID",
         "MCP_HARNESS_AUTH_CLIENT_SECRET",
         "MCP_HARNESS_AUTH_CLIENT_METADATA_URL",
+        "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
     ] {
         cmd.env_remove(var);
     }

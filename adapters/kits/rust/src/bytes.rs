@@ -6,7 +6,7 @@
 /// whitespace, and zero unused bits in the last character (canonical encoding).
 pub fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
     let input = text.as_bytes();
-    if input.len() % 4 != 0 {
+    if !input.len().is_multiple_of(4) {
         return Err(format!("length {} is not a multiple of 4", input.len()));
     }
     let mut out = Vec::with_capacity(input.len() / 4 * 3);

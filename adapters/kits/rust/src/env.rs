@@ -51,6 +51,11 @@ pub struct Env {
     pub bearer_token: Option<String>,
     /// `MCP_HARNESS_SCENARIO`: the case id, for logs only.
     pub scenario: Option<String>,
+    /// Set on authorization trials (`MCP_HARNESS_AUTH_REDIRECT_URI`): configure the library as
+    /// an OAuth client then, and only then.
+    pub auth: Option<crate::AuthConfig>,
+    /// `MCP_HARNESS_LOCAL_ORIGINS`: loopback origins the user's local policy allows.
+    pub local_origins: Vec<String>,
 }
 
 /// A variable the kit cannot work with.
@@ -187,6 +192,8 @@ pub fn read_env_from(get: impl Fn(&str) -> Option<String>) -> Result<Env, EnvErr
         shutdown_grace: millis("MCP_HARNESS_SHUTDOWN_GRACE_MS")?,
         bearer_token: var("MCP_HARNESS_BEARER_TOKEN"),
         scenario: var("MCP_HARNESS_SCENARIO"),
+        auth: crate::auth::read_auth(&var)?,
+        local_origins: crate::auth::read_local_origins(&var)?,
     })
 }
 

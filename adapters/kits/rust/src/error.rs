@@ -33,6 +33,7 @@ pub enum Kind {
     HttpStatus,
     UnsupportedOp,
     InputUnsupported,
+    AuthFailed,
 }
 
 impl Kind {
@@ -57,6 +58,7 @@ impl Kind {
             Kind::HttpStatus => "http_status",
             Kind::UnsupportedOp => "unsupported_op",
             Kind::InputUnsupported => "input_unsupported",
+            Kind::AuthFailed => "auth_failed",
         }
     }
 }
@@ -141,11 +143,29 @@ impl fmt::Display for StepError {
 
 impl Error for StepError {}
 
-/// `text` with every occurrence of `secret` replaced by `[token]` (an empty secret hides nothing).
+/// `text` with every occurrence of `secret` replaced by `[token]` (an empty secret hides
+/// nothing), and every secret registered with [`crate::secret`] by `[secret]`.
 pub fn redact(text: &str, secret: Option<&str>) -> String {
-    match secret {
+    let text = match secret {
         Some(secret) if !secret.is_empty() => text.replace(secret, "[token]"),
         _ => text.to_owned(),
+    };
+    crate::auth::redact_registered(&text)
+}
+
+/// `value` with every string in it (object keys too) passed through [`redact`].
+pub fn redact_json(value: &mut Value, secret: Option<&str>) {
+    match value {
+        Value::String(text) => *text = redact(text, secret),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_json(v, secret)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut v) in entries {
+                redact_json(&mut v, secret);
+                map.insert(redact(&key, secret), v);
+            }
+        }
+        _ => {}
     }
 }
 

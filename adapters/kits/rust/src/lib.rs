@@ -10,16 +10,20 @@
 //!   itself, answers `transport_closed` for a step before a successful `connect` or after
 //!   `close`, `unsupported_op` for an op the adapter does not provide, closes an open
 //!   connection before a second `connect`, and closes at the end without printing a line;
-//! - prints one outcome line per step, with the bearer token blanked out of every message;
+//! - prints one outcome line per step, with the bearer token and every secret registered with
+//!   [`secret`] (the client secret, tokens the adapter hands over) blanked out;
 //! - exits 0 once the plan is carried out.
 //!
 //! Helpers for the contract's shapes: [`classify`] (transport errors to kinds, with a hook for
 //! the library's own types), [`paginate`], [`tool_result`], [`content_as_seen`],
 //! [`resource_contents_as_seen`], [`Events`] for the `events` step, and the plan's answers to
-//! server requests ([`declared_capabilities`], [`Answer`]). The kit needs no async
+//! server requests ([`declared_capabilities`], [`Answer`]), and for authorization trials
+//! ([`AuthConfig`], [`secret`], [`authorization_redirect`], [`callback_params`] and, with the
+//! `auth` feature, `headless_authorize`). The kit needs no async
 //! runtime of its own: [`run`] is a future for the adapter's runtime, or for [`block_on`].
 
 mod answers;
+mod auth;
 mod bytes;
 mod content;
 mod env;
@@ -34,12 +38,15 @@ use std::process::ExitCode;
 use serde_json::{Map, Value, json};
 
 pub use answers::{Answer, declared_capabilities};
+#[cfg(feature = "auth")]
+pub use auth::headless_authorize;
+pub use auth::{AuthConfig, CLIENT_AUTH_METHODS, authorization_redirect, callback_params, secret};
 pub use bytes::{decode_base64, sha256_hex};
 pub use content::{
     content_as_seen, contents_as_seen, resource_contents_as_seen, texts, tool_result,
 };
 pub use env::{Env, EnvError, Era, Transport, read_env, read_env_from};
-pub use error::{Hook, Kind, StepError, chain_text, classify, redact};
+pub use error::{Hook, Kind, StepError, chain_text, classify, redact, redact_json};
 pub use output::Output;
 pub use paginate::{Guards, paginate};
 pub use rt::{Events, Sleep, block_on, sleep};
@@ -117,7 +124,9 @@ pub async fn run_plan<A: Adapter>(adapter: &mut A, env: &Env, mut emit: impl FnM
         if matches!(step, Ok(Step::Connect { .. })) && !adapter.limits().is_empty() {
             line.insert("limits".into(), json!(adapter.limits()));
         }
-        emit(Value::Object(line));
+        let mut line = Value::Object(line);
+        redact_json(&mut line, env.bearer_token.as_deref());
+        emit(line);
     }
     // The implicit close at the end prints no line.
     if let Some(open) = connection.take()

@@ -136,8 +136,14 @@ impl Auth {
     /// owns): the pre-registered client, the metadata document's URL, the local origins.
     pub fn vars(&self) -> Vec<(&'static str, String)> {
         let mut vars = Vec::new();
-        if self.script.client.pre_registered.is_some() {
+        if let Some(method) = self.script.client.pre_registered {
             vars.push(("MCP_HARNESS_AUTH_CLIENT_ID", PRE_REGISTERED_ID.to_owned()));
+            // How the client is registered to authenticate at the token endpoint: a user of a
+            // pre-registered client knows it, and some libraries must be told (CLIENTS.md).
+            vars.push((
+                "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
+                method.as_str().to_owned(),
+            ));
             let state = self.state();
             if let Some(secret) = state.clients.first().and_then(|c| c.secret.clone()) {
                 vars.push(("MCP_HARNESS_AUTH_CLIENT_SECRET", secret));
