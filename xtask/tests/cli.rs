@@ -717,6 +717,7 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
     );
     let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     assert_eq!(results.time_scale, 2.0);
+    assert!(results.trials.iter().all(|t| t.time_scale == 2.0));
 
     // Out of range, or not a number: a clear usage error.
     let err = xtask()

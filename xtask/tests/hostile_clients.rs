@@ -482,11 +482,9 @@ fn a_suite_run_against_hostile_clients_leaves_no_process() {
         let (id, transport) = (parts.next().unwrap(), parts.next().unwrap());
         let double = names[chaos_pick(id, transport)];
         used.insert(double);
-        // The run scales every deadline by its time scale (from the load unless `--time-scale`),
-        // rounded as the run rounds it.
-        let deadline = TimeScale::new(results.time_scale)
-            .unwrap()
-            .ms(deadlines[id]);
+        // The run scales each trial's deadline by the trial's time scale (the machine's when
+        // it started, unless `--time-scale`), rounded as the run rounds it.
+        let deadline = TimeScale::new(t.time_scale).unwrap().ms(deadlines[id]);
         eprintln!(
             "{double:<24} {:<60} {:>5} ms (deadline {deadline})",
             t.name, t.elapsed_ms

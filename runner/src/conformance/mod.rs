@@ -202,14 +202,8 @@ pub fn run(opts: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Each trial is scaled as it starts (`RunContext::trial`), by the factor of that moment.
     let (scale, scale_source) = time_scale::pick(opts.time_scale);
-    let cases: Vec<Case> = cases
-        .into_iter()
-        .map(|mut case| {
-            case.scenario = case.scenario.scaled(scale);
-            case
-        })
-        .collect();
     let trials: Vec<(Case, Transport)> = mcp_harness_scenarios::trials(&cases);
     let names: Vec<String> = trials.iter().map(|(c, t)| trial_name(c, *t)).collect();
     let selection = opts.selection();
@@ -242,7 +236,12 @@ pub fn run(opts: Options) -> ExitCode {
     procs::become_subreaper();
     interrupt::stop_trials_on_signal();
     let threads = opts.libtest.test_threads.unwrap_or_else(default_threads);
-    let ctx = RunContext::new(&opts, baseline, threads);
+    let ctx = RunContext::new(
+        &opts,
+        baseline,
+        threads,
+        time_scale::Live::start(opts.time_scale),
+    );
     // A snapshot whose trial is gone would otherwise linger unreviewed.
     let stale: Vec<PathBuf> = ctx
         .snapshots_dir
@@ -262,10 +261,15 @@ pub fn run(opts: Options) -> ExitCode {
             file.display()
         );
     }
-    if !scale.is_one() {
-        println!(
+    match opts.time_scale {
+        Some(time_scale::Choice::Fixed(_)) if !scale.is_one() => println!(
             "time scale {scale} ({scale_source}): every timeout, deadline and delay of every case is multiplied by {scale}"
-        );
+        ),
+        Some(time_scale::Choice::Fixed(_)) => {}
+        _ if !scale.is_one() => println!(
+            "time scale {scale} at start ({scale_source}): every timeout, deadline and delay of a trial is multiplied by the machine's factor when the trial starts"
+        ),
+        _ => {}
     }
     let started = Instant::now();
     let retry_jobs: std::collections::HashMap<String, (Case, Transport)> = match opts.retries {
@@ -450,6 +454,8 @@ struct RunContext {
     bless: bool,
     profile_on: bool,
     opts: Options,
+    /// The factor each trial is scaled by as it starts.
+    scale: time_scale::Live,
 }
 
 impl RunContext {
@@ -460,7 +466,12 @@ impl RunContext {
         }
     }
 
-    fn new(opts: &Options, baseline: Baseline, threads: usize) -> RunContext {
+    fn new(
+        opts: &Options,
+        baseline: Baseline,
+        threads: usize,
+        scale: time_scale::Live,
+    ) -> RunContext {
         // Snapshots pin the reference client's plain run; a run token changes every HTTPS
         // transcript.
         let snapshots_dir = opts
@@ -482,6 +493,7 @@ impl RunContext {
             bless: opts.bless,
             profile_on: !opts.spec_only,
             opts: opts.clone(),
+            scale,
         }
     }
 
@@ -501,6 +513,9 @@ impl RunContext {
 
     /// Runs, grades and judges one trial.
     fn trial(&self, name: &str, case: &Case, transport: Transport) -> Finished {
+        let mut case = case.clone();
+        case.scenario = case.scenario.scaled(self.scale.now());
+        let case = &case;
         let mut eval = evaluate(
             case,
             transport,
@@ -560,6 +575,7 @@ impl RunContext {
             flaky: false,
             attempts: Vec::new(),
             elapsed_ms: eval.run.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
+            time_scale: case.scenario.time_scale.factor(),
             checks: eval.checks.iter().map(check_record).collect(),
             outcomes: outcome_records(case, &eval.outcomes),
             details: details.trim_end().to_owned(),

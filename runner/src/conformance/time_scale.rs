@@ -1,7 +1,8 @@
-//! The run's time scale: the one factor every duration of every case is multiplied by (see
-//! `mcp_harness_scenarios::model::timing`). By default (or with `--time-scale auto`) it comes
-//! from the machine at start: the 1-minute load average per core, clamped to 1..=4.
-//! `--time-scale F` fixes it (`--time-scale 1` for an unscaled run).
+//! The time scale: the one factor every duration of a trial's case is multiplied by (see
+//! `mcp_harness_scenarios::model::timing`). By default (or with `--time-scale auto`) it follows
+//! the machine while the run goes on, and each trial takes the factor of the moment it starts:
+//! the load per core, clamped to 1..=4. `--time-scale F` fixes it for every trial
+//! (`--time-scale 1` for an unscaled run).
 //!
 //! Why from the machine by default: on a loaded runner a client's start (a Python interpreter
 //! importing its SDK, Node compiling its modules) and a CPU-bound trial (a hundred-page
@@ -11,19 +12,27 @@
 //! trials ran into their deadline at 1 and pass at the machine's factor). An idle or lightly
 //! loaded machine (load at most one per core) runs at 1, so the usual run is unscaled.
 //!
+//! Why per trial: the load a run meets is mostly made after it starts (its own trials, a
+//! build or a hog started beside it), and the 1-minute load average lags a minute behind.
+//! A sampler thread reads `/proc/loadavg` every 200 ms and keeps the larger of the 1-minute
+//! average and a 5-second average of the tasks running right then, so a trial that starts
+//! once the machine is busy gets room although the run started on an idle one.
+//!
 //! What it costs: a client whose own timers ignore the timeout it is handed (rmcp's fixed
 //! 10 s discover probe, say) could meet a deadline at one factor and miss it at another. A
 //! case that judges such a timer therefore sets a deadline of a few timeouts, which a fixed
 //! timer of the usual size misses at every factor up to [`MAX_AUTO`] (`era/dual/legacy-*`:
 //! three timeouts of 800 ms). A known-flaky mark does not fit: it expects a pass.
 //!
-//! Why the load average: what slows a client is CPU contention, and the load average per core
-//! measures exactly that, for free and without noise of its own. A calibration (timing N
-//! spawns against a reference) would cost time on every run, measure the spawn path rather
+//! Why the load: what slows a client is CPU contention, and the runnable tasks per core
+//! measure exactly that, for free and without noise of its own. A calibration (timing N
+//! spawns against a reference) would cost time on every trial, measure the spawn path rather
 //! than a client's start, and be as noisy as the machine it measures. The cap of 4 keeps a
 //! saturated machine's run from taking all day (pass `--time-scale` for more).
 
-use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use mcp_harness_scenarios::model::TimeScale;
 
@@ -61,18 +70,14 @@ impl std::fmt::Display for Choice {
     }
 }
 
-/// The factor for this run and where it came from (shown in the run header).
+/// The factor at the start of the run and where it came from (shown in the run header).
 pub fn pick(given: Option<Choice>) -> (TimeScale, String) {
     if let Some(Choice::Fixed(scale)) = given {
         return (scale, "--time-scale".to_owned());
     }
     let cores = super::cores();
-    match std::fs::read_to_string(Path::new("/proc/loadavg"))
-        .ok()
-        .as_deref()
-        .and_then(load_1min)
-    {
-        Some(load) => (
+    match read_loadavg() {
+        Some((load, _)) => (
             from_load(load, cores),
             format!("load average {load:.2} on {cores} core(s)"),
         ),
@@ -80,9 +85,86 @@ pub fn pick(given: Option<Choice>) -> (TimeScale, String) {
     }
 }
 
-/// The first field of `/proc/loadavg`.
-fn load_1min(text: &str) -> Option<f64> {
-    text.split_whitespace().next()?.parse().ok()
+/// The factor each trial starts with: fixed, or followed from the machine (see the module
+/// docs). Cloning shares the one sampler.
+#[derive(Clone)]
+pub struct Live {
+    fixed: Option<TimeScale>,
+    /// The load the sampler last worked out, as `f64` bits.
+    load: Arc<AtomicU64>,
+}
+
+/// How often the sampler reads `/proc/loadavg`.
+const SAMPLE_EVERY: Duration = Duration::from_millis(200);
+/// The time constant of the running-tasks average: long enough to ride out a burst (a
+/// compiler's link step), short enough to notice a build or a hog within a few trials.
+const RUNNING_WINDOW: Duration = Duration::from_secs(5);
+
+impl Live {
+    /// Fixed for `--time-scale F`; otherwise starts the sampler (a thread that lives as long
+    /// as the process).
+    pub fn start(given: Option<Choice>) -> Live {
+        let load = Arc::new(AtomicU64::new(0f64.to_bits()));
+        if let Some(Choice::Fixed(scale)) = given {
+            return Live {
+                fixed: Some(scale),
+                load,
+            };
+        }
+        let Some((first, _)) = read_loadavg() else {
+            return Live {
+                fixed: Some(TimeScale::ONE),
+                load,
+            };
+        };
+        load.store(first.to_bits(), Ordering::Relaxed);
+        let shared = Arc::clone(&load);
+        let spawned = std::thread::Builder::new()
+            .name("time-scale".into())
+            .spawn(move || sample(&shared));
+        Live {
+            fixed: spawned.is_err().then(|| from_load(first, super::cores())),
+            load,
+        }
+    }
+
+    /// The factor for a trial starting now.
+    pub fn now(&self) -> TimeScale {
+        self.fixed.unwrap_or_else(|| {
+            from_load(
+                f64::from_bits(self.load.load(Ordering::Relaxed)),
+                super::cores(),
+            )
+        })
+    }
+}
+
+/// Keeps `load` at the larger of the 1-minute load average and a moving average of the tasks
+/// running at each reading (less this thread, which is running as it reads).
+fn sample(load: &AtomicU64) {
+    let weight = 1.0 - (-SAMPLE_EVERY.as_secs_f64() / RUNNING_WINDOW.as_secs_f64()).exp();
+    let mut running_avg = 0.0;
+    loop {
+        std::thread::sleep(SAMPLE_EVERY);
+        let Some((one_minute, running)) = read_loadavg() else {
+            continue;
+        };
+        running_avg += weight * ((running - 1.0).max(0.0) - running_avg);
+        load.store(one_minute.max(running_avg).to_bits(), Ordering::Relaxed);
+    }
+}
+
+/// The 1-minute load average and the number of tasks running now, from `/proc/loadavg`.
+fn read_loadavg() -> Option<(f64, f64)> {
+    parse_loadavg(&std::fs::read_to_string("/proc/loadavg").ok()?)
+}
+
+/// `0.52 0.40 0.33 3/123 4567`: the first field, and the running count of the fourth.
+fn parse_loadavg(text: &str) -> Option<(f64, f64)> {
+    let mut fields = text.split_whitespace();
+    let one_minute = fields.next()?.parse().ok()?;
+    let running = fields.nth(2)?.split('/').next()?.parse().ok()?;
+    Some((one_minute, running))
 }
 
 /// The load per core clamped to `1..=MAX_AUTO`, rounded to a tenth (so runs on a similarly
@@ -99,8 +181,12 @@ mod tests {
 
     #[test]
     fn the_load_per_core_sets_the_factor_within_bounds() {
-        assert_eq!(load_1min("0.52 0.40 0.33 1/123 4567\n"), Some(0.52));
-        assert_eq!(load_1min(""), None);
+        assert_eq!(
+            parse_loadavg("0.52 0.40 0.33 3/123 4567\n"),
+            Some((0.52, 3.0))
+        );
+        assert_eq!(parse_loadavg(""), None);
+        assert_eq!(parse_loadavg("0.52 0.40 0.33"), None);
         assert_eq!(from_load(0.5, 2), TimeScale::ONE);
         assert_eq!(from_load(2.0, 2), TimeScale::ONE);
         assert_eq!(from_load(5.0, 2).factor(), 2.5);
@@ -112,6 +198,8 @@ mod tests {
         // No flag is `auto`: from the machine, never below 1.
         assert!(pick(None).0.factor() >= 1.0);
         assert!(pick(Some(Choice::Auto)).0.factor() >= 1.0);
+        assert_eq!(Live::start(Some(Choice::Fixed(given))).now(), given);
+        assert!(Live::start(None).now().factor() >= 1.0);
     }
 
     #[test]

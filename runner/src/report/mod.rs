@@ -31,8 +31,8 @@ pub struct RunResults {
     pub client: String,
     /// Whether the seed 000 boundary profile was on.
     pub profile: bool,
-    /// The factor every duration of every case was multiplied by (`--time-scale`, or picked
-    /// from the machine's load).
+    /// The factor `--time-scale` fixed for every trial, or the machine's at the start of the
+    /// run (each trial then records its own, `TrialResult::time_scale`).
     #[serde(default = "one")]
     pub time_scale: f64,
     /// Wall time of the run, in seconds.
@@ -81,6 +81,10 @@ pub struct TrialResult {
     pub attempts: Vec<Grade>,
     /// The client's wall time, in ms.
     pub elapsed_ms: u64,
+    /// The factor this trial's durations were multiplied by (the machine's when it started,
+    /// unless `--time-scale` fixed it).
+    #[serde(default = "one")]
+    pub time_scale: f64,
     /// Every check, in order.
     pub checks: Vec<CheckRecord>,
     /// What the client reported for each step of the plan, from its outcome lines.
@@ -169,6 +173,7 @@ impl TrialResult {
             flaky: false,
             attempts: Vec::new(),
             elapsed_ms: 0,
+            time_scale: 1.0,
             checks: Vec::new(),
             outcomes: Vec::new(),
             details: String::new(),
