@@ -48,7 +48,7 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { Events, StepError, causeCodes, contentAsSeen, contentsAsSeen, describe, headlessAuthorize, log, run, secret, toolResult } from '../kits/js/mcp-harness-kit.mjs';
+import { Events, StepError, causeCodes, contentAsSeen, contentsAsSeen, describe, log, MemoryOAuthProvider, run, toolResult } from '../kits/js/mcp-harness-kit.mjs';
 
 const SDK = '@modelcontextprotocol/client 2.4.0';
 const MODERN = '2026-07-28';
@@ -301,89 +301,10 @@ class Connection {
   }
 }
 
-/**
- * The SDK's OAuthClientProvider for an authorization trial (see the header): everything in
- * memory, every secret it sees registered with the kit's redaction.
- */
-class HarnessOAuthProvider {
-  constructor(env) {
-    this.env = env;
-    const { clientId, clientSecret, clientMetadataUrl, clientAuthMethod } = env.auth;
-    if (clientId) {
-      // A pre-registered client, as registered (its token endpoint method when the harness
-      // names it; the SDK otherwise picks one from the server's metadata).
-      this._clientInformation = { client_id: clientId };
-      if (clientSecret) this._clientInformation.client_secret = clientSecret;
-      if (clientAuthMethod) this._clientInformation.token_endpoint_auth_method = clientAuthMethod;
-    }
-    if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
-    /** The Location of the last headless authorization, until the adapter uses it. */
-    this.location = undefined;
-  }
-
-  get redirectUrl() {
-    return this.env.auth.redirectUri;
-  }
-
-  get clientMetadata() {
-    return {
-      client_name: 'mcp-harness ts-v2 adapter',
-      redirect_uris: [this.env.auth.redirectUri],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-
-  clientInformation() {
-    return this._clientInformation;
-  }
-
-  saveClientInformation(information) {
-    secret(information?.client_secret);
-    this._clientInformation = information;
-  }
-
-  tokens() {
-    return this._tokens;
-  }
-
-  saveTokens(tokens) {
-    secret(tokens?.access_token);
-    secret(tokens?.refresh_token);
-    this._tokens = tokens;
-  }
-
-  async redirectToAuthorization(authorizationUrl) {
-    this.location = await headlessAuthorize(authorizationUrl, { caFile: this.env.caFile, timeoutMs: this.env.timeoutMs });
-  }
-
-  saveCodeVerifier(codeVerifier) {
-    secret(codeVerifier);
-    this._codeVerifier = codeVerifier;
-  }
-
-  codeVerifier() {
-    if (this._codeVerifier === undefined) throw new Error('No code verifier saved');
-    return this._codeVerifier;
-  }
-
-  invalidateCredentials(scope) {
-    if (scope === 'all' || scope === 'client') this._clientInformation = undefined;
-    if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
-    if (scope === 'all' || scope === 'verifier') this._codeVerifier = undefined;
-  }
-
-  /** The pending redirect's query, as the callback page would hand it over (consumed). */
-  takeCallback() {
-    const location = this.location;
-    this.location = undefined;
-    if (location === undefined) return undefined;
-    const params = new URL(location).searchParams;
-    const code = params.get('code');
-    if (code) secret(code);
-    return params;
-  }
+/** The pending redirect's query, as the callback page would hand it over (consumed). */
+function takeCallback(provider) {
+  const location = provider.takeLocation();
+  return location === undefined ? undefined : new URL(location).searchParams;
 }
 
 /** The trial's OAuth provider (authorization trials over HTTP only), shared by its connections. */
@@ -402,7 +323,7 @@ async function withAuthorization(attempt, transport) {
       return await attempt();
     } catch (error) {
       if (!oauth || !(error instanceof UnauthorizedError) || oauth.location === undefined) throw error;
-      const params = oauth.takeCallback();
+      const params = takeCallback(oauth);
       if (round >= AUTHORIZATIONS_PER_STEP) throw new StepError('auth_failed', `still unauthorized after ${round} authorizations in one step: ${describe(error)}`);
       await transport().finishAuth(params);
     }
@@ -442,7 +363,7 @@ await run({
   events: EVENTS,
   ops: {
     async connect(step, { env }) {
-      if (env.auth && env.transport === 'http' && !oauth) oauth = new HarnessOAuthProvider(env);
+      if (env.auth && env.transport === 'http' && !oauth) oauth = new MemoryOAuthProvider(env, 'mcp-harness ts-v2 adapter');
       let attempt;
       return withAuthorization(
         async () => {

@@ -24,7 +24,7 @@
 // kit's unsupported_op, and a modern or dual era is refused at connect.
 //
 // Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set; CLIENTS.md, "Authorization"): the
-// transport gets the SDK's `authProvider`, an OAuthClientProvider written the way the SDK's
+// transport gets the SDK's `authProvider`, the kit's MemoryOAuthProvider: an OAuthClientProvider written as the SDK's
 // own example (examples/client/simpleOAuthClient.js, InMemoryOAuthClientProvider) writes it:
 // in-memory tokens, client information and code verifier; the pre-registered id and secret as
 // the client information when given (the SDK picks the token endpoint's auth method from the
@@ -67,11 +67,10 @@ import {
   contentAsSeen,
   contentsAsSeen,
   describe,
-  headlessAuthorize,
   log,
+  MemoryOAuthProvider,
   paginate,
   run,
-  secret,
   toolResult,
 } from '../kits/js/mcp-harness-kit.mjs';
 
@@ -337,92 +336,16 @@ class Connection {
   }
 }
 
-/**
- * The SDK's OAuthClientProvider for an authorization trial, as its example writes one (see the
- * header): everything in memory, every secret it sees registered with the kit's redaction.
- */
-class HarnessOAuthProvider {
-  constructor(env) {
-    this.env = env;
-    const { clientId, clientSecret, clientMetadataUrl, clientAuthMethod } = env.auth;
-    if (clientId) {
-      // A pre-registered client, as registered (its token endpoint method when the harness
-      // names it; the SDK otherwise picks one from the server's metadata).
-      this._clientInformation = { client_id: clientId };
-      if (clientSecret) this._clientInformation.client_secret = clientSecret;
-      if (clientAuthMethod) this._clientInformation.token_endpoint_auth_method = clientAuthMethod;
-    }
-    if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
-    /** The Location of the last headless authorization, until the adapter uses it. */
-    this.location = undefined;
+/** The code of the pending redirect (consumed); an error redirect is auth_failed. */
+function takeCode(provider) {
+  const location = provider.takeLocation();
+  if (location === undefined) return undefined;
+  const params = callbackParams(location);
+  if (params.code === undefined) {
+    const detail = params.error_description ? ` (${params.error_description})` : '';
+    throw new StepError('auth_failed', `the authorization redirect carried error=${params.error ?? 'none, and no code'}${detail}`);
   }
-
-  get redirectUrl() {
-    return this.env.auth.redirectUri;
-  }
-
-  get clientMetadata() {
-    return {
-      client_name: 'mcp-harness ts-sdk adapter',
-      redirect_uris: [this.env.auth.redirectUri],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-
-  clientInformation() {
-    return this._clientInformation;
-  }
-
-  saveClientInformation(information) {
-    secret(information?.client_secret);
-    this._clientInformation = information;
-  }
-
-  tokens() {
-    return this._tokens;
-  }
-
-  saveTokens(tokens) {
-    secret(tokens?.access_token);
-    secret(tokens?.refresh_token);
-    this._tokens = tokens;
-  }
-
-  async redirectToAuthorization(authorizationUrl) {
-    this.location = await headlessAuthorize(authorizationUrl, { caFile: this.env.caFile, timeoutMs: this.env.timeoutMs });
-  }
-
-  saveCodeVerifier(codeVerifier) {
-    secret(codeVerifier);
-    this._codeVerifier = codeVerifier;
-  }
-
-  codeVerifier() {
-    if (this._codeVerifier === undefined) throw new Error('No code verifier saved');
-    return this._codeVerifier;
-  }
-
-  invalidateCredentials(scope) {
-    if (scope === 'all' || scope === 'client') this._clientInformation = undefined;
-    if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
-    if (scope === 'all' || scope === 'verifier') this._codeVerifier = undefined;
-  }
-
-  /** The code of the pending redirect (consumed); an error redirect is auth_failed. */
-  takeCode() {
-    const location = this.location;
-    this.location = undefined;
-    if (location === undefined) return undefined;
-    const params = callbackParams(location);
-    if (params.code === undefined) {
-      const detail = params.error_description ? ` (${params.error_description})` : '';
-      throw new StepError('auth_failed', `the authorization redirect carried error=${params.error ?? 'none, and no code'}${detail}`);
-    }
-    secret(params.code);
-    return params.code;
-  }
+  return params.code;
 }
 
 /** The trial's OAuth provider (authorization trials over HTTP only), shared by its connections. */
@@ -441,7 +364,7 @@ async function withAuthorization(attempt, transport) {
       return await attempt();
     } catch (error) {
       if (!oauth || !(error instanceof UnauthorizedError) || oauth.location === undefined) throw error;
-      const code = oauth.takeCode();
+      const code = takeCode(oauth);
       if (round >= AUTHORIZATIONS_PER_STEP) throw new StepError('auth_failed', `still unauthorized after ${round} authorizations in one step: ${describe(error)}`);
       await transport().finishAuth(code);
     }
@@ -472,7 +395,7 @@ await run({
       if (env.era !== 'legacy') {
         throw new StepError('unsupported_op', `${SDK} speaks only the initialize-handshake era; it has no ${env.era}-era client (no server/discover probe, no per-request _meta)`);
       }
-      if (env.auth && env.transport === 'http' && !oauth) oauth = new HarnessOAuthProvider(env);
+      if (env.auth && env.transport === 'http' && !oauth) oauth = new MemoryOAuthProvider(env, 'mcp-harness ts-sdk adapter');
       let attempt;
       return withAuthorization(
         async () => {

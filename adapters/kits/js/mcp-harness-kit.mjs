@@ -417,6 +417,103 @@ export function callbackParams(location) {
   return params;
 }
 
+/**
+ * An in-memory OAuth client provider in the shape the MCP TypeScript SDKs' `authProvider`
+ * takes (their `OAuthClientProvider`), written as their examples write one: tokens, client
+ * information and code verifier in memory for the trial only; the pre-registered client (id,
+ * secret, token endpoint method) when the harness gives one; the CIMD URL as
+ * `clientMetadataUrl`; every secret it is handed registered for redaction. Its
+ * `redirectToAuthorization` is the headless step: the redirect's Location waits in
+ * `takeLocation()` for the adapter, which hands it to the SDK as that SDK's example does. It
+ * checks nothing (`state`, `iss`): that is the SDK's business.
+ */
+export class MemoryOAuthProvider {
+  /**
+   * @param {ReturnType<typeof readEnv>} env the environment (`env.auth` must be set)
+   * @param {string} clientName the `client_name` of the client's metadata
+   */
+  constructor(env, clientName) {
+    this.env = env;
+    this.clientName = clientName;
+    const { clientId, clientSecret, clientMetadataUrl, clientAuthMethod } = env.auth;
+    if (clientId) {
+      // A pre-registered client, as registered (its token endpoint method when the harness
+      // names it; the SDK otherwise picks one from the server's metadata).
+      this._clientInformation = { client_id: clientId };
+      if (clientSecret) this._clientInformation.client_secret = clientSecret;
+      if (clientAuthMethod) this._clientInformation.token_endpoint_auth_method = clientAuthMethod;
+    }
+    if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
+    /** The Location of the last headless authorization, until the adapter takes it. */
+    this.location = undefined;
+  }
+
+  get redirectUrl() {
+    return this.env.auth.redirectUri;
+  }
+
+  get clientMetadata() {
+    return {
+      client_name: this.clientName,
+      redirect_uris: [this.env.auth.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+
+  clientInformation() {
+    return this._clientInformation;
+  }
+
+  saveClientInformation(information) {
+    secret(information?.client_secret);
+    this._clientInformation = information;
+  }
+
+  tokens() {
+    return this._tokens;
+  }
+
+  saveTokens(tokens) {
+    secret(tokens?.access_token);
+    secret(tokens?.refresh_token);
+    this._tokens = tokens;
+  }
+
+  async redirectToAuthorization(authorizationUrl) {
+    this.location = await headlessAuthorize(authorizationUrl, { caFile: this.env.caFile, timeoutMs: this.env.timeoutMs });
+  }
+
+  saveCodeVerifier(codeVerifier) {
+    secret(codeVerifier);
+    this._codeVerifier = codeVerifier;
+  }
+
+  codeVerifier() {
+    if (this._codeVerifier === undefined) throw new Error('No code verifier saved');
+    return this._codeVerifier;
+  }
+
+  invalidateCredentials(scope) {
+    if (scope === 'all' || scope === 'client') this._clientInformation = undefined;
+    if (scope === 'all' || scope === 'tokens') this._tokens = undefined;
+    if (scope === 'all' || scope === 'verifier') this._codeVerifier = undefined;
+  }
+
+  /**
+   * The pending redirect's Location (consumed), its `code` registered as a secret; undefined
+   * when no authorization is pending.
+   * @returns {string|undefined}
+   */
+  takeLocation() {
+    const location = this.location;
+    this.location = undefined;
+    if (location !== undefined) secret(callbackParams(location).code);
+    return location;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Steps: the fields each op takes (CLIENTS.md, "Plan steps"); a malformed step is answered
 // `unsupported_op` naming the field, and the adapter is not called

@@ -13,6 +13,7 @@ import {
   StepError,
   callbackParams,
   headlessAuthorize,
+  MemoryOAuthProvider,
   redact,
   secret,
   checkStep,
@@ -266,4 +267,32 @@ test('headlessAuthorize: a non-redirect answer or an unreachable endpoint is aut
   const { url } = endpoint;
   await endpoint.close();
   await rejects(headlessAuthorize(url, { timeoutMs: 2000 }), 'auth_failed');
+});
+
+test('MemoryOAuthProvider keeps everything in memory, registers each secret and hands the redirect over once', async () => {
+  const REDIRECT = 'http://127.0.0.1:9/callback';
+  const env = readEnv({ ...BASE, MCP_HARNESS_AUTH_REDIRECT_URI: REDIRECT, MCP_HARNESS_AUTH_CLIENT_ID: 'pre', MCP_HARNESS_AUTH_CLIENT_SECRET: 'pre-s3cret', MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD: 'client_secret_post' }, []);
+  const provider = new MemoryOAuthProvider(env, 'kit test');
+  assert.deepEqual(provider.clientInformation(), { client_id: 'pre', client_secret: 'pre-s3cret', token_endpoint_auth_method: 'client_secret_post' });
+  assert.equal(provider.redirectUrl, REDIRECT);
+  assert.deepEqual(provider.clientMetadata.redirect_uris, [REDIRECT]);
+  assert.equal(provider.clientMetadata.client_name, 'kit test');
+  provider.saveTokens({ access_token: 'acc-t0ken', refresh_token: 'ref-t0ken' });
+  provider.saveCodeVerifier('ver-1fier');
+  assert.equal(redact('acc-t0ken ref-t0ken ver-1fier'), '[redacted] [redacted] [redacted]');
+  assert.equal(provider.codeVerifier(), 'ver-1fier');
+  provider.invalidateCredentials('tokens');
+  assert.equal(provider.tokens(), undefined);
+  assert.equal(provider.codeVerifier(), 'ver-1fier');
+  assert.equal(provider.takeLocation(), undefined);
+  const endpoint = await authorizationEndpoint(302, '/callback?code=c0de-1&state=abc');
+  try {
+    await provider.redirectToAuthorization(new URL(endpoint.url));
+    const location = provider.takeLocation();
+    assert.equal(new URL(location).searchParams.get('code'), 'c0de-1');
+    assert.equal(redact('c0de-1'), '[redacted]');
+    assert.equal(provider.takeLocation(), undefined);
+  } finally {
+    await endpoint.close();
+  }
 });
