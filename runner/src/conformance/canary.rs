@@ -107,9 +107,12 @@ fn accept(listener: &TcpListener, stopping: &AtomicBool, seen: &Mutex<Vec<Value>
     }
 }
 
-/// The first line a connection sent (within [`READ_WAIT`]), cut to [`LINE_CAP`] bytes, with
-/// anything that is not printable text escaped; then the connection is closed.
-fn first_line(mut stream: TcpStream) -> String {
+/// What a connection sent first (within [`READ_WAIT`]): its first line when that is text
+/// (plain HTTP), cut to [`LINE_CAP`] bytes, `[TLS]` for a TLS handshake, `[bytes]` for
+/// anything else, `""` for nothing; then the connection is closed unanswered. The SSRF
+/// canaries (`netns/watch.rs`) record the same.
+pub(crate) fn first_line(mut stream: TcpStream) -> String {
+    let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(READ_WAIT));
     let mut got = Vec::new();
     let mut buf = [0u8; 256];
@@ -118,13 +121,20 @@ fn first_line(mut stream: TcpStream) -> String {
             Ok(0) | Err(_) => break,
             Ok(n) => got.extend_from_slice(&buf[..n]),
         }
+        if got.first() == Some(&0x16) {
+            return "[TLS]".into();
+        }
     }
     let end = got
         .iter()
         .position(|&b| b == b'\n')
         .unwrap_or(got.len())
         .min(LINE_CAP);
-    String::from_utf8_lossy(&got[..end])
+    let line = &got[..end];
+    if line.iter().any(|b| b.is_ascii_control() && *b != b'\r') {
+        return "[bytes]".into();
+    }
+    String::from_utf8_lossy(line)
         .trim_end_matches('\r')
         .chars()
         .map(|c| if c.is_control() { '?' } else { c })

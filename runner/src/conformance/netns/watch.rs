@@ -7,23 +7,18 @@
 //! waiting in a backlog (the client is gone by then, so that is every connection it made)
 //! and exits.
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use serde_json::{Value, json};
 
 use super::dns::Dns;
-
-/// How long a canary waits for a connection's first bytes.
-const READ_WAIT: Duration = Duration::from_millis(300);
-/// The most bytes of a first line kept.
-const LINE_CAP: usize = 200;
+use crate::conformance::canary::first_line;
 
 /// What the namespace's listeners saw.
 #[derive(Debug, Default)]
@@ -153,35 +148,3 @@ fn shown(addr: &SocketAddr) -> String {
     addr.to_string()
 }
 
-/// What the connection sent first: its first line when that is text (plain HTTP), `[TLS]`
-/// for a TLS handshake, `[bytes]` for anything else, `""` for nothing (within
-/// [`READ_WAIT`]); then the connection is closed unanswered.
-fn first_line(mut stream: TcpStream) -> String {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(READ_WAIT));
-    let mut got = Vec::new();
-    let mut buf = [0u8; 256];
-    while got.len() < LINE_CAP && !got.contains(&b'\n') {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-        }
-        if got.first() == Some(&0x16) {
-            return "[TLS]".into();
-        }
-    }
-    let end = got
-        .iter()
-        .position(|&b| b == b'\n')
-        .unwrap_or(got.len())
-        .min(LINE_CAP);
-    let line = &got[..end];
-    if line.iter().any(|b| b.is_ascii_control() && *b != b'\r') {
-        return "[bytes]".into();
-    }
-    String::from_utf8_lossy(line)
-        .trim_end_matches('\r')
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
-}
