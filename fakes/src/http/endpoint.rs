@@ -168,9 +168,11 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
     // request the protected resource challenged (401/403 of an authorization trial) was
     // refused before its body was read: its message was not received, and a client retrying
     // it after authorizing sends the same request again, not a second one with the same id.
+    // A request to another path is answered 404 unread: its body is no MCP message (a
+    // 2025-03-26 client's default `/register` after its discovery was refused, say).
     let challenged = matches!(verdict, Verdict::Challenge { .. });
     let body = match parsed {
-        _ if challenged => Vec::new(),
+        _ if challenged || !on_endpoint => Vec::new(),
         Some(Parsed::Single(message)) => vec![Event::Received { message }],
         Some(Parsed::Batch(messages)) => batch::received_records(&messages),
         Some(Parsed::Invalid { line, error }) => vec![Event::ReceivedInvalid { line, error }],
