@@ -38,7 +38,7 @@ pub fn report(run: &RunResults) -> String {
         } else {
             "off (--spec-only)"
         },
-        run.time_scale
+        time_scales(run)
     );
     let failing = trials.iter().filter(|t| t.verdict.fails_run()).count();
     if failing == 0 {
@@ -233,4 +233,23 @@ fn trial_row(out: &mut String, texts: &mut Texts, trial: &TrialResult, profile: 
     );
     trial_detail(out, texts, trial, profile, "", !trial.verdict.fails_run());
     out.push_str("</details>");
+}
+
+/// The factor trials ran at: one number, or the range when the machine's load changed it
+/// between trials (`1–2.5`).
+fn time_scales(run: &RunResults) -> String {
+    let factors = run.trials.iter().map(|t| t.time_scale);
+    let low = factors.clone().fold(f64::INFINITY, f64::min);
+    let high = factors.fold(f64::NEG_INFINITY, f64::max);
+    if run.trials.is_empty() || low == high {
+        return format!(
+            "{}",
+            if run.trials.is_empty() {
+                run.time_scale
+            } else {
+                low
+            }
+        );
+    }
+    format!("{low}–{high}")
 }

@@ -147,4 +147,3 @@ fn answer_dns(socket: &UdpSocket, resolver: &mut Dns, seen: &Mutex<Seen>) {
 fn shown(addr: &SocketAddr) -> String {
     addr.to_string()
 }
-
