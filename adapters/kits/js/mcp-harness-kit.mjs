@@ -234,12 +234,14 @@ export class EnvError extends Error {}
  * @property {string} [clientMetadataUrl] the client's metadata document URL (CIMD)
  * @property {'client_secret_basic'|'client_secret_post'|'none'} [clientAuthMethod] how the
  *   pre-registered client authenticates at the token endpoint, as registered
+ * @property {string} [clientIssuer] the issuer of the authorization server the pre-registered
+ *   client belongs to, for a library that binds credentials to an issuer
  */
 
 /** The token endpoint authentication methods a pre-registered client may be registered with. */
 export const CLIENT_AUTH_METHODS = Object.freeze(['client_secret_basic', 'client_secret_post', 'none']);
 
-const AUTH_VARS = ['MCP_HARNESS_AUTH_CLIENT_ID', 'MCP_HARNESS_AUTH_CLIENT_SECRET', 'MCP_HARNESS_AUTH_CLIENT_METADATA_URL', 'MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD'];
+const AUTH_VARS = ['MCP_HARNESS_AUTH_CLIENT_ID', 'MCP_HARNESS_AUTH_CLIENT_SECRET', 'MCP_HARNESS_AUTH_CLIENT_METADATA_URL', 'MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', 'MCP_HARNESS_AUTH_CLIENT_ISSUER'];
 
 /**
  * The authorization variables, checked (undefined on a trial without authorization).
@@ -282,6 +284,11 @@ function readAuth(vars, bad) {
     if (!CLIENT_AUTH_METHODS.includes(method)) bad('MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', method, CLIENT_AUTH_METHODS.join(', '));
     if (!auth.clientId) bad('MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', method, 'to come with MCP_HARNESS_AUTH_CLIENT_ID');
     auth.clientAuthMethod = method;
+  }
+  const issuer = url('MCP_HARNESS_AUTH_CLIENT_ISSUER', ['https:']);
+  if (issuer) {
+    if (!auth.clientId) bad('MCP_HARNESS_AUTH_CLIENT_ISSUER', issuer, 'to come with MCP_HARNESS_AUTH_CLIENT_ID');
+    auth.clientIssuer = issuer;
   }
   return auth;
 }

@@ -196,9 +196,10 @@ test('readEnv reads the authorization variables and names the one it refuses', (
     MCP_HARNESS_AUTH_CLIENT_SECRET: 'client-s3cret',
     MCP_HARNESS_AUTH_CLIENT_METADATA_URL: 'https://localhost:2/client.json',
     MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD: 'client_secret_basic',
+    MCP_HARNESS_AUTH_CLIENT_ISSUER: 'https://localhost:5/tenant',
     MCP_HARNESS_LOCAL_ORIGINS: ' https://localhost:3  https://localhost:4/ ',
   }, []);
-  assert.deepEqual(env.auth, { redirectUri: REDIRECT, clientId: 'pre', clientSecret: 'client-s3cret', clientMetadataUrl: 'https://localhost:2/client.json', clientAuthMethod: 'client_secret_basic' });
+  assert.deepEqual(env.auth, { redirectUri: REDIRECT, clientId: 'pre', clientSecret: 'client-s3cret', clientMetadataUrl: 'https://localhost:2/client.json', clientAuthMethod: 'client_secret_basic', clientIssuer: 'https://localhost:5/tenant' });
   assert.deepEqual(env.localOrigins, ['https://localhost:3', 'https://localhost:4']);
   assert.equal(redact('the secret client-s3cret'), 'the secret [redacted]');
   for (const [name, extra] of [
@@ -208,6 +209,8 @@ test('readEnv reads the authorization variables and names the one it refuses', (
     ['MCP_HARNESS_AUTH_CLIENT_ID', { MCP_HARNESS_AUTH_CLIENT_ID: 'orphan' }],
     ['MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD', { MCP_HARNESS_AUTH_REDIRECT_URI: REDIRECT, MCP_HARNESS_AUTH_CLIENT_ID: 'pre', MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD: 'private_key_jwt' }],
     ['MCP_HARNESS_LOCAL_ORIGINS', { MCP_HARNESS_LOCAL_ORIGINS: 'https://localhost:3/path' }],
+    ['MCP_HARNESS_AUTH_CLIENT_ISSUER', { MCP_HARNESS_AUTH_REDIRECT_URI: REDIRECT, MCP_HARNESS_AUTH_CLIENT_ISSUER: 'https://localhost:5' }],
+    ['MCP_HARNESS_AUTH_CLIENT_ISSUER', { MCP_HARNESS_AUTH_REDIRECT_URI: REDIRECT, MCP_HARNESS_AUTH_CLIENT_ID: 'pre', MCP_HARNESS_AUTH_CLIENT_ISSUER: 'http://localhost:5' }],
   ]) {
     assert.throws(() => readEnv({ ...BASE, ...extra }, []), (e) => e instanceof EnvError && e.message.startsWith(name) && !e.message.includes('other-s3cret'), name);
   }

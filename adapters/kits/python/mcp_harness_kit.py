@@ -139,6 +139,9 @@ class AuthConfig:
     #: How the pre-registered client authenticates at the token endpoint, as registered:
     #: `client_secret_basic`, `client_secret_post` or `none` (MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD).
     client_auth_method: str | None = None
+    #: The issuer of the authorization server the pre-registered client belongs to
+    #: (MCP_HARNESS_AUTH_CLIENT_ISSUER), for a library that binds credentials to an issuer.
+    client_issuer: str | None = None
 
 
 def _required(env: dict[str, str], name: str, expected: str) -> str:
@@ -186,6 +189,9 @@ def read_auth(env: dict[str, str]) -> AuthConfig | None:
     client_secret = env.get("MCP_HARNESS_AUTH_CLIENT_SECRET") or None
     metadata_url = _absolute_url(env, "MCP_HARNESS_AUTH_CLIENT_METADATA_URL", ("https",))
     method = env.get("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD") or None
+    issuer = _absolute_url(env, "MCP_HARNESS_AUTH_CLIENT_ISSUER", ("https",))
+    if issuer is not None and client_id is None:
+        raise EnvError("MCP_HARNESS_AUTH_CLIENT_ISSUER is set without MCP_HARNESS_AUTH_CLIENT_ID; expected the issuer of a pre-registered client")
     if method is not None and method not in CLIENT_AUTH_METHODS:
         raise EnvError(f"MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD is {method!r}; expected one of {', '.join(CLIENT_AUTH_METHODS)}")
     if method is not None and client_id is None:
@@ -199,7 +205,7 @@ def read_auth(env: dict[str, str]) -> AuthConfig | None:
         raise EnvError("MCP_HARNESS_AUTH_CLIENT_SECRET is set without MCP_HARNESS_AUTH_CLIENT_ID; expected the id with its secret")
     if client_secret is not None:
         secret(client_secret)
-    return AuthConfig(redirect_uri, client_id, client_secret, metadata_url, method)
+    return AuthConfig(redirect_uri, client_id, client_secret, metadata_url, method, issuer)
 
 
 def read_local_origins(env: dict[str, str]) -> tuple[str, ...]:

@@ -258,12 +258,14 @@ class Authorization(unittest.TestCase):
                 MCP_HARNESS_AUTH_CLIENT_SECRET="client-s3cret",
                 MCP_HARNESS_AUTH_CLIENT_METADATA_URL="https://localhost:2/client.json",
                 MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD="client_secret_post",
+                MCP_HARNESS_AUTH_CLIENT_ISSUER="https://localhost:5/tenant",
                 MCP_HARNESS_LOCAL_ORIGINS="https://localhost:3 https://localhost:4/",
             ),
             [],
         )
         assert config.auth is not None
         self.assertEqual(config.auth.client_auth_method, "client_secret_post")
+        self.assertEqual(config.auth.client_issuer, "https://localhost:5/tenant")
         self.assertEqual((config.auth.redirect_uri, config.auth.client_id, config.auth.client_metadata_url), (self.REDIRECT, "pre", "https://localhost:2/client.json"))
         self.assertEqual(config.local_origins, ("https://localhost:3", "https://localhost:4"))
         self.assertNotIn("client-s3cret", repr(config))
@@ -277,6 +279,7 @@ class Authorization(unittest.TestCase):
             "MCP_HARNESS_AUTH_CLIENT_ID": env(MCP_HARNESS_AUTH_CLIENT_ID="orphan"),
             "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD": env(MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT, MCP_HARNESS_AUTH_CLIENT_ID="pre", MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD="private_key_jwt"),
             "MCP_HARNESS_LOCAL_ORIGINS": env(MCP_HARNESS_LOCAL_ORIGINS="https://localhost:3/path"),
+            "MCP_HARNESS_AUTH_CLIENT_ISSUER": env(MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT, MCP_HARNESS_AUTH_CLIENT_ISSUER="https://localhost:5"),
         }
         for name, bad in cases.items():
             with self.subTest(name), self.assertRaises(kit.EnvError) as caught:

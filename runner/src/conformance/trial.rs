@@ -473,6 +473,7 @@ fn prepare<'h>(
         "MCP_HARNESS_AUTH_CLIENT_SECRET",
         "MCP_HARNESS_AUTH_CLIENT_METADATA_URL",
         "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
+        "MCP_HARNESS_AUTH_CLIENT_ISSUER",
     ] {
         cmd.env_remove(var);
     }

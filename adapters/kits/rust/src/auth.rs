@@ -30,6 +30,9 @@ pub struct AuthConfig {
     /// `MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD`: how the pre-registered client authenticates at
     /// the token endpoint, as registered (one of [`CLIENT_AUTH_METHODS`]).
     pub client_auth_method: Option<String>,
+    /// `MCP_HARNESS_AUTH_CLIENT_ISSUER`: the issuer of the authorization server the
+    /// pre-registered client belongs to, for a library that binds credentials to an issuer.
+    pub client_issuer: Option<String>,
 }
 
 /// The token endpoint authentication methods a pre-registered client may be registered with.
@@ -46,6 +49,7 @@ impl fmt::Debug for AuthConfig {
             )
             .field("client_metadata_url", &self.client_metadata_url)
             .field("client_auth_method", &self.client_auth_method)
+            .field("client_issuer", &self.client_issuer)
             .finish()
     }
 }
@@ -88,6 +92,13 @@ pub(crate) fn read_auth(
     let client_id = var("MCP_HARNESS_AUTH_CLIENT_ID");
     let client_secret = var("MCP_HARNESS_AUTH_CLIENT_SECRET");
     let client_auth_method = var("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD");
+    let client_issuer = absolute_url(var, "MCP_HARNESS_AUTH_CLIENT_ISSUER", &["https"])?;
+    if client_issuer.is_some() && client_id.is_none() {
+        return Err(EnvError {
+            variable: "MCP_HARNESS_AUTH_CLIENT_ISSUER",
+            problem: "is set without MCP_HARNESS_AUTH_CLIENT_ID (expected the issuer of a pre-registered client)".into(),
+        });
+    }
     if let Some(method) = &client_auth_method {
         if !CLIENT_AUTH_METHODS.contains(&method.as_str()) {
             return Err(EnvError {
@@ -138,6 +149,7 @@ pub(crate) fn read_auth(
         client_secret,
         client_metadata_url,
         client_auth_method,
+        client_issuer,
     }))
 }
 
@@ -412,6 +424,13 @@ mod tests {
                     ("MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD", "private_key_jwt"),
                 ],
                 "MCP_HARNESS_AUTH_CLIENT_AUTH_METHOD",
+            ),
+            (
+                &[
+                    REDIRECT,
+                    ("MCP_HARNESS_AUTH_CLIENT_ISSUER", "https://localhost:5"),
+                ],
+                "MCP_HARNESS_AUTH_CLIENT_ISSUER",
             ),
         ];
         for (pairs, variable) in cases {

@@ -138,6 +138,9 @@ impl Auth {
         let mut vars = Vec::new();
         if let Some(method) = self.script.client.pre_registered {
             vars.push(("MCP_HARNESS_AUTH_CLIENT_ID", PRE_REGISTERED_ID.to_owned()));
+            // The authorization server the client is registered with: a library that binds
+            // credentials to their issuer (2026-07-28) must be told which.
+            vars.push(("MCP_HARNESS_AUTH_CLIENT_ISSUER", self.issuer(Server::First)));
             // How the client is registered to authenticate at the token endpoint: a user of a
             // pre-registered client knows it, and some libraries must be told (CLIENTS.md).
             vars.push((
