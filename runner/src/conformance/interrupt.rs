@@ -5,6 +5,7 @@
 //! SIGHUP the runner kills every process it started (its descendants, which it can still
 //! walk) and exits with 128 + the signal's number, as a shell reports a signalled command.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -45,6 +46,19 @@ pub fn stop_trials_on_signal() {
     }
 }
 
+/// Set once a signal has arrived: the run's results are then partial, and the process ends
+/// with the signal's code, never with the run's own verdict.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Holds the calling thread for good when the run was interrupted (the watcher is killing
+/// the trials and will end the process with the signal's code), so the run does not go on to
+/// report, or exit with, the verdict of trials that were killed. Returns at once otherwise.
+pub fn hold_if_interrupted() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn warn(e: &dyn std::fmt::Display) {
     eprintln!(
         "warning: cannot watch for interruptions ({e}); an interrupted run may leave trial processes running"
@@ -55,6 +69,7 @@ fn warn(e: &dyn std::fmt::Display) {
 /// killed (a client starting its server), so the walk repeats until it finds nothing, for at
 /// most a second.
 fn stop(signal: Signal) -> ! {
+    INTERRUPTED.store(true, Ordering::SeqCst);
     eprintln!("\ninterrupted by {signal}: stopping every trial's processes");
     let until = Instant::now() + Duration::from_secs(1);
     while Instant::now() < until {

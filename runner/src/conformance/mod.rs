@@ -283,7 +283,9 @@ pub fn run(opts: Options) -> ExitCode {
         |name, (case, transport)| ctx.trial(name, &case, transport),
         |name, why| panicked(name, &why),
     );
+    interrupt::hold_if_interrupted();
     ctx.retry_all(&mut finished, &retry_jobs, runner::terse(&opts.libtest));
+    interrupt::hold_if_interrupted();
     let trials_took = started.elapsed();
     let strays = procs::stray_children(&[]);
     procs::kill_strays(&strays);
