@@ -48,7 +48,7 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { Events, StepError, causeCodes, contentAsSeen, contentsAsSeen, describe, log, MemoryOAuthProvider, run, toolResult } from '../kits/js/mcp-harness-kit.mjs';
+import { Events, StepError, causeCodes, contentAsSeen, contentsAsSeen, describe, log, MemoryOAuthProvider, retryAfterAuthorization, run, toolResult } from '../kits/js/mcp-harness-kit.mjs';
 
 const SDK = '@modelcontextprotocol/client 2.4.0';
 const MODERN = '2026-07-28';
@@ -301,33 +301,16 @@ class Connection {
   }
 }
 
-/** The pending redirect's query, as the callback page would hand it over (consumed). */
-function takeCallback(provider) {
-  const location = provider.takeLocation();
-  return location === undefined ? undefined : new URL(location).searchParams;
-}
 
 /** The trial's OAuth provider (authorization trials over HTTP only), shared by its connections. */
 let oauth;
-/** How many times one step may send the user to authorize (see the header). */
-const AUTHORIZATIONS_PER_STEP = 2;
-
-/**
- * Runs `attempt()`; when the SDK stopped for the user (UnauthorizedError after
- * redirectToAuthorization), finishes the authorization with the redirect's query on
- * `transport()` and runs it again, as the SDK documents for interactive flows.
- */
-async function withAuthorization(attempt, transport) {
-  for (let round = 0; ; round += 1) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!oauth || !(error instanceof UnauthorizedError) || oauth.location === undefined) throw error;
-      const params = takeCallback(oauth);
-      if (round >= AUTHORIZATIONS_PER_STEP) throw new StepError('auth_failed', `still unauthorized after ${round} authorizations in one step: ${describe(error)}`);
-      await transport().finishAuth(params);
-    }
-  }
+/** Runs `attempt()`, finishing an authorization the SDK stopped for and running it again. */
+function withAuthorization(attempt, transport) {
+  return retryAfterAuthorization(attempt, {
+    provider: oauth,
+    isUnauthorized: (error) => error instanceof UnauthorizedError,
+    finish: (location) => transport().finishAuth(new URL(location).searchParams),
+  });
 }
 
 /** Each op, re-run once its step's authorization is finished (see withAuthorization). */

@@ -70,6 +70,7 @@ import {
   log,
   MemoryOAuthProvider,
   paginate,
+  retryAfterAuthorization,
   run,
   toolResult,
 } from '../kits/js/mcp-harness-kit.mjs';
@@ -336,10 +337,8 @@ class Connection {
   }
 }
 
-/** The code of the pending redirect (consumed); an error redirect is auth_failed. */
-function takeCode(provider) {
-  const location = provider.takeLocation();
-  if (location === undefined) return undefined;
+/** The code of a redirect; an error redirect is auth_failed. */
+function codeOf(location) {
   const params = callbackParams(location);
   if (params.code === undefined) {
     const detail = params.error_description ? ` (${params.error_description})` : '';
@@ -350,25 +349,13 @@ function takeCode(provider) {
 
 /** The trial's OAuth provider (authorization trials over HTTP only), shared by its connections. */
 let oauth;
-/** How many times one step may send the user to authorize (see the header). */
-const AUTHORIZATIONS_PER_STEP = 2;
-
-/**
- * Runs `attempt()`; when the SDK stopped for the user (UnauthorizedError after
- * redirectToAuthorization), finishes the authorization with the redirect's code on
- * `transport()` and runs it again, as the SDK's example application does.
- */
-async function withAuthorization(attempt, transport) {
-  for (let round = 0; ; round += 1) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!oauth || !(error instanceof UnauthorizedError) || oauth.location === undefined) throw error;
-      const code = takeCode(oauth);
-      if (round >= AUTHORIZATIONS_PER_STEP) throw new StepError('auth_failed', `still unauthorized after ${round} authorizations in one step: ${describe(error)}`);
-      await transport().finishAuth(code);
-    }
-  }
+/** Runs `attempt()`, finishing an authorization the SDK stopped for and running it again. */
+function withAuthorization(attempt, transport) {
+  return retryAfterAuthorization(attempt, {
+    provider: oauth,
+    isUnauthorized: (error) => error instanceof UnauthorizedError,
+    finish: (location) => transport().finishAuth(codeOf(location)),
+  });
 }
 
 /** Each op, re-run once its step's authorization is finished (see withAuthorization). */

@@ -521,6 +521,29 @@ export class MemoryOAuthProvider {
   }
 }
 
+/**
+ * Runs `attempt()`; when the library stopped for the user (`isUnauthorized(error)`, after the
+ * provider's headless step left a Location), hands that Location to `finish` (which gives it
+ * to the library as its examples make their application do) and runs `attempt()` again. A
+ * user asked more than `limit` times within one step gives up: `auth_failed`.
+ * @template T
+ * @param {() => Promise<T>} attempt
+ * @param {{provider?: MemoryOAuthProvider, isUnauthorized: (error: unknown) => boolean, finish: (location: string) => Promise<unknown>, limit?: number}} options
+ * @returns {Promise<T>}
+ */
+export async function retryAfterAuthorization(attempt, { provider, isUnauthorized, finish, limit = 2 }) {
+  for (let round = 0; ; round += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!provider || !isUnauthorized(error) || provider.location === undefined) throw error;
+      const location = provider.takeLocation();
+      if (round >= limit) throw new StepError('auth_failed', `still unauthorized after ${round} authorizations in one step: ${describe(error)}`);
+      await finish(location);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Steps: the fields each op takes (CLIENTS.md, "Plan steps"); a malformed step is answered
 // `unsupported_op` naming the field, and the adapter is not called

@@ -14,6 +14,7 @@ import {
   callbackParams,
   headlessAuthorize,
   MemoryOAuthProvider,
+  retryAfterAuthorization,
   redact,
   secret,
   checkStep,
@@ -298,4 +299,20 @@ test('MemoryOAuthProvider keeps everything in memory, registers each secret and 
   } finally {
     await endpoint.close();
   }
+});
+
+test('retryAfterAuthorization finishes a pending authorization and runs again, up to its limit', async () => {
+  class Unauthorized extends Error {}
+  const provider = { location: undefined, takeLocation() { const l = this.location; this.location = undefined; return l; } };
+  const finished = [];
+  let calls = 0;
+  const once = () => { calls += 1; if (calls === 1) { provider.location = 'http://127.0.0.1:9/callback?code=c'; throw new Unauthorized('401'); } return 'ok'; };
+  const options = { provider, isUnauthorized: (e) => e instanceof Unauthorized, finish: async (l) => finished.push(l) };
+  assert.equal(await retryAfterAuthorization(once, options), 'ok');
+  assert.deepEqual(finished, ['http://127.0.0.1:9/callback?code=c']);
+  // Another error, or no pending authorization, is thrown as it is.
+  await assert.rejects(retryAfterAuthorization(() => { throw new Unauthorized('no redirect'); }, options), Unauthorized);
+  // A user asked again and again gives up.
+  const always = () => { provider.location = 'http://127.0.0.1:9/callback?code=c'; throw new Unauthorized('401'); };
+  await rejects(retryAfterAuthorization(always, { ...options, limit: 2 }), 'auth_failed');
 });
