@@ -301,7 +301,6 @@ class Connection {
   }
 }
 
-
 /** The trial's OAuth provider (authorization trials over HTTP only), shared by its connections. */
 let oauth;
 /** Runs `attempt()`, finishing an authorization the SDK stopped for and running it again. */
