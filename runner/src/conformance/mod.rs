@@ -216,6 +216,10 @@ pub fn run(opts: Options) -> ExitCode {
         .map(|(case, transport)| (trial_name(&case, transport), (case, transport)))
         .filter(|(name, _)| selection.keeps(name))
         .collect();
+    if let Err(e) = selection.check_matches(&names) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let baseline = match &opts.baseline {
         Some(path) => match Baseline::load(path, &names) {
             Ok(b) => b,
@@ -226,6 +230,20 @@ pub fn run(opts: Options) -> ExitCode {
         },
         None => Baseline::default(),
     };
+    if let (Some(path), Some(first)) = (&opts.baseline, baseline.per_trial().next()) {
+        eprintln!(
+            "warning: {}: {} entr{} in the old per-trial form (first: line {}) expect every check of a trial to fail, so a new failure inside one goes unseen; write the per-check form with `--baseline {p} --write-baseline {p}`",
+            path.display(),
+            baseline.per_trial().count(),
+            if baseline.per_trial().count() == 1 {
+                "y is"
+            } else {
+                "ies are"
+            },
+            first.line,
+            p = quote(&path.to_string_lossy()),
+        );
+    }
     if opts.libtest.list {
         for (name, _) in &trials {
             println!("{name}: test");
@@ -305,6 +323,19 @@ pub fn run(opts: Options) -> ExitCode {
         trials: reports,
     };
     runner::print_end(&results, &finished);
+    let ran: std::collections::HashSet<&str> =
+        results.trials.iter().map(|t| t.name.as_str()).collect();
+    let named: std::collections::HashSet<usize> = finished
+        .iter()
+        .flat_map(|f| f.named.iter().copied())
+        .collect();
+    let unused = ctx.baseline.unused(&names, &ran, &named);
+    for e in &unused {
+        eprintln!(
+            "error: baseline entry {} names no check of the trials it matches; expected a requirement id or check name that one of them cites",
+            e.describe()
+        );
+    }
     if !strays.is_empty() {
         eprintln!(
             "error: {} process(es) outlived their trials and were killed: {strays:?}",
@@ -321,12 +352,24 @@ pub fn run(opts: Options) -> ExitCode {
         let kept = std::fs::read_to_string(path)
             .ok()
             .and_then(|old| baseline::header(&old));
-        let text = baseline::render(&results, &opts.describe_selection(), kept.as_deref());
-        if let Err(e) = std::fs::write(path, text) {
+        let selection = opts.describe_selection();
+        let text = baseline::render(
+            &results,
+            &baseline::write::Rewrite {
+                old: &ctx.baseline,
+                known: &names,
+                selection: &selection,
+                header: kept.as_deref(),
+                strictness: ctx.strictness(),
+            },
+        );
+        if let Err(e) = std::fs::write(path, &text) {
             eprintln!("error: cannot write the baseline {}: {e}", path.display());
             return ExitCode::from(2);
         }
-        let entries = results.trials.iter().filter(|t| !t.grade.is_acceptable());
+        let entries = text
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'));
         println!("wrote {} ({} entries)", path.display(), entries.count());
     }
     if let Some(path) = timings::requested() {
@@ -343,7 +386,11 @@ pub fn run(opts: Options) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if finished.iter().any(|f| f.message.is_some()) || !strays.is_empty() || !stale.is_empty() {
+    if finished.iter().any(|f| f.message.is_some())
+        || !strays.is_empty()
+        || !stale.is_empty()
+        || !unused.is_empty()
+    {
         ExitCode::from(101)
     } else {
         ExitCode::SUCCESS
@@ -513,11 +560,17 @@ impl RunContext {
         }
     }
 
-    /// Runs, grades and judges one trial.
-    fn trial(&self, name: &str, case: &Case, transport: Transport) -> Finished {
+    /// The case as this trial runs it: every duration scaled by the machine's factor now (or
+    /// the one `--time-scale` fixed). First runs and retries alike start here.
+    fn scaled(&self, case: &Case) -> Case {
         let mut case = case.clone();
         case.scenario = case.scenario.scaled(self.scale.now());
-        let case = &case;
+        case
+    }
+
+    /// Runs, grades and judges one trial.
+    fn trial(&self, name: &str, case: &Case, transport: Transport) -> Finished {
+        let case = &self.scaled(case);
         let mut eval = evaluate(
             case,
             transport,
@@ -528,7 +581,12 @@ impl RunContext {
         let started = Instant::now();
         let transcript = snapshot::unscale(snapshot::render(&eval.run), &case.scenario);
         let mut snapshot_took = started.elapsed();
-        let entry = self.baseline.get(name).cloned();
+        let mut checks: Vec<CheckRecord> = eval.checks.iter().map(check_record).collect();
+        let judgement =
+            baseline::judge(&self.baseline, name, eval.grade, &checks, self.strictness());
+        for (check, entry) in checks.iter_mut().zip(&judgement.excused) {
+            check.baseline = entry.map(|e| e.reason.clone());
+        }
         let place = Place {
             case_path: display_path(&case.path),
             rerun: self.opts.rerun_command(name),
@@ -543,7 +601,7 @@ impl RunContext {
                 Some(&place),
             ),
         };
-        let (verdict, message) = judge(&eval, entry.as_ref(), &details, || {
+        let (verdict, message) = judge(&eval, &judgement, &details, || {
             let started = Instant::now();
             let compared = match self.snapshots_of(case) {
                 Some(dir) if eval.grade == Grade::Pass || self.bless => {
@@ -554,9 +612,11 @@ impl RunContext {
             snapshot_took += started.elapsed();
             compared
         });
-        let message = match (message, self.baseline.flaky(name)) {
-            (Some(m), Some((line, _))) if self.opts.retries == 0 => Some(format!(
-                "the baseline marks this trial known-flaky (line {line}); run with --retries N to tell a flake from a failure\n\n{m}"
+        let flaky_marks = self.baseline.flaky(name);
+        let message = match (message, flaky_marks.first()) {
+            (Some(m), Some(mark)) if self.opts.retries == 0 => Some(format!(
+                "the baseline marks this trial known-flaky ({}); run with --retries N to tell a flake from a failure\n\n{m}",
+                mark.describe()
             )),
             (message, _) => message,
         };
@@ -564,6 +624,8 @@ impl RunContext {
             Some(m) if !details.contains(m.as_str()) => format!("{m}\n\n{details}"),
             _ => details,
         };
+        let reasons = judgement.reasons();
+        let flaky_reasons: Vec<&str> = flaky_marks.iter().map(|e| e.reason.as_str()).collect();
         let result = TrialResult {
             name: name.to_owned(),
             description: case.scenario.description.clone(),
@@ -572,13 +634,13 @@ impl RunContext {
             verdict,
             case_path: place.case_path,
             rerun: place.rerun,
-            baseline_reason: entry.map(|(_, reason)| reason),
-            known_flaky: self.baseline.flaky(name).map(|(_, reason)| reason.clone()),
+            baseline_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+            known_flaky: (!flaky_reasons.is_empty()).then(|| flaky_reasons.join("; ")),
             flaky: false,
             attempts: Vec::new(),
             elapsed_ms: eval.run.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
             time_scale: case.scenario.time_scale.factor(),
-            checks: eval.checks.iter().map(check_record).collect(),
+            checks,
             outcomes: outcome_records(case, &eval.outcomes),
             details: details.trim_end().to_owned(),
             transcript,
@@ -589,33 +651,75 @@ impl RunContext {
             result,
             message,
             phases: eval.run.phases,
+            named: judgement.named,
         }
     }
 }
 
-/// Decides what the run makes of a trial from its grade and baseline entry; the message says
-/// why it fails the run, when it does. `details` is the trial's failure report.
+/// Decides what the run makes of a trial from its grade and what its baseline says of its
+/// checks; the message says why it fails the run, when it does. `details` is the trial's
+/// failure report.
 fn judge(
     eval: &Evaluation,
-    entry: Option<&(usize, String)>,
+    judgement: &baseline::Judgement<'_>,
     details: &str,
     snapshot: impl FnOnce() -> Result<(), String>,
 ) -> (Verdict, Option<String>) {
-    let acceptable = eval.grade.is_acceptable();
-    match entry {
-        None if acceptable => match snapshot() {
+    if !judgement.unexcused.is_empty() {
+        if judgement.applied.is_empty() {
+            return (Verdict::Failed, Some(details.to_owned()));
+        }
+        let new: Vec<String> = judgement
+            .unexcused
+            .iter()
+            .map(|&i| {
+                let c = &eval.checks[i];
+                format!(
+                    "  ✗ {} [{}] ({})",
+                    c.name,
+                    c.level.as_str(),
+                    c.requirement_id
+                )
+            })
+            .collect();
+        let entries: Vec<String> = judgement.applied.iter().map(|e| e.describe()).collect();
+        return (
+            Verdict::Failed,
+            Some(format!(
+                "new failure in a baselined trial: the baseline ({}) does not name\n{}\n\n{details}",
+                entries.join(", "),
+                new.join("\n")
+            )),
+        );
+    }
+    if !judgement.stale.is_empty() {
+        let stale: Vec<String> = judgement
+            .stale
+            .iter()
+            .map(|(e, held)| match held.is_empty() {
+                true => format!(
+                    "stale baseline entry ({}: {}): the trial now grades {}; remove the entry",
+                    e.describe(),
+                    e.reason,
+                    eval.grade.as_str()
+                ),
+                false => format!(
+                    "stale baseline entry ({}: {}): [{}] held in this trial; remove {} from the entry (or narrow its trials)",
+                    e.describe(),
+                    e.reason,
+                    held.iter().map(baseline::Key::written).collect::<Vec<_>>().join(", "),
+                    if held.len() == 1 { "it" } else { "them" }
+                ),
+            })
+            .collect();
+        return (Verdict::Stale, Some(stale.join("\n")));
+    }
+    match judgement.expected() {
+        true => (Verdict::ExpectedFailure, None),
+        false => match snapshot() {
             Ok(()) => (Verdict::Passed, None),
             Err(diff) => (Verdict::Failed, Some(diff)),
         },
-        None => (Verdict::Failed, Some(details.to_owned())),
-        Some(_) if !acceptable => (Verdict::ExpectedFailure, None),
-        Some((line, reason)) => (
-            Verdict::Stale,
-            Some(format!(
-                "stale baseline entry (line {line}: {reason}): the trial now grades {}; remove the entry",
-                eval.grade.as_str()
-            )),
-        ),
     }
 }
 
@@ -629,6 +733,7 @@ fn panicked(name: &str, why: &str) -> Finished {
         },
         message: Some(message),
         phases: Default::default(),
+        named: Vec::new(),
     }
 }
 
@@ -659,6 +764,7 @@ pub fn default_threads() -> usize {
     (cores() * 4).clamp(4, 64)
 }
 
+/// A check as the reports keep it (no baseline reason yet: the judge adds it).
 fn check_record(c: &CheckResult) -> CheckRecord {
     CheckRecord {
         name: c.name.clone(),
@@ -669,6 +775,7 @@ fn check_record(c: &CheckResult) -> CheckRecord {
         source: c.source.clone(),
         expected: c.expected.clone(),
         actual: c.actual.clone(),
+        baseline: None,
     }
 }
 

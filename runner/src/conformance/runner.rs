@@ -35,6 +35,34 @@ impl Selection {
         };
         (self.filters.is_empty() || self.filters.iter().any(hit)) && !self.skip.iter().any(hit)
     }
+
+    /// Refuses a filter that selects no trial of `names` (a typo would otherwise give a green
+    /// run of nothing), and a selection that keeps none.
+    pub fn check_matches(&self, names: &[String]) -> Result<(), String> {
+        let hits = |f: &String| {
+            names.iter().any(|n| match self.exact {
+                true => n == f,
+                false => n.contains(f.as_str()),
+            })
+        };
+        if let Some(f) = self.filters.iter().find(|f| !hits(f)) {
+            let how = if self.exact {
+                "is the name of"
+            } else {
+                "is part of the name of"
+            };
+            return Err(format!(
+                "the filter `{f}` matches no trial; expected text that {how} a trial `--list` prints (e.g. `tools/` or `@stdio`)"
+            ));
+        }
+        if !self.filters.is_empty() && !names.iter().any(|n| self.keeps(n)) {
+            return Err(format!(
+                "the filters {:?} with --skip {:?} keep no trial",
+                self.filters, self.skip
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Refuses the libtest options this runner does not carry out, rather than ignoring them.
@@ -71,6 +99,8 @@ pub struct Finished {
     pub message: Option<String>,
     /// Where the harness's time in the trial went.
     pub phases: super::trial::Phases,
+    /// The lines of the baseline entries that named some check of this trial.
+    pub named: Vec<usize>,
 }
 
 /// Runs `work` on every job with `threads` threads, printing each trial as it finishes;

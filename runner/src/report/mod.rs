@@ -119,6 +119,9 @@ pub struct CheckRecord {
     /// What was seen, on failure.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub actual: String,
+    /// The reason of the baseline entry that expects this check to fail, when one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 /// What the client reported for one step of the plan.
@@ -201,6 +204,7 @@ impl CheckRecord {
             source: String::new(),
             expected: String::new(),
             actual: String::new(),
+            baseline: None,
         }
     }
 }
