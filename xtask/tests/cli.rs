@@ -798,6 +798,33 @@ fn a_per_check_flaky_mark_covers_only_the_checks_it_names() {
     );
 }
 
+/// A retry is the trial again, scaled as its first attempt was: a `--retries` attempt at
+/// `--time-scale 3` hands the client three times the case's timeout too.
+#[test]
+fn a_retry_runs_at_the_trials_time_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = xtask::conformance::shell_quote(&dir.path().join("seen"));
+    // Notes the timeout it is handed on every start; does nothing on the first.
+    let client = format!(
+        "echo \"$MCP_HARNESS_TIMEOUT_MS\" >> {seen}; {}",
+        fails_first_start()
+    );
+    stdout_of(
+        xtask()
+            .env("FLAKY_STATE", dir.path().join("starts"))
+            .args(["--client", &client, "--time-scale", "3", "--retries", "1"])
+            .args(["--exact", "timeouts/call-timeout@stdio"])
+            .assert()
+            .code(101),
+    );
+    let handed = std::fs::read_to_string(dir.path().join("seen")).unwrap();
+    assert_eq!(
+        handed.lines().collect::<Vec<_>>(),
+        ["3000", "3000"],
+        "{handed}"
+    );
+}
+
 #[test]
 fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
     let dir = tempfile::tempdir().unwrap();
