@@ -173,6 +173,10 @@ fn failed_check(out: &mut String, c: &CheckRecord, profile: bool) {
         );
     }
     out.push_str("</div>");
+    // Per check: which failures the baseline expects, and which are new.
+    if let Some(reason) = &c.baseline {
+        let _ = write!(out, "<div class=\"note\">baselined: {}</div>", esc(reason));
+    }
     if !c.requirement.is_empty() {
         let _ = write!(out, "<div class=\"req\">{}</div>", esc(&c.requirement));
     }
