@@ -1,0 +1,83 @@
+//! The documents people navigate by (README.md, ARCHITECTURE.md, CLIENTS.md) name files and
+//! folders of the repository in backticks. This test fails, naming the document, its line
+//! and the path, when one of them names a path that does not exist, so a move or a rename
+//! cannot leave the code map pointing at nothing.
+
+use std::path::Path;
+
+const DOCUMENTS: [&str; 3] = ["README.md", "ARCHITECTURE.md", "CLIENTS.md"];
+
+/// The top-level folders a named path starts with; other backticked text (commands, JSON,
+/// trial names such as `tools/pagination@stdio`) is not a path.
+const ROOTS: [&str; 11] = [
+    "client/",
+    "fakes/",
+    "scenarios/",
+    "snapshots/",
+    "runner/",
+    "xtask/",
+    "adapters/",
+    "docs/",
+    "fuzz/",
+    ".ci/",
+    ".cargo/",
+];
+
+/// Backticked spans of a line that look like a repository path: under one of [`ROOTS`], no
+/// placeholder (`<`, `*`, `{`, `…`) and no spaces.
+fn named_paths(line: &str) -> Vec<&str> {
+    line.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| ROOTS.iter().any(|r| span.starts_with(r)))
+        .filter(|span| !span.contains(['<', '*', '{', ' ', '…', '$']))
+        .map(|span| span.trim_end_matches([':', ',', '.']))
+        .collect()
+}
+
+#[test]
+fn the_documents_name_only_paths_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut missing = Vec::new();
+    for doc in DOCUMENTS {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        // Under a heading that names a crate folder (`### \`runner/\` — ...`), `src/...`
+        // and `tests/...` are that crate's.
+        let mut section = String::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with('#') {
+                section = named_paths(line)
+                    .first()
+                    .map_or(String::new(), |p| p.to_string());
+            }
+            let relative = line
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|s| s.starts_with("src/") || s.starts_with("tests/"))
+                .filter(|s| !s.contains(['<', '*', '{', ' ', '…', '$']))
+                .filter(|_| section.ends_with('/'))
+                .map(|s| format!("{section}{}", s.trim_end_matches([':', ',', '.'])));
+            let paths = named_paths(line)
+                .into_iter()
+                .map(str::to_owned)
+                .chain(relative);
+            for path in paths {
+                if !root.join(&path).exists() {
+                    missing.push(format!("{doc}:{}: `{path}`", n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "paths named in the documents that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn a_path_is_told_from_other_backticked_text() {
+    let line = "see `runner/src/lib.rs`, `tools/x@stdio`, `client/src/<mod>.rs` and `cargo test`";
+    assert_eq!(named_paths(line), ["runner/src/lib.rs"]);
+}
