@@ -232,7 +232,7 @@ pub fn run(opts: Options) -> ExitCode {
     };
     if let (Some(path), Some(first)) = (&opts.baseline, baseline.per_trial().next()) {
         eprintln!(
-            "warning: {}: {} entr{} in the old per-trial form (first: line {}) expect every check of a trial to fail, so a new failure inside one goes unseen; write the per-check form with `--baseline {p} --write-baseline {p}`",
+            "warning: {}: {} entr{} in the old per-trial form (first: line {}): such an entry expects every check of its trial to fail, so a new failure inside it goes unseen; write the per-check form with `--baseline {p} --write-baseline {p}`",
             path.display(),
             baseline.per_trial().count(),
             if baseline.per_trial().count() == 1 {
