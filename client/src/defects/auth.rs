@@ -7,7 +7,7 @@
 //! `auth-no-refresh`, `auth-keep-old-refresh`, `auth-shared-credentials`, `auth-prefer-dcr`,
 //! `auth-allow-http`, `auth-ignore-resource-metadata`, `auth-root-only-discovery`,
 //! `auth-no-401-retry`, `auth-any-prm-resource`, `auth-resource-from-url`,
-//! `auth-step-up-challenged-only`.
+//! `auth-step-up-challenged-only`, `auth-secret-in-form`, `auth-token-auth-both`.
 //!
 //! The flags live in [`AuthDefects`], one field of [`Defects`], so this seam adds its names
 //! without touching the core list.
@@ -79,11 +79,26 @@ pub(crate) struct AuthDefects {
     /// Step up with only the scopes the 403 names, dropping those already held (breaks: an
     /// increased set of scopes).
     step_up_challenged_only: bool,
+    /// A `client_secret_basic` client puts its secret in the token request's form instead
+    /// (breaks: HTTP Basic is RECOMMENDED over the form, RFC 6749 §2.3.1).
+    secret_in_form: bool,
+    /// A client with a secret sends it both in HTTP Basic and in the form (breaks: one
+    /// authentication method per request).
+    token_auth_both: bool,
+}
+
+/// How a confidential client with a secret authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TokenMethod {
+    /// HTTP Basic.
+    pub(crate) basic: bool,
+    /// `client_secret` in the form.
+    pub(crate) form: bool,
 }
 
 impl AuthDefects {
     /// The names this seam accepts.
-    pub(crate) const NAMES: [&'static str; 22] = [
+    pub(crate) const NAMES: [&'static str; 24] = [
         "auth-no-pkce",
         "auth-pkce-without-s256",
         "auth-ignore-state",
@@ -106,6 +121,8 @@ impl AuthDefects {
         "auth-any-prm-resource",
         "auth-resource-from-url",
         "auth-step-up-challenged-only",
+        "auth-secret-in-form",
+        "auth-token-auth-both",
     ];
 
     /// Switches on `name`; false if it is not one of this seam's.
@@ -133,6 +150,8 @@ impl AuthDefects {
             "auth-any-prm-resource" => &mut self.any_prm_resource,
             "auth-resource-from-url" => &mut self.resource_from_url,
             "auth-step-up-challenged-only" => &mut self.step_up_challenged_only,
+            "auth-secret-in-form" => &mut self.secret_in_form,
+            "auth-token-auth-both" => &mut self.token_auth_both,
             _ => return false,
         };
         *flag = true;
@@ -279,6 +298,25 @@ impl Defects {
         !self.auth.step_up_challenged_only
     }
 
+    /// How a client registered for `client_secret_basic` (`basic`) or `client_secret_post`
+    /// sends its secret; correct: HTTP Basic or the form, as registered, never both.
+    pub(crate) fn auth_token_method(&self, basic: bool) -> TokenMethod {
+        match basic {
+            true if self.auth.secret_in_form => TokenMethod {
+                basic: false,
+                form: true,
+            },
+            true => TokenMethod {
+                basic: true,
+                form: self.auth.token_auth_both,
+            },
+            false => TokenMethod {
+                basic: self.auth.token_auth_both,
+                form: true,
+            },
+        }
+    }
+
     /// Whether `state` is compared; correct: yes.
     pub(crate) fn auth_checks_state(&self) -> bool {
         !self.auth.ignore_state
@@ -372,6 +410,11 @@ mod tests {
         assert!(d.auth_checks_state() && d.auth_checks_iss() && d.auth_steps_up());
         assert!(!d.auth_step_up_unbounded() && d.auth_refreshes() && d.auth_retries_after_401());
         assert!(!d.auth_any_prm_resource() && d.auth_step_up_keeps_scopes());
+        let basic = TokenMethod {
+            basic: true,
+            form: false,
+        };
+        assert_eq!(d.auth_token_method(true), basic);
         assert_eq!(
             d.auth_prm_resource("https://h", "https://h/mcp"),
             "https://h"
@@ -422,6 +465,18 @@ mod tests {
             "https://h/mcp"
         );
         assert!(!on("auth-step-up-challenged-only").auth_step_up_keeps_scopes());
+        let form = TokenMethod {
+            basic: false,
+            form: true,
+        };
+        assert_eq!(on("auth-secret-in-form").auth_token_method(true), form);
+        assert_eq!(
+            on("auth-token-auth-both").auth_token_method(true),
+            TokenMethod {
+                basic: true,
+                form: true
+            }
+        );
         let (new, old) = (Secret::new("n"), Secret::new("o"));
         assert_eq!(
             on("auth-keep-old-refresh").auth_rotated_refresh(new, &old),
