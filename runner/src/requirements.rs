@@ -182,6 +182,7 @@ mod tests {
             transport,
             text: String::new(),
             source: String::new(),
+            revisions: Vec::new(),
         }
     }
 

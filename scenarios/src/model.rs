@@ -93,6 +93,7 @@ impl Scenario {
                 transport: None,
                 text: "The fake plays its script.".into(),
                 source: "fakes".into(),
+                revisions: Vec::new(),
             },
             transports: file::default_transports(),
             protocol_version: era::default_protocol_version(None).to_owned(),

@@ -3,8 +3,12 @@
 //! 1. Protected Resource Metadata (RFC 9728): from the `resource_metadata` URL of the 401's
 //!    challenge when there is one; otherwise the well-known URIs in the order the spec lists
 //!    them: path-inserted (`/.well-known/oauth-protected-resource/<path>`), then the root.
-//!    Its `resource` must name the server the client is talking to (the same origin, and a
-//!    path that is the server's or a parent of it), else nothing from it is used.
+//!    Its `resource` must be the resource identifier the well-known URL was built from
+//!    (RFC 9728 §3.3: the server's URL for the path-inserted one, its bare origin for the
+//!    root), compared as URLs (scheme and host case, a bare origin's trailing slash); from
+//!    the challenge's URL, the server's URL or a parent of it on the same origin. Otherwise
+//!    nothing from it is used. The `resource` is kept as published: the client sends it,
+//!    byte for byte, as the RFC 8707 `resource` parameter.
 //! 2. Authorization server metadata for the first of `authorization_servers`, at the
 //!    locations the spec lists in its order: for an issuer with a path, RFC 8414 path
 //!    insertion, OpenID path insertion, OpenID path appending; without a path, RFC 8414 then
@@ -29,6 +33,8 @@ const OIDC_SUFFIX: &str = "/.well-known/openid-configuration";
 /// What the client uses of a Protected Resource Metadata document.
 #[derive(Debug, Clone)]
 pub(crate) struct ResourceMetadata {
+    /// `resource`, exactly as the document published it.
+    pub(crate) resource: String,
     /// `authorization_servers` (at least one).
     pub(crate) authorization_servers: Vec<String>,
     /// `scopes_supported`, when present.
@@ -60,14 +66,36 @@ pub(crate) struct ServerMetadata {
 /// The well-known locations of Protected Resource Metadata for `server`, in the spec's order
 /// (path-inserted, then root; only the root when the server is at the root). `full` false:
 /// the root only.
+#[cfg(test)]
 pub(crate) fn resource_metadata_urls(server: &Url, full: bool) -> Vec<Url> {
+    resource_metadata_locations(server, full)
+        .into_iter()
+        .map(|(url, _)| url)
+        .collect()
+}
+
+/// [`resource_metadata_urls`], each with the resource identifier it was built from (RFC
+/// 9728 §3.1): the server's URL (query and fragment dropped) for the path-inserted one,
+/// its bare origin for the root.
+fn resource_metadata_locations(server: &Url, full: bool) -> Vec<(Url, Url)> {
     let origin = server.origin().ascii_serialization();
     let path = server.path().trim_end_matches('/');
     let mut urls = Vec::new();
     if full && !path.is_empty() {
-        urls.extend(Url::parse(&format!("{origin}{PRM_SUFFIX}{path}")).ok());
+        let mut identifier = server.clone();
+        identifier.set_query(None);
+        identifier.set_fragment(None);
+        urls.extend(
+            Url::parse(&format!("{origin}{PRM_SUFFIX}{path}"))
+                .ok()
+                .map(|u| (u, identifier)),
+        );
     }
-    urls.extend(Url::parse(&format!("{origin}{PRM_SUFFIX}")).ok());
+    urls.extend(
+        Url::parse(&format!("{origin}{PRM_SUFFIX}"))
+            .ok()
+            .zip(Url::parse(&origin).ok()),
+    );
     urls
 }
 
@@ -106,6 +134,20 @@ pub(crate) fn resource_matches(resource: &str, server: &Url) -> bool {
     ours == theirs || ours.starts_with(&format!("{theirs}/"))
 }
 
+/// Whether a Protected Resource Metadata `resource` is the resource identifier `identifier`
+/// its well-known URL was built from (RFC 9728 §3.3), compared as URLs: scheme and host
+/// case-insensitively (URL parsing normalises them), paths equal but for a trailing slash,
+/// no fragment.
+pub(crate) fn resource_is(resource: &str, identifier: &Url) -> bool {
+    let Ok(resource) = Url::parse(resource) else {
+        return false;
+    };
+    resource.origin() == identifier.origin()
+        && resource.fragment().is_none()
+        && resource.query() == identifier.query()
+        && resource.path().trim_end_matches('/') == identifier.path().trim_end_matches('/')
+}
+
 /// Finds and validates Protected Resource Metadata for `server` (see the module doc).
 /// `Ok(None)`: none at any well-known location (the 2025-03-26 back-compat applies).
 pub(crate) async fn resource_metadata(
@@ -119,16 +161,22 @@ pub(crate) async fn resource_metadata(
         .as_deref()
         .filter(|_| net.seams.auth_uses_resource_metadata());
     let candidates = match from_challenge {
-        Some(text) => vec![Url::parse(text).map_err(|e| {
-            failed(format!(
-                "the resource_metadata URL {text:?} of the WWW-Authenticate challenge does not \
-                 parse: {e}"
-            ))
-        })?],
-        None => resource_metadata_urls(server, net.seams.auth_full_discovery()),
+        Some(text) => vec![(
+            Url::parse(text).map_err(|e| {
+                failed(format!(
+                    "the resource_metadata URL {text:?} of the WWW-Authenticate challenge does \
+                     not parse: {e}"
+                ))
+            })?,
+            None,
+        )],
+        None => resource_metadata_locations(server, net.seams.auth_full_discovery())
+            .into_iter()
+            .map(|(url, identifier)| (url, Some(identifier)))
+            .collect(),
     };
     let mut tried = Vec::new();
-    for url in &candidates {
+    for (url, identifier) in &candidates {
         let answer = net
             .get_json(url, "the protected resource metadata", bearer)
             .await?;
@@ -136,7 +184,7 @@ pub(crate) async fn resource_metadata(
             tried.push(format!("{url} (HTTP {})", answer.status));
             continue;
         };
-        return validate_resource_metadata(&doc, url, server).map(Some);
+        return validate_resource_metadata(net, &doc, url, server, identifier.as_ref()).map(Some);
     }
     match from_challenge {
         Some(_) => Err(failed(format!(
@@ -155,21 +203,41 @@ fn strings(doc: &Map<String, Value>, key: &str) -> Option<Vec<String>> {
         .collect()
 }
 
+/// Validates a PRM document read at `url`; `identifier`: the resource identifier a
+/// well-known `url` was built from (`None` for the challenge's URL).
 fn validate_resource_metadata(
+    net: &Net,
     doc: &Map<String, Value>,
     url: &Url,
     server: &Url,
+    identifier: Option<&Url>,
 ) -> Result<ResourceMetadata, Error> {
     let resource = doc.get("resource").and_then(Value::as_str).ok_or_else(|| {
         failed(format!(
             "the protected resource metadata at {url} has no `resource`"
         ))
     })?;
-    if !resource_matches(resource, server) {
+    let strict = identifier.filter(|_| !net.seams.auth_any_prm_resource());
+    let (ok, expected) = match strict {
+        Some(identifier) => (
+            resource_is(resource, identifier),
+            format!(
+                "the resource identifier {} its well-known URL was built from",
+                canonical_resource(identifier)
+            ),
+        ),
+        None => (
+            resource_matches(resource, server),
+            format!(
+                "the server {} or a parent of it",
+                canonical_resource(server)
+            ),
+        ),
+    };
+    if !ok {
         return Err(failed(format!(
-            "the protected resource metadata at {url} is for {resource:?}, not for the server \
-             {} (RFC 9728 §3.3: its `resource` must name the server); nothing from it is used",
-            canonical_resource(server)
+            "the protected resource metadata at {url} is for {resource:?}, not {expected} \
+             (RFC 9728 §3.3); nothing from it is used"
         )));
     }
     let authorization_servers = strings(doc, "authorization_servers")
@@ -180,6 +248,7 @@ fn validate_resource_metadata(
             ))
         })?;
     Ok(ResourceMetadata {
+        resource: resource.to_owned(),
         authorization_servers,
         scopes_supported: strings(doc, "scopes_supported"),
     })
@@ -431,16 +500,20 @@ mod tests {
 
     #[test]
     fn resource_metadata_must_name_the_server_and_an_authorization_server() {
+        let net = super::super::tests::net(crate::defects::Defects::default());
         let server = url("https://localhost:9/mcp");
         let at = url("https://localhost:9/.well-known/oauth-protected-resource/mcp");
         let doc = |v: Value| v.as_object().unwrap().clone();
         let ok = validate_resource_metadata(
+            &net,
             &doc(serde_json::json!({"resource":"https://localhost:9/mcp",
                 "authorization_servers":["https://localhost:10"],"scopes_supported":["a","b"]})),
             &at,
             &server,
+            None,
         )
         .unwrap();
+        assert_eq!(ok.resource, "https://localhost:9/mcp");
         assert_eq!(ok.authorization_servers, ["https://localhost:10"]);
         assert_eq!(ok.scopes_supported.unwrap(), ["a", "b"]);
         for bad in [
@@ -449,8 +522,76 @@ mod tests {
             serde_json::json!({"resource":"https://localhost:9/mcp","authorization_servers":[]}),
             serde_json::json!({"resource":"https://localhost:9/mcp"}),
         ] {
-            let e = validate_resource_metadata(&doc(bad), &at, &server).unwrap_err();
+            let e = validate_resource_metadata(&net, &doc(bad), &at, &server, None).unwrap_err();
             assert_eq!(e.kind, crate::error::ErrorKind::AuthFailed);
         }
+    }
+
+    #[test]
+    fn a_well_known_document_names_the_identifier_its_url_was_built_from() {
+        let net = super::super::tests::net(crate::defects::Defects::default());
+        let server = url("https://localhost:9/mcp");
+        let locations = resource_metadata_locations(&server, true);
+        let identifiers: Vec<String> = locations
+            .iter()
+            .map(|(_, i)| canonical_resource(i))
+            .collect();
+        assert_eq!(
+            identifiers,
+            ["https://localhost:9/mcp", "https://localhost:9"]
+        );
+        let (root, origin) = &locations[1];
+        let doc = |resource: &str| {
+            serde_json::json!({"resource": resource, "authorization_servers": ["https://a"]})
+                .as_object()
+                .unwrap()
+                .clone()
+        };
+        // The root document names the bare origin, kept as published (a trailing slash too).
+        for published in [
+            "https://localhost:9",
+            "https://localhost:9/",
+            "HTTPS://LOCALHOST:9",
+        ] {
+            let m = validate_resource_metadata(&net, &doc(published), root, &server, Some(origin))
+                .unwrap();
+            assert_eq!(m.resource, published);
+        }
+        // The server's own URL at the root is not what that URL was built from.
+        let e = validate_resource_metadata(
+            &net,
+            &doc("https://localhost:9/mcp"),
+            root,
+            &server,
+            Some(origin),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("RFC 9728"), "{}", e.message);
+        // Nor is the origin at the path-inserted URL.
+        let (inserted, endpoint) = &locations[0];
+        assert!(
+            validate_resource_metadata(
+                &net,
+                &doc("https://localhost:9"),
+                inserted,
+                &server,
+                Some(endpoint)
+            )
+            .is_err()
+        );
+        // The lax defect takes any parent of the server wherever the document was found.
+        let mut lax = crate::defects::Defects::default();
+        assert!(lax.enable("auth-any-prm-resource"));
+        let lax = super::super::tests::net(lax);
+        assert!(
+            validate_resource_metadata(
+                &lax,
+                &doc("https://localhost:9/mcp"),
+                root,
+                &server,
+                Some(origin)
+            )
+            .is_ok()
+        );
     }
 }

@@ -257,12 +257,19 @@ fn token_answer(answer: Answer, what: &str) -> Result<TokenAnswer, Error> {
 
 /// Adds the client's authentication to a token request's form.
 fn authenticate<'a>(
+    seams: &crate::defects::Defects,
     creds: &'a Credentials,
     form: &mut Vec<(&'static str, String)>,
 ) -> ClientAuth<'a> {
+    let method = seams.auth_token_method(creds.method == Method::Basic);
     match (creds.method, &creds.secret) {
-        (Method::Basic, Some(secret)) => ClientAuth::Basic(&creds.client_id, secret),
-        (Method::Post, Some(secret)) => {
+        (Method::Basic | Method::Post, Some(secret)) if method.basic => {
+            if method.form {
+                form.push(("client_secret", secret.expose().to_owned()));
+            }
+            ClientAuth::Basic(&creds.client_id, secret)
+        }
+        (Method::Basic | Method::Post, Some(secret)) => {
             form.push(("client_id", creds.client_id.clone()));
             form.push(("client_secret", secret.expose().to_owned()));
             ClientAuth::InForm
@@ -282,7 +289,7 @@ async fn token_request(
     what: &str,
     bearer: Option<&Secret>,
 ) -> Result<Answer, Error> {
-    let auth = authenticate(creds, &mut form);
+    let auth = authenticate(&net.seams, creds, &mut form);
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
     net.post_form(endpoint, what, &pairs, auth, bearer).await
 }

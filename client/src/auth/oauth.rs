@@ -76,7 +76,8 @@ pub(crate) struct OAuth {
     options: AuthOptions,
     net: Net,
     server: Url,
-    /// The canonical resource: the `resource` parameter and the token store's key.
+    /// The canonical server URI: the token store's key, and the `resource` parameter when
+    /// there is no Protected Resource Metadata (else PRM's `resource` is).
     resource: String,
     /// Held while a refresh or an authorization runs.
     flow: tokio::sync::Mutex<()>,
@@ -272,7 +273,10 @@ impl OAuth {
         }
         // The union of what was asked before and what the challenge names (draft "Step-Up
         // Authorization Flow" step 2), so earlier permissions are not lost.
-        let mut scopes = current.map(|t| t.scopes).unwrap_or_default();
+        let mut scopes = current
+            .map(|t| t.scopes)
+            .filter(|_| self.seams().auth_step_up_keeps_scopes())
+            .unwrap_or_default();
         for scope in &challenge.scope {
             if !scopes.contains(scope) {
                 scopes.push(scope.clone());
@@ -296,7 +300,7 @@ impl OAuth {
             self.options.store.forget_tokens(&self.resource);
             return Ok(false);
         };
-        let resource = self.seams().auth_resource(&self.resource);
+        let resource = self.seams().auth_resource(&tokens.resource);
         let refreshed = flow::refresh(
             &self.net,
             &tokens.token_endpoint,
@@ -378,7 +382,13 @@ impl OAuth {
         {
             scopes.push("offline_access".to_owned());
         }
-        let resource = seams.auth_resource(&self.resource);
+        // RFC 8707 `resource`: the identifier the validated PRM published, byte for byte
+        // (RFC 9728 §3.3 made sure it names this server); the canonical URI without PRM.
+        let identifier = match &prm {
+            Some(prm) => seams.auth_prm_resource(&prm.resource, &self.resource),
+            None => self.resource.as_str(),
+        };
+        let resource = seams.auth_resource(identifier);
         let redirect_uri = &self.options.redirect_uri;
         let (url, pending) = flow::authorization_request(
             &meta,
@@ -413,6 +423,7 @@ impl OAuth {
             scopes,
             token_endpoint: meta.token_endpoint.clone(),
             credentials,
+            resource: identifier.to_owned(),
         };
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())

@@ -29,6 +29,8 @@ pub(crate) struct Tokens {
     pub(crate) scopes: Vec<String>,
     pub(crate) token_endpoint: Url,
     pub(crate) credentials: Credentials,
+    /// The RFC 8707 `resource` they were obtained for (a refresh names it again).
+    pub(crate) resource: String,
 }
 
 impl Tokens {

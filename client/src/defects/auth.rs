@@ -6,7 +6,8 @@
 //! `auth-no-issuer-check`, `auth-all-scopes`, `auth-no-step-up`, `auth-step-up-forever`,
 //! `auth-no-refresh`, `auth-keep-old-refresh`, `auth-shared-credentials`, `auth-prefer-dcr`,
 //! `auth-allow-http`, `auth-ignore-resource-metadata`, `auth-root-only-discovery`,
-//! `auth-no-401-retry`.
+//! `auth-no-401-retry`, `auth-any-prm-resource`, `auth-resource-from-url`,
+//! `auth-step-up-challenged-only`, `auth-secret-in-form`, `auth-token-auth-both`.
 //!
 //! The flags live in [`AuthDefects`], one field of [`Defects`], so this seam adds its names
 //! without touching the core list.
@@ -68,11 +69,36 @@ pub(crate) struct AuthDefects {
     /// After obtaining a token on a 401, report the 401 instead of retrying (breaks: the
     /// request is retried with the token).
     no_401_retry: bool,
+    /// Accept Protected Resource Metadata whose `resource` is the server's URL or a parent of
+    /// it wherever the document was found (breaks: RFC 9728 §3.3, a well-known document
+    /// names the identifier its URL was built from).
+    any_prm_resource: bool,
+    /// Send the server's canonical URI as `resource` even when PRM published another
+    /// identifier for it (breaks: PRM's `resource` sent byte for byte).
+    resource_from_url: bool,
+    /// Step up with only the scopes the 403 names, dropping those already held (breaks: an
+    /// increased set of scopes).
+    step_up_challenged_only: bool,
+    /// A `client_secret_basic` client puts its secret in the token request's form instead
+    /// (breaks: HTTP Basic is RECOMMENDED over the form, RFC 6749 §2.3.1).
+    secret_in_form: bool,
+    /// A client with a secret sends it both in HTTP Basic and in the form (breaks: one
+    /// authentication method per request).
+    token_auth_both: bool,
+}
+
+/// How a confidential client with a secret authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TokenMethod {
+    /// HTTP Basic.
+    pub(crate) basic: bool,
+    /// `client_secret` in the form.
+    pub(crate) form: bool,
 }
 
 impl AuthDefects {
     /// The names this seam accepts.
-    pub(crate) const NAMES: [&'static str; 19] = [
+    pub(crate) const NAMES: [&'static str; 24] = [
         "auth-no-pkce",
         "auth-pkce-without-s256",
         "auth-ignore-state",
@@ -92,6 +118,11 @@ impl AuthDefects {
         "auth-ignore-resource-metadata",
         "auth-root-only-discovery",
         "auth-no-401-retry",
+        "auth-any-prm-resource",
+        "auth-resource-from-url",
+        "auth-step-up-challenged-only",
+        "auth-secret-in-form",
+        "auth-token-auth-both",
     ];
 
     /// Switches on `name`; false if it is not one of this seam's.
@@ -116,6 +147,11 @@ impl AuthDefects {
             "auth-ignore-resource-metadata" => &mut self.ignore_resource_metadata,
             "auth-root-only-discovery" => &mut self.root_only_discovery,
             "auth-no-401-retry" => &mut self.no_401_retry,
+            "auth-any-prm-resource" => &mut self.any_prm_resource,
+            "auth-resource-from-url" => &mut self.resource_from_url,
+            "auth-step-up-challenged-only" => &mut self.step_up_challenged_only,
+            "auth-secret-in-form" => &mut self.secret_in_form,
+            "auth-token-auth-both" => &mut self.token_auth_both,
             _ => return false,
         };
         *flag = true;
@@ -241,6 +277,46 @@ impl Defects {
         (!self.auth.no_resource).then_some(resource)
     }
 
+    /// Whether a well-known PRM document may name any parent of the server; correct: no, the
+    /// identifier its URL was built from.
+    pub(crate) fn auth_any_prm_resource(&self) -> bool {
+        self.auth.any_prm_resource
+    }
+
+    /// The identifier sent as `resource`; correct: `published`, PRM's `resource` (the
+    /// defect: the server's canonical URI).
+    pub(crate) fn auth_prm_resource<'a>(&self, published: &'a str, canonical: &'a str) -> &'a str {
+        match self.auth.resource_from_url {
+            true => canonical,
+            false => published,
+        }
+    }
+
+    /// Whether a step-up keeps the scopes already held besides the challenged ones; correct:
+    /// yes (an increased set).
+    pub(crate) fn auth_step_up_keeps_scopes(&self) -> bool {
+        !self.auth.step_up_challenged_only
+    }
+
+    /// How a client registered for `client_secret_basic` (`basic`) or `client_secret_post`
+    /// sends its secret; correct: HTTP Basic or the form, as registered, never both.
+    pub(crate) fn auth_token_method(&self, basic: bool) -> TokenMethod {
+        match basic {
+            true if self.auth.secret_in_form => TokenMethod {
+                basic: false,
+                form: true,
+            },
+            true => TokenMethod {
+                basic: true,
+                form: self.auth.token_auth_both,
+            },
+            false => TokenMethod {
+                basic: self.auth.token_auth_both,
+                form: true,
+            },
+        }
+    }
+
     /// Whether `state` is compared; correct: yes.
     pub(crate) fn auth_checks_state(&self) -> bool {
         !self.auth.ignore_state
@@ -333,6 +409,16 @@ mod tests {
         assert_eq!(d.auth_resource("r"), Some("r"));
         assert!(d.auth_checks_state() && d.auth_checks_iss() && d.auth_steps_up());
         assert!(!d.auth_step_up_unbounded() && d.auth_refreshes() && d.auth_retries_after_401());
+        assert!(!d.auth_any_prm_resource() && d.auth_step_up_keeps_scopes());
+        let basic = TokenMethod {
+            basic: true,
+            form: false,
+        };
+        assert_eq!(d.auth_token_method(true), basic);
+        assert_eq!(
+            d.auth_prm_resource("https://h", "https://h/mcp"),
+            "https://h"
+        );
         let (new, old) = (Secret::new("n"), Secret::new("o"));
         assert_eq!(d.auth_rotated_refresh(new.clone(), &old), new);
     }
@@ -373,6 +459,24 @@ mod tests {
             ["a", "b"]
         );
         assert_eq!(on("auth-no-resource").auth_resource("r"), None);
+        assert!(on("auth-any-prm-resource").auth_any_prm_resource());
+        assert_eq!(
+            on("auth-resource-from-url").auth_prm_resource("https://h", "https://h/mcp"),
+            "https://h/mcp"
+        );
+        assert!(!on("auth-step-up-challenged-only").auth_step_up_keeps_scopes());
+        let form = TokenMethod {
+            basic: false,
+            form: true,
+        };
+        assert_eq!(on("auth-secret-in-form").auth_token_method(true), form);
+        assert_eq!(
+            on("auth-token-auth-both").auth_token_method(true),
+            TokenMethod {
+                basic: true,
+                form: true
+            }
+        );
         let (new, old) = (Secret::new("n"), Secret::new("o"));
         assert_eq!(
             on("auth-keep-old-refresh").auth_rotated_refresh(new, &old),

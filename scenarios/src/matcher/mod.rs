@@ -10,6 +10,8 @@
 //!   `{"$absent_or_null": true}` the member is missing or `null`;
 //!   `{"$present": true}` it exists, any value;
 //!   `{"$contains": "text"}` a string that contains `text`;
+//!   `{"$words": "a b"}` a string of space-separated words equal, as a set, to the
+//!   argument's (OAuth `scope` values: order and repetition carry no meaning);
 //!   `{"$type": "string"}` (also `integer`, `number`, `boolean`, `object`, `array`, `null`);
 //!   `{"$capture": "name"}` any value, remembered under `name`;
 //!   `{"$same": "name"}` equal to the value captured under `name`;
@@ -82,6 +84,11 @@ fn operator(matcher: &Value) -> Option<(&str, &Value)> {
     key.starts_with('$').then_some((key.as_str(), value))
 }
 
+/// The set of space-separated words of `text` (`$words`).
+fn words(text: &str) -> std::collections::BTreeSet<&str> {
+    text.split(' ').filter(|w| !w.is_empty()).collect()
+}
+
 fn match_at(
     path: &str,
     expected: &Value,
@@ -133,6 +140,16 @@ fn match_at(
                 match actual {
                     Some(Value::String(got)) if got.contains(part) => Ok(()),
                     _ => Err(fail(format!("a string containing {}", full(arg)))),
+                }
+            }
+            "$words" => {
+                let want = words(arg.as_str().unwrap_or_default());
+                match actual {
+                    Some(Value::String(got)) if words(got) == want => Ok(()),
+                    _ => Err(fail(format!(
+                        "a string with the space-separated words {} in any order",
+                        full(arg)
+                    ))),
                 }
             }
             "$literal" => match actual {
@@ -442,6 +459,27 @@ mod tests {
             json!({"s": {"enum": [2, 1]}})
         ));
         assert_eq!(validate(&json!({"$literal": {"$schema": "x"}})), Ok(()));
+    }
+
+    #[test]
+    fn words_compare_scope_strings_as_sets() {
+        let m = json!({"scope": {"$words": "mcp:read mcp:write"}});
+        assert!(ok(m.clone(), json!({"scope": "mcp:read mcp:write"})));
+        assert!(ok(m.clone(), json!({"scope": "mcp:write mcp:read"})));
+        assert!(ok(
+            m.clone(),
+            json!({"scope": "mcp:write  mcp:read mcp:write"})
+        ));
+        assert!(!ok(m.clone(), json!({"scope": "mcp:write"})));
+        assert!(!ok(
+            m.clone(),
+            json!({"scope": "mcp:read mcp:write mcp:admin"})
+        ));
+        assert!(!ok(m.clone(), json!({"scope": ["mcp:read", "mcp:write"]})));
+        assert!(!ok(m, json!({})));
+        assert_eq!(validate(&json!({"$words": "a"})), Ok(()));
+        assert!(validate(&json!({"$words": " "})).is_err());
+        assert!(validate(&json!({"$words": ["a"]})).is_err());
     }
 
     #[test]

@@ -24,6 +24,13 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                          contains; expected the text to look for"
                     )),
                     ("$contains", Value::String(_)) => Ok(()),
+                    ("$words", Value::String(text)) if text.split(' ').all(str::is_empty) => {
+                        Err(format!(
+                            "{path}: operator $words has no words; expected a space-separated \
+                             list such as \"a b\""
+                        ))
+                    }
+                    ("$words", Value::String(_)) => Ok(()),
                     ("$type", Value::String(t)) if TYPES.contains(&t.as_str()) => Ok(()),
                     ("$not", inner) => validate_at(path, inner),
                     ("$one_of", Value::Array(items)) if items.is_empty() => Err(format!(
@@ -38,14 +45,14 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     }
                     _ => Err(format!(
                         "{path}: operator {op} has an invalid argument {arg}; expected \
-                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $contains: \"text\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers], $literal: any value"
+                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $contains/$words: \"text\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers], $literal: any value"
                     )),
                 };
             }
             if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
                 return Err(format!(
                     "{path}: unknown operator {key:?} (operators stand alone in their object: \
-                     $absent, $absent_or_null, $present, $type, $contains, $capture, $same, $not, $unordered, $one_of, $literal)"
+                     $absent, $absent_or_null, $present, $type, $contains, $words, $capture, $same, $not, $unordered, $one_of, $literal)"
                 ));
             }
             for (key, value) in map {

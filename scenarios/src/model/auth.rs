@@ -127,9 +127,15 @@ pub enum PrmAt {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PrmResource {
-    /// The MCP endpoint's canonical URI, `https://localhost:PORT/mcp`.
+    /// The resource identifier the document's URL was built from (RFC 9728 §3.3): the MCP
+    /// endpoint's URI, `https://localhost:PORT/mcp`, at the path-inserted and the custom
+    /// location, the bare origin `https://localhost:PORT` at the root well-known URL.
     #[default]
     Canonical,
+    /// The MCP endpoint's URI `https://localhost:PORT/mcp` wherever the document is: at the
+    /// root well-known URL, which is built from the bare origin, a client must not use it
+    /// (RFC 9728 §3.3).
+    Endpoint,
     /// Another resource on the same origin, `https://localhost:PORT/other`: a client must not
     /// use this metadata (RFC 9728 §3.3).
     Other,

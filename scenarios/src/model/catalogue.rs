@@ -28,6 +28,19 @@ pub struct Requirement {
     /// Where it comes from: a seed 000 section (`seed 000 § Tools`) or a specification path
     /// (`docs/specification/2025-11-25/basic/lifecycle.mdx § Initialization`).
     pub source: String,
+    /// The protocol revisions whose text states it, when not every revision's does (e.g.
+    /// `["2025-11-25", "2026-07-28"]` for a sentence 2025-11-25 added). A check citing it is
+    /// not made in a trial whose `initialize` settled on another revision; left out, it
+    /// applies to every revision.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
+}
+
+impl Requirement {
+    /// Whether the requirement's text is that of protocol revision `version`.
+    pub fn applies_to(&self, version: &str) -> bool {
+        self.revisions.is_empty() || self.revisions.iter().any(|r| r == version)
+    }
 }
 
 /// The catalogue, by id.
@@ -66,5 +79,25 @@ impl Catalogue {
     /// Every entry, in file order.
     pub fn entries(&self) -> &[Requirement] {
         &self.entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_requirement_applies_to_the_revisions_it_names() {
+        let mut r = Requirement {
+            id: "X-1".into(),
+            level: Level::Must,
+            transport: None,
+            text: String::new(),
+            source: String::new(),
+            revisions: Vec::new(),
+        };
+        assert!(r.applies_to("2025-03-26"));
+        r.revisions = vec!["2025-11-25".into(), "2026-07-28".into()];
+        assert!(r.applies_to("2025-11-25") && !r.applies_to("2025-03-26"));
     }
 }

@@ -53,7 +53,10 @@ impl Auth {
         if t.server != current {
             return Presented::OtherIssuer;
         }
-        if t.audience != self.resource() {
+        // Both name this resource: the identifier PRM published (which a client sends) and
+        // the endpoint's URI (which a client without PRM sends); the `resource` a client
+        // sends is judged by the cases' wire checks, not through a refused token.
+        if t.audience != self.resource() && t.audience != self.published_resource() {
             return Presented::OtherAudience;
         }
         if self

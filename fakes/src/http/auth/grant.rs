@@ -283,18 +283,18 @@ impl Auth {
                 basic_label,
             );
         };
+        // A confidential client authenticates with its secret by exactly one method (RFC
+        // 6749 §2.3: never more than one per request): HTTP Basic, which an authorization
+        // server must support, or the form, whichever it registered. What it registered is
+        // judged by the cases' wire checks, at the level the text gives.
+        let form_secret = get(form, "client_secret");
         let authenticated = match client.method {
-            ClientAuth::Basic => {
-                credentials.as_ref().map(|(_, s)| s.as_str()) == client.secret.as_deref()
-                    && credentials.is_some()
-                    && get(form, "client_secret").is_none()
-            }
-            ClientAuth::Post => {
-                credentials.is_none()
-                    && get(form, "client_secret") == client.secret.as_deref()
-                    && get(form, "client_secret").is_some()
-            }
-            ClientAuth::None => credentials.is_none() && get(form, "client_secret").is_none(),
+            ClientAuth::Basic | ClientAuth::Post => match (&credentials, form_secret) {
+                (Some((_, s)), None) => client.secret.as_deref() == Some(s.as_str()),
+                (None, Some(s)) => client.secret.as_deref() == Some(s),
+                _ => false,
+            },
+            ClientAuth::None => credentials.is_none() && form_secret.is_none(),
         };
         if !authenticated {
             return (

@@ -42,6 +42,16 @@ impl Auth {
         }
     }
 
+    /// The resource identifier a correct PRM document names (RFC 9728 §3.3): the one its
+    /// well-known URL was built from, so the bare MCP origin at the root well-known URL and
+    /// the endpoint's URI elsewhere (or without PRM).
+    pub fn published_resource(&self) -> String {
+        match self.script.prm.at {
+            PrmAt::Root => self.origin(Role::Mcp),
+            PrmAt::Path | PrmAt::Custom | PrmAt::None => self.resource(),
+        }
+    }
+
     /// The PRM document's URL, for the challenge's `resource_metadata`.
     pub fn prm_url(&self) -> Option<String> {
         if let Some(url) = self.discovered(DiscoveredAt::ResourceMetadata) {
@@ -62,7 +72,8 @@ impl Auth {
         (self.prm_path() == Some(path)).then(|| {
             let prm = &self.script.prm;
             let resource = match prm.resource {
-                PrmResource::Canonical => self.resource(),
+                PrmResource::Canonical => self.published_resource(),
+                PrmResource::Endpoint => self.resource(),
                 PrmResource::Other => format!("{}/other", self.origin(Role::Mcp)),
             };
             let server = match self.state().migrated {

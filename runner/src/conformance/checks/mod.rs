@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::{CaseCheck, Level, Rule, Transport, WireStream};
-use mcp_harness_scenarios::transcript::Event;
+use mcp_harness_scenarios::transcript::{Event, Record};
 
 mod builtin;
 mod expect;
@@ -219,7 +219,19 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     let received = run.received();
     let http_requests = rules::http_requests(run);
     let printed = client_output(run);
+    let negotiated = run
+        .records
+        .as_ref()
+        .ok()
+        .and_then(|records| negotiated_revision(records));
     for check in &s.checks {
+        // One revision's text judges one revision's trial: a requirement written for some
+        // revisions only is not checked where the handshake settled on another.
+        if let Some(version) = &negotiated
+            && !check.requirement.applies_to(version)
+        {
+            continue;
+        }
         let result = match &check.rule {
             Rule::Step { .. } if wire_only => continue,
             Rule::Step {
@@ -261,6 +273,35 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         c.case_check(check, result);
     }
     (c.results, outcomes)
+}
+
+/// The protocol revision the trial's first `initialize` settled on, as the fake answered
+/// it; `None` without one (a modern trial, or no handshake), where the revision asked for
+/// stands.
+fn negotiated_revision(records: &[Record]) -> Option<String> {
+    let mut awaited: Option<(u32, Value)> = None;
+    for r in records {
+        match &r.event {
+            Event::Received { message }
+                if awaited.is_none()
+                    && message.get("method").and_then(Value::as_str) == Some("initialize") =>
+            {
+                awaited = message.get("id").map(|id| (r.pid, id.clone()));
+            }
+            Event::Sent { message } => {
+                let Some((pid, id)) = &awaited else { continue };
+                if r.pid == *pid && message.get("id") == Some(id) && message.get("method").is_none()
+                {
+                    return message
+                        .pointer("/result/protocolVersion")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// What the client printed, as `client_output` wire checks see it: each stdout line, then
@@ -385,4 +426,57 @@ fn run_plan_connects(case: &Case) -> bool {
         .plan
         .iter()
         .any(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect { .. }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(pid: u32, event: Event) -> Record {
+        Record { pid, event }
+    }
+
+    #[test]
+    fn the_negotiated_revision_is_the_first_initialize_result() {
+        let offer = |id: u32| {
+            json!({"jsonrpc":"2.0","id":id,"method":"initialize",
+            "params":{"protocolVersion":"2025-11-25"}})
+        };
+        let answer = |id: u32, v: &str| {
+            json!({"jsonrpc":"2.0","id":id,
+            "result":{"protocolVersion":v}})
+        };
+        let records = vec![
+            record(1, Event::Received { message: offer(1) }),
+            record(
+                2,
+                Event::Sent {
+                    message: answer(1, "2024-11-05"),
+                },
+            ),
+            record(
+                1,
+                Event::Sent {
+                    message: json!({"jsonrpc":"2.0","method":"ping","id":1}),
+                },
+            ),
+            record(
+                1,
+                Event::Sent {
+                    message: answer(1, "2025-03-26"),
+                },
+            ),
+            record(1, Event::Received { message: offer(2) }),
+            record(
+                1,
+                Event::Sent {
+                    message: answer(2, "2025-11-25"),
+                },
+            ),
+        ];
+        assert_eq!(negotiated_revision(&records).as_deref(), Some("2025-03-26"));
+        assert_eq!(negotiated_revision(&records[..3]), None);
+        assert_eq!(negotiated_revision(&[]), None);
+    }
 }
