@@ -219,6 +219,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     let received = run.received();
     let http_requests = rules::http_requests(run);
     let printed = client_output(run);
+    let both_ways = transcript(run);
     for check in &s.checks {
         let result = match &check.rule {
             Rule::Step { .. } if wire_only => continue,
@@ -253,6 +254,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                     WireStream::HttpRequests => http_requests.iter().collect(),
                     WireStream::Canary => run.canary.iter().flat_map(|c| &c.seen).collect(),
                     WireStream::ClientOutput => printed.iter().collect(),
+                    WireStream::Transcript => both_ways.iter().collect(),
                 };
                 expect::wire_check(w, &items, &seed)
             }
@@ -261,6 +263,21 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         c.case_check(check, result);
     }
     (c.results, outcomes)
+}
+
+/// The messages both ways, as `transcript` wire checks see them: `{"from", "message"}` in the
+/// order the fake recorded them (the fake's writes happen on its own clock).
+fn transcript(run: &TrialRun) -> Vec<Value> {
+    let item = |from: &str, message: &Value| serde_json::json!({"from": from, "message": message});
+    run.records
+        .iter()
+        .flatten()
+        .filter_map(|r| match &r.event {
+            Event::Received { message } => Some(item("client", message)),
+            Event::Sent { message } => Some(item("fake", message)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What the client printed, as `client_output` wire checks see it: each stdout line, then
