@@ -284,9 +284,12 @@ fn absent_only(expected: &Value) -> bool {
     };
     !members.is_empty()
         && operator(expected).is_none()
-        && members
-            .values()
-            .all(|m| matches!(operator(m), Some(("$absent" | "$absent_or_null" | "$default", _))))
+        && members.values().all(|m| {
+            matches!(
+                operator(m),
+                Some(("$absent" | "$absent_or_null" | "$default", _))
+            )
+        })
 }
 
 fn scalar_eq(a: &Value, b: &Value) -> bool {

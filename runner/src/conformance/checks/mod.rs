@@ -376,6 +376,23 @@ fn reached_the_server(
     {
         return;
     }
+    // A client may authorize before its first request: the discovery fallbacks (Protected
+    // Resource Metadata at its well-known URLs, then the authorization server's metadata) let
+    // it start there without a 401. One that did, and whose flow ended before any MCP request,
+    // never met this rule's point: not exercised (the check is not made), rather than failed.
+    let authorized_first = run.auth_redirect.is_some()
+        && run.records.iter().flatten().any(|r| {
+            matches!(
+                &r.event,
+                Event::HttpRequest {
+                    endpoint: Some(_),
+                    ..
+                }
+            )
+        });
+    if authorized_first {
+        return;
+    }
     let connect = c
         .case
         .scenario
