@@ -611,6 +611,12 @@ pub enum WireStream {
     /// last 8 KiB), as `{"stream": "stdout"|"stderr", "line": L}`. For values a client must
     /// never print, e.g. `"not_sent": {"line": {"$contains": "secret"}}`.
     ClientOutput,
+    /// Both directions, in the order the fake recorded them: `{"from": "client", "message": M}`
+    /// for what it received, `{"from": "fake", "message": M}` for what it wrote. The fake's
+    /// own messages go out on its clock (a send's `delay_ms`), so ordering a client's message
+    /// after one of them judges a delay by the fake's clock, not by the order of the client's
+    /// other work (which the scheduler decides).
+    Transcript,
 }
 
 /// Something that happened to the server process.

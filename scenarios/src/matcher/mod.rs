@@ -8,6 +8,9 @@
 //! - an object whose only member starts with `$` is an operator:
 //!   `{"$absent": true}` the member is missing (a member that is there, even `null`, fails);
 //!   `{"$absent_or_null": true}` the member is missing or `null`;
+//!   `{"$default": v}` the member is missing, or equal to `v`: for a member whose schema
+//!   default is `v` (`hasMore: false`, a prompt argument's `required: false`), which a typed
+//!   library may drop when it holds the default, or fill in when it was not received;
 //!   `{"$present": true}` it exists, any value;
 //!   `{"$contains": "text"}` a string that contains `text`;
 //!   `{"$words": "a b"}` a string of space-separated words equal, as a set, to the
@@ -111,6 +114,11 @@ fn match_at(
                 Some(_) => Err(fail("no member, or null".into())),
             },
             "$present" => actual.map(|_| ()).ok_or_else(|| fail("a value".into())),
+            "$default" => match actual {
+                None => Ok(()),
+                Some(got) if scalar_eq(arg, got) => Ok(()),
+                Some(_) => Err(fail(format!("{}, or no member (its default)", full(arg)))),
+            },
             "$type" => {
                 let want = arg.as_str().unwrap_or_default();
                 match actual {
@@ -293,9 +301,12 @@ fn absent_only(expected: &Value) -> bool {
     };
     !members.is_empty()
         && operator(expected).is_none()
-        && members
-            .values()
-            .all(|m| matches!(operator(m), Some(("$absent" | "$absent_or_null", _))))
+        && members.values().all(|m| {
+            matches!(
+                operator(m),
+                Some(("$absent" | "$absent_or_null" | "$default", _))
+            )
+        })
 }
 
 fn scalar_eq(a: &Value, b: &Value) -> bool {
@@ -425,6 +436,18 @@ mod tests {
 
     fn ok(m: Value, v: Value) -> bool {
         matches(&m, &v, &mut Captures::new()).is_ok()
+    }
+
+    #[test]
+    fn a_default_matches_its_value_or_an_absent_member() {
+        let m = json!({"hasMore": {"$default": false}});
+        assert!(ok(m.clone(), json!({"hasMore": false})));
+        assert!(ok(m.clone(), json!({})));
+        assert!(!ok(m.clone(), json!({"hasMore": true})));
+        assert!(!ok(m.clone(), json!({"hasMore": null})));
+        assert!(ok(json!({"c": {"n": {"$default": 0}}}), json!({})));
+        assert!(validate(&json!({"a": {"$default": false}})).is_ok());
+        assert!(validate(&json!({"a": {"$default": {"x": 1}}})).is_err());
     }
 
     #[test]

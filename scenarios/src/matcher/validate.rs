@@ -18,6 +18,7 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                 return match (op, arg) {
                     ("$absent" | "$absent_or_null" | "$present", Value::Bool(true)) => Ok(()),
                     ("$literal", _) => Ok(()),
+                    ("$default", Value::Bool(_) | Value::Number(_) | Value::String(_)) => Ok(()),
                     ("$capture" | "$same", Value::String(_)) => Ok(()),
                     ("$contains", Value::String(part)) if part.is_empty() => Err(format!(
                         "{path}: operator $contains has an empty argument, which every string \
@@ -45,14 +46,14 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     }
                     _ => Err(format!(
                         "{path}: operator {op} has an invalid argument {arg}; expected \
-                         $absent/$absent_or_null/$present: true, $capture/$same: \"name\", $contains/$words: \"text\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers], $literal: any value"
+                         $absent/$absent_or_null/$present: true, $default: a scalar, $capture/$same: \"name\", $contains/$words: \"text\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers], $literal: any value"
                     )),
                 };
             }
             if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
                 return Err(format!(
                     "{path}: unknown operator {key:?} (operators stand alone in their object: \
-                     $absent, $absent_or_null, $present, $type, $contains, $words, $capture, $same, $not, $unordered, $one_of, $literal)"
+                     $absent, $absent_or_null, $present, $default, $type, $contains, $words, $capture, $same, $not, $unordered, $one_of, $literal)"
                 ));
             }
             for (key, value) in map {

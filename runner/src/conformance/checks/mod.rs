@@ -224,6 +224,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         .as_ref()
         .ok()
         .and_then(|records| negotiated_revision(records));
+    let both_ways = transcript(run);
     for check in &s.checks {
         // One revision's text judges one revision's trial: a requirement written for some
         // revisions only is not checked where the handshake settled on another.
@@ -265,6 +266,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                     WireStream::HttpRequests => http_requests.iter().collect(),
                     WireStream::Canary => run.canary.iter().flat_map(|c| &c.seen).collect(),
                     WireStream::ClientOutput => printed.iter().collect(),
+                    WireStream::Transcript => both_ways.iter().collect(),
                 };
                 expect::wire_check(w, &items, &seed)
             }
@@ -302,6 +304,21 @@ fn negotiated_revision(records: &[Record]) -> Option<String> {
         }
     }
     None
+}
+
+/// The messages both ways, as `transcript` wire checks see them: `{"from", "message"}` in the
+/// order the fake recorded them (the fake's writes happen on its own clock).
+fn transcript(run: &TrialRun) -> Vec<Value> {
+    let item = |from: &str, message: &Value| serde_json::json!({"from": from, "message": message});
+    run.records
+        .iter()
+        .flatten()
+        .filter_map(|r| match &r.event {
+            Event::Received { message } => Some(item("client", message)),
+            Event::Sent { message } => Some(item("fake", message)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What the client printed, as `client_output` wire checks see it: each stdout line, then
@@ -398,6 +415,23 @@ fn reached_the_server(
         || challenged
         || !run.received().is_empty()
     {
+        return;
+    }
+    // A client may authorize before its first request: the discovery fallbacks (Protected
+    // Resource Metadata at its well-known URLs, then the authorization server's metadata) let
+    // it start there without a 401. One that did, and whose flow ended before any MCP request,
+    // never met this rule's point: not exercised (the check is not made), rather than failed.
+    let authorized_first = run.auth_redirect.is_some()
+        && run.records.iter().flatten().any(|r| {
+            matches!(
+                &r.event,
+                Event::HttpRequest {
+                    endpoint: Some(_),
+                    ..
+                }
+            )
+        });
+    if authorized_first {
         return;
     }
     let connect = c

@@ -188,19 +188,15 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
                 }
                 continue;
             }
-            // A request the client gave up on is no longer outstanding either: by closing its
-            // response stream (HTTP) or by `notifications/cancelled` (stdio).
+            // Over HTTP a request whose response stream the client closed is over too: no
+            // response can come for it any more. Over stdio `notifications/cancelled` ends
+            // nothing: the server may still answer (the text's "not yet received a response").
             Event::StreamClosed { id } => {
                 outstanding.remove(&(r.pid, id.to_string()));
                 continue;
             }
             _ => continue,
         };
-        if message.get("method") == Some(&Value::from("notifications/cancelled"))
-            && let Some(id) = message.pointer("/params/requestId")
-        {
-            outstanding.remove(&(r.pid, id.to_string()));
-        }
         let (Some(method), Some(id)) = (message.get("method"), message.get("id")) else {
             continue;
         };
