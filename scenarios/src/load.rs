@@ -562,7 +562,8 @@ mod tests {
         path
     }
 
-    /// A scenarios root with a catalogue of two requirements and one fixture.
+    /// A scenarios root with a catalogue of two requirements (and the contract's "the step
+    /// worked" ones) and one fixture.
     fn temp_dir(tag: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("mcp-harness-load-{tag}-{}", std::process::id()));
@@ -571,7 +572,10 @@ mod tests {
             &dir,
             CATALOGUE_FILE,
             r#"[{"id": "R-1", "level": "must", "text": "t", "source": "s"},
-                {"id": "R-2", "level": "should", "text": "t2", "source": "s2"}]"#,
+                {"id": "R-2", "level": "should", "text": "t2", "source": "s2"},
+                {"id": "CONTRACT-8", "level": "must", "text": "worked", "source": "c"},
+                {"id": "CONTRACT-10", "level": "must", "text": "connected", "source": "c"},
+                {"id": "CONTRACT-14", "level": "must", "text": "rest", "source": "c"}]"#,
         );
         write(
             &dir,
@@ -710,6 +714,39 @@ mod tests {
         );
         let err = load_dir(&dup).unwrap_err();
         assert_eq!(err[0].location, "[1].id");
+    }
+
+    #[test]
+    fn a_setup_step_cites_that_it_worked_unless_it_names_a_requirement() {
+        let dir = temp_dir("setup");
+        let plan = r#"[
+            {"op": "connect", "ok": {}, "broken_by": ["do-nothing"]},
+            {"op": "list_tools", "ok": {}, "broken_by": ["do-nothing"]},
+            {"op": "list_prompts", "ok": {}, "broken_by": ["do-nothing"]},
+            {"op": "call_tool", "name": "echo", "ok": {}, "requirement": "R-2", "broken_by": ["do-nothing"]},
+            {"op": "call_tool", "name": "echo", "error": "timeout", "broken_by": ["do-nothing"]}
+        ]"#;
+        let text = MINIMAL.replace(r#"["connect"]"#, plan);
+        let case = load_case(&dir, &write(&dir, "setup-steps.json", &text)).unwrap();
+        let cited: Vec<&str> = case.scenario.checks[..5]
+            .iter()
+            .map(|c| c.requirement.id.as_str())
+            .collect();
+        // "the step worked" for each op, the named one, and the case's for an expected error.
+        assert_eq!(
+            cited,
+            ["CONTRACT-10", "CONTRACT-8", "CONTRACT-14", "R-2", "R-1"]
+        );
+        // A catalogue without the contract's entry says which one it looked for.
+        let bare = temp_dir("setup-bare");
+        write(
+            &bare,
+            CATALOGUE_FILE,
+            r#"[{"id": "R-1", "level": "must", "text": "t", "source": "s"}]"#,
+        );
+        let err = load_case(&bare, &write(&bare, "setup-steps.json", &text)).unwrap_err();
+        assert_eq!(err.location, "plan[0].requirement");
+        assert!(err.message.contains("CONTRACT-10"), "{err}");
     }
 
     #[test]

@@ -320,7 +320,8 @@ impl JsonSchema for PlanStep {
 pub struct StepExpect {
     /// What it must report.
     pub outcome: StepOutcome,
-    /// The requirement this check cites, if not the case's.
+    /// The requirement this check cites, when the step names one; else see
+    /// [`StepExpect::cited`].
     pub requirement: Option<String>,
     /// A matcher: the check binds only once the client sent a message matching it.
     pub when: Option<Value>,
@@ -345,7 +346,13 @@ pub struct RawStepExpect {
     /// going on and refusing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<ErrorSpec>,
-    /// The id of the requirement this check cites, if not the case's.
+    /// The id of the requirement this check cites. Without it a step that expects `ok`
+    /// alone is taken for a setup step, not the case's subject, and cites the driver
+    /// contract's "the step worked" requirement for its op: CONTRACT-10 for `connect`,
+    /// CONTRACT-14 for the resources, prompts and completion ops, `ping` and
+    /// `set_logging_level`, CONTRACT-8 for the others. A step that expects `error` (or
+    /// either) cites the case's requirement. A step whose success is what the case is about
+    /// names its requirement here, the case's own included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     requirement: Option<String>,
     /// A matcher over the messages the fake received: the check binds only once the client
@@ -361,6 +368,19 @@ pub struct RawStepExpect {
     /// or `@<transport>@*` for every revision and variant on that transport.
     #[serde(default)]
     broken_by: Vec<String>,
+}
+
+impl StepExpect {
+    /// The id of the requirement this step's check cites: the one it names, else for a
+    /// step expecting `ok` alone the contract's "the step worked" requirement for `step`'s
+    /// op ([`Step::worked_requirement`]), else `None`: the case's requirement.
+    pub fn cited(&self, step: &Step) -> Option<&str> {
+        match (&self.requirement, &self.outcome) {
+            (Some(id), _) => Some(id),
+            (None, StepOutcome::Ok(_)) => Some(step.worked_requirement()),
+            (None, _) => None,
+        }
+    }
 }
 
 impl TryFrom<RawStepExpect> for StepExpect {
