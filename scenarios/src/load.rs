@@ -13,6 +13,7 @@
 //! scenarios root: the directory given, or the nearest directory above it holding a
 //! `requirements.json`.
 
+mod deadline;
 mod meaning;
 mod resolve;
 pub mod variants;
@@ -750,6 +751,83 @@ mod tests {
     }
 
     #[test]
+    fn the_deadline_never_raises_a_level() {
+        let dir = temp_dir("deadline");
+        // A correct client may spend one timeout on the call that accepts `timeout`, and one
+        // more for the rest: a deadline of 6000 leaves it no room.
+        let slow = MINIMAL.replace(
+            r#""plan": ["connect"]"#,
+            r#""deadline_ms": 6000, "plan": ["connect", {"op": "call_tool", "name": "echo", "error": ["timeout", "transport_closed"], "broken_by": ["x"]}]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "tight.json", &slow)).unwrap_err();
+        assert_eq!(err.location, "deadline_ms", "{err}");
+        assert!(err.message.contains("at least 10000 ms"), "{err}");
+        let roomy = slow.replace("6000", "10000");
+        load_case(&dir, &write(&dir, "roomy.json", &roomy)).unwrap();
+
+        // Pages that never end under a profile check: a client missing only the page cap
+        // would be judged at the deadline, at must.
+        let endless = r#"{"method": "tools/list", "reply": {"result": {"tools": [], "nextCursor": {"$next_cursor": "p-"}}}}"#;
+        let listing = |handlers: &str| {
+            MINIMAL.replace(
+                r#""plan": ["connect"]"#,
+                &format!(
+                    r#""server": {{"handlers": [{handlers}]}}, "plan": ["connect", {{"op": "list_tools", "error": ["invalid_response", "timeout"], "requirement": "R-2", "broken_by": ["x"]}}]"#
+                ),
+            )
+        };
+        let err = load_case(&dir, &write(&dir, "endless.json", &listing(endless))).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0]", "{err}");
+        assert!(err.message.contains("R-2, a should check"), "{err}");
+        assert!(err.message.contains("CONTRACT-3 at must"), "{err}");
+        let last = r#"{"method": "tools/list", "params": {"cursor": "p-50"}, "reply": {"result": {"tools": []}}}"#;
+        let ended = listing(&format!("{last}, {endless}"));
+        load_case(&dir, &write(&dir, "ended.json", &ended)).unwrap();
+        // At must the deadline judges at the same level: nothing to bound.
+        let must = listing(endless).replace(r#""requirement": "R-2", "#, "");
+        load_case(&dir, &write(&dir, "endless-must.json", &must)).unwrap();
+
+        // A repeated cursor under a should check cannot be bounded by a script: the gap is
+        // named, or the case is rejected; a named gap with no loop is rejected too.
+        let repeated = MINIMAL.replace(
+            r#""plan": ["connect"]"#,
+            r#""plan": ["connect", {"op": "list_tools", "error": "repeated_cursor", "requirement": "R-2", "broken_by": ["x"]}]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "repeated.json", &repeated)).unwrap_err();
+        assert_eq!(err.location, "plan[1]", "{err}");
+        assert!(err.message.contains("unbounded_loop"), "{err}");
+        let named = repeated.replace(r#""plan""#, r#""unbounded_loop": "no count", "plan""#);
+        load_case(&dir, &write(&dir, "repeated-named.json", &named)).unwrap();
+        let stray = MINIMAL.replace(r#""plan""#, r#""unbounded_loop": "no count", "plan""#);
+        let err = load_case(&dir, &write(&dir, "stray.json", &stray)).unwrap_err();
+        assert_eq!(err.location, "unbounded_loop", "{err}");
+    }
+
+    #[test]
+    fn the_page_cap_and_repeated_cursor_cases_pass_the_deadline_lint() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for file in [
+            "lists/page-cap.json",
+            "lists/repeated-cursor-at-once.json",
+            "lists/repeated-cursor-after-two-pages.json",
+            "tools/repeated-cursor-at-once.json",
+            "tools/repeated-cursor-after-two-pages.json",
+        ] {
+            let cases = load_cases(root, &root.join(file)).unwrap();
+            for case in cases {
+                let (budget, _) = deadline::budget(&case.scenario);
+                // Well past what a correct client may spend: at least a timeout to spare.
+                assert!(
+                    case.scenario.deadline_ms >= budget + case.scenario.timeout_ms,
+                    "{}: deadline {} budget {budget}",
+                    case.id,
+                    case.scenario.deadline_ms
+                );
+            }
+        }
+    }
+
+    #[test]
     fn fixtures_and_the_builtin_echo_join_the_script() {
         let dir = temp_dir("fixtures");
         let text = MINIMAL.replace(
@@ -817,7 +895,7 @@ mod tests {
         let dir = temp_dir("errors");
         let text = MINIMAL.replace(
             r#""plan": ["connect"]"#,
-            r#""plan": ["connect",
+            r#""deadline_ms": 15000, "plan": ["connect",
               {"op": "list_tools", "error": "timeout", "broken_by": []},
               {"op": "list_tools", "error": ["tls", "timeout"], "broken_by": []},
               {"op": "list_tools", "error": {"kind": ["protocol_error", "handshake_failed"], "code": -32021}, "broken_by": []}]"#,

@@ -122,12 +122,27 @@ pub struct CaseFile {
     )]
     pub shutdown_grace_ms: u64,
     /// Wall-clock limit of the whole trial in milliseconds (default 10000). When it passes,
-    /// the client's process group is killed and the trial fails with what was seen so far.
+    /// the client's process group is killed and the trial fails with what was seen so far,
+    /// at `must` (CONTRACT-3) whatever the case's level. So the loader asks it to cover a
+    /// correct but slow client: at least the plan's budget, one `timeout_ms` (for starting,
+    /// the answered steps and closing) plus, for each step that may end by its timeout (its
+    /// `error` accepts `timeout`) or its cancel, that bound (`timeout_ms`, `max_timeout_ms`
+    /// with progress, `cancel_after_ms` when shorter), plus every `sleep`.
     #[serde(
         default = "default_deadline_ms",
         skip_serializing_if = "is_default_deadline"
     )]
     pub deadline_ms: u64,
+    /// An admitted gap of the deadline lint: why a client that misses only one of this case's
+    /// `should`, `profile` or `advisory` checks can loop (follow a repeated cursor, step up
+    /// again) until the trial deadline, where the always-on deadline check fails it at
+    /// `must` (CONTRACT-3), and why the case cannot end the loop itself. Without it the loader
+    /// rejects such a case: a case bounds the loop in its script instead (pages that end, a
+    /// step that accepts `timeout` with the deadline well past it), so a failed check keeps
+    /// its own level. Remove it once the fakes can end the loop; the loader also rejects it on
+    /// a case with no such loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unbounded_loop: Option<String>,
     /// Over HTTP, hand the client a fresh bearer token (`MCP_HARNESS_BEARER_TOKEN`) that the
     /// fake requires on every request (401 without it). Transcripts record only whether the
     /// right token came, never the token.
