@@ -64,6 +64,8 @@ fn user_dir(root: &Path, failing: bool) -> PathBuf {
     let dir = root.join("my-cases");
     let mut pages = builtin_case("tools/pagination-three-pages.json");
     pages["requirement"] = json!("MINE-01");
+    // The listing step is the case's subject, so it names the case's requirement itself.
+    pages["plan"][1]["requirement"] = json!("MINE-01");
     write(&dir.join("mine/pages.json"), &pages);
     write(
         &dir.join("mine/tool-error.json"),

@@ -13,6 +13,7 @@
 //! scenarios root: the directory given, or the nearest directory above it holding a
 //! `requirements.json`.
 
+mod deadline;
 mod meaning;
 mod resolve;
 pub mod variants;
@@ -562,7 +563,8 @@ mod tests {
         path
     }
 
-    /// A scenarios root with a catalogue of two requirements and one fixture.
+    /// A scenarios root with a catalogue of two requirements (and the contract's "the step
+    /// worked" ones) and one fixture.
     fn temp_dir(tag: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("mcp-harness-load-{tag}-{}", std::process::id()));
@@ -571,7 +573,10 @@ mod tests {
             &dir,
             CATALOGUE_FILE,
             r#"[{"id": "R-1", "level": "must", "text": "t", "source": "s"},
-                {"id": "R-2", "level": "should", "text": "t2", "source": "s2"}]"#,
+                {"id": "R-2", "level": "should", "text": "t2", "source": "s2"},
+                {"id": "CONTRACT-8", "level": "must", "text": "worked", "source": "c"},
+                {"id": "CONTRACT-10", "level": "must", "text": "connected", "source": "c"},
+                {"id": "CONTRACT-14", "level": "must", "text": "rest", "source": "c"}]"#,
         );
         write(
             &dir,
@@ -713,6 +718,116 @@ mod tests {
     }
 
     #[test]
+    fn a_setup_step_cites_that_it_worked_unless_it_names_a_requirement() {
+        let dir = temp_dir("setup");
+        let plan = r#"[
+            {"op": "connect", "ok": {}, "broken_by": ["do-nothing"]},
+            {"op": "list_tools", "ok": {}, "broken_by": ["do-nothing"]},
+            {"op": "list_prompts", "ok": {}, "broken_by": ["do-nothing"]},
+            {"op": "call_tool", "name": "echo", "ok": {}, "requirement": "R-2", "broken_by": ["do-nothing"]},
+            {"op": "call_tool", "name": "echo", "error": "timeout", "broken_by": ["do-nothing"]}
+        ]"#;
+        let text = MINIMAL.replace(r#"["connect"]"#, plan);
+        let case = load_case(&dir, &write(&dir, "setup-steps.json", &text)).unwrap();
+        let cited: Vec<&str> = case.scenario.checks[..5]
+            .iter()
+            .map(|c| c.requirement.id.as_str())
+            .collect();
+        // "the step worked" for each op, the named one, and the case's for an expected error.
+        assert_eq!(
+            cited,
+            ["CONTRACT-10", "CONTRACT-8", "CONTRACT-14", "R-2", "R-1"]
+        );
+        // A catalogue without the contract's entry says which one it looked for.
+        let bare = temp_dir("setup-bare");
+        write(
+            &bare,
+            CATALOGUE_FILE,
+            r#"[{"id": "R-1", "level": "must", "text": "t", "source": "s"}]"#,
+        );
+        let err = load_case(&bare, &write(&bare, "setup-steps.json", &text)).unwrap_err();
+        assert_eq!(err.location, "plan[0].requirement");
+        assert!(err.message.contains("CONTRACT-10"), "{err}");
+    }
+
+    #[test]
+    fn the_deadline_never_raises_a_level() {
+        let dir = temp_dir("deadline");
+        // A correct client may spend one timeout on the call that accepts `timeout`, and one
+        // more for the rest: a deadline of 6000 leaves it no room.
+        let slow = MINIMAL.replace(
+            r#""plan": ["connect"]"#,
+            r#""deadline_ms": 6000, "plan": ["connect", {"op": "call_tool", "name": "echo", "error": ["timeout", "transport_closed"], "broken_by": ["x"]}]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "tight.json", &slow)).unwrap_err();
+        assert_eq!(err.location, "deadline_ms", "{err}");
+        assert!(err.message.contains("at least 10000 ms"), "{err}");
+        let roomy = slow.replace("6000", "10000");
+        load_case(&dir, &write(&dir, "roomy.json", &roomy)).unwrap();
+
+        // Pages that never end under a profile check: a client missing only the page cap
+        // would be judged at the deadline, at must.
+        let endless = r#"{"method": "tools/list", "reply": {"result": {"tools": [], "nextCursor": {"$next_cursor": "p-"}}}}"#;
+        let listing = |handlers: &str| {
+            MINIMAL.replace(
+                r#""plan": ["connect"]"#,
+                &format!(
+                    r#""server": {{"handlers": [{handlers}]}}, "plan": ["connect", {{"op": "list_tools", "error": ["invalid_response", "timeout"], "requirement": "R-2", "broken_by": ["x"]}}]"#
+                ),
+            )
+        };
+        let err = load_case(&dir, &write(&dir, "endless.json", &listing(endless))).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0]", "{err}");
+        assert!(err.message.contains("R-2, a should check"), "{err}");
+        assert!(err.message.contains("CONTRACT-3 at must"), "{err}");
+        let last = r#"{"method": "tools/list", "params": {"cursor": "p-50"}, "reply": {"result": {"tools": []}}}"#;
+        let ended = listing(&format!("{last}, {endless}"));
+        load_case(&dir, &write(&dir, "ended.json", &ended)).unwrap();
+        // At must the deadline judges at the same level: nothing to bound.
+        let must = listing(endless).replace(r#""requirement": "R-2", "#, "");
+        load_case(&dir, &write(&dir, "endless-must.json", &must)).unwrap();
+
+        // A repeated cursor under a should check cannot be bounded by a script: the gap is
+        // named, or the case is rejected; a named gap with no loop is rejected too.
+        let repeated = MINIMAL.replace(
+            r#""plan": ["connect"]"#,
+            r#""plan": ["connect", {"op": "list_tools", "error": "repeated_cursor", "requirement": "R-2", "broken_by": ["x"]}]"#,
+        );
+        let err = load_case(&dir, &write(&dir, "repeated.json", &repeated)).unwrap_err();
+        assert_eq!(err.location, "plan[1]", "{err}");
+        assert!(err.message.contains("unbounded_loop"), "{err}");
+        let named = repeated.replace(r#""plan""#, r#""unbounded_loop": "no count", "plan""#);
+        load_case(&dir, &write(&dir, "repeated-named.json", &named)).unwrap();
+        let stray = MINIMAL.replace(r#""plan""#, r#""unbounded_loop": "no count", "plan""#);
+        let err = load_case(&dir, &write(&dir, "stray.json", &stray)).unwrap_err();
+        assert_eq!(err.location, "unbounded_loop", "{err}");
+    }
+
+    #[test]
+    fn the_page_cap_and_repeated_cursor_cases_pass_the_deadline_lint() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for file in [
+            "lists/page-cap.json",
+            "lists/repeated-cursor-at-once.json",
+            "lists/repeated-cursor-after-two-pages.json",
+            "tools/repeated-cursor-at-once.json",
+            "tools/repeated-cursor-after-two-pages.json",
+        ] {
+            let cases = load_cases(root, &root.join(file)).unwrap();
+            for case in cases {
+                let (budget, _) = deadline::budget(&case.scenario);
+                // Well past what a correct client may spend: at least a timeout to spare.
+                assert!(
+                    case.scenario.deadline_ms >= budget + case.scenario.timeout_ms,
+                    "{}: deadline {} budget {budget}",
+                    case.id,
+                    case.scenario.deadline_ms
+                );
+            }
+        }
+    }
+
+    #[test]
     fn fixtures_and_the_builtin_echo_join_the_script() {
         let dir = temp_dir("fixtures");
         let text = MINIMAL.replace(
@@ -780,7 +895,7 @@ mod tests {
         let dir = temp_dir("errors");
         let text = MINIMAL.replace(
             r#""plan": ["connect"]"#,
-            r#""plan": ["connect",
+            r#""deadline_ms": 15000, "plan": ["connect",
               {"op": "list_tools", "error": "timeout", "broken_by": []},
               {"op": "list_tools", "error": ["tls", "timeout"], "broken_by": []},
               {"op": "list_tools", "error": {"kind": ["protocol_error", "handshake_failed"], "code": -32021}, "broken_by": []}]"#,

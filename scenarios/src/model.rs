@@ -471,6 +471,27 @@ pub enum Step {
 }
 
 impl Step {
+    /// The driver contract's "the step worked" requirement for this op: what a step that
+    /// expects `ok` and names no requirement cites (see [`file::StepExpect::requirement`]).
+    /// `connect` cites CONTRACT-10 (it reports the negotiated version and `serverInfo`), the
+    /// ops CONTRACT-14 lists (the resources, prompts and completion ops, `ping`,
+    /// `set_logging_level`) cite it, and every other op CONTRACT-8 (a successful step
+    /// reports its result as the contract says).
+    pub fn worked_requirement(&self) -> &'static str {
+        match self {
+            Step::Connect { .. } => "CONTRACT-10",
+            Step::ListResources
+            | Step::ListResourceTemplates
+            | Step::ReadResource { .. }
+            | Step::ListPrompts
+            | Step::GetPrompt { .. }
+            | Step::Complete { .. }
+            | Step::Ping
+            | Step::SetLoggingLevel { .. } => "CONTRACT-14",
+            _ => "CONTRACT-8",
+        }
+    }
+
     /// The op name, as it appears in the plan and in outcome lines.
     pub fn op(&self) -> &'static str {
         match self {

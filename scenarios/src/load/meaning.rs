@@ -27,7 +27,8 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
     redirect_urls(s)?;
     auth(s)?;
     transports_of_checks(s)?;
-    observes_traffic(s)
+    observes_traffic(s)?;
+    super::deadline::check(file, s)
 }
 
 /// A redirect to a URL of the case's choosing, or a discovered URL replaced by one, only where

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{FIXTURES_DIR, Library};
 use crate::model::check::{BrokenBy, CaseCheck, Rule, StepOutcome};
 use crate::model::era::default_protocol_version;
-use crate::model::file::CaseFile;
+use crate::model::file::{CaseFile, StepExpect};
 use crate::model::timing::TimeScale;
 use crate::model::{
     Catalogue, FAKE_SERVER_NAME, Fixture, Handler, Requirement, Scenario, ServerScript, Step,
@@ -70,7 +70,7 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         };
         checks.push(CaseCheck {
             name: outcome.check_name(i, p.step.op()),
-            requirement: own(&e.requirement, format!("{at}.requirement"))?,
+            requirement: step_requirement(catalogue, e, &p.step, &requirement, &at)?,
             broken_by: broken(&e.broken_by, &at)?,
             rule: Rule::Step {
                 index: i,
@@ -147,6 +147,30 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         checks,
         time_scale: TimeScale::ONE,
     })
+}
+
+/// The requirement a step's check cites: the one it names, else "the step worked" for a step
+/// that expects `ok` alone (a setup step), else the case's (see `StepExpect::cited`).
+fn step_requirement(
+    catalogue: &Catalogue,
+    e: &StepExpect,
+    step: &Step,
+    case: &Requirement,
+    at: &str,
+) -> Result<Requirement, Problem> {
+    match (&e.requirement, e.cited(step)) {
+        (Some(id), _) => lookup(catalogue, id, &format!("{at}.requirement")),
+        (None, Some(id)) => catalogue.get(id).cloned().ok_or_else(|| {
+            (
+                format!("{at}.requirement"),
+                format!(
+                    "the step expects `ok` and names no requirement, so it cites {id} (the {} step worked), which the catalogue lacks; expected `requirement` naming what the step judges, or {id} in requirements.json",
+                    step.op()
+                ),
+            )
+        }),
+        (None, None) => Ok(case.clone()),
+    }
 }
 
 fn lookup(catalogue: &Catalogue, id: &str, at: &str) -> Result<Requirement, Problem> {

@@ -122,12 +122,27 @@ pub struct CaseFile {
     )]
     pub shutdown_grace_ms: u64,
     /// Wall-clock limit of the whole trial in milliseconds (default 10000). When it passes,
-    /// the client's process group is killed and the trial fails with what was seen so far.
+    /// the client's process group is killed and the trial fails with what was seen so far,
+    /// at `must` (CONTRACT-3) whatever the case's level. So the loader asks it to cover a
+    /// correct but slow client: at least the plan's budget, one `timeout_ms` (for starting,
+    /// the answered steps and closing) plus, for each step that may end by its timeout (its
+    /// `error` accepts `timeout`) or its cancel, that bound (`timeout_ms`, `max_timeout_ms`
+    /// with progress, `cancel_after_ms` when shorter), plus every `sleep`.
     #[serde(
         default = "default_deadline_ms",
         skip_serializing_if = "is_default_deadline"
     )]
     pub deadline_ms: u64,
+    /// An admitted gap of the deadline lint: why a client that misses only one of this case's
+    /// `should`, `profile` or `advisory` checks can loop (follow a repeated cursor, step up
+    /// again) until the trial deadline, where the always-on deadline check fails it at
+    /// `must` (CONTRACT-3), and why the case cannot end the loop itself. Without it the loader
+    /// rejects such a case: a case bounds the loop in its script instead (pages that end, a
+    /// step that accepts `timeout` with the deadline well past it), so a failed check keeps
+    /// its own level. Remove it once the fakes can end the loop; the loader also rejects it on
+    /// a case with no such loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unbounded_loop: Option<String>,
     /// Over HTTP, hand the client a fresh bearer token (`MCP_HARNESS_BEARER_TOKEN`) that the
     /// fake requires on every request (401 without it). Transcripts record only whether the
     /// right token came, never the token.
@@ -320,7 +335,8 @@ impl JsonSchema for PlanStep {
 pub struct StepExpect {
     /// What it must report.
     pub outcome: StepOutcome,
-    /// The requirement this check cites, if not the case's.
+    /// The requirement this check cites, when the step names one; else see
+    /// [`StepExpect::cited`].
     pub requirement: Option<String>,
     /// A matcher: the check binds only once the client sent a message matching it.
     pub when: Option<Value>,
@@ -345,7 +361,13 @@ pub struct RawStepExpect {
     /// going on and refusing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<ErrorSpec>,
-    /// The id of the requirement this check cites, if not the case's.
+    /// The id of the requirement this check cites. Without it a step that expects `ok`
+    /// alone is taken for a setup step, not the case's subject, and cites the driver
+    /// contract's "the step worked" requirement for its op: CONTRACT-10 for `connect`,
+    /// CONTRACT-14 for the resources, prompts and completion ops, `ping` and
+    /// `set_logging_level`, CONTRACT-8 for the others. A step that expects `error` (or
+    /// either) cites the case's requirement. A step whose success is what the case is about
+    /// names its requirement here, the case's own included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     requirement: Option<String>,
     /// A matcher over the messages the fake received: the check binds only once the client
@@ -361,6 +383,19 @@ pub struct RawStepExpect {
     /// or `@<transport>@*` for every revision and variant on that transport.
     #[serde(default)]
     broken_by: Vec<String>,
+}
+
+impl StepExpect {
+    /// The id of the requirement this step's check cites: the one it names, else for a
+    /// step expecting `ok` alone the contract's "the step worked" requirement for `step`'s
+    /// op ([`Step::worked_requirement`]), else `None`: the case's requirement.
+    pub fn cited(&self, step: &Step) -> Option<&str> {
+        match (&self.requirement, &self.outcome) {
+            (Some(id), _) => Some(id),
+            (None, StepOutcome::Ok(_)) => Some(step.worked_requirement()),
+            (None, _) => None,
+        }
+    }
 }
 
 impl TryFrom<RawStepExpect> for StepExpect {

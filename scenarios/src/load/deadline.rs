@@ -1,0 +1,213 @@
+//! The deadline lint: the trial deadline never raises a level. A client still running at the
+//! deadline is killed and fails the always-on deadline check at `must` (CONTRACT-3), whatever
+//! the case's level, so a case must not let the deadline be reached by
+//! - a correct but slow client: the deadline covers the plan's budget ([`budget`]);
+//! - a client that misses only a `should`, `profile` or `advisory` check and loops because of
+//!   it (pages that never end, a repeated cursor, a step-up challenge that never ends): the
+//!   case ends the loop in its script, so the check fails at its own level, or names the gap
+//!   in `unbounded_loop` ([`loops`]).
+
+use serde_json::Value;
+
+use crate::model::check::{CaseCheck, Rule, StepOutcome};
+use crate::model::file::CaseFile;
+use crate::model::{ErrorKind, Handler, Level, Reply, Scenario, Step};
+
+type Problem = (String, String);
+
+/// Both rules of the lint.
+pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
+    covers_budget(s)?;
+    let found = loops(s);
+    match (&file.unbounded_loop, found.first()) {
+        (None, Some((at, why))) => Err((at.clone(), why.clone())),
+        (Some(reason), _) if reason.trim().is_empty() => Err((
+            "unbounded_loop".into(),
+            "expected the reason the case cannot end the loop itself".into(),
+        )),
+        (Some(_), None) => Err((
+            "unbounded_loop".into(),
+            "no loop that only a should, profile or advisory check stops was found; expected no `unbounded_loop`".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What a correct but slow client may spend, in milliseconds (unscaled, as the file states
+/// it; the time scale multiplies the deadline and every part alike): one request timeout for
+/// starting, the answered steps and closing, plus the bound of every step that may end by its
+/// timeout or its cancel, plus every sleep. Also returns the parts, for the message.
+pub fn budget(s: &Scenario) -> (u64, Vec<String>) {
+    let t = s.timeout_ms;
+    let mut total = t;
+    let mut parts = vec![format!(
+        "{t} ms (one timeout_ms: starting, the answered steps, closing)"
+    )];
+    for (i, step) in s.plan.iter().enumerate() {
+        let bound = match step {
+            Step::Sleep { ms } => Some(*ms),
+            Step::CallTool {
+                cancel_after_ms,
+                max_timeout_ms,
+                ..
+            } => {
+                let timeout = max_timeout_ms.map_or(t, |m| m.max(t));
+                match cancel_after_ms {
+                    Some(c) => Some((*c).min(timeout)),
+                    None if accepts_timeout(s, i) => Some(timeout),
+                    None => None,
+                }
+            }
+            _ if accepts_timeout(s, i) => Some(t),
+            _ => None,
+        };
+        if let Some(b) = bound {
+            total = total.saturating_add(b);
+            parts.push(format!("{b} ms (plan[{i}], {})", step.op()));
+        }
+    }
+    (total, parts)
+}
+
+/// Whether step `i`'s check accepts the error kind `timeout`: a correct client may then end
+/// the step at its timeout.
+fn accepts_timeout(s: &Scenario, i: usize) -> bool {
+    step_checks(s, i).any(|(outcome, _)| match outcome {
+        StepOutcome::Error(e) | StepOutcome::Either { error: e, .. } => {
+            e.kinds.contains(&ErrorKind::Timeout)
+        }
+        StepOutcome::Ok(_) => false,
+    })
+}
+
+/// The outcome checks of step `i`, with their levels.
+fn step_checks(s: &Scenario, i: usize) -> impl Iterator<Item = (&StepOutcome, Level)> {
+    s.checks
+        .iter()
+        .filter_map(move |c: &CaseCheck| match &c.rule {
+            Rule::Step { index, outcome, .. } if *index == i => {
+                Some((outcome, c.requirement.level))
+            }
+            _ => None,
+        })
+}
+
+/// The deadline covers the plan's budget.
+fn covers_budget(s: &Scenario) -> Result<(), Problem> {
+    let (needed, parts) = budget(s);
+    if s.deadline_ms >= needed {
+        return Ok(());
+    }
+    Err((
+        "deadline_ms".into(),
+        format!(
+            "a correct but slow client can reach the deadline of {} ms, where it fails CONTRACT-3 at must; expected at least {needed} ms: {}",
+            s.deadline_ms,
+            parts.join(" + ")
+        ),
+    ))
+}
+
+/// The listing method of a listing op.
+fn listing_method(step: &Step) -> Option<&'static str> {
+    match step {
+        Step::ListTools => Some("tools/list"),
+        Step::ListResources => Some("resources/list"),
+        Step::ListResourceTemplates => Some("resources/templates/list"),
+        Step::ListPrompts => Some("prompts/list"),
+        _ => None,
+    }
+}
+
+/// The `$next_cursor` prefix of a handler whose pages never end.
+fn endless_prefix(h: &Handler) -> Option<&str> {
+    match &h.reply {
+        Reply::Result(r) => r.get("nextCursor")?.get("$next_cursor")?.as_str(),
+        _ => None,
+    }
+}
+
+/// Whether `h` answers one cursor of the `prefix` series with something other than another
+/// page of it: the pages end there.
+fn ends_pages(h: &Handler, method: &str, prefix: &str) -> bool {
+    h.method == method
+        && endless_prefix(h).is_none()
+        && h.params
+            .as_ref()
+            .and_then(|p| p.get("cursor"))
+            .and_then(Value::as_str)
+            .is_some_and(|c| c.starts_with(prefix))
+}
+
+/// Every loop that only a `should`, `profile` or `advisory` check stops and the script does
+/// not end: where it is, and what is expected.
+fn loops(s: &Scenario) -> Vec<Problem> {
+    let mut found = Vec::new();
+    let lenient = |i: usize| -> Option<(Level, String)> {
+        s.checks.iter().find_map(|c| match &c.rule {
+            Rule::Step { index, .. } if *index == i && c.requirement.level != Level::Must => {
+                Some((c.requirement.level, c.requirement.id.clone()))
+            }
+            _ => None,
+        })
+    };
+    let gap = "or, where the case cannot, `unbounded_loop` naming why";
+    for (i, step) in s.plan.iter().enumerate() {
+        let Some((level, id)) = lenient(i) else {
+            continue;
+        };
+        let cited = format!(
+            "plan[{i}] ({}) cites {id}, a {} check",
+            step.op(),
+            level.as_str()
+        );
+        if let Some(method) = listing_method(step) {
+            for (j, h) in s.server.handlers.iter().enumerate() {
+                if h.method != method {
+                    continue;
+                }
+                let Some(prefix) = endless_prefix(h) else {
+                    continue;
+                };
+                if !s.server.handlers[..j]
+                    .iter()
+                    .any(|e| ends_pages(e, method, prefix))
+                {
+                    found.push((
+                        format!("server.handlers[{j}]"),
+                        format!(
+                            "{cited}, and these pages never end: a client that misses only that check lists until the trial deadline and fails CONTRACT-3 at must instead; expected a handler before this one that ends the pages at a cursor \"{prefix}<n>\" (a result without `nextCursor`), past where a correct client stops, {gap}"
+                        ),
+                    ));
+                }
+            }
+        }
+        let repeated = step_checks(s, i).any(|(outcome, _)| match outcome {
+            StepOutcome::Error(e) | StepOutcome::Either { error: e, .. } => {
+                e.kinds.first() == Some(&ErrorKind::RepeatedCursor)
+            }
+            StepOutcome::Ok(_) => false,
+        });
+        if repeated {
+            found.push((
+                format!("plan[{i}]"),
+                format!(
+                    "{cited} on a repeated cursor: a client that misses only that check follows the cursor until the trial deadline and fails CONTRACT-3 at must instead, and a script answers a repeated request alike, so it cannot end that loop; expected `unbounded_loop` naming the gap"
+                ),
+            ));
+        }
+        let stepped_up = s.server.auth.as_ref().and_then(|a| a.step_up.as_ref());
+        if let (Step::CallTool { name, .. }, Some(up)) = (step, stepped_up)
+            && up.always
+            && *name == up.tool
+        {
+            found.push((
+                "server.auth.step_up.always".into(),
+                format!(
+                    "{cited} against a step-up challenge that never ends: a client that misses only that check steps up until the trial deadline and fails CONTRACT-3 at must instead; expected the challenges to end (the step then accepting `timeout`, the deadline well past it), {gap}"
+                ),
+            ));
+        }
+    }
+    found
+}
