@@ -65,8 +65,9 @@ fn detail_inner(
     if let Some(reason) = &trial.baseline_reason {
         let _ = write!(out, "<p class=\"note\">baseline: {}</p>", esc(reason));
     }
+    let baselined = trial.baseline_reason.is_some();
     for check in trial.checks.iter().filter(|c| !c.passed) {
-        failed_check(out, check, profile);
+        failed_check(out, check, profile, baselined);
     }
     if !trial.rerun.is_empty() {
         rerun_line(out, "cargo xtask", &trial.rerun);
@@ -154,7 +155,9 @@ pub fn page_texts(page: &str) -> Result<Vec<String>, String> {
     serde_json::from_slice(&json).map_err(|e| format!("the page's texts are not a JSON array: {e}"))
 }
 
-fn failed_check(out: &mut String, c: &CheckRecord, profile: bool) {
+/// One failed check; in a trial the baseline names, whether the baseline expects this check
+/// (`baselined: <reason>`) or not (a new failure, when the check fails the trial).
+fn failed_check(out: &mut String, c: &CheckRecord, profile: bool, in_baselined_trial: bool) {
     let level = level_label(c.level, profile);
     let soft = matches!(c.level, Level::Should | Level::Advisory)
         || (c.level == Level::Profile && !profile);
@@ -174,8 +177,14 @@ fn failed_check(out: &mut String, c: &CheckRecord, profile: bool) {
     }
     out.push_str("</div>");
     // Per check: which failures the baseline expects, and which are new.
-    if let Some(reason) = &c.baseline {
-        let _ = write!(out, "<div class=\"note\">baselined: {}</div>", esc(reason));
+    match &c.baseline {
+        Some(reason) => {
+            let _ = write!(out, "<div class=\"note\">baselined: {}</div>", esc(reason));
+        }
+        None if in_baselined_trial && !soft => {
+            out.push_str("<div class=\"note\"><b>new: the baseline does not name this check</b></div>");
+        }
+        None => {}
     }
     if !c.requirement.is_empty() {
         let _ = write!(out, "<div class=\"req\">{}</div>", esc(&c.requirement));
