@@ -216,7 +216,8 @@ fn render_trial(run: &TrialRun) -> String {
 ///   with the POST that carried it when the POST carried nothing else: answers go in their
 ///   own POSTs, on their own connections, and where they land among the fake's other
 ///   records (the next answer, a reply the script sends after a delay) follows the load.
-///   Wire checks judge their order where a case cares.
+///   Wire checks judge their order where a case cares. Likewise a subscription's
+///   acknowledgement is shown right after the `subscriptions/listen` it names.
 fn shown_records(records: &[Record]) -> Vec<&Record> {
     let mut kept: Vec<&Record> = Vec::with_capacity(records.len());
     let mut i = 0;
@@ -269,14 +270,26 @@ fn shown_records(records: &[Record]) -> Vec<&Record> {
         }
     }
     // Each answer moves to just after the latest unanswered request of its id, from the same
-    // process; one that answers nothing stays where it is.
+    // process; one that answers nothing stays where it is. A subscription's acknowledgement
+    // moves to just after the `subscriptions/listen` it names: the fake sends it at once,
+    // while the client's next request does not wait for it.
     let mut open: HashMap<(u32, String), Vec<usize>> = HashMap::new();
+    let mut listens: HashMap<(u32, String), usize> = HashMap::new();
     let mut after: Vec<Vec<usize>> = vec![Vec::new(); units.len()];
     let mut moved = vec![false; units.len()];
     for (at, unit) in units.iter().enumerate() {
         let last = unit[unit.len() - 1];
         if let Some(id) = server_request_id(last) {
             open.entry((last.pid, id)).or_default().push(at);
+        }
+        if let Some(id) = listen_id(last) {
+            listens.insert((last.pid, id), at);
+        }
+        if let Some(id) = acknowledged_id(last)
+            && let Some(listen) = listens.remove(&(last.pid, id))
+        {
+            after[listen].push(at);
+            moved[at] = true;
         }
         if let Some(id) = &answers[at]
             && let Some(request) = open.get_mut(&(last.pid, id.clone())).and_then(Vec::pop)
@@ -322,6 +335,33 @@ fn server_request_id(record: &Record) -> Option<String> {
     match &record.event {
         Event::Sent { message } if message.get("method").is_some() && !is_null_id(message) => {
             message.get("id").map(Value::to_string)
+        }
+        _ => None,
+    }
+}
+
+/// The id of a `subscriptions/listen` request the client sent, as text.
+fn listen_id(record: &Record) -> Option<String> {
+    match &record.event {
+        Event::Received { message }
+            if message.get("method").and_then(Value::as_str) == Some("subscriptions/listen") =>
+        {
+            message.get("id").map(Value::to_string)
+        }
+        _ => None,
+    }
+}
+
+/// The listen request a subscription's acknowledgement names, as text.
+fn acknowledged_id(record: &Record) -> Option<String> {
+    match &record.event {
+        Event::Sent { message }
+            if message.get("method").and_then(Value::as_str)
+                == Some("notifications/subscriptions/acknowledged") =>
+        {
+            message
+                .pointer("/params/_meta/io.modelcontextprotocol~1subscriptionId")
+                .map(Value::to_string)
         }
         _ => None,
     }
@@ -612,6 +652,29 @@ mod tests {
             .map(|r| shown(std::slice::from_ref(r)).concat())
             .collect();
         assert_eq!(shown(&records), order);
+    }
+
+    #[test]
+    fn an_acknowledgement_follows_its_listen() {
+        let ack = json!({
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 4}}
+        });
+        let records = vec![
+            received(json!({"method": "subscriptions/listen", "id": 4})),
+            received(json!({"method": "tools/call", "id": 5})),
+            sent(ack.clone()),
+            sent(json!({"id": 5, "result": {}})),
+        ];
+        assert_eq!(
+            shown(&records),
+            [
+                r#"→ {"method":"subscriptions/listen","id":4}"#.to_owned(),
+                format!("← {ack}"),
+                r#"→ {"method":"tools/call","id":5}"#.to_owned(),
+                r#"← {"id":5,"result":{}}"#.to_owned(),
+            ]
+        );
     }
 
     #[test]
