@@ -178,11 +178,20 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
         Some(Parsed::Invalid { line, error }) => vec![Event::ReceivedInvalid { line, error }],
         Some(Parsed::Cut) | None => Vec::new(),
     };
+    // A refusal decided before any script runs (a session, a header, a media type) is
+    // recorded in the same piece: whatever else the fake records meanwhile comes before or
+    // after both.
+    let refusal = match &verdict {
+        Verdict::Reject(rejection) => Some(Event::Sent {
+            message: rejection.body(),
+        }),
+        _ => None,
+    };
     // Buffered: the answer's first record written through (its `Sent`) takes them along,
     // and whatever is still buffered is written before this request waits for anything (a
     // delay, a hang) and before its response is handed over.
     fake.recorder
-        .buffer_all(std::iter::once(request).chain(body));
+        .buffer_all(std::iter::once(request).chain(body).chain(refusal));
     if !responses.is_empty() {
         // Recorded first, so what a waiting rule sends next comes after them.
         fake.recorder.flush();

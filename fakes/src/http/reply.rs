@@ -129,6 +129,18 @@ impl Rejection {
             message,
         }
     }
+
+    /// The JSON-RPC error its body carries. The request's handler records it in one piece
+    /// with the request (see `endpoint::handle`), so nothing of another request comes between
+    /// a refused request and its refusal.
+    pub fn body(&self) -> Value {
+        let error = RpcError {
+            code: self.code,
+            message: self.message.to_owned(),
+            data: None,
+        };
+        jsonrpc::error(&Value::Null, &error)
+    }
 }
 
 impl From<Rejection> for Verdict {
@@ -203,12 +215,8 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             response
         }
         Verdict::Reject(r) => {
-            let error = RpcError {
-                code: r.code,
-                message: r.message.to_owned(),
-                data: None,
-            };
-            let text = sent(&conn.fake, jsonrpc::error(&Value::Null, &error));
+            // Recorded already, with the request.
+            let text = r.body().to_string();
             let mut response = with_body(scripted_status(r.status), Body::from(text));
             set(&mut response, CONTENT_TYPE, "application/json");
             response

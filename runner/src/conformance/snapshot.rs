@@ -7,13 +7,16 @@
 //!
 //! Nondeterminism is removed before comparison: pids become `server#N`, implementation
 //! versions become `[version]`, error messages (free text) are dropped from outcome lines.
-//! libtest-mimic does not capture output, so insta is told to print nothing and a failed
-//! comparison comes back as a message carrying the diff.
+//! A failed comparison comes back as a message carrying the diff (libtest-mimic does not
+//! capture output); see [`compare`] for what insta does here and what it does not.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use insta::TextSnapshotKind;
+use insta::internals::TextSnapshotContents;
 
 use serde_json::Value;
 
@@ -30,27 +33,29 @@ const SHOWN_LINES: usize = 100;
 /// the client's page cap: a thousand requests and answers).
 const SHOWN_RECORDS: usize = 100;
 
-thread_local! {
-    static QUIET: Cell<bool> = const { Cell::new(false) };
+/// How this process compares snapshots: set once by [`configure`] before the first trial.
+#[derive(Debug)]
+struct Config {
+    /// Where relative `input_file` headers start (the checkout, or the user's directory).
+    workspace_root: PathBuf,
+    /// Write every snapshot instead of comparing.
+    bless: bool,
 }
 
-/// Configures insta for the runner: never write `.snap.new` files, print nothing, and
-/// write snapshots only when blessing (then every one, so that headers stay current). Call
-/// before any thread starts.
+static CONFIG: OnceLock<Config> = OnceLock::new();
+
+/// The `source` header of every snapshot: the code that writes them.
+const SOURCE: &str = "runner/src/conformance/snapshot.rs";
+
+/// Sets how this process compares snapshots: case paths in headers are written relative to
+/// `workspace_root`, and with `bless` every snapshot is written (so that headers stay
+/// current) instead of compared. The first call wins; without one, snapshots are compared
+/// and case paths written as given.
 pub fn configure(workspace_root: &Path, bless: bool) {
-    // SAFETY: called at the start of `main`, before the runner starts any thread.
-    unsafe {
-        std::env::set_var("INSTA_WORKSPACE_ROOT", workspace_root);
-        std::env::set_var("INSTA_UPDATE", if bless { "force" } else { "no" });
-        std::env::set_var("INSTA_OUTPUT", "none");
-        std::env::set_var("INSTA_FORCE_PASS", "0");
-    }
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if !QUIET.with(Cell::get) {
-            previous(info);
-        }
-    }));
+    let _ = CONFIG.set(Config {
+        workspace_root: workspace_root.to_path_buf(),
+        bless,
+    });
 }
 
 /// A rendered trial with the scaled durations the client reports (the reference client's
@@ -143,34 +148,15 @@ fn render_trial(run: &TrialRun) -> String {
         .collect();
     let (mut shown, mut hidden) = (0usize, 0usize);
     let records: &[Record] = run.records.as_deref().unwrap_or_default();
-    for record in responses_sorted(records) {
+    for record in shown_records(records) {
         let mut event = record.event.clone();
         if matches!(event, Event::StreamClosed { .. }) {
             continue;
         }
-        if let Event::HttpRequest {
-            method,
-            headers,
-            endpoint,
-            ..
-        } = &mut event
+        if let Event::HttpRequest { headers, .. } = &mut event
+            && let Some(session) = headers.get_mut("mcp-session-id")
         {
-            if let Some(session) = headers.get_mut("mcp-session-id") {
-                *session = "[session]".into();
-            }
-            // The standalone GET stream runs beside the POSTs: its place in the order, and
-            // whether it started at all before a short plan closed, is a race. Cases that care
-            // about it check it on the wire; the snapshot leaves it out. (An authorization
-            // endpoint's GETs are the client's own sequence, and stay.)
-            if method == "GET" && endpoint.is_none() {
-                continue;
-            }
-        }
-        // How many connections a client opens (a pool may open a spare one and race close)
-        // is not the snapshot's business; the certificate cases check on the wire that one
-        // was opened.
-        if matches!(event, Event::Connected) {
-            continue;
+            *session = "[session]".into();
         }
         if let Event::Received { message } | Event::Sent { message } = &mut event {
             normalize(message);
@@ -215,50 +201,175 @@ fn render_trial(run: &TrialRun) -> String {
     out
 }
 
-/// The records in order, except that the client's answers to server requests sent close
-/// together, which race each other (over HTTP each goes in its own POST), are shown sorted
-/// by id within each run of them in a row; wire checks judge their order where a case
-/// cares. The records the rendering leaves out (connections, GET requests) do not break a
-/// run.
-fn responses_sorted(records: &[Record]) -> Vec<&Record> {
-    let response_id = |r: &Record| match &r.event {
-        Event::Received { message } if message.get("method").is_none() => {
-            message.get("id").map(Value::to_string)
-        }
-        _ => None,
-    };
-    let kept: Vec<&Record> = records
-        .iter()
-        .filter(|r| match &r.event {
-            Event::Connected => false,
+/// The records a snapshot shows, in the order it shows them: the transcript's order, except
+/// for what the scheduler decides rather than the case.
+///
+/// - Left out: connections (how many a client opens, a pool may open a spare one and race
+///   its close; the certificate cases check on the wire that one was opened), the standalone
+///   GET stream (whether and when it starts, and when a cut one is reopened, races the
+///   POSTs) and the session's DELETE (whether it reaches the fake before the client's
+///   shutdown grace runs out and the runner stops the fake is a race with the load), each
+///   with the error the fake refused it with (the fake records the two in one piece). Cases
+///   that care check these on the wire. (An authorization endpoint's requests are the
+///   client's own sequence, and stay.)
+/// - Each answer the client sends to a server request is shown right after that request,
+///   with the POST that carried it when the POST carried nothing else: answers go in their
+///   own POSTs, on their own connections, and where they land among the fake's other
+///   records (the next answer, a reply the script sends after a delay) follows the load.
+///   Wire checks judge their order where a case cares. Likewise a subscription's
+///   acknowledgement is shown right after the `subscriptions/listen` it names.
+fn shown_records(records: &[Record]) -> Vec<&Record> {
+    let mut kept: Vec<&Record> = Vec::with_capacity(records.len());
+    let mut i = 0;
+    while i < records.len() {
+        let record = &records[i];
+        i += 1;
+        let hidden = match &record.event {
+            Event::Connected => true,
             Event::HttpRequest {
                 method, endpoint, ..
-            } => method != "GET" || endpoint.is_some(),
-            _ => true,
-        })
-        .collect();
-    // Units: a response (with the POST that carried it alone), or any other record.
-    let mut units: Vec<(Option<String>, Vec<&Record>)> = Vec::new();
+            } => endpoint.is_none() && (method == "GET" || method == "DELETE"),
+            _ => false,
+        };
+        if !hidden {
+            kept.push(record);
+            continue;
+        }
+        let refusal = records.get(i).is_some_and(|next| {
+            next.pid == record.pid
+                && matches!(&next.event, Event::Sent { message }
+                    if message.get("error").is_some() && is_null_id(message))
+        });
+        if matches!(record.event, Event::HttpRequest { .. }) && refusal {
+            i += 1;
+        }
+    }
+    // Units: an answer (with the POST that carried it alone), or any other record. An answer
+    // in a POST that carried more (a batch) stays in its POST.
+    let mut units: Vec<Vec<&Record>> = Vec::new();
+    let mut answers: Vec<Option<String>> = Vec::new();
+    let mut in_body = false;
     let mut i = 0;
     while i < kept.len() {
         let post = matches!(&kept[i].event, Event::HttpRequest { method, .. } if method == "POST");
-        let carried = kept.get(i + 1).and_then(|r| response_id(r));
-        let alone = kept.get(i + 2).is_none_or(|r| response_id(r).is_none());
+        let carried = kept.get(i + 1).and_then(|r| answer_id(r));
+        let alone = kept.get(i + 2).is_none_or(|r| !is_body(r));
         match (post, carried) {
             (true, Some(id)) if alone => {
-                units.push((Some(id), vec![kept[i], kept[i + 1]]));
+                units.push(vec![kept[i], kept[i + 1]]);
+                answers.push(Some(id));
+                in_body = false;
                 i += 2;
             }
             _ => {
-                units.push((response_id(kept[i]), vec![kept[i]]));
+                in_body = post || (in_body && is_body(kept[i]));
+                units.push(vec![kept[i]]);
+                answers.push(answer_id(kept[i]).filter(|_| !in_body));
                 i += 1;
             }
         }
     }
-    for run in units.chunk_by_mut(|a, b| a.0.is_some() && b.0.is_some()) {
-        run.sort_by(|a, b| a.0.cmp(&b.0));
+    // Each answer moves to just after the latest unanswered request of its id, from the same
+    // process; one that answers nothing stays where it is. A subscription's acknowledgement
+    // moves to just after the `subscriptions/listen` it names: the fake sends it at once,
+    // while the client's next request does not wait for it.
+    let mut open: HashMap<(u32, String), Vec<usize>> = HashMap::new();
+    let mut listens: HashMap<(u32, String), usize> = HashMap::new();
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); units.len()];
+    let mut moved = vec![false; units.len()];
+    for (at, unit) in units.iter().enumerate() {
+        let last = unit[unit.len() - 1];
+        if let Some(id) = server_request_id(last) {
+            open.entry((last.pid, id)).or_default().push(at);
+        }
+        if let Some(id) = listen_id(last) {
+            listens.insert((last.pid, id), at);
+        }
+        if let Some(id) = acknowledged_id(last)
+            && let Some(listen) = listens.remove(&(last.pid, id))
+        {
+            after[listen].push(at);
+            moved[at] = true;
+        }
+        if let Some(id) = &answers[at]
+            && let Some(request) = open.get_mut(&(last.pid, id.clone())).and_then(Vec::pop)
+        {
+            after[request].push(at);
+            moved[at] = true;
+        }
     }
-    units.into_iter().flat_map(|(_, unit)| unit).collect()
+    let mut out = Vec::with_capacity(kept.len());
+    for at in 0..units.len() {
+        if moved[at] {
+            continue;
+        }
+        out.extend(&units[at]);
+        for &answer in &after[at] {
+            out.extend(&units[answer]);
+        }
+    }
+    out
+}
+
+/// Whether a record can be part of a POST's body as the fake records it: a message, or the
+/// note that announces a batch.
+fn is_body(record: &Record) -> bool {
+    matches!(
+        record.event,
+        Event::Received { .. } | Event::ReceivedInvalid { .. } | Event::SentRaw { .. }
+    )
+}
+
+/// The id of the client's answer to a server request (a response it sent), as text.
+fn answer_id(record: &Record) -> Option<String> {
+    match &record.event {
+        Event::Received { message } if message.get("method").is_none() && !is_null_id(message) => {
+            message.get("id").map(Value::to_string)
+        }
+        _ => None,
+    }
+}
+
+/// The id of a request the fake sent, as text.
+fn server_request_id(record: &Record) -> Option<String> {
+    match &record.event {
+        Event::Sent { message } if message.get("method").is_some() && !is_null_id(message) => {
+            message.get("id").map(Value::to_string)
+        }
+        _ => None,
+    }
+}
+
+/// The id of a `subscriptions/listen` request the client sent, as text.
+fn listen_id(record: &Record) -> Option<String> {
+    match &record.event {
+        Event::Received { message }
+            if message.get("method").and_then(Value::as_str) == Some("subscriptions/listen") =>
+        {
+            message.get("id").map(Value::to_string)
+        }
+        _ => None,
+    }
+}
+
+/// The listen request a subscription's acknowledgement names, as text.
+fn acknowledged_id(record: &Record) -> Option<String> {
+    match &record.event {
+        Event::Sent { message }
+            if message.get("method").and_then(Value::as_str)
+                == Some("notifications/subscriptions/acknowledged") =>
+        {
+            message
+                .pointer("/params/_meta/io.modelcontextprotocol~1subscriptionId")
+                .map(Value::to_string)
+        }
+        _ => None,
+    }
+}
+
+/// Whether a message has no id, or a null one.
+fn is_null_id(message: &Value) -> bool {
+    message.get("id").is_none_or(Value::is_null)
 }
 
 fn describe_event_full(event: &Event) -> String {
@@ -294,8 +405,17 @@ fn normalize(v: &mut Value) {
 }
 
 /// Compares `content` with the snapshot `name` in `dir`, whose header names `case_file`; on a
-/// mismatch returns the diff.
+/// mismatch returns the diff. When blessing, writes the snapshot instead (every one, so that
+/// headers stay current). A missing snapshot is never written by a plain run: it is an error
+/// that asks for a review and `--bless`.
 /// `program` starts a run (`cargo xtask conformance`, `mcp-harness run`), for the hint to bless.
+///
+/// insta is used for the file format only: it reads a stored snapshot and decides whether its
+/// text matches. Its assertion macro cannot serve here: it reads its mode (write, compare,
+/// print) from environment variables or a config file, and reports a mismatch by panicking
+/// after printing, while a trial's failure must come back as a message carrying the diff
+/// (libtest-mimic does not capture output). The diff is `similar`'s, and the file is written
+/// here, in insta's layout (a YAML header between `---` lines, then the text).
 pub fn compare(
     dir: &Path,
     case_file: &Path,
@@ -303,34 +423,86 @@ pub fn compare(
     content: &str,
     program: &str,
 ) -> Result<(), String> {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_input_file(case_file);
-    settings.set_snapshot_path(dir);
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    QUIET.with(|q| q.set(true));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        settings.bind(|| insta::assert_snapshot!(name, content));
-    }));
-    QUIET.with(|q| q.set(false));
-    if outcome.is_ok() {
+    let file = file_of(dir, name);
+    let config = CONFIG.get();
+    if config.is_some_and(|c| c.bless) {
+        let root = config.map(|c| c.workspace_root.as_path());
+        return write(&file, &snap_text(case_file, root, content))
+            .map_err(|e| format!("cannot write {}: {e}", file.display()));
+    }
+    let stored = match std::fs::metadata(&file) {
+        Err(_) => {
+            return Err(format!(
+                "no snapshot {} yet; review the transcript and run `{program} --bless`",
+                file.display()
+            ));
+        }
+        Ok(_) => insta::Snapshot::from_file(&file)
+            .map_err(|e| format!("cannot read the snapshot {}: {e}", file.display()))?,
+    };
+    let Some(stored) = stored.as_text() else {
+        return Err(format!("{} is not a text snapshot", file.display()));
+    };
+    let now = TextSnapshotContents::new(content.to_owned(), TextSnapshotKind::File);
+    if stored.matches_latest(&now) {
         return Ok(());
     }
-    let file = file_of(dir, name);
-    let Ok(stored) = std::fs::read_to_string(&file) else {
-        return Err(format!(
-            "no snapshot {} yet; review the transcript and run `{program} --bless`",
-            file.display()
-        ));
-    };
-    let stored_body = body(&stored);
-    let diff = similar::TextDiff::from_lines(stored_body.trim_end(), content.trim_end());
+    let (stored, now) = (format!("{stored}\n"), format!("{now}\n"));
+    let diff = similar::TextDiff::from_lines(&stored, &now);
     Err(format!(
         "the transcript differs from {} (- stored, + now); if the change is intended, run \
          `{program} --bless`:\n{}",
         file.display(),
         diff.unified_diff().context_radius(2)
     ))
+}
+
+/// The text of a snapshot file, as insta writes one: a header naming this module and the
+/// case file (relative to `root` when it lies under it), then the content without trailing
+/// whitespace.
+fn snap_text(case_file: &Path, root: Option<&Path>, content: &str) -> String {
+    let mut out = format!("---\nsource: {}\n", yaml_string(SOURCE));
+    if let Some(input) = input_file(case_file, root) {
+        let _ = writeln!(out, "input_file: {}", yaml_string(&input));
+    }
+    out.push_str("---\n");
+    out.push_str(&content.trim_end().replace("\r\n", "\n"));
+    out.push('\n');
+    out
+}
+
+/// The case file as the header names it: relative to `root` (both canonical), and left out
+/// when it lies elsewhere, as insta does.
+fn input_file(case_file: &Path, root: Option<&Path>) -> Option<String> {
+    let root = root?.canonicalize().ok()?;
+    let file = root.join(case_file).canonicalize().ok()?;
+    let relative = file.strip_prefix(&root).ok()?;
+    Some(relative.to_string_lossy().replace('\\', "/"))
+}
+
+/// A YAML scalar: plain when it cannot be read as anything but this string, else
+/// double-quoted (JSON's escapes are YAML's).
+fn yaml_string(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/_.-@+".contains(c))
+        && text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '/');
+    match plain {
+        true => text.to_owned(),
+        false => Value::from(text).to_string(),
+    }
+}
+
+/// Writes `text` to `file` through a temporary file beside it, so a reader never sees half
+/// a snapshot.
+fn write(file: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let temporary = file.with_extension("snap.tmp");
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, file)
 }
 
 /// The snapshot file of trial `name` in `dir`.
@@ -351,18 +523,6 @@ pub fn stale(dir: &Path, trials: &[String]) -> Vec<std::path::PathBuf> {
         .collect();
     out.sort();
     out
-}
-
-/// The content of a `.snap` file, after its front matter.
-fn body(snap: &str) -> &str {
-    let mut rest = snap;
-    for _ in 0..2 {
-        match rest.find("---\n") {
-            Some(at) => rest = &rest[at + 4..],
-            None => return snap,
-        }
-    }
-    rest
 }
 
 #[cfg(test)]
@@ -392,11 +552,34 @@ mod tests {
         }
     }
 
+    fn sent(message: Value) -> Record {
+        Record {
+            pid: 1,
+            event: Event::Sent { message },
+        }
+    }
+
+    fn request(method: &str) -> Record {
+        Record {
+            pid: 1,
+            event: Event::HttpRequest {
+                method: method.into(),
+                path: "/mcp".into(),
+                headers: Default::default(),
+                status: 404,
+                origin: None,
+                endpoint: None,
+                params: None,
+            },
+        }
+    }
+
     fn shown(records: &[Record]) -> Vec<String> {
-        responses_sorted(records)
+        shown_records(records)
             .into_iter()
             .map(|r| match &r.event {
-                Event::Received { message } => message.to_string(),
+                Event::Received { message } => format!("→ {message}"),
+                Event::Sent { message } => format!("← {message}"),
                 Event::HttpRequest { method, .. } => method.clone(),
                 other => format!("{other:?}"),
             })
@@ -404,32 +587,121 @@ mod tests {
     }
 
     #[test]
-    fn answers_in_a_row_are_sorted_by_id_with_their_posts() {
+    fn answers_follow_the_requests_they_answer_with_their_posts() {
+        // The fake sends three requests, then its reply after a delay; the client's answers
+        // arrive in any order around that reply, on their own connections.
         let records = vec![
             received(json!({"method": "tools/call", "id": 2})),
+            sent(json!({"method": "roots/list", "id": 1})),
+            sent(json!({"method": "sampling/createMessage", "id": "1"})),
+            sent(json!({"method": "elicitation/create", "id": 2})),
             post(),
-            received(json!({"id": "b", "result": {}})),
+            received(json!({"id": 2, "result": {}})),
             Record {
                 pid: 1,
                 event: Event::Connected,
             },
+            sent(json!({"id": 2, "result": {"content": []}})),
             post(),
-            received(json!({"id": "a", "result": {}})),
-            received(json!({"method": "tools/call", "id": 3})),
-            received(json!({"id": "d", "result": {}})),
-            received(json!({"id": "c", "result": {}})),
+            received(json!({"id": "1", "result": {}})),
+            post(),
+            received(json!({"id": 1, "result": {}})),
+            // An answer to nothing stays where it is.
+            post(),
+            received(json!({"id": 9, "result": {}})),
         ];
         assert_eq!(
             shown(&records),
             [
-                r#"{"method":"tools/call","id":2}"#,
+                r#"→ {"method":"tools/call","id":2}"#,
+                r#"← {"method":"roots/list","id":1}"#,
                 "POST",
-                r#"{"id":"a","result":{}}"#,
+                r#"→ {"id":1,"result":{}}"#,
+                r#"← {"method":"sampling/createMessage","id":"1"}"#,
                 "POST",
-                r#"{"id":"b","result":{}}"#,
-                r#"{"method":"tools/call","id":3}"#,
-                r#"{"id":"c","result":{}}"#,
-                r#"{"id":"d","result":{}}"#,
+                r#"→ {"id":"1","result":{}}"#,
+                r#"← {"method":"elicitation/create","id":2}"#,
+                "POST",
+                r#"→ {"id":2,"result":{}}"#,
+                r#"← {"id":2,"result":{"content":[]}}"#,
+                "POST",
+                r#"→ {"id":9,"result":{}}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reused_id_is_answered_in_turn_and_a_batch_stays_whole() {
+        let records = vec![
+            sent(json!({"method": "ping", "id": 1})),
+            received(json!({"id": 1, "result": {}})),
+            sent(json!({"method": "ping", "id": 1})),
+            sent(json!({"method": "roots/list", "id": 2})),
+            post(),
+            Record {
+                pid: 1,
+                event: Event::SentRaw {
+                    line: "[note: a batch of 2]".into(),
+                },
+            },
+            received(json!({"id": 2, "result": {}})),
+            received(json!({"id": 1, "result": {}})),
+        ];
+        let order: Vec<String> = records
+            .iter()
+            .map(|r| shown(std::slice::from_ref(r)).concat())
+            .collect();
+        assert_eq!(shown(&records), order);
+    }
+
+    #[test]
+    fn an_acknowledgement_follows_its_listen() {
+        let ack = json!({
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 4}}
+        });
+        let records = vec![
+            received(json!({"method": "subscriptions/listen", "id": 4})),
+            received(json!({"method": "tools/call", "id": 5})),
+            sent(ack.clone()),
+            sent(json!({"id": 5, "result": {}})),
+        ];
+        assert_eq!(
+            shown(&records),
+            [
+                r#"→ {"method":"subscriptions/listen","id":4}"#.to_owned(),
+                format!("← {ack}"),
+                r#"→ {"method":"tools/call","id":5}"#.to_owned(),
+                r#"← {"id":5,"result":{}}"#.to_owned(),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_get_stream_and_the_delete_go_with_their_refusals() {
+        let refusal = || sent(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001}}));
+        let records = vec![
+            post(),
+            received(json!({"method": "tools/call", "id": 3})),
+            sent(json!({"id": 3, "result": {}})),
+            request("DELETE"),
+            refusal(),
+            request("GET"),
+            refusal(),
+            request("GET"),
+            post(),
+            received(json!({"method": "tools/list", "id": 4})),
+            refusal(),
+        ];
+        assert_eq!(
+            shown(&records),
+            [
+                "POST",
+                r#"→ {"method":"tools/call","id":3}"#,
+                r#"← {"id":3,"result":{}}"#,
+                "POST",
+                r#"→ {"method":"tools/list","id":4}"#,
+                r#"← {"jsonrpc":"2.0","id":null,"error":{"code":-32001}}"#,
             ]
         );
     }
