@@ -182,7 +182,9 @@ fn failed_check(out: &mut String, c: &CheckRecord, profile: bool, in_baselined_t
             let _ = write!(out, "<div class=\"note\">baselined: {}</div>", esc(reason));
         }
         None if in_baselined_trial && !soft => {
-            out.push_str("<div class=\"note\"><b>new: the baseline does not name this check</b></div>");
+            out.push_str(
+                "<div class=\"note\"><b>new: the baseline does not name this check</b></div>",
+            );
         }
         None => {}
     }
