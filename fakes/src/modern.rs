@@ -68,6 +68,7 @@ pub fn is_modern(script: &ServerScript, method: &str, params: Option<&Value>) ->
 /// name); over stdio it is `None` and no header is checked.
 pub fn decide(
     script: &ServerScript,
+    tally: &script::Tally,
     revision: Option<&str>,
     method: &str,
     params: Option<&Value>,
@@ -75,13 +76,13 @@ pub fn decide(
 ) -> Decision {
     if !is_modern(script, method, params) {
         return Decision::Answer(Box::new(script::choose_at(
-            script, revision, method, params,
+            script, tally, revision, method, params,
         )));
     }
     if let Err(refusal) = admit(script, method, params, header) {
         return Decision::Refuse(refusal);
     }
-    let mut answer = script::choose_at(script, revision, method, params);
+    let mut answer = script::choose_at(script, tally, revision, method, params);
     let handled = script.handlers.iter().any(|h| h.method == method);
     if method == "subscriptions/listen" {
         // Built in: acknowledged with the filter asked for, or the one a rule's result
@@ -322,12 +323,27 @@ mod tests {
     #[test]
     fn a_modern_fake_refuses_initialize_and_requests_without_meta() {
         let script = modern(Vec::new());
-        let init = refusal(decide(&script, None, "initialize", Some(&json!({})), None));
+        let init = refusal(decide(
+            &script,
+            &script::Tally::default(),
+            None,
+            "initialize",
+            Some(&json!({})),
+            None,
+        ));
         assert_eq!((init.status, init.error.code), (404, METHOD_NOT_FOUND));
-        let bare = refusal(decide(&script, None, "tools/list", None, None));
+        let bare = refusal(decide(
+            &script,
+            &script::Tally::default(),
+            None,
+            "tools/list",
+            None,
+            None,
+        ));
         assert_eq!((bare.status, bare.error.code), (400, INVALID_PARAMS));
         let old = refusal(decide(
             &script,
+            &script::Tally::default(),
             None,
             "tools/list",
             Some(&meta("2025-11-25")),
@@ -342,6 +358,7 @@ mod tests {
         let script = modern(Vec::new());
         let found = result(decide(
             &script,
+            &script::Tally::default(),
             None,
             "server/discover",
             Some(&meta("2026-07-28")),
@@ -351,6 +368,7 @@ mod tests {
         assert_eq!(found["supportedVersions"], json!(["2026-07-28"]));
         let listed = result(decide(
             &script,
+            &script::Tally::default(),
             None,
             "tools/list",
             Some(&meta("2026-07-28")),
@@ -359,6 +377,7 @@ mod tests {
         assert_eq!(listed["ttlMs"], 0);
         let unknown = refusal(decide(
             &script,
+            &script::Tally::default(),
             None,
             "nope",
             Some(&meta("2026-07-28")),
@@ -416,6 +435,7 @@ mod tests {
         };
         let found = result(decide(
             &script,
+            &script::Tally::default(),
             None,
             "server/discover",
             Some(&meta("2026-07-28")),
@@ -433,6 +453,7 @@ mod tests {
         params["notifications"] = json!({"toolsListChanged": true});
         let answer = |script: &ServerScript| match decide(
             script,
+            &script::Tally::default(),
             None,
             "subscriptions/listen",
             Some(&params),
@@ -475,6 +496,7 @@ mod tests {
         };
         let init = result(decide(
             &script,
+            &script::Tally::default(),
             None,
             "initialize",
             Some(&json!({"protocolVersion": "2025-06-18"})),
@@ -483,6 +505,7 @@ mod tests {
         assert_eq!(init["protocolVersion"], "2025-06-18");
         let found = result(decide(
             &script,
+            &script::Tally::default(),
             None,
             "server/discover",
             Some(&meta("2026-07-28")),

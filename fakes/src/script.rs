@@ -3,7 +3,12 @@
 //! the same script the same way.
 
 use mcp_harness_scenarios::matcher::{self, Captures};
-use mcp_harness_scenarios::model::{Faults, HttpReply, Reply, RpcError, Send, ServerScript};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use mcp_harness_scenarios::model::{
+    Faults, Handler, HttpReply, Reply, RpcError, Send, ServerScript,
+};
 use serde_json::{Value, json};
 
 use crate::jsonrpc::METHOD_NOT_FOUND;
@@ -51,24 +56,54 @@ impl Answer {
     }
 }
 
+/// How many requests each rule with `times` has answered: the fake's only memory of its
+/// script. One per fake (shared by every connection and session of an HTTP fake), so a rule
+/// answers at most `times` requests in the whole trial.
+#[derive(Debug, Default)]
+pub struct Tally(Mutex<HashMap<usize, u32>>);
+
+impl Tally {
+    /// Takes the first rule `accepts` matches whose `times` is not spent, and counts it:
+    /// under one lock, so two requests at once can never both take a rule's last answer.
+    fn take<'a>(
+        &self,
+        handlers: &'a [Handler],
+        accepts: impl Fn(&Handler) -> bool,
+    ) -> Option<&'a Handler> {
+        let mut used = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (i, h) = handlers.iter().enumerate().find(|(i, h)| {
+            h.times
+                .is_none_or(|n| used.get(i).copied().unwrap_or(0) < n)
+                && accepts(h)
+        })?;
+        if h.times.is_some() {
+            *used.entry(i).or_insert(0) += 1;
+        }
+        Some(h)
+    }
+}
+
 /// Picks the answer to a request: the first handler whose `method` is equal and whose
 /// `params` matcher (if any) accepts the request's params (missing params count as `{}`),
-/// else the built-in default for the method.
+/// else the built-in default for the method. Uses a fresh [`Tally`]: for one request alone.
 pub fn choose(script: &ServerScript, method: &str, params: Option<&Value>) -> Answer {
-    choose_at(script, None, method, params)
+    choose_at(script, &Tally::default(), None, method, params)
 }
 
 /// [`choose`] for a fake playing protocol `revision` (a case's revision dimension): the
-/// built-in `initialize` answer then knows only the versions up to that revision.
+/// built-in `initialize` answer then knows only the versions up to that revision. A rule
+/// with `times` is passed over once `tally` counts that many answers from it; the rule that
+/// answers is counted there.
 pub fn choose_at(
     script: &ServerScript,
+    tally: &Tally,
     revision: Option<&str>,
     method: &str,
     params: Option<&Value>,
 ) -> Answer {
     let empty = json!({});
     let actual = params.unwrap_or(&empty);
-    let handler = script.handlers.iter().find(|h| {
+    let handler = tally.take(&script.handlers, |h| {
         h.method == method
             && h.params
                 .as_ref()
@@ -119,7 +154,7 @@ fn count_up_cursor(reply: Reply, params: &Value) -> Reply {
 
 /// The answer to a notification: only a handler naming its method gives one (a faulty
 /// server answering what must not be answered); otherwise `None`, as notifications are
-/// never answered.
+/// never answered. (A notification's rule has no `times`: the loader refuses it.)
 pub fn choose_for_notification(
     script: &ServerScript,
     method: &str,
@@ -251,7 +286,6 @@ pub fn default_reply_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_harness_scenarios::model::Handler;
 
     fn handler(method: &str, params: Option<Value>, reply: Reply) -> Handler {
         Handler {
@@ -259,6 +293,7 @@ mod tests {
             params,
             delay_ms: 0,
             reply,
+            times: None,
             http: None,
             faults: None,
             sends: Vec::new(),
@@ -403,6 +438,94 @@ mod tests {
         assert_eq!(next(Some(json!({"cursor": "p1"}))), json!("p2"));
         assert_eq!(next(Some(json!({"cursor": "p41"}))), json!("p42"));
         assert_eq!(next(Some(json!({"cursor": "other"}))), json!("p1"));
+    }
+
+    #[test]
+    fn a_rule_with_times_gives_way_once_spent() {
+        let mut repeated = handler(
+            "tools/list",
+            Some(json!({"cursor": "A"})),
+            Reply::Result(json!({"tools": [], "nextCursor": "A"})),
+        );
+        repeated.times = Some(2);
+        let last = handler(
+            "tools/list",
+            Some(json!({"cursor": "A"})),
+            Reply::Result(json!({"tools": []})),
+        );
+        let script = ServerScript {
+            handlers: vec![repeated, last],
+            ..ServerScript::default()
+        };
+        let tally = Tally::default();
+        let next = |params: Value| {
+            let answer = choose_at(&script, &tally, None, "tools/list", Some(&params));
+            result_of(&answer).get("nextCursor").cloned()
+        };
+        // A request the rule does not match is not counted against it.
+        let other = choose_at(
+            &script,
+            &tally,
+            None,
+            "tools/list",
+            Some(&json!({"cursor": "B"})),
+        );
+        assert!(matches!(other.reply, Reply::Error(_)));
+        assert_eq!(next(json!({"cursor": "A"})), Some(json!("A")));
+        assert_eq!(next(json!({"cursor": "A"})), Some(json!("A")));
+        assert_eq!(next(json!({"cursor": "A"})), None);
+        assert_eq!(next(json!({"cursor": "A"})), None);
+        // Another fake (a fresh tally) starts counting again.
+        assert_eq!(
+            result_of(&choose(
+                &script,
+                "tools/list",
+                Some(&json!({"cursor": "A"}))
+            ))["nextCursor"],
+            json!("A")
+        );
+    }
+
+    #[test]
+    fn a_spent_rule_with_nothing_after_it_leaves_the_default() {
+        let mut once = handler("prompts/list", None, Reply::Result(json!({"prompts": []})));
+        once.times = Some(1);
+        let script = ServerScript {
+            handlers: vec![once],
+            ..ServerScript::default()
+        };
+        let tally = Tally::default();
+        let first = choose_at(&script, &tally, None, "prompts/list", None);
+        assert_eq!(result_of(&first), &json!({"prompts": []}));
+        let second = choose_at(&script, &tally, None, "prompts/list", None);
+        assert!(matches!(second.reply, Reply::Error(ref e) if e.code == METHOD_NOT_FOUND));
+    }
+
+    #[test]
+    fn requests_at_once_never_share_a_rules_last_answer() {
+        let mut limited = handler("ping", None, Reply::Result(json!({"first": true})));
+        limited.times = Some(5);
+        let script = ServerScript {
+            handlers: vec![limited],
+            ..ServerScript::default()
+        };
+        let tally = Tally::default();
+        let firsts: usize = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        (0..10)
+                            .filter(|_| {
+                                let answer = choose_at(&script, &tally, None, "ping", None);
+                                result_of(&answer).get("first").is_some()
+                            })
+                            .count()
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).sum()
+        });
+        assert_eq!(firsts, 5);
     }
 
     #[test]

@@ -75,6 +75,7 @@ pub async fn serve_with(
     start_stderr_writer(script.stderr_noise_bytes);
     let fake = Arc::new(Fake {
         script,
+        tally: script::Tally::default(),
         revision,
         negotiated: std::sync::Mutex::new(None),
         recorder,
@@ -104,6 +105,8 @@ pub async fn serve_with(
 /// State shared by the loop and the request tasks.
 struct Fake {
     script: ServerScript,
+    /// How often the rules with `times` have answered.
+    tally: script::Tally,
     revision: Option<String>,
     /// The version the last `initialize` answered with a result settled on.
     negotiated: std::sync::Mutex<Option<String>>,
@@ -278,7 +281,8 @@ impl Fake {
     /// version in force.
     fn decide(&self, method: &str, params: Option<&Value>) -> script::Answer {
         let revision = self.revision.as_deref();
-        let answer = match modern::decide(&self.script, revision, method, params, None) {
+        let answer = match modern::decide(&self.script, &self.tally, revision, method, params, None)
+        {
             Decision::Answer(answer) => *answer,
             Decision::Refuse(refusal) => script::Answer::reply(Reply::Error(refusal.error)),
         };

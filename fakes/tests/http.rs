@@ -238,6 +238,41 @@ async fn sessions_expire_after_the_scripted_count() {
 }
 
 #[tokio::test]
+async fn a_rule_with_times_counts_across_sessions_then_gives_way() {
+    let trial = Trial::start(
+        "times",
+        json!({"handlers": [
+            {"method": "tools/list", "params": {"cursor": "A"}, "times": 3,
+             "reply": {"result": {"tools": [], "nextCursor": "A"}}},
+            {"method": "tools/list", "params": {"cursor": "A"}, "reply": {"result": {"tools": []}}},
+        ]}),
+        None,
+    )
+    .await;
+    let mut session = trial.initialize().await;
+    for id in 1..=5 {
+        if id == 3 {
+            // A new session does not start the count again: it is the fake's.
+            session = trial.initialize().await;
+        }
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"cursor": "A"}});
+        let listed = trial
+            .post(&[("Mcp-Session-Id", &session)], &body.to_string())
+            .await;
+        assert_eq!(listed.status, 200, "{listed:?}");
+        let answer: Value = serde_json::from_slice(&listed.body).expect("JSON body");
+        assert_eq!(answer["id"], json!(id));
+        assert_eq!(
+            answer["result"].get("nextCursor").is_some(),
+            id <= 3,
+            "{answer}"
+        );
+    }
+    trial.finish().await;
+}
+
+#[tokio::test]
 async fn bearer_token_is_required_and_never_recorded() {
     const TOKEN: &str = "tok-7f3a9c";
     let trial = Trial::start("bearer", json!({"http": {"sessions": false}}), Some(TOKEN)).await;

@@ -303,6 +303,31 @@ fn plays_delays_raw_lines_and_scripted_exits() {
 }
 
 #[test]
+fn a_rule_with_times_answers_that_many_requests_then_gives_way() {
+    let case = Case::new(
+        "times",
+        json!({"handlers": [
+            {"method": "tools/list", "params": {"cursor": "A"}, "times": 3,
+             "reply": {"result": {"tools": [], "nextCursor": "A"}}},
+            {"method": "tools/list", "params": {"cursor": "A"}, "reply": {"result": {"tools": []}}},
+        ]}),
+    );
+    let mut fake = case.start();
+    for id in 1..=5 {
+        fake.write(&request(json!(id), "tools/list", json!({"cursor": "A"})));
+        let answer = fake.next_answer();
+        assert_eq!(answer["id"], json!(id));
+        assert_eq!(
+            answer["result"].get("nextCursor").is_some(),
+            id <= 3,
+            "{answer}"
+        );
+    }
+    fake.close_stdin();
+    assert_eq!(fake.wait().code(), Some(0));
+}
+
+#[test]
 fn bad_usage_and_bad_scenarios_exit_2_naming_the_problem() {
     let bin = env!("CARGO_BIN_EXE_mcp-fake-stdio");
     let run = |command: &mut Command| {

@@ -787,17 +787,64 @@ mod tests {
         let must = listing(endless).replace(r#""requirement": "R-2", "#, "");
         load_case(&dir, &write(&dir, "endless-must.json", &must)).unwrap();
 
-        // A repeated cursor under a should check cannot be bounded by a script: the gap is
-        // named, or the case is rejected; a named gap with no loop is rejected too.
-        let repeated = MINIMAL.replace(
-            r#""plan": ["connect"]"#,
-            r#""plan": ["connect", {"op": "list_tools", "error": "repeated_cursor", "requirement": "R-2", "broken_by": ["x"]}]"#,
-        );
+        // A repeated cursor under a should check: a script that answers it alike forever is
+        // rejected unless the gap is named; one whose rule for it has `times`, followed by a
+        // last page, ends the loop and needs no name.
+        let repeating = |handlers: &str| {
+            MINIMAL.replace(
+                r#""plan": ["connect"]"#,
+                &format!(
+                    r#""server": {{"handlers": [{{"method": "tools/list", "reply": {{"result": {{"tools": [], "nextCursor": "A"}}}}{handlers}}}]}}, "plan": ["connect", {{"op": "list_tools", "error": "repeated_cursor", "requirement": "R-2", "broken_by": ["x"]}}]"#
+                ),
+            )
+        };
+        let repeated = repeating("");
         let err = load_case(&dir, &write(&dir, "repeated.json", &repeated)).unwrap_err();
         assert_eq!(err.location, "plan[1]", "{err}");
+        assert!(err.message.contains("`times`"), "{err}");
         assert!(err.message.contains("unbounded_loop"), "{err}");
         let named = repeated.replace(r#""plan""#, r#""unbounded_loop": "no count", "plan""#);
         load_case(&dir, &write(&dir, "repeated-named.json", &named)).unwrap();
+        let last = r#", "times": 20}, {"method": "tools/list", "params": {"cursor": "A"}, "reply": {"result": {"tools": []}}"#;
+        let bounded = repeating(last);
+        load_case(&dir, &write(&dir, "repeated-bounded.json", &bounded)).unwrap();
+        let err = load_case(
+            &dir,
+            &write(
+                &dir,
+                "bounded-named.json",
+                &bounded.replace(r#""plan""#, r#""unbounded_loop": "no count", "plan""#),
+            ),
+        )
+        .unwrap_err();
+        assert_eq!(err.location, "unbounded_loop", "{err}");
+        // `times` without a last page after it: the built-in default (an error) ends it.
+        let spent = repeating(r#", "times": 20"#);
+        load_case(&dir, &write(&dir, "repeated-spent.json", &spent)).unwrap();
+        // A last page that comes only after a long wait each time does not end it in time.
+        let slow = repeating(
+            r#", "times": 20, "delay_ms": 5000}, {"method": "tools/list", "params": {"cursor": "A"}, "reply": {"result": {"tools": []}}"#,
+        );
+        let err = load_case(&dir, &write(&dir, "repeated-slow.json", &slow)).unwrap_err();
+        assert_eq!(err.location, "plan[1]", "{err}");
+
+        // A step-up challenged forever under a should check: bounded when the authorizations
+        // end in one whose code the server refuses (the last entry repeats).
+        let step_up = |authorize: &str| {
+            MINIMAL.replace(
+                r#""plan": ["connect"]"#,
+                &format!(
+                    r#""transports": ["https"], "server": {{"auth": {{{authorize}"step_up": {{"tool": "write", "scope": "a b", "always": true}}}}, "handlers": [{{"method": "tools/call", "params": {{"name": "write"}}, "reply": {{"result": {{"content": []}}}}}}]}}, "plan": ["connect", {{"op": "call_tool", "name": "write", "error": ["auth_failed", "timeout"], "requirement": "R-2", "broken_by": ["x"]}}]"#
+                ),
+            )
+        };
+        let err = load_case(&dir, &write(&dir, "step-up.json", &step_up(""))).unwrap_err();
+        assert_eq!(err.location, "server.auth.step_up.always", "{err}");
+        let refused = step_up(r#""authorize": ["approve", "approve", "wrong_code"], "#);
+        load_case(&dir, &write(&dir, "step-up-refused.json", &refused)).unwrap();
+        let approved = step_up(r#""authorize": ["wrong_code", "approve"], "#);
+        let err = load_case(&dir, &write(&dir, "step-up-approved.json", &approved)).unwrap_err();
+        assert_eq!(err.location, "server.auth.step_up.always", "{err}");
         let stray = MINIMAL.replace(r#""plan""#, r#""unbounded_loop": "no count", "plan""#);
         let err = load_case(&dir, &write(&dir, "stray.json", &stray)).unwrap_err();
         assert_eq!(err.location, "unbounded_loop", "{err}");
@@ -936,6 +983,15 @@ mod tests {
         );
         let err = load_case(&dir, &write(&dir, "not-3xx.json", &not_3xx)).unwrap_err();
         assert_eq!(err.location, "server.handlers[0].http.redirect.status");
+        let never = with_server(r#"{"method": "ping", "reply": {"result": {}}, "times": 0}"#);
+        let err = load_case(&dir, &write(&dir, "times-0.json", &never)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0].times");
+        assert!(err.message.contains("at least 1"), "{err}");
+        let noted =
+            with_server(r#"{"method": "notifications/initialized", "reply": "hang", "times": 2}"#);
+        let err = load_case(&dir, &write(&dir, "times-note.json", &noted)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0].times");
+        assert!(err.message.contains("notification"), "{err}");
         let fine = with_server(
             r#"{"method": "ping", "reply": {"result": {}}, "faults": {"before": [{"bytes": "\\xff\\x0a", "repeat": 3}], "padding_bytes": 10, "truncate": "stall", "then": "close_stdout"}}"#,
         );

@@ -242,6 +242,14 @@ pub struct Handler {
     pub delay_ms: u64,
     /// What the fake does with the request.
     pub reply: Reply,
+    /// Answer only the first this many requests the rule matches (at least 1); from then on
+    /// the rule is passed over and the next matching rule answers (or the built-in default).
+    /// Counted per fake: over HTTP across connections and sessions. E.g. a page that hands
+    /// back its own cursor 20 times, then a rule for that cursor with a last page, so a client
+    /// that follows a repeated cursor still finishes its listing. Omit to answer every
+    /// request; not on a rule for a notification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<u32>,
     /// HTTP shape and faults of the answer (ignored over stdio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpReply>,
@@ -282,6 +290,7 @@ impl Handler {
             params: Some(serde_json::json!({"name": "echo"})),
             delay_ms: 0,
             reply: Reply::Result(serde_json::json!({"content": [{"type": "text", "text": "ok"}]})),
+            times: None,
             http: None,
             faults: None,
             sends: Vec::new(),

@@ -44,6 +44,9 @@ const INVALID_BODY_KEEP: usize = 1024;
 pub struct Fake {
     /// The scenario whose script is played.
     pub scenario: Arc<Scenario>,
+    /// How often the script's rules with `times` have answered (across connections and
+    /// sessions).
+    pub tally: script::Tally,
     /// Where the transcript goes.
     pub recorder: Recorder,
     /// The bearer token every request must carry, if any.
@@ -333,6 +336,7 @@ impl Fake {
         {
             let answer = script::choose_at(
                 &self.scenario.server,
+                &self.tally,
                 self.revision.as_deref(),
                 "initialize",
                 params,
@@ -346,6 +350,7 @@ impl Fake {
             Incoming::Request { id, method, params } => {
                 let answer = script::choose_at(
                     &self.scenario.server,
+                    &self.tally,
                     self.revision.as_deref(),
                     method,
                     params,
@@ -378,7 +383,7 @@ impl Fake {
         }
         let revision = self.revision.as_deref();
         let planned = batch::plan(items, |method, params| {
-            script::choose_at(&self.scenario.server, revision, method, params)
+            script::choose_at(&self.scenario.server, &self.tally, revision, method, params)
         });
         match planned.is_empty() {
             true => Verdict::Accepted,
@@ -434,7 +439,7 @@ impl Fake {
         let header = |name: &str| headers::single(headers, name).map(str::to_owned);
         let revision = self.revision.as_deref();
         Some(
-            match modern::decide(script, revision, method, params, Some(&header)) {
+            match modern::decide(script, &self.tally, revision, method, params, Some(&header)) {
                 Decision::Answer(answer) => answer_verdict(id, false, *answer, message),
                 Decision::Refuse(refusal) => Verdict::Refuse {
                     id: id.clone(),

@@ -154,6 +154,7 @@ async fn start_on(
     );
     let fake = Arc::new(Fake {
         scenario: config.scenario,
+        tally: crate::script::Tally::default(),
         recorder,
         token: config.bearer_token,
         revision: config.revision,

@@ -185,6 +185,7 @@ mod tests {
                         "list": {"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}
                     }
                 }}]})),
+                times: None,
                 http: None,
                 faults: None,
                 sends: Vec::new(),

@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 
+use crate::matcher::{self, Captures};
+use crate::model::auth::{AuthScript, AuthorizeAttempt};
 use crate::model::check::{CaseCheck, Rule, StepOutcome};
 use crate::model::file::CaseFile;
 use crate::model::{ErrorKind, Handler, Level, Reply, Scenario, Step};
@@ -188,11 +190,11 @@ fn loops(s: &Scenario) -> Vec<Problem> {
             }
             StepOutcome::Ok(_) => false,
         });
-        if repeated {
+        if repeated && !listing_method(step).is_some_and(|m| followed_to_an_end(s, m)) {
             found.push((
                 format!("plan[{i}]"),
                 format!(
-                    "{cited} on a repeated cursor: a client that misses only that check follows the cursor until the trial deadline and fails CONTRACT-3 at must instead, and a script answers a repeated request alike, so it cannot end that loop; expected `unbounded_loop` naming the gap"
+                    "{cited} on a repeated cursor: a client that misses only that check follows the cursor until the trial deadline and fails CONTRACT-3 at must instead; expected the script to end the listing it follows (a rule for the repeated cursor with `times`, then a rule for that cursor whose page has no `nextCursor`, their `delay_ms` within the deadline's spare), {gap}"
                 ),
             ));
         }
@@ -200,14 +202,87 @@ fn loops(s: &Scenario) -> Vec<Problem> {
         if let (Step::CallTool { name, .. }, Some(up)) = (step, stepped_up)
             && up.always
             && *name == up.tool
+            && !s.server.auth.as_ref().is_some_and(authorizations_end)
         {
             found.push((
                 "server.auth.step_up.always".into(),
                 format!(
-                    "{cited} against a step-up challenge that never ends: a client that misses only that check steps up until the trial deadline and fails CONTRACT-3 at must instead; expected the challenges to end (the step then accepting `timeout`, the deadline well past it), {gap}"
+                    "{cited} against a step-up challenge that never ends: a client that misses only that check steps up until the trial deadline and fails CONTRACT-3 at must instead; expected the authorizations to end (`auth.authorize` ending with `wrong_code`, `deny` or `error`, which repeats, the step accepting the failure and `timeout`, the deadline well past it), {gap}"
                 ),
             ));
         }
     }
     found
+}
+
+/// The most requests [`followed_to_an_end`] plays before it calls a listing endless.
+const FOLLOWED_REQUESTS: u32 = 10_000;
+
+/// Whether the script ends a `method` listing for a client that follows every cursor it is
+/// given, repeated or not, and checks nothing: the rules are played as the fakes play them
+/// (first match, `times` counted, `$next_cursor` counted up) from a request without a cursor,
+/// until a page without `nextCursor` or an error ends the listing, within
+/// [`FOLLOWED_REQUESTS`] requests whose `delay_ms` fit in the deadline's spare (what the
+/// deadline leaves past the plan's [`budget`]). A hang, an exit or a `null` cursor does not
+/// count as an end.
+fn followed_to_an_end(s: &Scenario, method: &str) -> bool {
+    let handlers = &s.server.handlers;
+    let spare = s.deadline_ms.saturating_sub(budget(s).0);
+    let mut used = vec![0u32; handlers.len()];
+    let mut waited = 0u64;
+    let mut cursor: Option<String> = None;
+    for _ in 0..FOLLOWED_REQUESTS {
+        let params = match &cursor {
+            Some(c) => serde_json::json!({ "cursor": c }),
+            None => serde_json::json!({}),
+        };
+        let found = handlers.iter().enumerate().find(|(j, h)| {
+            h.method == method
+                && h.times.is_none_or(|n| used[*j] < n)
+                && h.params
+                    .as_ref()
+                    .is_none_or(|m| matcher::matches(m, &params, &mut Captures::new()).is_ok())
+        });
+        // No rule: the built-in default, a listing of the called tools or an error, ends it.
+        let Some((j, h)) = found else {
+            return true;
+        };
+        used[j] += 1;
+        waited = waited.saturating_add(h.delay_ms);
+        if waited > spare {
+            return false;
+        }
+        let next = match &h.reply {
+            Reply::Result(r) => r.get("nextCursor"),
+            Reply::Error(_) => return true,
+            _ => return false,
+        };
+        cursor = match next {
+            None => return true,
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(c) => match c.get("$next_cursor").and_then(Value::as_str) {
+                Some(prefix) => {
+                    let n = cursor
+                        .as_deref()
+                        .and_then(|c| c.strip_prefix(prefix))
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .unwrap_or(0);
+                    Some(format!("{prefix}{}", n.saturating_add(1)))
+                }
+                None => return false,
+            },
+        };
+    }
+    false
+}
+
+/// Whether every step-up ends: from the last of `auth.authorize` on (it repeats), no
+/// authorization yields a token (the code is refused, the user denies, the server errs), so
+/// a client that steps up without a limit is stopped by the authorization server, not by
+/// the deadline.
+fn authorizations_end(auth: &AuthScript) -> bool {
+    matches!(
+        auth.authorize.last(),
+        Some(AuthorizeAttempt::WrongCode | AuthorizeAttempt::Deny | AuthorizeAttempt::Error)
+    )
 }

@@ -162,6 +162,25 @@ pub(super) fn check_handlers(handlers: &[Handler], at: &str) -> Result<(), Probl
         if let Some(params) = &h.params {
             matcher::validate(params).map_err(|m| (format!("{at}[{i}].params"), m))?;
         }
+        match h.times {
+            Some(0) => {
+                return Err((
+                    format!("{at}[{i}].times"),
+                    "a rule that answers no request: expected `times` of at least 1, or no rule"
+                        .into(),
+                ));
+            }
+            Some(_) if h.method.starts_with("notifications/") => {
+                return Err((
+                    format!("{at}[{i}].times"),
+                    format!(
+                        "`{}` is a notification, whose rule plays every time it arrives: expected no `times`",
+                        h.method
+                    ),
+                ));
+            }
+            _ => {}
+        }
         if let Some(faults) = &h.faults {
             for (j, emit) in faults.before.iter().enumerate() {
                 if emit.payload().is_none() {
