@@ -135,7 +135,7 @@ pub struct CaseFile {
     pub deadline_ms: u64,
     /// An admitted gap of the deadline lint: why a client that misses only one of this case's
     /// `should`, `profile` or `advisory` checks can loop (follow a repeated cursor, step up
-    /// again) until the trial deadline, where the always-on deadline check fails it at
+    /// again) or wait (for an answer that never comes) until the trial deadline, where the always-on deadline check fails it at
     /// `must` (CONTRACT-3), and why the case cannot end the loop itself. Without it the loader
     /// rejects such a case: a case bounds the loop in its script instead (pages that end, a
     /// step that accepts `timeout` with the deadline well past it), so a failed check keeps
