@@ -24,7 +24,7 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
     ("chatty-stdout", "handshake/happy-path", "one outcome line per step"),
     ("first-line-only", "tools/pagination-three-pages", "one outcome line per step"),
     ("no-timeout", "robust/partial-line-then-silence", "within the trial deadline"),
-    ("no-timeout", "jsonrpc/server-ping-mid-call", "within the trial deadline"),
+    ("no-timeout", "jsonrpc/server-ping-mid-call@stdio@2025-11-25", "within the trial deadline"),
     ("no-sigterm", "cleanup/ignores-eof", "not left running"),
     ("no-sigkill", "cleanup/ignores-sigterm", "not left running"),
     ("leak-on-handshake-failure", "cleanup/after-handshake-error", "not left running"),
