@@ -81,6 +81,9 @@ fn answering(s: &Scenario, i: usize) -> impl Iterator<Item = (usize, &Handler)> 
         Step::Connect { .. } => (Some("initialize"), None),
         Step::CallTool { name, .. } => (Some("tools/call"), Some(name.as_str())),
         Step::Ping => (Some("ping"), None),
+        Step::ReadResource { .. } => (Some("resources/read"), None),
+        Step::GetPrompt { .. } => (Some("prompts/get"), None),
+        Step::Complete { .. } => (Some("completion/complete"), None),
         _ => (listing_method(step), None),
     };
     s.server.handlers.iter().enumerate().filter(move |(_, h)| {
@@ -257,8 +260,8 @@ fn loops(s: &Scenario) -> Vec<Problem> {
 
 /// A step that accepts `timeout` under a lenient check (`cited`), with no cancel of its own,
 /// whose request a rule never answers: a client that misses only the timeout waits for it
-/// until the trial deadline. The rule is found by the step's method (and tool name); ops whose
-/// request the lint cannot tie to one method (reads, prompts, completions) are not judged.
+/// until the trial deadline. The rule is found by the step's method (and, for a call, the tool
+/// name); ops whose request is not one method (`close`, `sleep`, `events`) are not judged.
 fn never_answered(s: &Scenario, i: usize, cited: &str) -> Option<Problem> {
     if let Step::CallTool {
         cancel_after_ms: Some(_),
