@@ -848,6 +848,28 @@ mod tests {
         let stray = MINIMAL.replace(r#""plan""#, r#""unbounded_loop": "no count", "plan""#);
         let err = load_case(&dir, &write(&dir, "stray.json", &stray)).unwrap_err();
         assert_eq!(err.location, "unbounded_loop", "{err}");
+
+        // A step that accepts `timeout` under a should check, whose call is never answered:
+        // a client without a timeout would be judged at the deadline, at must. Answered late,
+        // the deadline must cover the late answer.
+        let timed = |reply: &str, deadline: u64| {
+            MINIMAL.replace(
+                r#""plan": ["connect"]"#,
+                &format!(
+                    r#""deadline_ms": {deadline}, "server": {{"handlers": [{{"method": "tools/call", "params": {{"name": "slow"}}, {reply}}}]}}, "plan": ["connect", {{"op": "call_tool", "name": "slow", "error": "timeout", "requirement": "R-2", "broken_by": ["x"]}}]"#
+                ),
+            )
+        };
+        let hang = timed(r#""reply": "hang""#, 10000);
+        let err = load_case(&dir, &write(&dir, "hang.json", &hang)).unwrap_err();
+        assert_eq!(err.location, "server.handlers[0]", "{err}");
+        assert!(err.message.contains("never answers"), "{err}");
+        let late = r#""delay_ms": 30000, "reply": {"result": {"content": []}}"#;
+        let err =
+            load_case(&dir, &write(&dir, "late-short.json", &timed(late, 10000))).unwrap_err();
+        assert_eq!(err.location, "deadline_ms", "{err}");
+        assert!(err.message.contains("30000 ms (plan[1]"), "{err}");
+        load_case(&dir, &write(&dir, "late.json", &timed(late, 40000))).unwrap();
     }
 
     #[test]

@@ -325,7 +325,11 @@ async fn scripted(
         return live_answer(conn, id, initialize, answer, http, trigger).await;
     }
     if answer.delay_ms > 0 {
+        // A client that gives up during the delay closes the stream: recorded as for a
+        // request never answered, unless the wait ends first.
+        let guard = close_guard(conn, &id);
         tokio::time::sleep(std::time::Duration::from_millis(answer.delay_ms)).await;
+        guard.ended.store(true, Ordering::SeqCst);
     }
     if let Some(status) = http.status {
         if let Reply::Error(error) = &answer.reply {

@@ -314,4 +314,22 @@ mod tests {
         assert_eq!(grade(&checks, &limited, &[], s), Grade::Fail);
         assert_eq!(grade(&checks, &outcomes(&[]), &needs, s), Grade::Fail);
     }
+
+    #[test]
+    fn a_library_that_always_probes_is_excused_only_where_modern_only_is_needed() {
+        let checks = [failed(Level::Must)];
+        let probes = outcomes(&["modern_only"]);
+        let s = Strictness::default();
+        // The case about a legacy server that a modern-only client refuses.
+        assert_eq!(
+            grade(&checks, &probes, &[Need::ModernOnly], s),
+            Grade::Unimplemented
+        );
+        // Every other modern trial is judged: a modern server cannot tell it apart.
+        assert_eq!(grade(&checks, &probes, &[], s), Grade::Fail);
+        assert_eq!(
+            grade(&checks, &probes, &[Need::ChooseVersion], s),
+            Grade::Fail
+        );
+    }
 }

@@ -5,7 +5,11 @@
 //! - a client that misses only a `should`, `profile` or `advisory` check and loops because of
 //!   it (pages that never end, a repeated cursor, a step-up challenge that never ends): the
 //!   case ends the loop in its script, so the check fails at its own level, or names the gap
-//!   in `unbounded_loop` ([`loops`]).
+//!   in `unbounded_loop` ([`loops`]);
+//! - a client that misses only such a check by never giving up: a step that accepts
+//!   `timeout` under a lenient check gets its answer late (`delay_ms` past `timeout_ms`)
+//!   instead of never, so a client without a timeout finishes and fails that check at its own
+//!   level ([`never_answered`]); the deadline covers the late answer too ([`budget`]).
 
 use serde_json::Value;
 
@@ -13,7 +17,7 @@ use crate::matcher::{self, Captures};
 use crate::model::auth::{AuthScript, AuthorizeAttempt};
 use crate::model::check::{CaseCheck, Rule, StepOutcome};
 use crate::model::file::CaseFile;
-use crate::model::{ErrorKind, Handler, Level, Reply, Scenario, Step};
+use crate::model::{ErrorKind, Handler, Level, Reply, Scenario, Step, Truncate};
 
 type Problem = (String, String);
 
@@ -56,11 +60,11 @@ pub fn budget(s: &Scenario) -> (u64, Vec<String>) {
                 let timeout = max_timeout_ms.map_or(t, |m| m.max(t));
                 match cancel_after_ms {
                     Some(c) => Some((*c).min(timeout)),
-                    None if accepts_timeout(s, i) => Some(timeout),
+                    None if accepts_timeout(s, i) => Some(timeout.max(late_answer(s, i))),
                     None => None,
                 }
             }
-            _ if accepts_timeout(s, i) => Some(t),
+            _ if accepts_timeout(s, i) => Some(t.max(late_answer(s, i))),
             _ => None,
         };
         if let Some(b) = bound {
@@ -69,6 +73,45 @@ pub fn budget(s: &Scenario) -> (u64, Vec<String>) {
         }
     }
     (total, parts)
+}
+
+/// The rules that may answer step `i`'s request, where the step's op names one request (a
+/// listing's every page): `initialize` for `connect`, the tool's `tools/call`, and so on.
+fn answering(s: &Scenario, i: usize) -> impl Iterator<Item = (usize, &Handler)> {
+    let step = &s.plan[i];
+    let (method, tool) = match step {
+        Step::Connect { .. } => (Some("initialize"), None),
+        Step::CallTool { name, .. } => (Some("tools/call"), Some(name.as_str())),
+        Step::Ping => (Some("ping"), None),
+        Step::ReadResource { .. } => (Some("resources/read"), None),
+        Step::GetPrompt { .. } => (Some("prompts/get"), None),
+        Step::Complete { .. } => (Some("completion/complete"), None),
+        _ => (listing_method(step), None),
+    };
+    s.server.handlers.iter().enumerate().filter(move |(_, h)| {
+        Some(h.method.as_str()) == method
+            && tool.is_none_or(|name| {
+                h.params
+                    .as_ref()
+                    .and_then(|p| p.get("name"))
+                    .and_then(Value::as_str)
+                    .is_none_or(|n| n == name)
+            })
+    })
+}
+
+/// Whether a rule never completes its answer: it hangs, or stalls halfway.
+fn never_answers(h: &Handler) -> bool {
+    matches!(h.reply, Reply::Hang)
+        || h.faults
+            .as_ref()
+            .is_some_and(|f| f.truncate == Some(Truncate::Stall))
+}
+
+/// The latest delay of a rule that may answer step `i`: when a client without a timeout gets
+/// its answer.
+fn late_answer(s: &Scenario, i: usize) -> u64 {
+    answering(s, i).map(|(_, h)| h.delay_ms).max().unwrap_or(0)
 }
 
 /// Whether step `i`'s check accepts the error kind `timeout`: a correct client may then end
@@ -198,6 +241,9 @@ fn loops(s: &Scenario) -> Vec<Problem> {
                 ),
             ));
         }
+        if let Some(problem) = never_answered(s, i, &cited) {
+            found.push(problem);
+        }
         let stepped_up = s.server.auth.as_ref().and_then(|a| a.step_up.as_ref());
         if let (Step::CallTool { name, .. }, Some(up)) = (step, stepped_up)
             && up.always
@@ -285,4 +331,28 @@ fn authorizations_end(auth: &AuthScript) -> bool {
         auth.authorize.last(),
         Some(AuthorizeAttempt::WrongCode | AuthorizeAttempt::Deny | AuthorizeAttempt::Error)
     )
+}
+
+/// A step that accepts `timeout` under a lenient check (`cited`), with no cancel of its own,
+/// whose request a rule never answers: a client that misses only the timeout waits for it
+/// until the trial deadline. The rule is found by the step's method (and, for a call, the tool
+/// name); ops whose request is not one method (`close`, `sleep`, `events`) are not judged.
+fn never_answered(s: &Scenario, i: usize, cited: &str) -> Option<Problem> {
+    if let Step::CallTool {
+        cancel_after_ms: Some(_),
+        ..
+    } = &s.plan[i]
+    {
+        return None;
+    }
+    if !accepts_timeout(s, i) {
+        return None;
+    }
+    let (j, _) = answering(s, i).find(|(_, h)| never_answers(h))?;
+    Some((
+        format!("server.handlers[{j}]"),
+        format!(
+            "{cited}; it accepts `timeout`, but this rule never answers its request: a client that misses only its timeout waits until the trial deadline and fails CONTRACT-3 at must instead; expected the answer late (`delay_ms` well past `timeout_ms`, the deadline past that), or `unbounded_loop` naming why the case cannot"
+        ),
+    ))
 }

@@ -135,7 +135,7 @@ pub struct CaseFile {
     pub deadline_ms: u64,
     /// An admitted gap of the deadline lint: why a client that misses only one of this case's
     /// `should`, `profile` or `advisory` checks can loop (follow a repeated cursor, step up
-    /// again) until the trial deadline, where the always-on deadline check fails it at
+    /// again) or wait (for an answer that never comes) until the trial deadline, where the always-on deadline check fails it at
     /// `must` (CONTRACT-3), and why the case cannot end the loop itself. Without it the loader
     /// rejects such a case: a case bounds the loop in its script instead (pages that end, a
     /// step that accepts `timeout` with the deadline well past it), so a failed check keeps
@@ -175,7 +175,9 @@ pub struct CaseFile {
     /// (`"limits"` on its connect line, see CLIENTS.md) is graded `unimplemented` on such a
     /// case instead of `fail`. `choose_elicitation_modes`: the client declares only the
     /// elicitation modes its handler answers (form alone, say), where the case depends on it
-    /// (a request in a mode the client left out).
+    /// (a request in a mode the client left out). `modern_only`: the client, asked for the
+    /// modern era, never falls back to `initialize`, where the case depends on it (a legacy
+    /// server that a modern-only client must refuse).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub needs: Vec<Need>,
     /// Shared pieces of the fake's script, by name: `scenarios/fixtures/<name>.json`. Their
@@ -582,6 +584,11 @@ pub enum Need {
     /// Declaring only the elicitation modes the `connect` handlers answer (a library may
     /// declare every mode it supports whenever it is given an elicitation handler).
     ChooseElicitationModes,
+    /// Speaking 2026-07-28 without ever falling back to `initialize` (`MCP_HARNESS_ERA`
+    /// `modern`): a library that always probes and falls back runs modern trials as `dual`,
+    /// which a modern server cannot tell apart, except where the case is about a modern-only
+    /// client meeting a legacy server.
+    ModernOnly,
 }
 
 impl Need {
@@ -590,6 +597,7 @@ impl Need {
         match self {
             Need::ChooseVersion => "choose_version",
             Need::ChooseElicitationModes => "choose_elicitation_modes",
+            Need::ModernOnly => "modern_only",
         }
     }
 }
