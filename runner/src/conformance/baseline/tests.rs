@@ -348,3 +348,50 @@ fn a_rewrite_keeps_the_header_people_wrote_but_not_an_entry_comment() {
     let partial = "# Known gaps of X.\n# Written from a partial run (filters a).\n\nx@stdio: w\n";
     assert_eq!(header(partial).as_deref(), Some("# Known gaps of X.\n"));
 }
+
+#[test]
+fn a_rewrite_writes_no_expected_failure_for_a_check_a_flaky_mark_names() {
+    let old = Baseline::parse(
+        "c@stdio: flaky: whole\na/b@stdio [A-1]: flaky: one check\n",
+        &known(),
+    )
+    .unwrap();
+    let failed = |name: &str| {
+        trial(
+            name,
+            Grade::Fail,
+            vec![
+                check("one", "A-1", Level::Must, false),
+                check("two", "B-1", Level::Must, false),
+            ],
+        )
+    };
+    let results = RunResults {
+        client: "sdk".into(),
+        profile: true,
+        time_scale: 1.0,
+        seconds: 1.0,
+        trials: vec![failed("c@stdio"), failed("a/b@stdio")],
+    };
+    let text = render(
+        &results,
+        &Rewrite {
+            old: &old,
+            known: &known(),
+            selection: "",
+            header: None,
+            strictness: Strictness::default(),
+        },
+    );
+    assert!(!text.contains("c@stdio ["), "{text}");
+    assert!(
+        text.contains("\na/b@stdio [B-1]: misses source of B-1\n"),
+        "{text}"
+    );
+    assert!(!text.contains("a/b@stdio [A-1]: misses"), "{text}");
+    assert!(
+        text.contains("\nc@stdio: flaky: whole\n")
+            && text.contains("\na/b@stdio [A-1]: flaky: one check\n"),
+        "{text}"
+    );
+}

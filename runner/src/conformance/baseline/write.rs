@@ -68,7 +68,7 @@ pub fn render(results: &RunResults, how: &Rewrite<'_>) -> String {
         let _ = writeln!(out, "# Written from a partial run ({}).", how.selection);
     }
     let mut lines: Vec<(String, String)> = Vec::new();
-    for (reason, trials, keys, shown) in grouped(results, how.strictness) {
+    for (reason, trials, keys, shown) in grouped(results, how.old, how.strictness) {
         let patterns = fold(&trials, how.known).join(" ");
         let keys: Vec<String> = keys.iter().map(Key::written).collect();
         let line = format!("{patterns} [{}]: {}", keys.join(", "), one_line(&reason));
@@ -118,12 +118,24 @@ fn written(e: &Entry) -> String {
 /// the keys stand for as a comment shows them (`name [level]`).
 type Group = (String, BTreeSet<String>, Vec<Key>, Vec<String>);
 
-/// The failing checks of a run, grouped so that one behaviour is one group.
-fn grouped(results: &RunResults, strictness: Strictness) -> Vec<Group> {
+/// The failing checks of a run, grouped so that one behaviour is one group. A check a
+/// known-flaky mark of `old` names (or any check of a trial marked whole) is left out: the
+/// mark says it may fail, and an expected failure would go stale the next time it passes.
+fn grouped(results: &RunResults, old: &Baseline, strictness: Strictness) -> Vec<Group> {
     // (key, reason) -> the trials, and the check names shown for the key.
     let mut by_key: BTreeMap<(Key, String), (BTreeSet<String>, Vec<String>)> = BTreeMap::new();
     for t in &results.trials {
-        for (key, reason, shown) in failing(t, strictness, results.profile) {
+        let marks = old.flaky(&t.name);
+        if marks.iter().any(|m| m.checks.is_none()) {
+            continue;
+        }
+        let marked = |c: &CheckRecord| {
+            marks
+                .iter()
+                .flat_map(|m| m.checks.iter().flatten())
+                .any(|k| k.names(&c.name, &c.requirement_id))
+        };
+        for (key, reason, shown) in failing(t, strictness, results.profile, &marked) {
             let slot = by_key.entry((key, reason)).or_default();
             slot.0.insert(t.name.clone());
             if !slot.1.contains(&shown) {
@@ -154,8 +166,13 @@ fn grouped(results: &RunResults, strictness: Strictness) -> Vec<Group> {
 
 /// The checks that fail one trial, each as the key that names it, its reason and how a
 /// comment shows it.
-fn failing(t: &TrialResult, strictness: Strictness, profile: bool) -> Vec<(Key, String, String)> {
-    let fails = |c: &CheckRecord| counts(c, t.grade, strictness);
+fn failing(
+    t: &TrialResult,
+    strictness: Strictness,
+    profile: bool,
+    marked: &dyn Fn(&CheckRecord) -> bool,
+) -> Vec<(Key, String, String)> {
+    let fails = |c: &CheckRecord| counts(c, t.grade, strictness) && !marked(c);
     if t.grade == Grade::Unimplemented {
         // One line for the trial, whichever checks failed for want of the operation.
         let reason = t
