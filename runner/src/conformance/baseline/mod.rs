@@ -58,6 +58,9 @@ pub struct Entry {
     pub reason: String,
     /// A known-flaky mark rather than an expected failure.
     pub flaky: bool,
+    /// The comment lines right above it (no blank line between), kept by a rewrite that
+    /// keeps the entry.
+    pub comment: Vec<String>,
 }
 
 /// How an entry names a check.
@@ -124,13 +127,21 @@ impl Baseline {
     /// Parses baseline text; errors name the line and what was expected.
     pub fn parse(text: &str, known: &[String]) -> Result<Baseline, String> {
         let mut entries: Vec<Entry> = Vec::new();
+        let mut comment: Vec<String> = Vec::new();
         for (index, raw) in text.lines().enumerate() {
             let line_no = index + 1;
             let line = raw.trim();
-            if line.is_empty() || line.starts_with('#') {
+            if line.is_empty() {
+                comment.clear();
                 continue;
             }
-            let entry = parse_entry(line, line_no).map_err(|e| format!("line {line_no}: {e}"))?;
+            if line.starts_with('#') {
+                comment.push(line.to_owned());
+                continue;
+            }
+            let mut entry =
+                parse_entry(line, line_no).map_err(|e| format!("line {line_no}: {e}"))?;
+            entry.comment = std::mem::take(&mut comment);
             for pattern in &entry.trials {
                 if !known.iter().any(|k| glob_matches(pattern, k)) {
                     return Err(format!(
@@ -256,6 +267,7 @@ fn parse_entry(line: &str, line_no: usize) -> Result<Entry, String> {
         checks,
         reason,
         flaky,
+        comment: Vec::new(),
     })
 }
 

@@ -302,7 +302,11 @@ fn a_rewrite_migrates_per_trial_entries_to_one_line_per_behaviour() {
 
 #[test]
 fn a_partial_rewrite_keeps_the_entries_of_trials_that_did_not_run() {
-    let old = Baseline::parse("a/b@* [A-1]: kept\nc@stdio [B-1]: dropped\n", &known()).unwrap();
+    let old = Baseline::parse(
+        "# about a/b\na/b@* [A-1]: kept\nc@stdio [B-1]: dropped\nc@stdio v@* [C-1]: narrowed\n",
+        &known(),
+    )
+    .unwrap();
     let results = RunResults {
         client: "sdk".into(),
         profile: true,
@@ -321,8 +325,13 @@ fn a_partial_rewrite_keeps_the_entries_of_trials_that_did_not_run() {
         },
     );
     assert!(text.contains("partial run (filters c@)"), "{text}");
-    assert!(text.contains("\na/b@* [A-1]: kept\n"), "{text}");
+    assert!(
+        text.contains("\n# about a/b\na/b@* [A-1]: kept\n"),
+        "{text}"
+    );
     assert!(!text.contains("dropped"), "{text}");
+    // An entry over trials that ran and trials that did not keeps the latter.
+    assert!(text.contains("\nv@* [C-1]: narrowed\n"), "{text}");
 }
 
 #[test]

@@ -74,20 +74,31 @@ pub fn render(results: &RunResults, how: &Rewrite<'_>) -> String {
         let line = format!("{patterns} [{}]: {}", keys.join(", "), one_line(&reason));
         lines.push((line, format!("# {}", shown.join("; "))));
     }
-    // Entries about trials that did not run, and every known-flaky mark (a person's finding,
-    // not this run's), are kept as they were.
+    // Every known-flaky mark (a person's finding, not this run's) is kept as it was; so is
+    // an expected failure's reach over the trials that did not run: the patterns of an entry
+    // that match a trial this run left out (the trials that ran have lines of their own).
     let ran: HashSet<&str> = results.trials.iter().map(|t| t.name.as_str()).collect();
     for e in &how.old.entries {
-        let untouched = !how
-            .known
-            .iter()
-            .any(|k| e.applies_to(k) && ran.contains(k.as_str()));
-        if e.flaky || untouched {
-            let note = match e.flaky {
-                true => "# known flaky",
-                false => "# kept: none of its trials ran",
+        let comment = |fallback: &str| match e.comment.is_empty() {
+            true => fallback.to_owned(),
+            false => e.comment.join("\n"),
+        };
+        if e.flaky {
+            lines.push((written(e), comment("# known flaky")));
+            continue;
+        }
+        let unrun = |p: &String| {
+            how.known
+                .iter()
+                .any(|k| glob_matches(p, k) && !ran.contains(k.as_str()))
+        };
+        let trials: Vec<String> = e.trials.iter().filter(|p| unrun(p)).cloned().collect();
+        if !trials.is_empty() {
+            let kept = Entry {
+                trials,
+                ..e.clone()
             };
-            lines.push((written(e), note.to_owned()));
+            lines.push((written(&kept), comment("# kept: trials this run left out")));
         }
     }
     lines.sort();
