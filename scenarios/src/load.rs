@@ -13,7 +13,7 @@
 //! scenarios root: the directory given, or the nearest directory above it holding a
 //! `requirements.json`.
 
-mod deadline;
+pub mod deadline;
 mod meaning;
 mod resolve;
 pub mod variants;

@@ -369,7 +369,9 @@ fn scenarios_with_short_deadlines(to: &Path, trials: &[(String, &str)]) {
         let copy = to.join(case.path.strip_prefix(&from).unwrap());
         let mut json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&copy).unwrap()).unwrap();
-        json["deadline_ms"] = DEADLINE_MS.into();
+        // Never below what the loader's deadline lint asks of the case (its plan's budget).
+        let budget = mcp_harness_scenarios::load::deadline::budget(&case.scenario).0;
+        json["deadline_ms"] = DEADLINE_MS.max(budget).into();
         std::fs::write(&copy, json.to_string()).unwrap();
     }
 }
