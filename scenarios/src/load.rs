@@ -777,7 +777,7 @@ mod tests {
             )
         };
         let err = load_case(&dir, &write(&dir, "endless.json", &listing(endless))).unwrap_err();
-        assert_eq!(err.location, "server.handlers[0]", "{err}");
+        assert_eq!(err.location, "plan[1]", "{err}");
         assert!(err.message.contains("R-2, a should check"), "{err}");
         assert!(err.message.contains("CONTRACT-3 at must"), "{err}");
         let last = r#"{"method": "tools/list", "params": {"cursor": "p-50"}, "reply": {"result": {"tools": []}}}"#;

@@ -172,18 +172,6 @@ fn endless_prefix(h: &Handler) -> Option<&str> {
     }
 }
 
-/// Whether `h` answers one cursor of the `prefix` series with something other than another
-/// page of it: the pages end there.
-fn ends_pages(h: &Handler, method: &str, prefix: &str) -> bool {
-    h.method == method
-        && endless_prefix(h).is_none()
-        && h.params
-            .as_ref()
-            .and_then(|p| p.get("cursor"))
-            .and_then(Value::as_str)
-            .is_some_and(|c| c.starts_with(prefix))
-}
-
 /// Every loop that only a `should`, `profile` or `advisory` check stops and the script does
 /// not end: where it is, and what is expected.
 fn loops(s: &Scenario) -> Vec<Problem> {
@@ -206,38 +194,32 @@ fn loops(s: &Scenario) -> Vec<Problem> {
             step.op(),
             level.as_str()
         );
-        if let Some(method) = listing_method(step) {
-            for (j, h) in s.server.handlers.iter().enumerate() {
-                if h.method != method {
-                    continue;
-                }
-                let Some(prefix) = endless_prefix(h) else {
-                    continue;
-                };
-                if !s.server.handlers[..j]
-                    .iter()
-                    .any(|e| ends_pages(e, method, prefix))
-                {
-                    found.push((
-                        format!("server.handlers[{j}]"),
-                        format!(
-                            "{cited}, and these pages never end: a client that misses only that check lists until the trial deadline and fails CONTRACT-3 at must instead; expected a handler before this one that ends the pages at a cursor \"{prefix}<n>\" (a result without `nextCursor`), past where a correct client stops, {gap}"
-                        ),
-                    ));
-                }
-            }
-        }
+        // A listing that can loop (pages that count up without end, or a repeated cursor
+        // its check is about) must end for a client that follows every cursor: the rules
+        // are played as the fakes play them.
+        let endless = listing_method(step).is_some_and(|m| {
+            s.server
+                .handlers
+                .iter()
+                .any(|h| h.method == m && endless_prefix(h).is_some())
+        });
         let repeated = step_checks(s, i).any(|(outcome, _)| match outcome {
             StepOutcome::Error(e) | StepOutcome::Either { error: e, .. } => {
                 e.kinds.first() == Some(&ErrorKind::RepeatedCursor)
             }
             StepOutcome::Ok(_) => false,
         });
-        if repeated && !listing_method(step).is_some_and(|m| followed_to_an_end(s, m)) {
+        if (endless || repeated) && !listing_method(step).is_some_and(|m| followed_to_an_end(s, m))
+        {
+            let what = if repeated {
+                "follows the repeated cursor"
+            } else {
+                "follows pages that never end"
+            };
             found.push((
                 format!("plan[{i}]"),
                 format!(
-                    "{cited} on a repeated cursor: a client that misses only that check follows the cursor until the trial deadline and fails CONTRACT-3 at must instead; expected the script to end the listing it follows (a rule for the repeated cursor with `times`, then a rule for that cursor whose page has no `nextCursor`, their `delay_ms` within the deadline's spare), {gap}"
+                    "{cited}: a client that misses only that check {what} until the trial deadline and fails CONTRACT-3 at must instead; expected the script to end the listing for a client that follows every cursor (a rule that ends the pages at a cursor past where a correct client stops, or a rule for the repeated cursor with `times` and then a page without `nextCursor`; their `delay_ms` within the deadline's spare), {gap}"
                 ),
             ));
         }
