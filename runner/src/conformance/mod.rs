@@ -601,7 +601,7 @@ impl RunContext {
                 Some(&place),
             ),
         };
-        let (verdict, message) = judge(&eval, &judgement, &details, || {
+        let (verdict, message) = judgement.verdict(eval.grade, &eval.checks, &details, || {
             let started = Instant::now();
             let compared = match self.snapshots_of(case) {
                 Some(dir) if eval.grade == Grade::Pass || self.bless => {
@@ -653,73 +653,6 @@ impl RunContext {
             phases: eval.run.phases,
             named: judgement.named,
         }
-    }
-}
-
-/// Decides what the run makes of a trial from its grade and what its baseline says of its
-/// checks; the message says why it fails the run, when it does. `details` is the trial's
-/// failure report.
-fn judge(
-    eval: &Evaluation,
-    judgement: &baseline::Judgement<'_>,
-    details: &str,
-    snapshot: impl FnOnce() -> Result<(), String>,
-) -> (Verdict, Option<String>) {
-    if !judgement.unexcused.is_empty() {
-        if judgement.applied.is_empty() {
-            return (Verdict::Failed, Some(details.to_owned()));
-        }
-        let new: Vec<String> = judgement
-            .unexcused
-            .iter()
-            .map(|&i| {
-                let c = &eval.checks[i];
-                format!(
-                    "  ✗ {} [{}] ({})",
-                    c.name,
-                    c.level.as_str(),
-                    c.requirement_id
-                )
-            })
-            .collect();
-        let entries: Vec<String> = judgement.applied.iter().map(|e| e.describe()).collect();
-        return (
-            Verdict::Failed,
-            Some(format!(
-                "new failure in a baselined trial: the baseline ({}) does not name\n{}\n\n{details}",
-                entries.join(", "),
-                new.join("\n")
-            )),
-        );
-    }
-    if !judgement.stale.is_empty() {
-        let stale: Vec<String> = judgement
-            .stale
-            .iter()
-            .map(|(e, held)| match held.is_empty() {
-                true => format!(
-                    "stale baseline entry ({}: {}): the trial now grades {}; remove the entry",
-                    e.describe(),
-                    e.reason,
-                    eval.grade.as_str()
-                ),
-                false => format!(
-                    "stale baseline entry ({}: {}): [{}] held in this trial; remove {} from the entry (or narrow its trials)",
-                    e.describe(),
-                    e.reason,
-                    held.iter().map(baseline::Key::written).collect::<Vec<_>>().join(", "),
-                    if held.len() == 1 { "it" } else { "them" }
-                ),
-            })
-            .collect();
-        return (Verdict::Stale, Some(stale.join("\n")));
-    }
-    match judgement.expected() {
-        true => (Verdict::ExpectedFailure, None),
-        false => match snapshot() {
-            Ok(()) => (Verdict::Passed, None),
-            Err(diff) => (Verdict::Failed, Some(diff)),
-        },
     }
 }
 

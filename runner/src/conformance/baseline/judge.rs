@@ -2,7 +2,8 @@
 //! not (a new failure), and which of its entries name a check that holds now (stale).
 
 use super::{Baseline, Entry, Key};
-use crate::conformance::verdict::{Grade, Strictness};
+use crate::conformance::checks::CheckResult;
+use crate::conformance::verdict::{Grade, Strictness, Verdict};
 use crate::report::CheckRecord;
 
 /// A baseline's word on one trial.
@@ -28,6 +29,74 @@ impl Judgement<'_> {
         self.unexcused.is_empty()
             && self.stale.is_empty()
             && self.excused.iter().any(Option::is_some)
+    }
+
+    /// What the run makes of the trial, from its grade and this judgement of its checks; the
+    /// message says why it fails the run, when it does. `details` is the trial's failure
+    /// report; `snapshot` compares the snapshot, only for a trial nothing fails.
+    pub fn verdict(
+        &self,
+        grade: Grade,
+        checks: &[CheckResult],
+        details: &str,
+        snapshot: impl FnOnce() -> Result<(), String>,
+    ) -> (Verdict, Option<String>) {
+        if !self.unexcused.is_empty() {
+            if self.applied.is_empty() {
+                return (Verdict::Failed, Some(details.to_owned()));
+            }
+            let new: Vec<String> = self
+                .unexcused
+                .iter()
+                .map(|&i| {
+                    let c = &checks[i];
+                    format!(
+                        "  ✗ {} [{}] ({})",
+                        c.name,
+                        c.level.as_str(),
+                        c.requirement_id
+                    )
+                })
+                .collect();
+            let entries: Vec<String> = self.applied.iter().map(|e| e.describe()).collect();
+            return (
+                Verdict::Failed,
+                Some(format!(
+                    "new failure in a baselined trial: the baseline ({}) does not name\n{}\n\n{details}",
+                    entries.join(", "),
+                    new.join("\n")
+                )),
+            );
+        }
+        if !self.stale.is_empty() {
+            let stale: Vec<String> = self
+                .stale
+                .iter()
+                .map(|(e, held)| match held.is_empty() {
+                    true => format!(
+                        "stale baseline entry ({}: {}): the trial now grades {}; remove the entry",
+                        e.describe(),
+                        e.reason,
+                        grade.as_str()
+                    ),
+                    false => format!(
+                        "stale baseline entry ({}: {}): [{}] held in this trial; remove {} from the entry (or narrow its trials)",
+                        e.describe(),
+                        e.reason,
+                        held.iter().map(Key::written).collect::<Vec<_>>().join(", "),
+                        if held.len() == 1 { "it" } else { "them" }
+                    ),
+                })
+                .collect();
+            return (Verdict::Stale, Some(stale.join("\n")));
+        }
+        match self.expected() {
+            true => (Verdict::ExpectedFailure, None),
+            false => match snapshot() {
+                Ok(()) => (Verdict::Passed, None),
+                Err(diff) => (Verdict::Failed, Some(diff)),
+            },
+        }
     }
 
     /// The reasons of the entries that expected a failure here or went stale, once each.
