@@ -1,51 +1,86 @@
 //! The fake's command line. Everything it needs comes through argv, because a client under
-//! test may pass the servers it launches almost no environment. Two flags do not need a
-//! CLI crate; anything unexpected is rejected so a wrong command line fails loudly.
+//! test may pass the servers it launches almost no environment. The runner prepares the
+//! trial once and hands the fake the result as a file ([`Play`]), so the fake loads no case,
+//! resolves no fixture and scales nothing itself. Two flags do not need a CLI crate;
+//! anything unexpected is rejected so a wrong command line fails loudly.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcp_harness_scenarios::load;
-use mcp_harness_scenarios::model::{ServerScript, TimeScale};
+use mcp_harness_scenarios::Case;
+use mcp_harness_scenarios::model::ServerScript;
+use serde::{Deserialize, Serialize};
 
 /// Usage line shown with every command-line error.
-pub const USAGE: &str = "usage: mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <YYYY-MM-DD>] [--variant <name>] [--time-scale <F>] [--canary <origin>] [--fixtures-from <DIR[:DIR...]>]";
+pub const USAGE: &str = "usage: mcp-fake-stdio --play <play.json> --transcript <path.jsonl>";
+
+/// What the stdio fake plays in one trial, as the runner prepared it: the case's complete
+/// script (its handlers, its fixtures', the built-in `echo`; for its variant), every
+/// duration already scaled and the trial's canary origin already written in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Play {
+    /// The script to play.
+    pub server: ServerScript,
+    /// The protocol revision to play, for a case run at several revisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// The case's request timeout, scaled: the longest the fake waits for the client's
+    /// response to a request it sent (`sends[].await_response`).
+    pub request_timeout_ms: u64,
+}
+
+impl Play {
+    /// The play of a loaded case (for a trial: the case as scaled for it), with the trial's
+    /// canary origin, when it has one, written where the script names it.
+    pub fn of(case: &Case, canary: Option<&str>) -> Result<Play, String> {
+        let script = &case.scenario.server;
+        Ok(Play {
+            server: match canary {
+                Some(origin) => script.with_canary(origin)?,
+                None => script.clone(),
+            },
+            revision: case.revision.clone(),
+            request_timeout_ms: case.scenario.timeout_ms,
+        })
+    }
+
+    /// Reads a play file; the error names the file and, for a bad field, where it is.
+    pub fn read(path: &Path) -> Result<Play, String> {
+        let shown = path.display();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let mut de = serde_json::Deserializer::from_str(&text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| match e.path().to_string() {
+            at if at == "." => format!("invalid play file {shown}: {}", e.inner()),
+            at => format!("invalid play file {shown}: {at}: {}", e.inner()),
+        })
+    }
+
+    /// Writes the play file the fake reads.
+    pub fn write(&self, path: &Path) -> Result<(), String> {
+        let text =
+            serde_json::to_string(self).map_err(|e| format!("cannot encode the play: {e}"))?;
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
 
 /// The parsed command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Args {
-    /// The scenario file whose `server` script the fake plays.
-    pub scenario: PathBuf,
+    /// The prepared trial the fake plays ([`Play`]).
+    pub play: PathBuf,
     /// The transcript file the fake appends its records to.
     pub transcript: PathBuf,
-    /// The protocol revision to play, for a case run at several revisions.
-    pub revision: Option<String>,
-    /// The variant to play, for a case file holding a family of cases (`variants`).
-    pub variant: Option<String>,
-    /// The run's time scale: every duration of the script is multiplied by it, as the runner
-    /// multiplied the case's (see `mcp_harness_scenarios::model::timing`). Default 1.
-    pub time_scale: TimeScale,
-    /// The trial's canary origin (`http://127.0.0.1:PORT`), written where the script says
-    /// `{{canary}}` (see `mcp_harness_scenarios::model::canary`).
-    pub canary: Option<String>,
-    /// Scenarios roots whose `fixtures/` the case's fixtures are looked up in, in order,
-    /// instead of the root above the case: a user's case directory and the built-in cases
-    /// (`--fixtures-from`, a `:`-separated path list). Empty: the root above the case.
-    pub fixtures_from: Vec<PathBuf>,
 }
 
 impl Args {
     /// Parses the arguments after the program name. Accepts `--flag value` and
     /// `--flag=value`; each flag exactly once.
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, String> {
-        let mut scenario = None;
+        let mut play = None;
         let mut transcript = None;
-        let mut revision = None;
-        let mut variant = None;
-        let mut time_scale = None;
-        let mut canary = None;
-        let mut fixtures_from = None;
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let text = arg
@@ -58,13 +93,8 @@ impl Args {
                 _ => (text, None),
             };
             let slot = match flag {
-                "--scenario" => &mut scenario,
+                "--play" => &mut play,
                 "--transcript" => &mut transcript,
-                "--revision" => &mut revision,
-                "--variant" => &mut variant,
-                "--time-scale" => &mut time_scale,
-                "--canary" => &mut canary,
-                "--fixtures-from" => &mut fixtures_from,
                 _ => return Err(format!("unexpected argument {text:?}")),
             };
             let value = inline
@@ -76,82 +106,16 @@ impl Args {
             }
         }
         Ok(Args {
-            scenario: scenario.ok_or("--scenario is required")?,
+            play: play.ok_or("--play is required")?,
             transcript: transcript.ok_or("--transcript is required")?,
-            revision: revision.map(|r: PathBuf| r.to_string_lossy().into_owned()),
-            variant: variant.map(|v: PathBuf| v.to_string_lossy().into_owned()),
-            time_scale: match time_scale {
-                Some(f) => TimeScale::parse(&f.to_string_lossy())
-                    .map_err(|e| format!("--time-scale: {e}"))?,
-                None => TimeScale::ONE,
-            },
-            canary: canary.map(|c: PathBuf| c.to_string_lossy().into_owned()),
-            fixtures_from: fixtures_from
-                .map(|dirs: PathBuf| std::env::split_paths(&dirs).collect())
-                .unwrap_or_default(),
         })
     }
 }
 
-/// Reads a case file and resolves the script the fake plays (its handlers, its fixtures', the
-/// built-in `echo`; for `variant` of a family), checking the handlers' `params` matchers, so
-/// that a broken script is reported at start-up rather than as a mysterious client failure.
-/// The error names the file and the problem. Every duration is multiplied by `scale`, and
-/// the canary's origin, when given, written where the script names it.
-pub fn load_script(
-    path: &Path,
-    variant: Option<&str>,
-    scale: TimeScale,
-    canary: Option<&str>,
-) -> Result<ServerScript, String> {
-    load_case(path, variant, scale, canary).map(|loaded| loaded.script)
-}
-
-/// What the stdio fake plays: the script, and the case's request timeout (scaled like the
-/// script), which bounds its waits for the client's responses (`sends[].await_response`).
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    /// The script, as [`load_script`] returns it.
-    pub script: ServerScript,
-    /// The case's `timeout_ms`, scaled.
-    pub request_timeout: Duration,
-}
-
-/// [`load_script`] with the case's request timeout.
-pub fn load_case(
-    path: &Path,
-    variant: Option<&str>,
-    scale: TimeScale,
-    canary: Option<&str>,
-) -> Result<Loaded, String> {
-    load_case_in(path, variant, scale, canary, &[])
-}
-
-/// [`load_case`] with the fixtures looked up in `roots` (see [`Args::fixtures_from`]).
-pub fn load_case_in(
-    path: &Path,
-    variant: Option<&str>,
-    scale: TimeScale,
-    canary: Option<&str>,
-    roots: &[PathBuf],
-) -> Result<Loaded, String> {
-    let setup = load::server_setup_in(path, variant, roots)?;
-    let mut script = setup.server;
-    script.scale(scale);
-    let script = match canary {
-        Some(origin) => script.with_canary(origin)?,
-        None => script,
-    };
-    Ok(Loaded {
-        script,
-        request_timeout: Duration::from_millis(scale.ms(setup.timeout_ms)),
-    })
-}
-
-/// The stdio fake's whole program: parses `args` (after the program name), loads the case,
+/// The stdio fake's whole program: parses `args` (after the program name), reads the play,
 /// opens the transcript and serves the script on stdin/stdout until it ends the process.
 /// `name` prefixes error messages (`mcp-fake-stdio`, or `mcp-harness fake-stdio` when the
-/// installed binary plays the fake). Exits 2 on bad usage or an unusable scenario.
+/// installed binary plays the fake). Exits 2 on bad usage or an unusable play file.
 pub fn main(args: impl IntoIterator<Item = OsString>, name: &str) -> std::process::ExitCode {
     let fail = |problem: &str| {
         eprintln!("{name}: {problem}");
@@ -161,11 +125,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>, name: &str) -> std::proces
         Ok(args) => args,
         Err(problem) => return fail(&format!("{problem}\n{USAGE}")),
     };
-    let variant = args.variant.as_deref();
-    let canary = args.canary.as_deref();
-    let roots = &args.fixtures_from;
-    let loaded = match load_case_in(&args.scenario, variant, args.time_scale, canary, roots) {
-        Ok(loaded) => loaded,
+    let play = match Play::read(&args.play) {
+        Ok(play) => play,
         Err(problem) => return fail(&problem),
     };
     let recorder = match crate::recorder::Recorder::open(&args.transcript) {
@@ -182,20 +143,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>, name: &str) -> std::proces
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
     };
-    play(&runtime, loaded, args.revision, recorder)
+    serve(&runtime, play, recorder)
 }
 
-// `serve` ends the process itself (its output type is uninhabited); recent compilers see the
-// call as diverging and flag the empty match that older ones need.
+// `stdio::serve` ends the process itself (its output type is uninhabited); recent compilers
+// see the call as diverging and flag the empty match that older ones need.
 #[allow(unreachable_code)]
-fn play(
-    runtime: &tokio::runtime::Runtime,
-    loaded: Loaded,
-    revision: Option<String>,
-    recorder: crate::recorder::Recorder,
-) -> ! {
-    let serving =
-        crate::stdio::serve_with(loaded.script, revision, loaded.request_timeout, recorder);
+fn serve(runtime: &tokio::runtime::Runtime, play: Play, recorder: crate::recorder::Recorder) -> ! {
+    let timeout = Duration::from_millis(play.request_timeout_ms);
+    let serving = crate::stdio::serve(play.server, play.revision, timeout, recorder);
     match runtime.block_on(serving) {}
 }
 
@@ -208,76 +164,62 @@ mod tests {
     }
 
     #[test]
-    fn the_canary_origin_is_taken_as_given() {
-        let args = parse(&[
-            "--scenario=s.json",
-            "--transcript=t.jsonl",
-            "--canary",
-            "http://127.0.0.1:9",
-        ])
-        .unwrap();
-        assert_eq!(args.canary.as_deref(), Some("http://127.0.0.1:9"));
-        assert!(parse(&["--scenario=s", "--transcript=t", "--canary="]).is_err());
-    }
-
-    #[test]
     fn accepts_both_flag_forms_in_any_order() {
         let want = Args {
-            scenario: "s.json".into(),
+            play: "p.json".into(),
             transcript: "t.jsonl".into(),
-            revision: None,
-            variant: None,
-            time_scale: TimeScale::ONE,
-            canary: None,
-            fixtures_from: Vec::new(),
         };
         assert_eq!(
-            parse(&["--scenario", "s.json", "--transcript", "t.jsonl"]),
+            parse(&["--play", "p.json", "--transcript", "t.jsonl"]),
             Ok(want.clone())
         );
-        assert_eq!(
-            parse(&["--transcript=t.jsonl", "--scenario=s.json"]),
-            Ok(want)
-        );
-    }
-
-    #[test]
-    fn takes_an_optional_revision() {
-        let args = parse(&[
-            "--scenario",
-            "s",
-            "--transcript",
-            "t",
-            "--revision",
-            "2025-06-18",
-        ]);
-        assert_eq!(args.map(|a| a.revision), Ok(Some("2025-06-18".to_owned())));
-        assert!(parse(&["--scenario", "s", "--transcript", "t", "--revision"]).is_err());
-    }
-
-    #[test]
-    fn takes_an_optional_time_scale() {
-        let args = parse(&["--scenario", "s", "--transcript", "t", "--time-scale", "2"]);
-        assert_eq!(args.map(|a| a.time_scale.factor()), Ok(2.0));
-        let err = parse(&["--scenario", "s", "--transcript", "t", "--time-scale=0"]).unwrap_err();
-        assert!(err.contains("--time-scale"), "{err}");
+        assert_eq!(parse(&["--transcript=t.jsonl", "--play=p.json"]), Ok(want));
     }
 
     #[test]
     fn rejects_missing_repeated_and_unknown_arguments() {
         assert!(parse(&[]).is_err());
-        assert!(parse(&["--scenario", "s.json"]).is_err());
-        assert!(parse(&["--scenario"]).is_err());
-        assert!(parse(&["--scenario", "a", "--scenario", "b", "--transcript", "t"]).is_err());
-        let err = parse(&["--scenario", "s", "--transcript", "t", "--verbose"]).unwrap_err();
+        assert!(parse(&["--play", "p.json"]).is_err());
+        assert!(parse(&["--play"]).is_err());
+        assert!(parse(&["--play=", "--transcript", "t"]).is_err());
+        assert!(parse(&["--play", "a", "--play", "b", "--transcript", "t"]).is_err());
+        let err = parse(&["--play", "p", "--transcript", "t", "--verbose"]).unwrap_err();
         assert!(err.contains("--verbose"), "{err}");
-        assert!(parse(&["--scenario", "s", "--transcript", "t", "extra"]).is_err());
+        assert!(parse(&["--play", "p", "--transcript", "t", "extra"]).is_err());
+        // The case-file flags of old are gone: the runner prepares the trial.
+        let err = parse(&["--scenario", "s.json", "--transcript", "t"]).unwrap_err();
+        assert!(err.contains("--scenario"), "{err}");
     }
 
     #[test]
-    fn scenario_errors_name_the_file() {
-        let missing = Path::new("/nonexistent/mcp-fake-case.json");
-        let err = load_script(missing, None, TimeScale::ONE, None).unwrap_err();
-        assert!(err.contains("mcp-fake-case.json"), "{err}");
+    fn a_bad_play_file_is_named_with_the_field() {
+        let dir = std::env::temp_dir().join(format!("mcp-fake-play-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.json");
+        let err = Play::read(&missing).unwrap_err();
+        assert!(err.contains("missing.json"), "{err}");
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, r#"{"server":{},"request_timeout_ms":"soon"}"#).unwrap();
+        let err = Play::read(&bad).unwrap_err();
+        assert!(
+            err.contains("bad.json") && err.contains("request_timeout_ms"),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_play_reads_back_as_written() {
+        let dir = std::env::temp_dir().join(format!("mcp-fake-play-rt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let play = Play {
+            server: ServerScript::default(),
+            revision: Some("2025-06-18".into()),
+            request_timeout_ms: 1234,
+        };
+        let path = dir.join("play.json");
+        play.write(&path).unwrap();
+        assert_eq!(Play::read(&path), Ok(play));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

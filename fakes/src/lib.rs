@@ -8,7 +8,7 @@
 //! | module | role |
 //! |---|---|
 //! | [`batch`] | JSON-RPC batches: when they are allowed, how they are recorded |
-//! | [`cli`] | the stdio fake's argv and scenario loading |
+//! | [`cli`] | the stdio fake's argv and the prepared trial it plays ([`cli::Play`]) |
 //! | [`script`] | choosing the answer to a request (pure, shared by every transport) |
 //! | [`jsonrpc`] | classifying incoming messages, building answers |
 //! | [`modern`] | the 2026-07-28 era: `_meta` and header checks, built-in modern answers |

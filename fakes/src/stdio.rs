@@ -44,24 +44,11 @@ const INVALID_LINE_KEEP: usize = 1024;
 const EXIT_WRITE_GRACE: Duration = Duration::from_millis(50);
 
 /// Plays `script` on stdin/stdout until stdin ends, a signal or a scripted exit ends the
-/// process. Must run inside a tokio runtime with IO and time enabled; never returns.
-pub async fn serve(script: ServerScript, recorder: Recorder) -> Infallible {
-    serve_at(script, None, recorder).await
-}
-
-/// [`serve`] for a fake playing protocol `revision` (a case's revision dimension).
-pub async fn serve_at(
-    script: ServerScript,
-    revision: Option<String>,
-    recorder: Recorder,
-) -> Infallible {
-    let timeout = Duration::from_millis(mcp_harness_scenarios::model::file::DEFAULT_TIMEOUT_MS);
-    serve_with(script, revision, timeout, recorder).await
-}
-
-/// [`serve_at`] with the case's request timeout: the longest the fake waits for the
-/// client's response to a request it sent with `await_response`.
-pub async fn serve_with(
+/// process, as protocol `revision` when the case runs at several. `request_timeout` is the
+/// case's (scaled): the longest the fake waits for the client's response to a request it
+/// sent with `await_response`. Must run inside a tokio runtime with IO and time enabled;
+/// never returns.
+pub async fn serve(
     script: ServerScript,
     revision: Option<String>,
     request_timeout: Duration,

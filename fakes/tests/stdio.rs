@@ -12,10 +12,11 @@ use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(5);
 
-/// A scratch directory holding one scenario and its transcript.
+/// A scratch directory holding one play file (what the runner hands the fake) and its
+/// transcript.
 struct Case {
     dir: PathBuf,
-    scenario: PathBuf,
+    play: PathBuf,
     transcript: PathBuf,
 }
 
@@ -29,18 +30,12 @@ impl Case {
             std::process::id()
         ));
         std::fs::create_dir_all(&dir).expect("create temp dir");
-        let scenario = json!({
-            "description": format!("fake self-test: {name}"),
-            "requirement": {"text": "the fake plays its script", "source": "fakes/tests", "level": "must"},
-            "server": server,
-            "plan": [],
-            "expect": {},
-        });
-        let path = dir.join("case.json");
-        std::fs::write(&path, scenario.to_string()).expect("write scenario");
+        let play = json!({"server": server, "request_timeout_ms": 10_000});
+        let path = dir.join("play.json");
+        std::fs::write(&path, play.to_string()).expect("write the play file");
         Case {
             transcript: dir.join("transcript.jsonl"),
-            scenario: path,
+            play: path,
             dir,
         }
     }
@@ -48,8 +43,8 @@ impl Case {
     fn command(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-fake-stdio"));
         command
-            .arg("--scenario")
-            .arg(&self.scenario)
+            .arg("--play")
+            .arg(&self.play)
             .arg("--transcript")
             .arg(&self.transcript);
         command
@@ -328,7 +323,7 @@ fn a_rule_with_times_answers_that_many_requests_then_gives_way() {
 }
 
 #[test]
-fn bad_usage_and_bad_scenarios_exit_2_naming_the_problem() {
+fn bad_usage_and_bad_play_files_exit_2_naming_the_problem() {
     let bin = env!("CARGO_BIN_EXE_mcp-fake-stdio");
     let run = |command: &mut Command| {
         let out = command.output().expect("run the fake");
@@ -345,16 +340,19 @@ fn bad_usage_and_bad_scenarios_exit_2_naming_the_problem() {
     );
 
     let case = Case::new("invalid", json!({}));
-    std::fs::write(&case.scenario, "{\"description\": 1}").expect("overwrite scenario");
+    std::fs::write(&case.play, "{\"server\": {}, \"request_timeout_ms\": -1}")
+        .expect("overwrite the play file");
     let (code, stderr) = run(case.command().stdin(Stdio::null()));
     assert_eq!(code, Some(2));
-    let name = case.scenario.display().to_string();
+    let name = case.play.display().to_string();
     assert!(
-        stderr.contains(&name) && stderr.contains("invalid scenario"),
+        stderr.contains(&name)
+            && stderr.contains("invalid play file")
+            && stderr.contains("request_timeout_ms"),
         "{stderr}"
     );
 
-    std::fs::remove_file(&case.scenario).expect("remove scenario");
+    std::fs::remove_file(&case.play).expect("remove the play file");
     let (code, stderr) = run(case.command().stdin(Stdio::null()));
     assert_eq!(code, Some(2));
     assert!(
@@ -734,11 +732,11 @@ fn an_awaited_response_is_waited_for_at_most_the_request_timeout() {
                        "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}}],
         }]}),
     );
-    // The scenario's timeout: 400 ms.
-    let mut scenario: Value =
-        serde_json::from_str(&std::fs::read_to_string(&case.scenario).unwrap()).unwrap();
-    scenario["timeout_ms"] = json!(400);
-    std::fs::write(&case.scenario, scenario.to_string()).unwrap();
+    // The trial's request timeout: 400 ms.
+    let mut play: Value =
+        serde_json::from_str(&std::fs::read_to_string(&case.play).unwrap()).unwrap();
+    play["request_timeout_ms"] = json!(400);
+    std::fs::write(&case.play, play.to_string()).unwrap();
     let mut fake = case.start();
     fake.write(&request(json!(2), "tools/call", json!({"name": "t"})));
     assert_eq!(fake.next_answer()["method"], "ping");
@@ -775,27 +773,6 @@ fn a_rule_on_a_notification_sends_without_answering() {
     assert_eq!(fake.next_answer()["id"], 1);
     fake.close_stdin();
     fake.wait();
-}
-
-/// A `$request` pointer that is not a pointer is refused at start-up, naming the place.
-#[test]
-fn a_bad_request_pointer_is_refused_at_start_up() {
-    let case = Case::new(
-        "bad-pointer",
-        json!({"handlers": [{
-            "method": "tools/call",
-            "reply": "hang",
-            "sends": [{"message": {"jsonrpc": "2.0", "method": "x",
-                                   "params": {"t": {"$request": "params/id"}}}}],
-        }]}),
-    );
-    let out = case.command().output().expect("run the fake");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("server.handlers[0].sends[0].message.params.t") && err.contains("`/`"),
-        "{err}"
-    );
 }
 
 /// The script's declared capabilities are merged into those `initialize` derives.

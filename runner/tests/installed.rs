@@ -176,9 +176,9 @@ fn each_adapter_kit_is_written_out_as_in_the_checkout_and_never_over_a_file() {
 #[test]
 fn the_hidden_fake_rejects_a_bad_command_line() {
     let here = tempdir();
-    let out = harness(here.path(), &["fake-stdio", "--scenario"]);
+    let out = harness(here.path(), &["fake-stdio", "--play"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("mcp-harness fake-stdio: --scenario needs a value"));
+    assert!(text(&out).contains("mcp-harness fake-stdio: --play needs a value"));
 }
 
 #[test]

@@ -17,7 +17,6 @@ pub mod deadline;
 mod meaning;
 mod resolve;
 pub mod variants;
-pub use resolve::FakeSetup;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -27,7 +26,7 @@ use serde_json::Value;
 
 use crate::model::era;
 use crate::model::file::CaseFile;
-use crate::model::{Catalogue, Fixture, Requirement, Scenario, ServerScript, Transport};
+use crate::model::{Catalogue, Fixture, Requirement, Scenario, Transport};
 
 /// The catalogue file's name in the scenarios root.
 pub const CATALOGUE_FILE: &str = "requirements.json";
@@ -475,50 +474,6 @@ fn resolve_all(
     Ok(cases)
 }
 
-/// The fake's view of a case file: its complete server script (the case's handlers, its
-/// fixtures', and the built-in `echo` when the plan calls it), for `variant` of a family.
-/// Only the parts that make the script are read; the runner has checked the rest.
-pub fn server_script(path: &Path, variant: Option<&str>) -> Result<ServerScript, String> {
-    server_setup(path, variant).map(|setup| setup.server)
-}
-
-/// [`server_script`] with the case's request timeout, which bounds how long the fake waits
-/// for the client's response to a request it sent (`sends[].await_response`).
-pub fn server_setup(path: &Path, variant: Option<&str>) -> Result<FakeSetup, String> {
-    server_setup_in(path, variant, &[])
-}
-
-/// [`server_setup`] with the fixtures looked up in `roots`, in order, instead of the scenarios
-/// root above the case (a user's case directory beside the built-in cases); with no `roots`,
-/// the root above the case.
-pub fn server_setup_in(
-    path: &Path,
-    variant: Option<&str>,
-    roots: &[PathBuf],
-) -> Result<FakeSetup, String> {
-    let shown = path.display();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| format!("invalid scenario {shown}: {e}"))?;
-    let family = variants::expand(&value)
-        .map_err(|(at, m)| format!("invalid scenario {shown}: {at}: {m}"))?;
-    let value = match variant {
-        None => family.into_iter().next().map(|(_, v)| v),
-        Some(want) => family
-            .into_iter()
-            .find(|(name, _)| name.as_deref() == Some(want))
-            .map(|(_, v)| v),
-    }
-    .ok_or_else(|| format!("invalid scenario {shown}: no variant {variant:?}"))?;
-    let roots = match roots {
-        [] => find_root(path).into_iter().collect(),
-        given => given.to_vec(),
-    };
-    resolve::fake_script(value, &roots)
-        .map_err(|(at, m)| format!("invalid scenario {shown}: {at}: {m}"))
-}
-
 /// The id of a case file: its path below `root`, `/`-separated, without `.json`. Each part
 /// must be kebab-case, since ids become trial names that people type in filters.
 pub fn case_id(root: &Path, path: &Path) -> Result<String, String> {
@@ -913,7 +868,6 @@ mod tests {
             .map(|h| h.method.as_str())
             .collect();
         assert_eq!(methods, ["ping", "tools/list", "tools/call"]);
-        assert_eq!(server_script(&path, None).unwrap(), case.scenario.server);
     }
 
     #[test]
@@ -1084,7 +1038,7 @@ mod tests {
             cases[0].scenario.checks[0].broken_by[1].variant.as_deref(),
             Some("b")
         );
-        // Over both transports too: the stdio fake is told its variant.
+        // Over both transports too: each variant is a case of its own on each.
         let both = text.replace(r#""transports": ["https"], "#, "");
         let cases = load_cases(&dir, &write(&dir, "both-family.json", &both)).unwrap();
         assert_eq!(cases.len(), 2);

@@ -832,10 +832,12 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
     let seen = dir.path().join("seen");
     std::fs::create_dir(&seen).unwrap();
     let quoted = xtask::conformance::shell_quote(&seen);
-    // The reference driver, after noting the timeouts it is handed and the fake's command.
+    // The reference driver, after noting the timeouts it is handed and keeping the play
+    // file the fake is handed (the trial's directory goes with the trial).
     let client = format!(
         "echo \"$MCP_HARNESS_TIMEOUT_MS $MCP_HARNESS_SHUTDOWN_GRACE_MS\" > {quoted}/timeouts; \
-         echo \"$MCP_HARNESS_SERVER_COMMAND\" > {quoted}/server; exec {}",
+         cp \"$(echo \"$MCP_HARNESS_SERVER_COMMAND\" | sed 's/.*\"--play\",\"\\([^\"]*\\)\".*/\\1/')\" {quoted}/play.json; \
+         exec {}",
         support::driver_cmd("")
     );
     let out = stdout_of(
@@ -850,15 +852,12 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
     // The case states a 1000 ms timeout and the default 300 ms grace.
     let handed = std::fs::read_to_string(seen.join("timeouts")).unwrap();
     assert_eq!(handed.trim(), "2000 600");
-    // The stdio fake scales its script (delays, drips) the same way.
-    let server: Vec<String> =
-        serde_json::from_str(std::fs::read_to_string(seen.join("server")).unwrap().trim()).unwrap();
-    let at = server.iter().position(|a| a == "--time-scale");
-    assert_eq!(
-        at.and_then(|i| server.get(i + 1)).map(String::as_str),
-        Some("2"),
-        "{server:?}"
-    );
+    // The stdio fake plays the script as the runner scaled it: its 3000 ms answer delay
+    // and its wait for the client's responses, doubled.
+    let play: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(seen.join("play.json")).unwrap()).unwrap();
+    assert_eq!(play["request_timeout_ms"], 2000, "{play}");
+    assert_eq!(play["server"]["handlers"][0]["delay_ms"], 6000, "{play}");
     let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     assert_eq!(results.time_scale, 2.0);
     assert!(results.trials.iter().all(|t| t.time_scale == 2.0));

@@ -1,7 +1,8 @@
-//! `mcp-fake-stdio --scenario <path.json> --transcript <path.jsonl> [--revision <rev>] [--variant <name>] [--time-scale <F>] [--canary <origin>] [--fixtures-from <dirs>]`: the fake MCP server a
-//! client under test launches as its child. Exits 2 on bad usage or an unusable scenario;
-//! otherwise its exit status is the script's (see `mcp_harness_fakes::stdio`). The program
-//! is [`mcp_harness_fakes::cli::main`], which the installed `mcp-harness` binary runs too.
+//! `mcp-fake-stdio --play <play.json> --transcript <path.jsonl>`: the fake MCP server a
+//! client under test launches as its child, playing the trial the runner prepared. Exits 2
+//! on bad usage or an unusable play file; otherwise its exit status is the script's (see
+//! `mcp_harness_fakes::stdio`). The program is [`mcp_harness_fakes::cli::main`], which the
+//! installed `mcp-harness` binary runs too.
 
 use std::process::ExitCode;
 

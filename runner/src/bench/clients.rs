@@ -30,8 +30,8 @@ pub struct Setup<'a> {
     pub fake_stdio: PathBuf,
     /// The argv of the floor's echo server (see `floor`).
     pub echo: Vec<String>,
-    /// The bench scenario's file.
-    pub scenario: PathBuf,
+    /// The bench scenario as the stdio fake plays it (a play file).
+    pub play: PathBuf,
     /// A scratch directory (transcripts, reports).
     pub work: PathBuf,
     /// Calls per batch.
@@ -225,8 +225,8 @@ fn run_once(setup: &Setup, bin: &Path, transport: &str, round: u32, who: &str) -
         "floor" => Some(serde_json::json!(setup.echo)),
         "stdio" => Some(serde_json::json!([
             setup.fake_stdio,
-            "--scenario",
-            setup.scenario,
+            "--play",
+            setup.play,
             "--transcript",
             transcript
         ])),

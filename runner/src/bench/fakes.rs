@@ -55,8 +55,8 @@ pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initia
 /// Measures the stdio fake with `requests` pipelined calls.
 pub fn stdio(setup: &Setup, requests: usize) -> Result<Throughput, String> {
     let mut child = Command::new(&setup.fake_stdio)
-        .arg("--scenario")
-        .arg(&setup.scenario)
+        .arg("--play")
+        .arg(&setup.play)
         .arg("--transcript")
         .arg(setup.work.join("fake-stdio-load.jsonl"))
         .stdin(Stdio::piped())

@@ -31,6 +31,7 @@ mod suite;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use mcp_harness_fakes::cli::Play;
 use mcp_harness_scenarios::load_case;
 
 use crate::conformance::http_env::HttpEnv;
@@ -128,12 +129,14 @@ fn run(args: Args) -> Result<ExitCode, String> {
         .tempdir()
         .map_err(|e| format!("cannot make a work directory: {e}"))?;
     let env = HttpEnv::new()?;
+    let play = work.path().join("echo-play.json");
+    Play::of(&case, None)?.write(&play)?;
     let setup = clients::Setup {
         env: &env,
         case: &case,
         fake_stdio: dir.join("mcp-fake-stdio"),
         echo: floor::echo_argv(&exe),
-        scenario: scenario.clone(),
+        play,
         work: work.path().to_owned(),
         calls: args.calls,
         in_flight: args.in_flight,

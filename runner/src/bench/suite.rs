@@ -23,6 +23,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_harness_fakes::cli::Play;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -302,19 +303,21 @@ fn inside(t: &RunTimings, seconds: f64) -> Inside {
 
 /// The stdio fake's start-up cost, the part of a stdio trial's spawn the client pays: the
 /// median wall time of the fake started on `handshake/happy-path` with its input closed,
-/// from spawn to exit (it reads the script, opens its transcript, records its start, sees
+/// from spawn to exit (it reads its play file, opens its transcript, records its start, sees
 /// the end of its input and exits).
 fn fake_start(fake: &Path, work: &Path) -> Result<f64, String> {
-    let scenario = paths::scenarios_dir()
-        .join("handshake")
-        .join("happy-path.json");
+    let root = paths::scenarios_dir();
+    let case = mcp_harness_scenarios::load_case(&root, &root.join("handshake/happy-path.json"))
+        .map_err(|e| e.to_string())?;
+    let play = work.join("fake-start-play.json");
+    Play::of(&case, None)?.write(&play)?;
     let mut ms = Vec::with_capacity(FAKE_STARTS);
     for i in 0..FAKE_STARTS {
         let transcript = work.join(format!("fake-start-{i}.jsonl"));
         let started = Instant::now();
         let status = Command::new(fake)
-            .arg("--scenario")
-            .arg(&scenario)
+            .arg("--play")
+            .arg(&play)
             .arg("--transcript")
             .arg(&transcript)
             .stdin(Stdio::null())

@@ -290,10 +290,6 @@ pub fn run(opts: Options) -> ExitCode {
         _ => {}
     }
     let started = Instant::now();
-    let retry_jobs: std::collections::HashMap<String, (Case, Transport)> = match opts.retries {
-        0 => Default::default(),
-        _ => trials.iter().cloned().collect(),
-    };
     let mut finished = runner::run_all(
         trials,
         threads,
@@ -302,7 +298,7 @@ pub fn run(opts: Options) -> ExitCode {
         |name, why| panicked(name, &why),
     );
     interrupt::hold_if_interrupted();
-    ctx.retry_all(&mut finished, &retry_jobs, runner::terse(&opts.libtest));
+    ctx.retry_all(&mut finished, runner::terse(&opts.libtest));
     interrupt::hold_if_interrupted();
     let trials_took = started.elapsed();
     let strays = procs::stray_children(&[]);
@@ -531,8 +527,7 @@ impl RunContext {
         RunContext {
             harness: Harness::new(opts.bins.clone())
                 .with_http_workers(threads.clamp(2, 16))
-                .with_bearer_token(opts.bearer_token.as_ref().map(|t| t.0.clone()))
-                .with_case_dirs(opts.case_dirs.clone(), opts.scenarios_dir.clone()),
+                .with_bearer_token(opts.bearer_token.as_ref().map(|t| t.0.clone())),
             client_cmd: opts
                 .client
                 .clone()
@@ -560,17 +555,20 @@ impl RunContext {
         }
     }
 
-    /// The case as this trial runs it: every duration scaled by the machine's factor now (or
-    /// the one `--time-scale` fixed). First runs and retries alike start here.
-    fn scaled(&self, case: &Case) -> Case {
+    /// Prepares a trial once: the loaded case (its script resolved, its fixtures, variant
+    /// and revision applied) with every duration scaled by the machine's factor now, or by
+    /// the one `--time-scale` fixed. The first attempt and every retry run this value; the
+    /// HTTPS fake is handed its scenario and the stdio fake its play file.
+    fn prepare(&self, case: &Case, transport: Transport) -> Prepared {
         let mut case = case.clone();
         case.scenario = case.scenario.scaled(self.scale.now());
-        case
+        Prepared { case, transport }
     }
 
-    /// Runs, grades and judges one trial.
+    /// Prepares, runs, grades and judges one trial.
     fn trial(&self, name: &str, case: &Case, transport: Transport) -> Finished {
-        let case = &self.scaled(case);
+        let prepared = self.prepare(case, transport);
+        let case = &prepared.case;
         let mut eval = evaluate(
             case,
             transport,
@@ -652,8 +650,18 @@ impl RunContext {
             message,
             phases: eval.run.phases,
             named: judgement.named,
+            prepared: Some(prepared),
         }
     }
+}
+
+/// One trial as it runs, built once by [`RunContext::prepare`].
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The case, scaled for this trial.
+    pub case: Case,
+    /// The transport the trial runs over.
+    pub transport: Transport,
 }
 
 /// A trial whose evaluation panicked: a harness bug, reported as a failure of the trial.
@@ -667,6 +675,7 @@ fn panicked(name: &str, why: &str) -> Finished {
         message: Some(message),
         phases: Default::default(),
         named: Vec::new(),
+        prepared: None,
     }
 }
 

@@ -7,26 +7,21 @@ use std::collections::BTreeSet;
 use super::baseline::judge::counts;
 use super::runner::{self, Finished};
 use super::verdict::{Grade, Strictness, Verdict};
-use super::{Case, RunContext, Transport, evaluate};
+use super::{RunContext, evaluate};
 use crate::report::{CheckRecord, TrialResult};
 
 impl RunContext {
     /// Re-runs, one at a time, every finished trial that fails the run on its checks (not on
-    /// a snapshot, not a harness panic), up to `--retries` more times, each attempt scaled
-    /// as a first run is, and records what each attempt graded. A trial whose failing checks
+    /// a snapshot, not a harness panic), up to `--retries` more times, each attempt the trial
+    /// as its first attempt prepared it (scaled alike), and records what each attempt graded. A trial whose failing checks
     /// change is flaky: it fails the run unless the baseline marks it, or every check that
     /// changed, known-flaky. One that fails the same way every time keeps its verdict.
-    pub(super) fn retry_all(
-        &self,
-        finished: &mut [Finished],
-        jobs: &std::collections::HashMap<String, (Case, Transport)>,
-        terse: bool,
-    ) {
+    pub(super) fn retry_all(&self, finished: &mut [Finished], terse: bool) {
         let retries = self.opts.retries;
         let strictness = self.strictness();
         let due: Vec<usize> = (0..finished.len())
             .filter(|&i| retries > 0 && fails_on_checks(&finished[i].result, strictness))
-            .filter(|&i| jobs.contains_key(&finished[i].result.name))
+            .filter(|&i| finished[i].prepared.is_some())
             .collect();
         if due.is_empty() {
             return;
@@ -34,14 +29,16 @@ impl RunContext {
         runner::print_retrying(due.len(), retries);
         for (n, i) in due.into_iter().enumerate() {
             let f = &mut finished[i];
-            let (case, transport) = &jobs[&f.result.name];
+            let Some(prepared) = f.prepared.clone() else {
+                continue;
+            };
             let first = failing(&f.result.checks, f.result.grade, strictness);
             let mut attempts = vec![f.result.grade];
             let mut changed: BTreeSet<(String, String)> = BTreeSet::new();
             for _ in 0..retries {
                 let eval = evaluate(
-                    &self.scaled(case),
-                    *transport,
+                    &prepared.case,
+                    prepared.transport,
                     &self.client_cmd,
                     &self.harness,
                     strictness,

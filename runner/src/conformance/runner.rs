@@ -101,6 +101,8 @@ pub struct Finished {
     pub phases: super::trial::Phases,
     /// The lines of the baseline entries that named some check of this trial.
     pub named: Vec<usize>,
+    /// The trial as it ran, for its retries (`None` when the harness panicked).
+    pub prepared: Option<super::Prepared>,
 }
 
 /// Runs `work` on every job with `threads` threads, printing each trial as it finishes;

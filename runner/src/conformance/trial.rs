@@ -15,6 +15,7 @@ use std::sync::{OnceLock, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use mcp_harness_fakes::cli::Play;
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::model::file::Network;
@@ -207,10 +208,6 @@ pub struct Harness {
     /// Worker threads of the HTTP environment's runtime.
     http_workers: usize,
     bearer_token: Option<String>,
-    /// The users' case directories (`--cases`), whose fixtures the fake looks up in the
-    /// case's directory, then in `builtin_root`.
-    case_dirs: Vec<PathBuf>,
-    builtin_root: Option<PathBuf>,
 }
 
 impl Harness {
@@ -222,28 +219,7 @@ impl Harness {
             http_setup: OnceLock::new(),
             http_workers: 2,
             bearer_token: None,
-            case_dirs: Vec::new(),
-            builtin_root: None,
         }
-    }
-
-    /// Tells the stdio fake where the fixtures of a case from one of `case_dirs` are: in its
-    /// own directory, then in the built-in cases' root `builtin_root`.
-    pub fn with_case_dirs(mut self, case_dirs: Vec<PathBuf>, builtin_root: PathBuf) -> Harness {
-        self.case_dirs = case_dirs;
-        self.builtin_root = Some(builtin_root);
-        self
-    }
-
-    /// The directories the fake looks fixtures up in for the case file `path`, when it comes
-    /// from a user's case directory; `None` for a built-in case (the root above it).
-    fn fixtures_from(&self, path: &Path) -> Option<Vec<PathBuf>> {
-        let dir = self.case_dirs.iter().find(|dir| path.starts_with(dir))?;
-        Some(
-            std::iter::once(dir.clone())
-                .chain(self.builtin_root.clone())
-                .collect(),
-        )
     }
 
     /// Serves the HTTPS fakes with `workers` threads (a run gives one per trial at once).
@@ -487,35 +463,17 @@ fn prepare<'h>(
     }
     match transport {
         Transport::Stdio => {
+            // The fake plays the trial as prepared here: it loads no case of its own.
+            let play_path = dir.join("play.json");
+            Play::of(case, canary)?.write(&play_path)?;
             let mut server_argv = vec![harness.bins.fake_stdio.to_string_lossy().into_owned()];
             server_argv.extend(harness.bins.fake_stdio_args.iter().cloned());
             server_argv.extend([
-                "--scenario".to_owned(),
-                case.path.to_string_lossy().into_owned(),
+                "--play".to_owned(),
+                play_path.to_string_lossy().into_owned(),
                 "--transcript".to_owned(),
                 transcript_path.to_string_lossy().into_owned(),
             ]);
-            if let Some(roots) = harness.fixtures_from(&case.path) {
-                let dirs = std::env::join_paths(&roots)
-                    .map_err(|e| format!("cannot pass the fixture directories to the fake: {e}"))?;
-                server_argv.extend([
-                    "--fixtures-from".to_owned(),
-                    dirs.to_string_lossy().into_owned(),
-                ]);
-            }
-            if let Some(rev) = &case.revision {
-                server_argv.extend(["--revision".to_owned(), rev.clone()]);
-            }
-            if let Some(variant) = &case.variant {
-                server_argv.extend(["--variant".to_owned(), variant.clone()]);
-            }
-            // The fake reads the case file itself: it scales the script as the runner did.
-            if !s.time_scale.is_one() {
-                server_argv.extend(["--time-scale".to_owned(), s.time_scale.to_string()]);
-            }
-            if let Some(origin) = canary {
-                server_argv.extend(["--canary".to_owned(), origin.to_owned()]);
-            }
             cmd.env(
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),

@@ -3,9 +3,6 @@
 //! tool appended to the server script, `{"$fake": …}` matchers expanded, and each check
 //! named, with its requirement and the broken clients that must fail it.
 
-use std::path::PathBuf;
-
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{FIXTURES_DIR, Library};
@@ -206,71 +203,6 @@ fn complete_server(
         server.handlers.push(Handler::builtin_echo());
     }
     server
-}
-
-/// The fake's own resolution: only what makes the server script is read, so that the fake
-/// plays any case the runner accepted.
-pub(super) fn fake_script(value: Value, roots: &[PathBuf]) -> Result<FakeSetup, Problem> {
-    #[derive(Deserialize)]
-    struct FakeView {
-        #[serde(default)]
-        server: ServerScript,
-        #[serde(default = "default_timeout_ms")]
-        timeout_ms: u64,
-        #[serde(default)]
-        fixtures: Vec<String>,
-        plan: Vec<Value>,
-    }
-    let view: FakeView = serde_path_to_error::deserialize(value)
-        .map_err(|e| (e.path().to_string(), e.inner().to_string()))?;
-    let mut fixtures = Vec::new();
-    for (i, name) in view.fixtures.iter().enumerate() {
-        let at = format!("fixtures[{i}]");
-        if roots.is_empty() {
-            return Err((
-                at,
-                "no scenarios root (requirements.json) above the case, so no fixtures".into(),
-            ));
-        }
-        let file = format!("{name}.json");
-        let path = roots
-            .iter()
-            .map(|root| root.join(FIXTURES_DIR).join(&file))
-            .find(|path| path.is_file())
-            .unwrap_or_else(|| roots[0].join(FIXTURES_DIR).join(&file));
-        let fixture = super::load_fixture_file(&path).map_err(|e| (at, e.to_string()))?;
-        fixtures.push(fixture);
-    }
-    let calls_echo = view.plan.iter().any(|step| {
-        step.get("op") == Some(&Value::from("call_tool"))
-            && step.get("name") == Some(&Value::from("echo"))
-    });
-    super::meaning::check_handlers(&view.server.handlers, "server.handlers")?;
-    let own = view.server.handlers.len();
-    let server = complete_server(
-        view.server,
-        &fixtures.iter().collect::<Vec<_>>(),
-        calls_echo,
-    );
-    super::meaning::check_sends(&server, own, false)?;
-    Ok(FakeSetup {
-        server,
-        timeout_ms: view.timeout_ms,
-    })
-}
-
-fn default_timeout_ms() -> u64 {
-    crate::model::file::DEFAULT_TIMEOUT_MS
-}
-
-/// What a fake reading a case file itself needs of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FakeSetup {
-    /// The complete server script.
-    pub server: ServerScript,
-    /// The case's per-request timeout (unscaled): how long the fake waits for the client's
-    /// response to a request it sent with `await_response`.
-    pub timeout_ms: u64,
 }
 
 fn expand_all(matchers: &[Value], at: &str) -> Result<Vec<Value>, Problem> {
