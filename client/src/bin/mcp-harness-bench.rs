@@ -3,7 +3,7 @@
 //! by side with another SDK's bench binary that takes the same flags and prints the same line.
 //!
 //! ```text
-//! mcp-harness-bench --transport stdio --server-command '["mcp-fake-stdio", "--scenario", ...]'
+//! mcp-harness-bench --transport stdio --server-command '["mcp-fake-stdio", "--play", ...]'
 //! mcp-harness-bench --transport http --url https://localhost:PORT/mcp --ca-file ca.pem
 //!     [--calls 1000] [--in-flight 16] [--tool echo]
 //! ```
