@@ -17,14 +17,15 @@ use crate::conformance::{child, shell_quote};
 use crate::paths;
 use crate::report::RunResults;
 
-/// Which example runs which case, and whether it must pass. The pairs follow the official
-/// suite's own use: `test1` is its `initialize` client, `test2` its `tools_call` client, the
-/// everything-client answers both, and `test-broken` (an `initialize` without
-/// `clientInfo.name`, no `notifications/initialized`) must fail both.
+/// Which example runs which case, and whether it must pass: the verdicts the official suite
+/// itself gives them on its `initialize` and `tools_call` scenarios. `test1` only lists the
+/// tools (no call: it fails `tools_call` there too); `test-broken` sends an `initialize`
+/// without `clientInfo.name` and no `notifications/initialized`.
 const EXPECTED: &[(&str, &str, bool)] = &[
     ("everything-client", "official/initialize", true),
     ("everything-client", "official/tools-call", true),
     ("test1", "official/initialize", true),
+    ("test1", "official/tools-call", false),
     ("test2", "official/initialize", true),
     ("test2", "official/tools-call", true),
     ("test-broken", "official/initialize", false),
