@@ -5,4 +5,5 @@
 pub use mcp_harness::{bench, cli, conformance, paths, report, requirements, sdk, soak};
 
 pub mod fmt_cases;
+pub mod official_clients;
 pub mod schema;

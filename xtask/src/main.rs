@@ -39,6 +39,18 @@ enum Command {
         #[arg(long)]
         write_baselines: bool,
     },
+    /// Run the official conformance suite's example clients (TypeScript, from a checkout of
+    /// modelcontextprotocol/conformance) unmodified on the cases that share its scenarios:
+    /// the correct ones must pass, `test-broken` must fail. Installs their npm dependencies
+    /// under target/official-clients; skips, saying why, without node, npm or a checkout.
+    OfficialClients {
+        /// The checkout (default: $MCP_CONFORMANCE_CHECKOUT).
+        #[arg(long, value_name = "DIR")]
+        checkout: Option<PathBuf>,
+        /// Where the reports go (default: target/official-clients/reports).
+        #[arg(long, value_name = "DIR")]
+        report_dir: Option<PathBuf>,
+    },
     /// Benchmark the reference client (against rmcp), the suite and the fakes; writes
     /// bench/bench.json in the target directory.
     Bench(xtask::bench::Args),
@@ -113,6 +125,17 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::OfficialClients {
+            checkout,
+            report_dir,
+        } => match xtask::official_clients::run(checkout, report_dir) {
+            Ok(Some(true) | None) => ExitCode::SUCCESS,
+            Ok(Some(false)) => ExitCode::from(101),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
         Command::Bench(args) => xtask::bench::main(args),
         Command::Fuzz(args) => fuzz::main(args),
         Command::Soak(args) => xtask::soak::main(args),

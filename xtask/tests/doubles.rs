@@ -188,3 +188,117 @@ fn an_official_suite_client_runs_the_matching_cases_unmodified() {
     );
     assert_eq!(eval.grade, Grade::Fail);
 }
+
+/// The reference driver with its stdout edited by `sed EXPR` (`sh -c` hands the URL the
+/// runner appends to the driver, not to sed).
+fn driver_through_sed(expr: &str) -> String {
+    format!(
+        r#"sh -c '"$0" "$@" | sed {expr}' {}"#,
+        support::driver_cmd("")
+    )
+}
+
+/// Every official example logs on stdout (`console.log`): its stdout is its log, not a
+/// broken contract. Played by the reference driver whose lines are turned into prose.
+#[test]
+fn an_official_suite_client_may_log_on_stdout() {
+    let logging = driver_through_sed(r#""s/^/log: /""#);
+    for id in ["official/initialize", "official/tools-call"] {
+        let eval = support::evaluate_on(&support::case(id), Transport::Https, &logging);
+        assert_eq!(
+            eval.grade,
+            Grade::Pass,
+            "{id}: {:?}",
+            support::failed_checks(&eval)
+        );
+    }
+}
+
+/// A client that tries to speak the contract (a JSON object with a step or an op on stdout)
+/// is judged on it, official case or not: a wrong outcome line still fails CONTRACT-2.
+#[test]
+fn a_contract_client_with_wrong_outcome_lines_still_fails_on_official_cases() {
+    let wrong_step = driver_through_sed(r#""s/\"step\":0/\"step\":9/""#);
+    for id in ["official/initialize", "official/tools-call"] {
+        let eval = support::evaluate_on(&support::case(id), Transport::Https, &wrong_step);
+        let contract_2 = eval
+            .checks
+            .iter()
+            .find(|c| c.requirement_id == "CONTRACT-2");
+        assert!(
+            contract_2.is_some_and(|c| !c.passed),
+            "{id}: CONTRACT-2 was not failed: {:?}",
+            support::failed_checks(&eval)
+        );
+        assert_eq!(eval.grade, Grade::Fail, "{id}");
+    }
+}
+
+/// The official tools_call scenario takes any numbers for `a` and `b` (its examples send
+/// 2 + 3 and 5 + 10); numbers they must be.
+#[test]
+fn official_tools_call_takes_any_numbers_and_only_numbers() {
+    let case = support::case("official/tools-call");
+    let with_args = |args: &str| {
+        format!(
+            "MCP_HARNESS_PLAN=$(printf %s \"$MCP_HARNESS_PLAN\" | sed 's/\"a\":5,\"b\":3/{args}/') {} >/dev/null",
+            support::driver_cmd("")
+        )
+    };
+    let eval = support::evaluate_on(&case, Transport::Https, &with_args(r#"\"a\":2,\"b\":10.5"#));
+    assert_eq!(
+        eval.grade,
+        Grade::Pass,
+        "{:?}",
+        support::failed_checks(&eval)
+    );
+    let eval = support::evaluate_on(
+        &case,
+        Transport::Https,
+        &with_args(r#"\"a\":\"2\",\"b\":3"#),
+    );
+    let call = eval
+        .checks
+        .iter()
+        .find(|c| c.requirement_id == "PROF-RES-1");
+    assert!(
+        call.is_some_and(|c| !c.passed),
+        "a string for a passed: {:?}",
+        support::failed_checks(&eval)
+    );
+}
+
+/// `MCP_CONFORMANCE_CONTEXT` is set as the official suite sets it: on a case that shares an
+/// official scenario and hands a pre-registered client, `{name, client_id, client_secret}`;
+/// nowhere else.
+#[test]
+fn the_official_context_carries_a_pre_registered_client() {
+    let mut case = support::case("auth/registration-not-needed-pre-registered");
+    let exits_0 = |case: &mcp_harness_scenarios::Case, client: &str| {
+        let eval = support::evaluate_on(case, Transport::Https, client);
+        let exit = eval
+            .checks
+            .iter()
+            .find(|c| c.requirement_id == "CONTRACT-1");
+        exit.is_some_and(|c| c.passed)
+    };
+    let unset = r#"sh -c 'test -z "${MCP_CONFORMANCE_CONTEXT+x}"'"#;
+    assert!(
+        exits_0(&case, unset),
+        "a context without an official scenario"
+    );
+    assert!(
+        exits_0(&support::case("official/initialize"), unset),
+        "a context on initialize"
+    );
+    case.scenario.official_scenario = Some("auth/pre-registration".into());
+    let matches = r#"python3 -c 'import json, os; e = os.environ; assert json.loads(e["MCP_CONFORMANCE_CONTEXT"]) == {"name": "auth/pre-registration", "client_id": e["MCP_HARNESS_AUTH_CLIENT_ID"], "client_secret": e["MCP_HARNESS_AUTH_CLIENT_SECRET"]}'"#;
+    assert!(
+        exits_0(&case, matches),
+        "the context differs from the official suite's"
+    );
+    assert!(
+        !exits_0(&case, unset),
+        "no context with an official scenario"
+    );
+}

@@ -27,6 +27,7 @@ pub mod child;
 pub mod http_env;
 mod interrupt;
 pub mod netns;
+pub mod official;
 pub mod outcome;
 pub mod output;
 pub mod procs;

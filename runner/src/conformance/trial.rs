@@ -441,7 +441,8 @@ fn prepare<'h>(
         .env_remove("MCP_HARNESS_LOCAL_ORIGINS")
         .env_remove(super::timings::VAR)
         .env_remove("MCP_HARNESS_ERA")
-        .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION");
+        .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION")
+        .env_remove("MCP_CONFORMANCE_CONTEXT");
     // The authorization variables are set only on authorization trials (by the HTTP env).
     for var in [
         "MCP_HARNESS_AUTH_REDIRECT_URI",
@@ -505,6 +506,11 @@ fn prepare<'h>(
             phases.fake_start = started.elapsed();
             cmd.envs(trial.vars.iter().map(|(k, v)| (k, v)))
                 .arg(&trial.url);
+            // What the official suite hands its clients beside the scenario's name.
+            let official = s.official_scenario.as_deref();
+            if let Some(context) = official.and_then(|o| super::official::context(o, &trial.vars)) {
+                cmd.env("MCP_CONFORMANCE_CONTEXT", context);
+            }
             Ok((cmd, Some(trial)))
         }
     }

@@ -191,7 +191,7 @@ pub fn render_report(
     }
     let _ = writeln!(
         out,
-        "\nclient ran {} ms; outcome lines:",
+        "\nclient ran {} ms; stdout (outcome lines, or an official-suite client's log):",
         run.elapsed.as_millis()
     );
     for line in run.stdout_lines.iter().take(20) {

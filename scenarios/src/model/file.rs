@@ -165,8 +165,10 @@ pub struct CaseFile {
     pub network: Network,
     /// The official conformance suite's scenario with the same meaning (e.g. `initialize`,
     /// `tools_call`); clients get it as `MCP_CONFORMANCE_SCENARIO`, so the suite's existing
-    /// conformance clients run this case unmodified. When such a client prints no outcome
-    /// lines at all, the case is judged on the wire alone.
+    /// conformance clients run this case unmodified (with `MCP_CONFORMANCE_CONTEXT` where a
+    /// pre-registered client gives it data). When no stdout line is a JSON object with a
+    /// `step` or an `op`, the client's stdout is its log and the case is judged on the wire
+    /// alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub official_scenario: Option<String>,
     /// What the case asks of a client beyond the contract's minimum. `choose_version`: the

@@ -117,7 +117,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     };
     let outcomes = outcome::parse(&run.stdout_lines, &s.plan);
     // An official-suite client speaks no driver contract: judge it on the wire alone.
-    let wire_only = s.official_scenario.is_some() && run.stdout_lines.is_empty();
+    let wire_only = super::official::wire_only(case, &run.stdout_lines);
 
     c.cite(
         "the client finished within the trial deadline",
