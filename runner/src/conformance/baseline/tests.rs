@@ -214,6 +214,7 @@ fn a_rewrite_migrates_per_trial_entries_to_one_line_per_behaviour() {
     let old = Baseline::parse(old, &known()).unwrap();
     let strictness = Strictness::default();
     let mut results = RunResults {
+        netns: None,
         client: "sdk".into(),
         profile: true,
         time_scale: 1.0,
@@ -308,6 +309,7 @@ fn a_partial_rewrite_keeps_the_entries_of_trials_that_did_not_run() {
     )
     .unwrap();
     let results = RunResults {
+        netns: None,
         client: "sdk".into(),
         profile: true,
         time_scale: 1.0,
@@ -376,6 +378,7 @@ fn a_rewrite_writes_no_expected_failure_for_a_check_a_flaky_mark_names() {
         )
     };
     let results = RunResults {
+        netns: None,
         client: "sdk".into(),
         profile: true,
         time_scale: 1.0,
