@@ -129,6 +129,7 @@ mod tests {
             t(Grade::Pass, Verdict::Passed),
             t(Grade::Unimplemented, Verdict::Passed),
             t(Grade::NonStrict, Verdict::Passed),
+            t(Grade::NotRun, Verdict::Passed),
             t(Grade::Fail, Verdict::ExpectedFailure),
             t(Grade::Pass, Verdict::Stale),
             t(Grade::Pass, Verdict::Flaky),
