@@ -216,3 +216,47 @@ fn an_unprivileged_user_namespace_runs_an_isolated_trial_where_the_kernel_allows
     }
     assert_eq!(out.status.code(), Some(0), "{shown}");
 }
+
+/// The `sudo -n` way, where a user with passwordless sudo is named by
+/// `MCP_HARNESS_TEST_SUDO_USER` (this test never edits the sudoers files itself): the
+/// trial runs in a namespace the root helper made for that user.
+#[test]
+fn passwordless_sudo_makes_the_namespace_for_an_ordinary_user() {
+    support::bins();
+    let Ok(user) = std::env::var("MCP_HARNESS_TEST_SUDO_USER") else {
+        eprintln!("skipped: set MCP_HARNESS_TEST_SUDO_USER to a user with passwordless sudo");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: only root can run the harness as {user}");
+        return;
+    }
+    let dir = open_dir();
+    let reports = dir.path().join("reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = Command::new("runuser")
+        .args(["-u", &user, "--", "env"])
+        .arg(format!("{}=sudo", netns_var()))
+        .arg(format!("HOME={}", dir.path().display()))
+        .args([
+            env!("CARGO_BIN_EXE_xtask"),
+            "conformance",
+            "--no-build",
+            "--exact",
+            TRIAL,
+        ])
+        .arg("--report-dir")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("network namespaces made through passwordless `sudo -n`"),
+        "{shown}"
+    );
+    let results = RunResults::load(&reports.join("results.json")).unwrap();
+    assert_eq!(results.trials[0].grade.as_str(), "pass", "{shown}");
+    assert_eq!(results.netns.as_deref(), Some("sudo"));
+}

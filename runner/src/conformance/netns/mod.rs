@@ -339,16 +339,12 @@ fn ip_command() -> Command {
 /// Runs `ip` with [`ip_batch`] on its stdin (from the calling thread, so in its namespace,
 /// unless `ip` joins one itself).
 fn run_ip(mut ip: Command) -> Result<(), String> {
-    let mut child = ip
-        .stdin(Stdio::piped())
+    ip.stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            format!(
-                "cannot run `ip` (iproute2) to set up the network namespace: {e}; install iproute2"
-            )
-        })?;
+        .stderr(Stdio::piped());
+    let mut child = userns::spawn(&mut ip).map_err(|e| {
+        format!("cannot run `ip` (iproute2) to set up the network namespace: {e}; install iproute2")
+    })?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(ip_batch().as_bytes());
     }

@@ -48,7 +48,7 @@ pub fn unprivileged() -> Result<Owned, String> {
             Ok(())
         });
     }
-    let child = holder.spawn().map_err(|e| {
+    let child = spawn(&mut holder).map_err(|e| {
         format!(
             "unshare(CLONE_NEWUSER | CLONE_NEWNET): {e}{}",
             super::ways::userns_hints()
@@ -74,12 +74,14 @@ pub fn unprivileged() -> Result<Owned, String> {
 /// with `CAP_SYS_ADMIN` kept, so that the user namespace is the runner's user's, as if made
 /// without privileges where the kernel refuses that (AppArmor, sysctls).
 pub fn through_sudo() -> Result<Owned, String> {
-    let works = Command::new("sudo")
+    let mut probe = Command::new("sudo");
+    probe
         .args(["-n", "true"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
+        .stderr(Stdio::piped());
+    let works = spawn(&mut probe)
+        .and_then(Child::wait_with_output)
         .map_err(|e| format!("no usable `sudo` on PATH ({e})"))?;
     if !works.status.success() {
         return Err(format!(
@@ -88,7 +90,8 @@ pub fn through_sudo() -> Result<Owned, String> {
         ));
     }
     let (uid, gid) = ids();
-    let mut child = Command::new("sudo")
+    let mut helper = Command::new("sudo");
+    helper
         .args(["-n", "setpriv"])
         .arg(format!("--reuid={uid}"))
         .arg(format!("--regid={gid}"))
@@ -108,9 +111,9 @@ pub fn through_sudo() -> Result<Owned, String> {
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start `sudo -n setpriv … unshare`: {e}"))?;
+        .stderr(Stdio::piped());
+    let mut child =
+        spawn(&mut helper).map_err(|e| format!("cannot start `sudo -n setpriv … unshare`: {e}"))?;
     let mut line = String::new();
     let read = child
         .stdout
@@ -194,8 +197,8 @@ pub fn bind_inside(
             send_fds(to, &fds, &mut control)
         });
     }
-    let status = binder
-        .status()
+    let status = spawn(&mut binder)
+        .and_then(|mut child| child.wait())
         .map_err(|e| format!("cannot bind the trial's listeners in the namespace: {e}"))?;
     drop(theirs);
     if !status.success() {
@@ -317,6 +320,13 @@ fn receive_fds(from: &UnixStream, count: usize) -> Result<Vec<OwnedFd>, String> 
             fds.len()
         )),
     }
+}
+
+/// Starts `cmd` as every start of the runner is made, so that a trial's search for its
+/// processes by their pipes waits for this child's fork-to-exec window (long here: it joins
+/// namespaces and binds sockets) instead of mistaking it for one of its own.
+pub fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
+    crate::conformance::procs::spawn(cmd).map(|(child, _)| child)
 }
 
 /// The runner's user and group.
