@@ -407,3 +407,33 @@ fn a_rewrite_writes_no_expected_failure_for_a_check_a_flaky_mark_names() {
         "{text}"
     );
 }
+
+#[test]
+fn a_rewrite_keeps_the_entries_of_a_trial_not_run_here() {
+    let old = Baseline::parse("c@https [LIFE-06]: no check of the address\n", &known()).unwrap();
+    let results = RunResults {
+        netns: Some("none: no namespace".into()),
+        client: "sdk".into(),
+        profile: true,
+        time_scale: 1.0,
+        seconds: 1.0,
+        trials: vec![TrialResult {
+            not_run: Some("no namespace".into()),
+            ..TrialResult::bare("c@https", Grade::NotRun, Verdict::Passed)
+        }],
+    };
+    let text = render(
+        &results,
+        &Rewrite {
+            old: &old,
+            known: &known(),
+            selection: "",
+            header: None,
+            strictness: Strictness::default(),
+        },
+    );
+    assert!(
+        text.contains("c@https [LIFE-06]: no check of the address"),
+        "{text}"
+    );
+}
