@@ -23,6 +23,11 @@ pub struct ConformanceArgs {
     /// grade it non-strict.
     #[arg(long)]
     pub advisory_fails: bool,
+    /// Fail the run when the isolated (`ssrf/`) trials cannot run here because no network
+    /// namespace can be made (not root, no passwordless `sudo -n`, no unprivileged user
+    /// namespace); by default they are reported "not run here" and do not fail it.
+    #[arg(long)]
+    pub require_ssrf: bool,
     /// Write the reference client's snapshots instead of comparing them.
     #[arg(long)]
     pub bless: bool,
@@ -109,6 +114,7 @@ impl ConformanceArgs {
             baseline: self.baseline,
             spec_only: self.spec_only,
             advisory_fails: self.advisory_fails,
+            require_ssrf: self.require_ssrf,
             bless: self.bless,
             report_dir: self.report_dir,
             client_name: self.client_name,

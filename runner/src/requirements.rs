@@ -2,6 +2,10 @@
 //! trials that cite it, and how well it is covered. A requirement is *covered* when checks
 //! cite it on every transport it concerns (its catalogue `transport`, else both), *partly*
 //! when they cite it on some, *not* when nothing cites it.
+//!
+//! `--cases DIR` reports a user's own directory instead: the checks of its cases against its
+//! own `requirements.json` (or, without one, the built-in catalogue and the always-on checks
+//! that run in every trial).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -65,14 +69,22 @@ fn coverage(r: &Requirement, c: Option<&Citations>) -> Coverage {
     }
 }
 
-/// Builds the report for the scenarios under `root`; `only` keeps the requirements whose
-/// coverage is one of those given (all when empty).
-pub fn report(root: &Path, only: &[Coverage]) -> Result<String, String> {
+/// Builds the report for the scenarios under `root`, or with `own` for the cases of that
+/// user's directory (see the module docs); `only` keeps the requirements whose coverage is
+/// one of those given (all when empty).
+pub fn report(root: &Path, own: Option<&Path>, only: &[Coverage]) -> Result<String, String> {
     let library = load::Library::find(root).map_err(|e| e.to_string())?;
-    let cases = load::load_dir(root).map_err(|errors| {
-        let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        shown.join("\n")
-    })?;
+    let (cases, catalogue, header) = match own {
+        None => {
+            let cases = load::load_dir(root).map_err(|errors| {
+                let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                shown.join("\n")
+            })?;
+            (cases, library.catalogue.entries().to_vec(), String::new())
+        }
+        Some(dir) => own_cases(&library, root, dir)?,
+    };
+    let own_catalogue = own.is_some_and(|d| d.join(load::CATALOGUE_FILE).is_file());
     let mut cited: BTreeMap<String, Citations> = BTreeMap::new();
     for (case, transport) in mcp_harness_scenarios::trials(&cases) {
         let trial = case.trial_name(transport);
@@ -83,7 +95,8 @@ pub fn report(root: &Path, only: &[Coverage]) -> Result<String, String> {
             c.transports.insert(transport.as_str());
         }
     }
-    for &(name, id, scope) in ALWAYS_ON {
+    // The always-on checks cite built-in requirements: shown with the built-in catalogue.
+    for &(name, id, scope) in ALWAYS_ON.iter().filter(|_| !own_catalogue) {
         let c = cited.entry(id.to_owned()).or_default();
         c.always_on.insert(name);
         let on: &[Transport] = match scope {
@@ -94,9 +107,9 @@ pub fn report(root: &Path, only: &[Coverage]) -> Result<String, String> {
         c.transports.extend(on.iter().map(|t| t.as_str()));
     }
 
-    let mut out = String::new();
+    let mut out = header;
     let mut tally: std::collections::HashMap<(Level, Coverage), usize> = Default::default();
-    for r in library.catalogue.entries() {
+    for r in &catalogue {
         let c = cited.get(&r.id);
         let cov = coverage(r, c);
         *tally.entry((r.level, cov)).or_default() += 1;
@@ -107,8 +120,22 @@ pub fn report(root: &Path, only: &[Coverage]) -> Result<String, String> {
     }
     let unknown: Vec<&String> = cited
         .keys()
-        .filter(|id| library.catalogue.get(id).is_none())
+        .filter(|id| library.catalogue.get(id).is_none() && !catalogue.iter().any(|r| &r.id == *id))
         .collect();
+    if own_catalogue {
+        let builtin: Vec<&str> = cited
+            .keys()
+            .filter(|id| library.catalogue.get(id).is_some())
+            .map(String::as_str)
+            .collect();
+        if !builtin.is_empty() {
+            let _ = writeln!(
+                out,
+                "your cases also cite built-in requirements: {}",
+                builtin.join(", ")
+            );
+        }
+    }
     for id in unknown {
         let _ = writeln!(
             out,
@@ -128,6 +155,48 @@ pub fn report(root: &Path, only: &[Coverage]) -> Result<String, String> {
         );
     }
     Ok(out)
+}
+
+/// The cases of the user's directory `dir`, the catalogue to show (its own
+/// `requirements.json`, else the built-in one) and a header line saying which.
+fn own_cases(
+    library: &load::Library,
+    root: &Path,
+    dir: &Path,
+) -> Result<(Vec<mcp_harness_scenarios::Case>, Vec<Requirement>, String), String> {
+    let dirs = crate::conformance::cases::resolve_dirs(&[dir.to_owned()])?;
+    let sources = crate::conformance::cases::Sources {
+        builtin: root.to_owned(),
+        with_builtin: false,
+        user_dirs: dirs.clone(),
+    };
+    let cases = crate::conformance::cases::load(&sources).map_err(|e| e.join("\n"))?;
+    let own_file = dir.join(load::CATALOGUE_FILE);
+    let (catalogue, over) = match own_file.is_file() {
+        true => {
+            let merged = library.with_own(&dirs[0]).map_err(|e| e.to_string())?;
+            let own: Vec<Requirement> = merged
+                .catalogue
+                .entries()
+                .iter()
+                .filter(|r| library.catalogue.get(&r.id).is_none())
+                .cloned()
+                .collect();
+            let over = format!("{} ({} requirements)", own_file.display(), own.len());
+            (own, over)
+        }
+        false => (
+            library.catalogue.entries().to_vec(),
+            "the built-in catalogue (this directory has no requirements.json)".to_owned(),
+        ),
+    };
+    let header = format!(
+        "coverage by the {} case{} of {} over {over}\n\n",
+        cases.len(),
+        if cases.len() == 1 { "" } else { "s" },
+        dir.display()
+    );
+    Ok((cases, catalogue, header))
 }
 
 fn describe(out: &mut String, r: &Requirement, cov: Coverage, c: Option<&Citations>) {
@@ -203,7 +272,7 @@ mod tests {
     #[test]
     fn the_shipped_catalogue_reports_every_level() {
         let root = crate::paths::scenarios_dir();
-        let text = report(&root, &[]).expect("the shipped cases load");
+        let text = report(&root, None, &[]).expect("the shipped cases load");
         assert!(text.contains("coverage by level"));
         assert!(text.contains("LIFE-01 [must] covered"), "{text}");
         assert!(!text.contains("not in the catalogue"), "{text}");

@@ -137,6 +137,79 @@ fn the_conformance_alias_and_the_schema_work() {
 }
 
 #[test]
+fn requirements_shows_the_coverage_of_a_users_own_cases() {
+    let here = tempdir();
+    let dir = user_dir(here.path(), false);
+    write(
+        &dir.join("requirements.json"),
+        &json!([
+            {"id": "MINE-01", "level": "must", "text": "Every page is listed.", "source": "my notes"},
+            {"id": "MINE-02", "level": "should", "transport": "stdio", "text": "Nobody checks this yet.", "source": "my notes"}
+        ]),
+    );
+    let dir_arg = dir.to_string_lossy().into_owned();
+    let out = harness(here.path(), &["requirements", "--cases", &dir_arg]);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    assert!(
+        shown.contains("coverage by the 2 cases of") && shown.contains("(2 requirements)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("MINE-01 [must] covered: Every page is listed."),
+        "{shown}"
+    );
+    assert!(shown.contains("check: mine/pages:"), "{shown}");
+    assert!(
+        shown.contains("MINE-02 [should] not: Nobody checks this yet."),
+        "{shown}"
+    );
+    // Only its own catalogue is listed; the built-in ids its cases cite are named once.
+    assert!(!shown.contains("LIFE-01 [must]"), "{shown}");
+    assert!(
+        shown.contains("your cases also cite built-in requirements:"),
+        "{shown}"
+    );
+    let out = harness(
+        here.path(),
+        &["requirements", "--cases", &dir_arg, "--coverage", "not"],
+    );
+    let shown = text(&out);
+    assert!(
+        shown.contains("MINE-02") && !shown.contains("MINE-01 [must]"),
+        "{shown}"
+    );
+
+    // Without a catalogue of its own, the built-in one is shown, as these cases cover it.
+    std::fs::remove_file(dir.join("requirements.json")).expect("removed");
+    std::fs::remove_file(dir.join("mine/pages.json")).expect("removed");
+    let out = harness(here.path(), &["requirements", "--cases", &dir_arg]);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("over the built-in catalogue"), "{shown}");
+    assert!(shown.contains("check: mine/tool-error:"), "{shown}");
+    assert!(
+        shown.contains("[must] not:"),
+        "most built-in requirements are not covered: {shown}"
+    );
+
+    // A directory that is not one is named.
+    let out = harness(here.path(), &["requirements", "--cases", "no-such-dir"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--cases no-such-dir"), "{}", text(&out));
+
+    // The catalogue's schema is printed as committed.
+    let out = harness(here.path(), &["schema", "--requirements"]);
+    let printed: Value = serde_json::from_slice(&out.stdout).expect("the schema is JSON");
+    let committed: Value = serde_json::from_str(
+        &std::fs::read_to_string(checkout().join("scenarios/requirements.schema.json"))
+            .expect("the committed schema"),
+    )
+    .expect("JSON");
+    assert_eq!(printed, committed);
+}
+
+#[test]
 fn each_adapter_kit_is_written_out_as_in_the_checkout_and_never_over_a_file() {
     let here = tempdir();
     for (language, file, in_checkout) in [

@@ -73,8 +73,13 @@ enum Command {
         /// Only requirements with this coverage (`covered`, `partly`, `not`; repeatable).
         #[arg(long, value_parser = xtask::requirements::parse_coverage)]
         coverage: Vec<xtask::requirements::Coverage>,
+        /// Show the coverage of your own case directory instead: its cases' checks against
+        /// DIR/requirements.json (or the built-in catalogue when DIR has none).
+        #[arg(long = "cases", value_name = "DIR")]
+        cases: Option<std::path::PathBuf>,
     },
-    /// Regenerate scenarios/scenario.schema.json, or check that it is fresh.
+    /// Regenerate the schemas in scenarios/ (cases, fixtures, requirements catalogue), or
+    /// check that they are fresh.
     Schema {
         /// Fail if the committed schema is stale instead of writing it.
         #[arg(long)]
@@ -113,8 +118,9 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Requirements { coverage } => {
-            match xtask::requirements::report(&paths::scenarios_dir(), &coverage) {
+        Command::Requirements { coverage, cases } => {
+            match xtask::requirements::report(&paths::scenarios_dir(), cases.as_deref(), &coverage)
+            {
                 Ok(text) => {
                     print!("{text}");
                     ExitCode::SUCCESS

@@ -1,72 +1,262 @@
-//! Isolated trials (`"network": "isolated"`) where the runner cannot make a network namespace:
-//! the runner runs without `CAP_SYS_ADMIN` (`setpriv --bounding-set -sys_admin`, the real
-//! refusal of `unshare(CLONE_NEWNET)`, not a simulation), and each such trial must be graded
-//! `unimplemented` with the reason on the console and in results.json, while its client is
-//! never started (a client that would leave a mark shows none). Where the tests themselves run
-//! without the privilege, the same holds without `setpriv`.
+//! Isolated trials (`"network": "isolated"`) as an ordinary user, as CI runners run them.
+//!
+//! Run as root, the test drops to `nobody` (`setpriv --reuid=65534`: the real refusal of
+//! `unshare(CLONE_NEWNET)`, not a simulation) and runs one isolated trial twice:
+//! - with the default ways: where this kernel allows an unprivileged user namespace, the
+//!   trial runs in one and passes; where it does not, it is "not run here";
+//! - with the fallback forced off (`MCP_HARNESS_NETNS_WAYS=root,sudo`): "not run here" with
+//!   the reason on the console, in results.json and JUnit (skipped), the client never started,
+//!   and the run exits 0; with `--require-ssrf` the same trial fails the run (101).
+//!
+//! Run as another user, the same holds without `setpriv`.
 
 mod support;
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use xtask::report::RunResults;
 
-#[test]
-fn an_isolated_trial_without_a_namespace_is_reported_unimplemented_and_never_run() {
-    support::bins();
-    let dir = tempfile::tempdir().unwrap();
-    let mark = dir.path().join("client-ran");
-    let reports = dir.path().join("reports");
+const TRIAL: &str = "ssrf/redirect-metadata@https";
+
+/// Runs the harness on [`TRIAL`] as an unprivileged user, with `env` and `extra` flags.
+fn run_unprivileged(dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Option<Output> {
+    let mark = dir.join("client-ran");
     let client = format!(
         "touch {} && {}",
         xtask::conformance::shell_quote(&mark),
         support::driver_cmd("")
     );
-    let xtask = env!("CARGO_BIN_EXE_xtask");
-    let args = [
+    let reports = dir.join("reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut cmd = unprivileged(&[env!("CARGO_BIN_EXE_xtask")]);
+    if is_root() && !Path::new(SETPRIV).exists() {
+        return None;
+    }
+    cmd.args([
         "conformance",
         "--no-build",
         "--exact",
-        "ssrf/redirect-metadata@https",
+        TRIAL,
         "--client",
         &client,
-        "--report-dir",
-        &reports.to_string_lossy(),
-    ];
-    let setpriv = Path::new("/usr/bin/setpriv");
-    let output = match setpriv.exists() {
-        true => Command::new(setpriv)
-            .args(["--bounding-set", "-sys_admin", "--", xtask])
-            .args(args)
-            .output(),
-        false => Command::new(xtask).args(args).output(),
+    ])
+    .arg("--report-dir")
+    .arg(&reports)
+    .args(extra)
+    .env("HOME", dir)
+    .env_remove(netns_var())
+    .envs(env.iter().copied());
+    Some(cmd.output().unwrap())
+}
+
+const SETPRIV: &str = "/usr/bin/setpriv";
+
+/// `argv` as `nobody` when this test runs as root, else as is.
+fn unprivileged(argv: &[&str]) -> Command {
+    match is_root() {
+        false => {
+            let mut cmd = Command::new(argv[0]);
+            cmd.args(&argv[1..]);
+            cmd
+        }
+        true => {
+            let mut cmd = Command::new(SETPRIV);
+            cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .args(argv);
+            cmd
+        }
     }
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if stdout.contains("ssrf/redirect-metadata@https ... ok") {
-        panic!("the runner could make a namespace without CAP_SYS_ADMIN?\n{stdout}\n{stderr}");
-    }
-    assert_eq!(output.status.code(), Some(101), "{stdout}\n{stderr}");
+}
+
+/// Whether this test runs as root (the owner of `/proc/self`).
+fn is_root() -> bool {
+    std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0
+}
+
+fn netns_var() -> &'static str {
+    xtask::conformance::netns::ways::WAYS_VAR
+}
+
+/// A directory every user may write in.
+fn open_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    dir
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn without_a_namespace_an_isolated_trial_is_not_run_here_and_does_not_fail_the_run() {
+    support::bins();
+    let dir = open_dir();
+    let Some(out) = run_unprivileged(dir.path(), &[(netns_var(), "root,sudo")], &[]) else {
+        eprintln!("skipped: running as root without /usr/bin/setpriv to drop privileges");
+        return;
+    };
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
     assert!(
-        stdout.contains("ssrf/redirect-metadata@https ... FAILED (unimplemented)"),
-        "{stdout}"
+        shown.contains(&format!("test {TRIAL} ... not run here")),
+        "{shown}"
     );
     assert!(
-        stdout.contains("cannot make a network namespace"),
-        "the reason is on the console: {stdout}"
+        shown.contains("not run here: 1 isolated trial (ssrf/): no network namespace can be made here (root: unshare(CLONE_NEWNET)"),
+        "the summary says why: {shown}"
     );
-    assert!(!mark.exists(), "the client ran outside a namespace");
+    assert!(shown.contains("result: ok"), "{shown}");
+    assert!(
+        !dir.path().join("client-ran").exists(),
+        "the client ran outside a namespace"
+    );
+    let reports = dir.path().join("reports");
     let results = RunResults::load(&reports.join("results.json")).unwrap();
     let trial = &results.trials[0];
-    assert_eq!(trial.grade.as_str(), "unimplemented");
+    assert_eq!(trial.grade.as_str(), "not-run");
+    assert_eq!(trial.verdict.as_str(), "passed");
+    let why = trial.not_run.as_deref().unwrap_or_default();
+    assert!(why.contains("sudo: "), "each way's reason: {why}");
     assert!(
-        trial
-            .checks
-            .iter()
-            .any(|c| !c.passed && c.actual.contains("unshare(CLONE_NEWNET)")),
-        "the reason is in results.json: {:?}",
-        trial.checks
+        results
+            .netns
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("none: "),
+        "{:?}",
+        results.netns
     );
+    let junit = std::fs::read_to_string(reports.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("<skipped message=\"not run here: no network namespace"),
+        "{junit}"
+    );
+    let html = std::fs::read_to_string(reports.join("report.html")).unwrap();
+    assert!(html.contains("data-status=\"not-run\""), "report.html");
+
+    // Asked for, the same trial fails the run.
+    let dir = open_dir();
+    let out = run_unprivileged(
+        dir.path(),
+        &[(netns_var(), "root,sudo")],
+        &["--require-ssrf"],
+    )
+    .unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "test {TRIAL} ... FAILED (not run here; --require-ssrf)"
+        )),
+        "{shown}"
+    );
+    let results = RunResults::load(&dir.path().join("reports/results.json")).unwrap();
+    assert_eq!(results.trials[0].verdict.as_str(), "failed");
+}
+
+#[test]
+fn an_unprivileged_user_namespace_runs_an_isolated_trial_where_the_kernel_allows_one() {
+    support::bins();
+    let dir = open_dir();
+    let Some(out) = run_unprivileged(dir.path(), &[(netns_var(), "userns")], &[]) else {
+        eprintln!("skipped: running as root without /usr/bin/setpriv to drop privileges");
+        return;
+    };
+    let shown = text(&out);
+    let results = RunResults::load(&dir.path().join("reports/results.json")).unwrap();
+    let trial = &results.trials[0];
+    // Whether this kernel allows one is the kernel's word, asked as the same user.
+    let allowed = unprivileged(&[
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "--net",
+        "ip",
+        "link",
+        "set",
+        "lo",
+        "up",
+    ])
+    .output()
+    .is_ok_and(|o| o.status.success());
+    match trial.grade.as_str() {
+        "pass" => {
+            assert_eq!(results.netns.as_deref(), Some("userns"));
+            assert!(
+                shown.contains(
+                    "isolated trials: network namespaces made in an unprivileged user namespace"
+                ),
+                "{shown}"
+            );
+            assert!(dir.path().join("client-ran").exists());
+        }
+        "not-run" => {
+            assert!(
+                !allowed,
+                "this kernel allows unprivileged user namespaces, yet: {shown}"
+            );
+            assert!(
+                trial
+                    .not_run
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains("userns: "),
+                "{shown}"
+            );
+        }
+        other => panic!("graded {other}: {shown}"),
+    }
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+}
+
+/// The `sudo -n` way, where a user with passwordless sudo is named by
+/// `MCP_HARNESS_TEST_SUDO_USER` (this test never edits the sudoers files itself): the
+/// trial runs in a namespace the root helper made for that user.
+#[test]
+fn passwordless_sudo_makes_the_namespace_for_an_ordinary_user() {
+    support::bins();
+    let Ok(user) = std::env::var("MCP_HARNESS_TEST_SUDO_USER") else {
+        eprintln!("skipped: set MCP_HARNESS_TEST_SUDO_USER to a user with passwordless sudo");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: only root can run the harness as {user}");
+        return;
+    }
+    let dir = open_dir();
+    let reports = dir.path().join("reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = Command::new("runuser")
+        .args(["-u", &user, "--", "env"])
+        .arg(format!("{}=sudo", netns_var()))
+        .arg(format!("HOME={}", dir.path().display()))
+        .args([
+            env!("CARGO_BIN_EXE_xtask"),
+            "conformance",
+            "--no-build",
+            "--exact",
+            TRIAL,
+        ])
+        .arg("--report-dir")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("network namespaces made through passwordless `sudo -n`"),
+        "{shown}"
+    );
+    let results = RunResults::load(&reports.join("results.json")).unwrap();
+    assert_eq!(results.trials[0].grade.as_str(), "pass", "{shown}");
+    assert_eq!(results.netns.as_deref(), Some("sudo"));
 }

@@ -115,6 +115,37 @@ fn the_committed_fixture_schema_is_fresh() {
 }
 
 #[test]
+fn the_committed_requirements_schema_is_fresh_and_holds_the_catalogue() {
+    let path = xtask::schema::requirements_schema_path(&xtask::paths::schema_file());
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == xtask::schema::generate_requirements(),
+        "{} is stale: run `cargo xtask schema` and commit it",
+        path.display()
+    );
+    let schema: serde_json::Value = serde_json::from_str(&committed).unwrap();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler
+        .add_resource("requirements.schema.json", schema)
+        .unwrap();
+    let id = compiler
+        .compile("requirements.schema.json", &mut schemas)
+        .unwrap();
+    let catalogue = xtask::paths::scenarios_dir().join("requirements.json");
+    let shipped: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&catalogue).unwrap()).unwrap();
+    if let Err(e) = schemas.validate(&shipped, id) {
+        panic!("{} does not match its schema: {e}", catalogue.display());
+    }
+    // A level outside the four, or a field of no meaning, is refused.
+    let wrong = serde_json::json!([{"id": "MINE-1", "level": "may", "text": "t", "source": "s"}]);
+    assert!(schemas.validate(&wrong, id).is_err());
+    let extra = serde_json::json!([{"id": "MINE-1", "level": "must", "text": "t", "source": "s", "sorce": "s"}]);
+    assert!(schemas.validate(&extra, id).is_err());
+}
+
+#[test]
 fn every_snapshot_belongs_to_a_trial() {
     let names: Vec<String> = support::trials()
         .iter()

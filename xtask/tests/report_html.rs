@@ -99,6 +99,7 @@ fn run(client: &str, n: usize, shift: usize) -> RunResults {
     }
     trials.sort_by(|a, b| a.name.cmp(&b.name));
     RunResults {
+        netns: None,
         client: client.to_owned(),
         profile: true,
         time_scale: 1.0,

@@ -26,6 +26,7 @@ fn trial(name: &str, grade: Grade, checks: Vec<CheckRecord>) -> TrialResult {
 
 fn run(trials: Vec<TrialResult>) -> RunResults {
     RunResults {
+        netns: None,
         client: "c".into(),
         profile: true,
         seconds: 1.0,

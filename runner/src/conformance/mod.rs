@@ -65,6 +65,8 @@ pub struct Options {
     pub spec_only: bool,
     /// Let failed `advisory` checks fail a trial, as `must` ones do.
     pub advisory_fails: bool,
+    /// Fail the run when an isolated trial cannot run here (no network namespace).
+    pub require_ssrf: bool,
     /// Write snapshots instead of comparing them.
     pub bless: bool,
     /// Where to write `results.json`, `junit.xml` and `report.html`.
@@ -139,13 +141,13 @@ pub fn evaluate(
     strictness: Strictness,
 ) -> Evaluation {
     let mut run = trial::run(case, transport, client_cmd, harness);
-    if let Some(why) = &run.unavailable {
+    if run.unavailable.is_some() {
         // Never run unconfined: the trial is reported, with the reason, and not judged.
         return Evaluation {
-            checks: vec![netns_unavailable(why)],
+            checks: Vec::new(),
             run,
             outcomes: Outcomes::default(),
-            grade: Grade::Unimplemented,
+            grade: Grade::NotRun,
         };
     }
     let started = Instant::now();
@@ -157,21 +159,6 @@ pub fn evaluate(
         checks,
         outcomes,
         grade,
-    }
-}
-
-/// The one check of an isolated trial that was not run: the namespace could not be made.
-fn netns_unavailable(why: &str) -> CheckResult {
-    CheckResult {
-        name: "the runner made the trial's network namespace (the case has \"network\": \"isolated\")".into(),
-        level: mcp_harness_scenarios::model::Level::Must,
-        requirement_id: "HARNESS-NETNS".into(),
-        requirement: "An isolated case runs its client only inside a network namespace the runner makes for the trial; where none can be made, the trial is not run.".into(),
-        source: "ARCHITECTURE.md (runner/src/conformance/netns)".into(),
-        passed: false,
-        expected: "a network namespace for the client".into(),
-        actual: format!("not run: {why}"),
-        always_on: true,
     }
 }
 
@@ -317,11 +304,20 @@ pub fn run(opts: Options) -> ExitCode {
         profile: !opts.spec_only,
         time_scale: scale.factor(),
         seconds: started.elapsed().as_secs_f64(),
+        netns: netns::ways::found().map(|found| match found {
+            Ok(way) => way.as_str().to_owned(),
+            Err(why) => format!("none: {why}"),
+        }),
         trials: reports,
     };
     runner::print_end(&results, &finished);
-    let ran: std::collections::HashSet<&str> =
-        results.trials.iter().map(|t| t.name.as_str()).collect();
+    // A trial not run here judged no entry: its entries are not unused.
+    let ran: std::collections::HashSet<&str> = results
+        .trials
+        .iter()
+        .filter(|t| t.grade != Grade::NotRun)
+        .map(|t| t.name.as_str())
+        .collect();
     let named: std::collections::HashSet<usize> = finished
         .iter()
         .flat_map(|f| f.named.iter().copied())
@@ -581,8 +577,12 @@ impl RunContext {
         let transcript = snapshot::unscale(snapshot::render(&eval.run), &case.scenario);
         let mut snapshot_took = started.elapsed();
         let mut checks: Vec<CheckRecord> = eval.checks.iter().map(check_record).collect();
-        let judgement =
-            baseline::judge(&self.baseline, name, eval.grade, &checks, self.strictness());
+        // A trial not run here is not judged: its baseline entries wait for a machine
+        // where it runs.
+        let judgement = match eval.grade {
+            Grade::NotRun => Default::default(),
+            grade => baseline::judge(&self.baseline, name, grade, &checks, self.strictness()),
+        };
         for (check, entry) in checks.iter_mut().zip(&judgement.excused) {
             check.baseline = entry.map(|e| e.reason.clone());
         }
@@ -590,9 +590,11 @@ impl RunContext {
             case_path: display_path(&case.path),
             rerun: self.opts.rerun_command(name),
         };
-        let details = match eval.grade {
-            Grade::Pass => String::new(),
-            grade => verdict::render_report(
+        let not_run = eval.run.unavailable.clone();
+        let details = match (eval.grade, &not_run) {
+            (Grade::NotRun, Some(why)) => format!("not run here: {why}"),
+            (Grade::Pass, _) => String::new(),
+            (grade, _) => verdict::render_report(
                 grade,
                 &eval.checks,
                 &eval.run,
@@ -600,17 +602,26 @@ impl RunContext {
                 Some(&place),
             ),
         };
-        let (verdict, message) = judgement.verdict(eval.grade, &eval.checks, &details, || {
-            let started = Instant::now();
-            let compared = match self.snapshots_of(case) {
-                Some(dir) if eval.grade == Grade::Pass || self.bless => {
-                    snapshot::compare(&dir, &case.path, name, &transcript, &self.opts.program)
-                }
-                _ => Ok(()),
-            };
-            snapshot_took += started.elapsed();
-            compared
-        });
+        let (verdict, message) = match (eval.grade, self.opts.require_ssrf) {
+            (Grade::NotRun, true) => (
+                Verdict::Failed,
+                Some(format!(
+                    "{details}\n--require-ssrf: an isolated trial that cannot run here fails the run"
+                )),
+            ),
+            (Grade::NotRun, false) => (Verdict::Passed, None),
+            _ => judgement.verdict(eval.grade, &eval.checks, &details, || {
+                let started = Instant::now();
+                let compared = match self.snapshots_of(case) {
+                    Some(dir) if eval.grade == Grade::Pass || self.bless => {
+                        snapshot::compare(&dir, &case.path, name, &transcript, &self.opts.program)
+                    }
+                    _ => Ok(()),
+                };
+                snapshot_took += started.elapsed();
+                compared
+            }),
+        };
         let flaky_marks = self.baseline.flaky(name);
         let message = match (message, flaky_marks.first()) {
             (Some(m), Some(mark)) if self.opts.retries == 0 => Some(format!(
@@ -642,6 +653,7 @@ impl RunContext {
             checks,
             outcomes: outcome_records(case, &eval.outcomes),
             details: details.trim_end().to_owned(),
+            not_run,
             transcript,
         };
         eval.run.phases.snapshot = snapshot_took;

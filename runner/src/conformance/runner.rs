@@ -161,6 +161,10 @@ pub fn run_all<J: Send>(
 pub fn status(trial: &TrialResult) -> String {
     let grade = trial.grade.as_str();
     match trial.verdict {
+        Verdict::Passed if trial.grade == Grade::NotRun => "not run here".to_owned(),
+        Verdict::Failed if trial.grade == Grade::NotRun => {
+            "FAILED (not run here; --require-ssrf)".to_owned()
+        }
         Verdict::Passed => grade.to_owned(),
         Verdict::ExpectedFailure => format!("xfail ({grade}, baselined)"),
         Verdict::Stale => format!("FAILED ({grade}; stale baseline entry)"),
@@ -203,6 +207,7 @@ fn print_one(trial: &TrialResult, terse: bool, index: usize) {
         (Verdict::ExpectedFailure, _) => 'x',
         (Verdict::KnownFlaky, _) => '~',
         (Verdict::Passed, Grade::NonStrict) => 'n',
+        (Verdict::Passed, Grade::NotRun) => 's',
         (Verdict::Passed, _) => '.',
     };
     print!("{mark}");
@@ -224,6 +229,9 @@ pub fn print_end(results: &RunResults, finished: &[Finished]) {
         println!();
     }
     println!("\n{}", tally(results));
+    if let Some(line) = netns_line(results) {
+        println!("{line}");
+    }
     let mut names: Vec<&str> = failing.iter().map(|f| f.result.name.as_str()).collect();
     names.sort_unstable();
     match names.len() {
@@ -233,6 +241,36 @@ pub fn print_end(results: &RunResults, finished: &[Finished]) {
             if n == 1 { "trial fails" } else { "trials fail" },
             names.join(", ")
         ),
+    }
+}
+
+/// How the isolated trials fared: the way their namespaces were made, or why they were not
+/// run here (and that this does not fail the run unless `--require-ssrf`).
+pub fn netns_line(results: &RunResults) -> Option<String> {
+    let not_run: Vec<&TrialResult> = results
+        .trials
+        .iter()
+        .filter(|t| t.grade == Grade::NotRun)
+        .collect();
+    let why = not_run.iter().find_map(|t| t.not_run.as_deref());
+    match (not_run.len(), why, results.netns.as_deref()) {
+        (0, _, Some(way)) if !way.starts_with("none") => Some(format!(
+            "isolated trials: network namespaces {}",
+            super::netns::ways::describe(way)
+        )),
+        (0, ..) => None,
+        (n, why, _) => {
+            let fails = not_run.iter().any(|t| t.verdict == Verdict::Failed);
+            Some(format!(
+                "not run here: {n} isolated trial{} (ssrf/): {}; {}",
+                if n == 1 { "" } else { "s" },
+                why.unwrap_or("no network namespace"),
+                match fails {
+                    true => "--require-ssrf makes them fail the run",
+                    false => "they do not fail the run (--require-ssrf would make them fail it)",
+                }
+            ))
+        }
     }
 }
 

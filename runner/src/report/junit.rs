@@ -1,6 +1,7 @@
 //! JUnit XML for CI systems, via quick-junit: one test case per trial, grouped in one suite
 //! per area. A baselined failure is reported as skipped with its reason, so a CI dashboard
-//! shows known gaps without turning red; a stale entry is a failure. A flaky trial (its grade
+//! shows known gaps without turning red; a stale entry is a failure. A trial not run here
+//! (no network namespace) is skipped with its reason, or a failure under `--require-ssrf`. A flaky trial (its grade
 //! changed between `--retries` attempts) is a failure, or a success when the baseline marks it
 //! known-flaky; either way it carries the properties `flaky` and `attempts` and a system-out
 //! note, so a dashboard never shows it as a plain pass.
@@ -10,7 +11,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunResults;
-use crate::conformance::verdict::Verdict;
+use crate::conformance::verdict::{Grade, Verdict};
 
 /// The JUnit document of one run.
 pub fn render(results: &RunResults) -> Result<String, String> {
@@ -22,6 +23,14 @@ pub fn render(results: &RunResults) -> Result<String, String> {
         let mut suite = TestSuite::new(name);
         for trial in results.trials.iter().filter(|t| area(&t.name) == name) {
             let status = match trial.verdict {
+                Verdict::Passed if trial.grade == Grade::NotRun => {
+                    let mut s = TestCaseStatus::skipped();
+                    s.set_message(format!(
+                        "not run here: {}",
+                        trial.not_run.as_deref().unwrap_or_default()
+                    ));
+                    s
+                }
                 Verdict::Passed | Verdict::KnownFlaky => TestCaseStatus::success(),
                 Verdict::ExpectedFailure => {
                     let mut s = TestCaseStatus::skipped();

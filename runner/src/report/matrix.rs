@@ -141,7 +141,7 @@ fn client_summary(out: &mut String, runs: &[RunResults]) {
             let grade = match s {
                 Status::Fail | Status::Flaky | Status::Stale => "fail",
                 Status::Baselined | Status::NonStrict | Status::Unimplemented => "non-strict",
-                Status::Pass => "",
+                Status::NotRun | Status::Pass => "",
             };
             super::html::count_cell(out, n, &format!("status={}", s.as_str()), grade);
         }

@@ -37,6 +37,10 @@ pub struct RunResults {
     pub time_scale: f64,
     /// Wall time of the run, in seconds.
     pub seconds: f64,
+    /// How this run made the network namespaces of its isolated trials (`root`, `sudo`,
+    /// `userns`), or why it could not (`none: …`); absent when it needed none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns: Option<String>,
     /// Every trial run, sorted by name.
     pub trials: Vec<TrialResult>,
 }
@@ -92,6 +96,9 @@ pub struct TrialResult {
     pub outcomes: Vec<OutcomeRecord>,
     /// The Expected/Actual report (empty when every check held).
     pub details: String,
+    /// Why the trial was not run here (grade `not-run`): no network namespace could be made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
     /// The normalized transcript.
     pub transcript: String,
 }
@@ -180,6 +187,7 @@ impl TrialResult {
             checks: Vec::new(),
             outcomes: Vec::new(),
             details: String::new(),
+            not_run: None,
             transcript: String::new(),
         }
     }
@@ -212,14 +220,18 @@ impl CheckRecord {
 impl RunResults {
     /// How many trials have each grade, in report order.
     pub fn counts(&self) -> Vec<(Grade, usize)> {
+        let count = |g: Grade| self.trials.iter().filter(|t| t.grade == g).count();
         [
             Grade::Pass,
             Grade::NonStrict,
             Grade::Unimplemented,
             Grade::Fail,
+            Grade::NotRun,
         ]
         .into_iter()
-        .map(|g| (g, self.trials.iter().filter(|t| t.grade == g).count()))
+        .map(|g| (g, count(g)))
+        // "not run here" is shown only where it happened.
+        .filter(|(g, n)| *g != Grade::NotRun || *n > 0)
         .collect()
     }
 

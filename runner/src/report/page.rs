@@ -40,7 +40,7 @@ table.sum td.warm { background: var(--warn-bg); color: var(--warn); }
 .flaky, .stale { background: #ffe0b2; color: #8a4b00; }
 .baselined { background: #fbd9d7; color: #9b1c16; outline: 2px dashed #9b1c16; outline-offset: -2px; }
 .non-strict { background: var(--warn-bg); color: var(--warn); }
-.unimplemented { background: var(--grey-bg); color: var(--grey); }
+.unimplemented, .not-run { background: var(--grey-bg); color: var(--grey); }
 .pass { background: var(--ok-bg); color: var(--ok); }
 form.filters { position: sticky; top: 0; z-index: 5; background: #f6f7f9; border-bottom: 1px solid #d5d9e0; margin: 16px -24px 0; padding: 8px 24px; display: flex; flex-wrap: wrap; gap: 6px 14px; align-items: center; font-size: 13px; }
 form.filters fieldset { border: 0; padding: 0; margin: 0; display: flex; flex-wrap: wrap; gap: 2px 8px; align-items: center; }

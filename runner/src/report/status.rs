@@ -4,7 +4,7 @@
 //! The order is what a client author acts on first: a trial that fails the run, then one
 //! whose grade changed between attempts, then a baseline entry that no longer fails (the
 //! baseline must shrink), then a failure the baseline expects, then the grades that do not
-//! fail a run (non-strict, unimplemented), then passes.
+//! fail a run (non-strict, unimplemented, not run here), then passes.
 
 use super::TrialResult;
 use crate::conformance::verdict::{Grade, Verdict};
@@ -24,19 +24,22 @@ pub enum Status {
     NonStrict,
     /// The client does not provide an operation the case needs.
     Unimplemented,
+    /// Not run here: no network namespace could be made on this machine.
+    NotRun,
     /// Every check held.
     Pass,
 }
 
 impl Status {
     /// Every status, in report order.
-    pub const ALL: [Status; 7] = [
+    pub const ALL: [Status; 8] = [
         Status::Fail,
         Status::Flaky,
         Status::Stale,
         Status::Baselined,
         Status::NonStrict,
         Status::Unimplemented,
+        Status::NotRun,
         Status::Pass,
     ];
 
@@ -52,6 +55,7 @@ impl Status {
                 Grade::Unimplemented => Status::Unimplemented,
                 Grade::Fail => Status::Fail,
                 Grade::Pass => Status::Pass,
+                Grade::NotRun => Status::NotRun,
             },
         }
     }
@@ -65,6 +69,7 @@ impl Status {
             Status::Baselined => "baselined",
             Status::NonStrict => "non-strict",
             Status::Unimplemented => "unimplemented",
+            Status::NotRun => "not-run",
             Status::Pass => "pass",
         }
     }
@@ -78,16 +83,20 @@ impl Status {
             Status::Baselined => "a failing grade the baseline expects",
             Status::NonStrict => "only should-level (or advisory) checks failed",
             Status::Unimplemented => "the client lacks an operation the case needs",
+            Status::NotRun => {
+                "not run here: the case needs a network namespace and none could be made on this machine"
+            }
             Status::Pass => "every check held",
         }
     }
 }
 
 /// Grades in report order, worst first.
-pub const GRADES: [Grade; 4] = [
+pub const GRADES: [Grade; 5] = [
     Grade::Fail,
     Grade::Unimplemented,
     Grade::NonStrict,
+    Grade::NotRun,
     Grade::Pass,
 ];
 
@@ -120,6 +129,7 @@ mod tests {
             t(Grade::Pass, Verdict::Passed),
             t(Grade::Unimplemented, Verdict::Passed),
             t(Grade::NonStrict, Verdict::Passed),
+            t(Grade::NotRun, Verdict::Passed),
             t(Grade::Fail, Verdict::ExpectedFailure),
             t(Grade::Pass, Verdict::Stale),
             t(Grade::Pass, Verdict::Flaky),

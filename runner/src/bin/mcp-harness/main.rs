@@ -37,17 +37,24 @@ enum Command {
     /// List the trials a run would run (the same as `run --list`; takes the same flags).
     List(Box<ConformanceArgs>),
     /// Print the JSON Schema of case files (for editors of your own cases), or with
-    /// --fixture the schema of fixture files.
+    /// --fixture the schema of fixture files, or with --requirements that of requirements.json.
     Schema {
         /// The fixture schema instead of the case schema.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "requirements")]
         fixture: bool,
+        /// The schema of a requirements catalogue (`requirements.json`).
+        #[arg(long)]
+        requirements: bool,
     },
     /// The requirements catalogue: for each requirement, the checks and trials that cite it.
     Requirements {
         /// Only requirements with this coverage (`covered`, `partly`, `not`; repeatable).
         #[arg(long, value_parser = requirements::parse_coverage)]
         coverage: Vec<requirements::Coverage>,
+        /// Show the coverage of your own case directory instead: its cases' checks against
+        /// DIR/requirements.json (or the built-in catalogue when DIR has none).
+        #[arg(long = "cases", value_name = "DIR")]
+        cases: Option<std::path::PathBuf>,
     },
     /// Install an official SDK and run its adapter with its baseline: runs `cargo xtask sdk`
     /// in a checkout of this repository (the adapters' sources, their baselines and the SDKs'
@@ -107,23 +114,26 @@ fn main() -> ExitCode {
             args.libtest.list = true;
             run(args)
         }
-        Command::Schema { fixture } => {
-            let name = if fixture {
-                "fixture.schema.json"
-            } else {
-                "scenario.schema.json"
+        Command::Schema {
+            fixture,
+            requirements,
+        } => {
+            let name = match (fixture, requirements) {
+                (true, _) => "fixture.schema.json",
+                (_, true) => "requirements.schema.json",
+                _ => "scenario.schema.json",
             };
             match embedded::schema(name) {
                 Some(text) => print_out(text),
                 None => fail(&format!("this binary carries no {name}")),
             }
         }
-        Command::Requirements { coverage } => {
+        Command::Requirements { coverage, cases } => {
             let builtin = match embedded::write_out() {
                 Ok(builtin) => builtin,
                 Err(e) => return fail(&e),
             };
-            match requirements::report(&builtin.scenarios, &coverage) {
+            match requirements::report(&builtin.scenarios, cases.as_deref(), &coverage) {
                 Ok(text) => print_out(&text),
                 Err(e) => fail(&e),
             }

@@ -214,6 +214,7 @@ fn a_rewrite_migrates_per_trial_entries_to_one_line_per_behaviour() {
     let old = Baseline::parse(old, &known()).unwrap();
     let strictness = Strictness::default();
     let mut results = RunResults {
+        netns: None,
         client: "sdk".into(),
         profile: true,
         time_scale: 1.0,
@@ -308,6 +309,7 @@ fn a_partial_rewrite_keeps_the_entries_of_trials_that_did_not_run() {
     )
     .unwrap();
     let results = RunResults {
+        netns: None,
         client: "sdk".into(),
         profile: true,
         time_scale: 1.0,
@@ -376,6 +378,7 @@ fn a_rewrite_writes_no_expected_failure_for_a_check_a_flaky_mark_names() {
         )
     };
     let results = RunResults {
+        netns: None,
         client: "sdk".into(),
         profile: true,
         time_scale: 1.0,
@@ -401,6 +404,36 @@ fn a_rewrite_writes_no_expected_failure_for_a_check_a_flaky_mark_names() {
     assert!(
         text.contains("\nc@stdio: flaky: whole\n")
             && text.contains("\na/b@stdio [A-1]: flaky: one check\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_rewrite_keeps_the_entries_of_a_trial_not_run_here() {
+    let old = Baseline::parse("c@https [LIFE-06]: no check of the address\n", &known()).unwrap();
+    let results = RunResults {
+        netns: Some("none: no namespace".into()),
+        client: "sdk".into(),
+        profile: true,
+        time_scale: 1.0,
+        seconds: 1.0,
+        trials: vec![TrialResult {
+            not_run: Some("no namespace".into()),
+            ..TrialResult::bare("c@https", Grade::NotRun, Verdict::Passed)
+        }],
+    };
+    let text = render(
+        &results,
+        &Rewrite {
+            old: &old,
+            known: &known(),
+            selection: "",
+            header: None,
+            strictness: Strictness::default(),
+        },
+    );
+    assert!(
+        text.contains("c@https [LIFE-06]: no check of the address"),
         "{text}"
     );
 }

@@ -77,7 +77,13 @@ pub fn render(results: &RunResults, how: &Rewrite<'_>) -> String {
     // Every known-flaky mark (a person's finding, not this run's) is kept as it was; so is
     // an expected failure's reach over the trials that did not run: the patterns of an entry
     // that match a trial this run left out (the trials that ran have lines of their own).
-    let ran: HashSet<&str> = results.trials.iter().map(|t| t.name.as_str()).collect();
+    // A trial not run here (no network namespace) counts as left out: its entries stay.
+    let ran: HashSet<&str> = results
+        .trials
+        .iter()
+        .filter(|t| t.grade != Grade::NotRun)
+        .map(|t| t.name.as_str())
+        .collect();
     for e in &how.old.entries {
         let comment = |fallback: &str| match e.comment.is_empty() {
             true => fallback.to_owned(),

@@ -20,11 +20,15 @@
 //! trial ends its processes are killed by the usual sweep and [`Isolation::finish`] closes
 //! every socket and the descriptor, which ends the namespace.
 //!
-//! Where a namespace cannot be made (no `CAP_SYS_ADMIN`, or no `ip`), the trial is not run at
-//! all: [`Unavailable`] says why, and the trial is graded `unimplemented` with that reason.
+//! Without `CAP_SYS_ADMIN` the namespace is owned by a user namespace of the runner's user
+//! (see [`userns`]; [`ways`] says which way is tried when). Where no way works (or there is
+//! no `ip`), the trial is not run at all: [`Unavailable`] says why, and the trial is graded
+//! `not-run` with that reason.
 
 pub mod dns;
+pub mod userns;
 mod watch;
+pub mod ways;
 
 use std::ffi::{CStr, CString};
 use std::fs::File;
@@ -40,6 +44,8 @@ use std::thread;
 use nix::mount::{MsFlags, mount};
 use nix::sched::{CloneFlags, setns, unshare};
 use serde_json::Value;
+
+use ways::Way;
 
 /// Where `ip` is looked for first (then `PATH`).
 const IP: &str = "/usr/sbin/ip";
@@ -61,13 +67,15 @@ const SPARE_PORTS: usize = 3;
 /// on it too, and not 443, so every origin of the trial names its port (as on the host).
 pub const FAKE_PORT: u16 = 8443;
 
-/// Why a trial's namespace could not be made: the trial is graded `unimplemented` with this.
+/// Why a trial's namespace could not be made: the trial is graded `not-run` with this.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unavailable(pub String);
 
 /// One trial's namespace and the listeners in it.
 pub struct Isolation {
     ns: OwnedFd,
+    /// The user namespace that owns `ns`, when the runner is not root (see [`userns`]).
+    user: Option<OwnedFd>,
     resolv_conf: CString,
     watch: Option<watch::Watch>,
     /// The HTTPS fake's listeners (`127.0.0.1:8443`, `203.0.113.10:8443`, then spare ones on
@@ -85,9 +93,10 @@ pub struct IsolationRun {
     pub dns: Vec<String>,
 }
 
-/// What the making thread hands back.
+/// What the making hands back.
 struct Made {
     ns: OwnedFd,
+    user: Option<OwnedFd>,
     canaries: Vec<TcpListener>,
     dns: UdpSocket,
     fake_listeners: Vec<TcpListener>,
@@ -105,16 +114,23 @@ impl Isolation {
         .map_err(|e| Err(format!("cannot write {}: {e}", resolv.display())))?;
         let resolv_conf = CString::new(resolv.as_os_str().as_bytes())
             .map_err(|_| Err(format!("{} holds a NUL byte", resolv.display())))?;
-        let made = thread::Builder::new()
-            .name("netns-make".into())
-            .spawn(make_here)
-            .map_err(|e| Err(format!("cannot start a thread: {e}")))?
-            .join()
-            .map_err(|_| Err("the thread making the network namespace panicked".to_owned()))??;
+        // The first trial finds the way (and keeps what it made meanwhile); the others use it.
+        let mut made = None;
+        let found = ways::find(|way| {
+            made = Some(make_with(way)?);
+            Ok(())
+        })
+        .map_err(Err)?;
+        let made = match (made, found) {
+            (Some(made), _) => made,
+            (None, Ok(way)) => make_with(way).map_err(Err)?,
+            (None, Err(why)) => return Err(Ok(Unavailable(why))),
+        };
         let watch = watch::Watch::start(made.canaries, made.dns)
             .map_err(|e| Err(format!("cannot watch the canaries: {e}")))?;
         Ok(Isolation {
             ns: made.ns,
+            user: made.user,
             resolv_conf,
             watch: Some(watch),
             fake_listeners: made.fake_listeners,
@@ -125,15 +141,18 @@ impl Isolation {
     /// runs between fork and exec: only system calls on values prepared here.
     pub fn confine(&self, cmd: &mut Command) {
         let fd = self.ns.as_raw_fd();
+        let user = self.user.as_ref().map(AsRawFd::as_raw_fd);
         let resolv = self.resolv_conf.clone();
         let target = c"/etc/resolv.conf";
         let root = c"/";
-        // SAFETY: the closure only makes system calls on a descriptor and C strings made
+        // SAFETY: the closure only makes system calls on descriptors and C strings made
         // before the fork (nix passes a `CStr` through without allocating).
         unsafe {
             cmd.pre_exec(move || {
-                let ns = BorrowedFd::borrow_raw(fd);
-                setns(ns, CloneFlags::CLONE_NEWNET)?;
+                match user {
+                    Some(user) => userns::join(user, fd)?,
+                    None => setns(BorrowedFd::borrow_raw(fd), CloneFlags::CLONE_NEWNET)?,
+                }
                 unshare(CloneFlags::CLONE_NEWNS)?;
                 mount::<CStr, CStr, CStr, CStr>(
                     None,
@@ -169,17 +188,69 @@ impl Isolation {
     }
 }
 
-/// On a thread of its own: moves it into a new network namespace and sets everything up.
-fn make_here() -> Result<Made, Result<Unavailable, String>> {
-    unshare(CloneFlags::CLONE_NEWNET).map_err(|e| {
-        Ok(Unavailable(format!(
-            "the runner cannot make a network namespace (unshare(CLONE_NEWNET): {e}); run it as \
-             root or with CAP_SYS_ADMIN to run the isolated trials"
-        )))
-    })?;
-    let ns: OwnedFd = File::open("/proc/thread-self/ns/net")
-        .map_err(|e| Err(format!("cannot open the namespace: {e}")))?
-        .into();
+/// Makes one trial's namespace and listeners the way `way`.
+fn make_with(way: Way) -> Result<Made, String> {
+    let owned = match way {
+        Way::Root => {
+            return thread::Builder::new()
+                .name("netns-make".into())
+                .spawn(make_here)
+                .map_err(|e| format!("cannot start a thread: {e}"))?
+                .join()
+                .map_err(|_| "the thread making the network namespace panicked".to_owned())?;
+        }
+        Way::Sudo => userns::through_sudo()?,
+        Way::UserNs => userns::unprivileged()?,
+    };
+    let mut ip = ip_command();
+    userns::enter(&mut ip, &owned);
+    run_ip(ip)?;
+    let streams = stream_addresses();
+    let mut fds = userns::bind_inside(&owned, &streams, dns_address())?.into_iter();
+    let canaries: Vec<TcpListener> = fds
+        .by_ref()
+        .take(CANARY_ADDRESSES.len() * CANARY_PORTS.len())
+        .map(TcpListener::from)
+        .collect();
+    let fake_listeners: Vec<TcpListener> = fds
+        .by_ref()
+        .take(2 + SPARE_PORTS)
+        .map(TcpListener::from)
+        .collect();
+    let dns = fds
+        .next()
+        .map(UdpSocket::from)
+        .ok_or("the DNS fake's socket did not come")?;
+    Ok(Made {
+        ns: owned.net,
+        user: Some(owned.user),
+        canaries,
+        dns,
+        fake_listeners,
+    })
+}
+
+/// Every TCP listener of a trial's namespace, in order: the canaries (address by address,
+/// each on every port), the fake's two addresses, then spare loopback ports for its
+/// authorization origins.
+fn stream_addresses() -> Vec<SocketAddr> {
+    let mut out: Vec<SocketAddr> = CANARY_ADDRESSES
+        .iter()
+        .flat_map(|a| CANARY_PORTS.map(|p| SocketAddr::new(*a, p)))
+        .collect();
+    out.push(SocketAddr::new(Ipv4Addr::LOCALHOST.into(), FAKE_PORT));
+    out.push(SocketAddr::new(dns::PUBLIC.into(), FAKE_PORT));
+    out.extend((0..SPARE_PORTS).map(|_| SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0)));
+    out
+}
+
+/// The DNS fake's address inside the namespace.
+fn dns_address() -> SocketAddr {
+    SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 53)
+}
+
+/// The `ip -batch` that brings `lo` up with every alias.
+fn ip_batch() -> String {
     let mut batch = String::from("link set lo up\n");
     for address in CANARY_ADDRESSES
         .iter()
@@ -193,34 +264,37 @@ fn make_here() -> Result<Made, Result<Unavailable, String>> {
             IpAddr::V6(v6) => batch.push_str(&format!("addr add {v6}/128 dev lo nodad\n")),
         }
     }
-    run_ip(&batch)?;
+    batch
+}
+
+/// On a thread of its own, with `CAP_SYS_ADMIN`: moves it into a new network namespace and
+/// sets everything up.
+fn make_here() -> Result<Made, String> {
+    unshare(CloneFlags::CLONE_NEWNET).map_err(|e| {
+        format!("unshare(CLONE_NEWNET): {e} (the runner is neither root nor has CAP_SYS_ADMIN)")
+    })?;
+    let ns: OwnedFd = File::open("/proc/thread-self/ns/net")
+        .map_err(|e| format!("cannot open the namespace: {e}"))?
+        .into();
+    run_ip(ip_command())?;
     let bind = |addr: SocketAddr| {
-        TcpListener::bind(addr)
-            .map_err(|e| Err(format!("cannot bind {addr} in the namespace: {e}")))
+        TcpListener::bind(addr).map_err(|e| format!("cannot bind {addr} in the namespace: {e}"))
     };
-    let mut canaries = Vec::new();
-    for address in CANARY_ADDRESSES {
-        for port in CANARY_PORTS {
-            let listener = bind(SocketAddr::new(address, port))?;
-            if address.is_ipv6() && port == CANARY_PORTS[0] {
-                wait_routable(&listener)?;
-            }
-            canaries.push(listener);
+    let mut listeners = Vec::new();
+    for addr in stream_addresses() {
+        let listener = bind(addr)?;
+        if addr.is_ipv6() && addr.port() == CANARY_PORTS[0] {
+            wait_routable(&listener)?;
         }
+        listeners.push(listener);
     }
-    // The fake's two addresses, then spare loopback ports for its authorization origins.
-    let mut fake_listeners = vec![
-        bind(SocketAddr::new(Ipv4Addr::LOCALHOST.into(), FAKE_PORT))?,
-        bind(SocketAddr::new(dns::PUBLIC.into(), FAKE_PORT))?,
-    ];
-    for _ in 0..SPARE_PORTS {
-        fake_listeners.push(bind(SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0))?);
-    }
-    let dns = UdpSocket::bind((Ipv4Addr::LOCALHOST, 53))
-        .map_err(|e| Err(format!("cannot bind the DNS fake in the namespace: {e}")))?;
+    let fake_listeners = listeners.split_off(CANARY_ADDRESSES.len() * CANARY_PORTS.len());
+    let dns = UdpSocket::bind(dns_address())
+        .map_err(|e| format!("cannot bind the DNS fake in the namespace: {e}"))?;
     Ok(Made {
         ns,
-        canaries,
+        user: None,
+        canaries: listeners,
         dns,
         fake_listeners,
     })
@@ -229,10 +303,10 @@ fn make_here() -> Result<Made, Result<Unavailable, String>> {
 /// Waits until `listener`'s address is reachable from inside the namespace: an IPv6 alias
 /// can be bound before its local route exists (`Network is unreachable` for a moment). The
 /// probe's connection is taken off the listener at once, so the canary never records it.
-fn wait_routable(listener: &TcpListener) -> Result<(), Result<Unavailable, String>> {
+fn wait_routable(listener: &TcpListener) -> Result<(), String> {
     let addr = listener
         .local_addr()
-        .map_err(|e| Err(format!("cannot read a canary's address: {e}")))?;
+        .map_err(|e| format!("cannot read a canary's address: {e}"))?;
     let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
         match std::net::TcpStream::connect(addr) {
@@ -242,45 +316,49 @@ fn wait_routable(listener: &TcpListener) -> Result<(), Result<Unavailable, Strin
                 return Ok(());
             }
             Err(e) if std::time::Instant::now() > until => {
-                return Err(Err(format!(
+                return Err(format!(
                     "the alias {addr} did not become reachable in the namespace: {e}"
-                )));
+                ));
             }
             Err(_) => thread::sleep(std::time::Duration::from_millis(5)),
         }
     }
 }
 
-/// Runs `ip -batch -` with `batch` on its stdin (from the calling thread, so in its namespace).
-fn run_ip(batch: &str) -> Result<(), Result<Unavailable, String>> {
+/// `ip -batch -` (iproute2).
+fn ip_command() -> Command {
     let program = match Path::new(IP).exists() {
         true => IP,
         false => "ip",
     };
-    let mut child = Command::new(program)
-        .args(["-batch", "-"])
-        .stdin(Stdio::piped())
+    let mut cmd = Command::new(program);
+    cmd.args(["-batch", "-"]);
+    cmd
+}
+
+/// Runs `ip` with [`ip_batch`] on its stdin (from the calling thread, so in its namespace,
+/// unless `ip` joins one itself).
+fn run_ip(mut ip: Command) -> Result<(), String> {
+    ip.stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            Ok(Unavailable(format!(
-                "cannot run `ip` (iproute2) to set up the network namespace: {e}; install iproute2"
-            )))
-        })?;
+        .stderr(Stdio::piped());
+    let mut child = userns::spawn(&mut ip).map_err(|e| {
+        format!("cannot run `ip` (iproute2) to set up the network namespace: {e}; install iproute2")
+    })?;
     if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(batch.as_bytes());
+        let _ = stdin.write_all(ip_batch().as_bytes());
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| Err(format!("cannot wait for `ip`: {e}")))?;
+        .map_err(|e| format!("cannot wait for `ip`: {e}"))?;
     match out.status.success() {
         true => Ok(()),
-        false => Err(Err(format!(
-            "`ip -batch` failed setting up the network namespace ({}): {}",
+        false => Err(format!(
+            "`ip -batch` failed setting up the network namespace ({}): {}{}",
             out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))),
+            String::from_utf8_lossy(&out.stderr).trim(),
+            ways::userns_hints()
+        )),
     }
 }
 
