@@ -9,7 +9,7 @@ const DOCUMENTS: [&str; 3] = ["README.md", "ARCHITECTURE.md", "CLIENTS.md"];
 
 /// The top-level folders a named path starts with; other backticked text (commands, JSON,
 /// trial names such as `tools/pagination@stdio`) is not a path.
-const ROOTS: [&str; 11] = [
+const ROOTS: [&str; 13] = [
     "client/",
     "fakes/",
     "scenarios/",
@@ -21,6 +21,8 @@ const ROOTS: [&str; 11] = [
     "fuzz/",
     ".ci/",
     ".cargo/",
+    "packaging/",
+    ".github/",
 ];
 
 /// Backticked spans of a line that look like a repository path: under one of [`ROOTS`], no
