@@ -33,6 +33,8 @@ fn named_paths(line: &str) -> Vec<&str> {
         .step_by(2)
         .filter(|span| ROOTS.iter().any(|r| span.starts_with(r)))
         .filter(|span| !span.contains(['<', '*', '{', ' ', '…', '$']))
+        // `path::test_fn` names a test by its file (the invariants list).
+        .map(|span| span.split("::").next().unwrap_or(span))
         .map(|span| span.trim_end_matches([':', ',', '.']))
         .collect()
 }
@@ -82,4 +84,6 @@ fn the_documents_name_only_paths_that_exist() {
 fn a_path_is_told_from_other_backticked_text() {
     let line = "see `runner/src/lib.rs`, `tools/x@stdio`, `client/src/<mod>.rs` and `cargo test`";
     assert_eq!(named_paths(line), ["runner/src/lib.rs"]);
+    let line = "(checked by `xtask/tests/cli.rs::a_baseline_is_strict_both_ways`)";
+    assert_eq!(named_paths(line), ["xtask/tests/cli.rs"]);
 }
