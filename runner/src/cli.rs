@@ -118,6 +118,7 @@ impl ConformanceArgs {
             case_dirs,
             builtin_cases,
             program: program.to_owned(),
+            builtin_case_command: None,
             bins,
             bearer_token: self.bearer_token.map(RunToken),
             filters: self.filters,

@@ -49,6 +49,12 @@ enum Command {
         #[arg(long, value_parser = requirements::parse_coverage)]
         coverage: Vec<requirements::Coverage>,
     },
+    /// A built-in case: `case show ID` prints its file as shipped in this binary (the id as
+    /// `list` and failure reports print it; `@<transport>` is ignored).
+    Case {
+        #[command(subcommand)]
+        command: CaseCommand,
+    },
     /// Install an official SDK and run its adapter with its baseline: runs `cargo xtask sdk`
     /// in a checkout of this repository (the adapters' sources, their baselines and the SDKs'
     /// toolchains live there). Arguments as for `cargo xtask sdk` (`sdk --help` shows them).
@@ -90,6 +96,16 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum CaseCommand {
+    /// Print a built-in case's file.
+    Show {
+        /// The case id, e.g. `tools/pagination-three-pages` (a trial name works too).
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+}
+
 fn main() -> ExitCode {
     // The hidden programs: the client under test starts the fake with an argv of ours, and a
     // reference run starts the driver; neither goes through clap.
@@ -128,6 +144,17 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
+        Command::Case {
+            command: CaseCommand::Show { id },
+        } => match embedded::case_text(&id) {
+            Ok((text, family)) => {
+                if let Some(file) = family {
+                    eprintln!("note: {id} is one variant of the family of cases in {file}");
+                }
+                print_out(text)
+            }
+            Err(e) => fail(&e),
+        },
         Command::Sdk { args } => checkout::delegate("sdk", &args),
         Command::Bench { args } => checkout::delegate("bench", &args),
         Command::Kit {
@@ -163,6 +190,7 @@ fn run(args: ConformanceArgs) -> ExitCode {
             "note: --bless writes the snapshots of your --cases directories; the built-in cases' snapshots are part of this binary and are not changed"
         );
     }
+    let builtin_shown = args.scenarios.is_none();
     let options = args.into_options(
         builtin.scenarios.clone(),
         builtin.snapshots.clone(),
@@ -170,7 +198,12 @@ fn run(args: ConformanceArgs) -> ExitCode {
         "mcp-harness run",
     );
     match options {
-        Ok(options) => conformance::run(options),
+        Ok(mut options) => {
+            // The written-out cases are gone after the run: name them by the command instead.
+            options.builtin_case_command =
+                builtin_shown.then(|| "mcp-harness case show".to_owned());
+            conformance::run(options)
+        }
         Err(e) => fail(&e),
     }
 }
