@@ -30,9 +30,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run every scenario against a client (the reference client by default), with the
-    /// flags of `cargo xtask conformance`.
-    #[command(visible_alias = "conformance")]
+    /// Run every case against a client (the reference client by default) and grade it.
+    #[command(visible_alias = "conformance", after_help = mcp_harness::cli::EXIT_CODES)]
     Run(Box<ConformanceArgs>),
     /// List the trials a run would run (the same as `run --list`; takes the same flags).
     List(Box<ConformanceArgs>),
@@ -120,7 +119,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(*args),
         Command::List(args) => {
             let mut args = *args;
-            args.libtest.list = true;
+            args.list = true;
             run(args)
         }
         Command::Schema { fixture } => {
