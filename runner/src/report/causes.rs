@@ -9,11 +9,14 @@
 //!    `era` on a successful `connect` line, so the adapter ignores `MCP_HARNESS_ERA`; every
 //!    failing trial of that era is one cause.
 //! 2. **An op answered `unsupported_op`**: by op, and, for an op the adapter implements
-//!    elsewhere in the run (a `connect` refused only when given handlers), by its message.
+//!    elsewhere in the run, by its message; when the message is an adapter kit's for a feature
+//!    not declared (`... does not declare the feature elicitation, roots (...)`), by feature.
 //! 3. **A failed requirement**: the trial's failing checks that fail it (`must`, `profile`
 //!    with the profile on; any failing check when none of those does) and no baseline entry
-//!    excuses, by requirement id; a trial failing several goes to the one most trials share
-//!    (greedy, largest first).
+//!    excuses, by requirement id.
+//!
+//! A trial with several features (rule 2) or requirements (rule 3) goes to the one most of the
+//! remaining trials share (greedy, largest first).
 //! 4. What is not about the client's checks: a transcript that differs from its snapshot, a
 //!    stale baseline entry, a flaky trial.
 
@@ -40,6 +43,7 @@ pub struct Cause {
 enum Key {
     Era(String),
     Op { op: String, message: Option<String> },
+    Feature { op: String, name: String },
     Requirement(String),
     Snapshot,
     Stale,
@@ -56,25 +60,35 @@ pub fn causes(run: &RunResults) -> Vec<Cause> {
     let unoffered = unoffered_eras(run);
     let implemented = implemented_ops(run);
     let mut keyed: BTreeMap<Key, Vec<&TrialResult>> = BTreeMap::new();
-    let mut by_requirements: Vec<(&TrialResult, BTreeSet<String>)> = Vec::new();
+    let mut by_requirements: Vec<(&TrialResult, BTreeSet<Key>)> = Vec::new();
     for t in failing {
         match fixed_key(t, &unoffered, &implemented) {
             Some(key) => keyed.entry(key).or_default().push(t),
-            None => by_requirements.push((t, failing_requirements(t, run.profile))),
+            None => {
+                let features = undeclared_features(t);
+                let candidates = match features.is_empty() {
+                    false => features,
+                    true => failing_requirements(t, run.profile)
+                        .into_iter()
+                        .map(Key::Requirement)
+                        .collect(),
+                };
+                by_requirements.push((t, candidates));
+            }
         }
     }
-    // Greedy: the requirement most of the remaining trials fail takes them all.
+    // Greedy: the cause most of the remaining trials share takes them all.
     while !by_requirements.is_empty() {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for (_, ids) in &by_requirements {
-            for id in ids {
-                *counts.entry(id.as_str()).or_default() += 1;
+        let mut counts: BTreeMap<&Key, usize> = BTreeMap::new();
+        for (_, keys) in &by_requirements {
+            for key in keys {
+                *counts.entry(key).or_default() += 1;
             }
         }
         let Some((best, _)) = counts
             .iter()
             .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-            .map(|(id, n)| (id.to_string(), *n))
+            .map(|(key, n)| ((*key).clone(), *n))
         else {
             // Failing trials with no failing check left (a harness panic): one group.
             for (t, _) in by_requirements.drain(..) {
@@ -87,9 +101,9 @@ pub fn causes(run: &RunResults) -> Vec<Cause> {
         };
         let (taken, left): (Vec<_>, Vec<_>) = by_requirements
             .into_iter()
-            .partition(|(_, ids)| ids.contains(&best));
+            .partition(|(_, keys)| keys.contains(&best));
         keyed
-            .entry(Key::Requirement(best))
+            .entry(best)
             .or_default()
             .extend(taken.into_iter().map(|(t, _)| t));
         by_requirements = left;
@@ -168,6 +182,9 @@ fn fixed_key(
     {
         return Some(Key::Era(era.clone()));
     }
+    if unsupported.is_some() && !undeclared_features(t).is_empty() {
+        return None;
+    }
     unsupported.map(|o| Key::Op {
         op: o.op.clone(),
         message: implemented.contains(o.op.as_str()).then(|| {
@@ -177,6 +194,31 @@ fn fixed_key(
                 .unwrap_or_default()
         }),
     })
+}
+
+/// The features an adapter kit said the trial's first `unsupported_op` step needs and the
+/// adapter does not declare (the kits' message: `... does not declare the feature a, b (...)`).
+fn undeclared_features(t: &TrialResult) -> BTreeSet<Key> {
+    let Some((op, message)) = t.outcomes.iter().find_map(|o| {
+        let e = o.error.as_ref()?;
+        if e.kind != ErrorKind::UnsupportedOp {
+            return None;
+        }
+        Some((&o.op, e.message.as_deref()?))
+    }) else {
+        return BTreeSet::new();
+    };
+    let Some((_, rest)) = message.split_once("does not declare the feature ") else {
+        return BTreeSet::new();
+    };
+    let list = rest.split(" (").next().unwrap_or(rest);
+    list.split(", ")
+        .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase()))
+        .map(|name| Key::Feature {
+            op: op.clone(),
+            name: name.to_owned(),
+        })
+        .collect()
 }
 
 /// The requirement ids of the checks that fail `t` and no baseline entry excuses.
@@ -218,6 +260,12 @@ fn describe(key: &Key, trials: &[&TrialResult]) -> Cause {
                 short(message, 160)
             ),
             "if the library has what these trials ask for, implement it in the adapter (a kit-based adapter declares a feature in one line: `features`, CLIENTS.md § Adapter kits); otherwise baseline them with `[unimplemented]`".to_owned(),
+        ),
+        Key::Feature { op, name } => (
+            format!("feature `{name}` not declared: `{op}` answered unsupported_op"),
+            format!(
+                "if the library has {name}, declare it in the adapter kit's features (one line, CLIENTS.md § Adapter kits) and these trials are judged; if not, baseline them with `[unimplemented]`"
+            ),
         ),
         Key::Requirement(id) if id.is_empty() => (
             "the harness could not judge these trials".to_owned(),
@@ -429,6 +477,36 @@ mod tests {
         let got = causes(&some);
         assert_eq!(got.len(), 1);
         assert!(got[0].title.contains("no elicitation"), "{got:?}");
+    }
+
+    #[test]
+    fn undeclared_features_group_by_the_feature_most_trials_lack() {
+        let refused = |name: &str, features: &str| {
+            let mut t = TrialResult {
+                grade: Grade::Unimplemented,
+                outcomes: vec![connect(None, Some(ErrorKind::UnsupportedOp))],
+                ..failing(name, &["ELIC-1"])
+            };
+            t.outcomes[0].error.as_mut().unwrap().message = Some(format!(
+                "this adapter does not declare the feature {features} (the kit's features)"
+            ));
+            t
+        };
+        let r = run(vec![
+            refused("a@stdio", "elicitation"),
+            refused("b@stdio", "roots, elicitation"),
+            refused("c@stdio", "roots"),
+            refused("d@stdio", "elicitation, sampling"),
+        ]);
+        let got = causes(&r);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(
+            got[0]
+                .title
+                .starts_with("feature `elicitation` not declared")
+        );
+        assert_eq!(got[0].trials, ["a@stdio", "b@stdio", "d@stdio"]);
+        assert_eq!(got[1].trials, ["c@stdio"]);
     }
 
     #[test]
