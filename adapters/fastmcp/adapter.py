@@ -93,6 +93,7 @@ async def take_time(answer: Any) -> dict[str, Any]:
 
 
 class FastmcpAdapter(kit.Adapter):
+    features = ("roots", "sampling", "elicitation", "oauth")  # what the kit may ask of the SDK
     def __init__(self, config: Config) -> None:
         super().__init__(config)
         self.client: Client | None = None

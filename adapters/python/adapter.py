@@ -966,6 +966,7 @@ async def discover(client: Client) -> dict[str, Any]:
 
 class SdkAdapter(kit.Adapter):
     """The plan's ops as jobs for the connection's owner task (see the module docstring)."""
+    features = ("roots", "sampling", "elicitation", "oauth")  # what the kit may ask of the SDK
 
     def __init__(self, config: Config) -> None:
         super().__init__(config)

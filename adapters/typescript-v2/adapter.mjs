@@ -342,6 +342,7 @@ async function listing(capability, key, list) {
 await run({
   name: `ts-v2-adapter ${SDK}`,
   classify,
+  features: ['roots', 'sampling', 'elicitation', 'oauth'], // what the kit may ask of the SDK
   events: EVENTS,
   ops: {
     async connect(step, { env }) {

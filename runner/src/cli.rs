@@ -12,11 +12,13 @@ pub struct ConformanceArgs {
     /// driver contract (see CLIENTS.md). Default: the reference client's driver.
     #[arg(long, value_name = "COMMAND")]
     pub client: Option<String>,
-    /// The client's expected-failures file (`<case-id>@<transport>: <reason>` per line;
-    /// `<case-id>@<transport>: flaky: <reason>` marks a trial known-flaky, see --retries).
+    /// The client's expected failures: `<trials> [<checks>]: <reason>` per line, e.g.
+    /// `auth/pkce-s256@* [AUTH-20]: no code_challenge_method` (CLIENTS.md § Grades and
+    /// baselines; `<trials>: flaky: <reason>` marks a trial known-flaky, see --retries).
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Check the specification alone: seed 000 profile checks grade non-strict, not fail.
+    /// Check the specification alone: the boundary profile's checks (what this harness asks
+    /// of a client beyond the specification) grade non-strict instead of failing.
     #[arg(long)]
     pub spec_only: bool,
     /// Let advisory checks (robustness no text requires) fail a trial; by default they only
@@ -46,8 +48,8 @@ pub struct ConformanceArgs {
     /// The client's name in reports (default: `reference`, or the command line).
     #[arg(long, value_name = "NAME")]
     pub client_name: Option<String>,
-    /// Trials run at once (the same as `--test-threads`).
-    #[arg(long, value_name = "N")]
+    /// Trials run at once (default: four per core, 4 to 64).
+    #[arg(long, value_name = "N", alias = "test-threads")]
     pub jobs: Option<usize>,
     /// Run one shard of the trials, `I/N` (1-based): every N-th trial from the I-th, so N CI
     /// machines together run the whole suite.
@@ -83,13 +85,41 @@ pub struct ConformanceArgs {
     /// Use the already built fake and driver beside this executable (for tests).
     #[arg(long, hide = true)]
     pub no_build: bool,
-    #[command(flatten)]
-    pub libtest: libtest_mimic::Arguments,
-    /// Further name filters: a trial runs when its name contains any FILTER (equals one, with
-    /// --exact).
-    #[arg(value_name = "MORE_FILTERS")]
+    /// Print the names of the trials this run would run, and run none.
+    #[arg(long)]
+    pub list: bool,
+    /// Match each FILTER (and --skip) against whole trial names.
+    #[arg(long)]
+    pub exact: bool,
+    /// Leave out the trials whose name contains TEXT (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub skip: Vec<String>,
+    /// One character per trial instead of one line (`.` pass, `n` non-strict, `x` baselined,
+    /// `F` fails the run).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Refused, with what to use instead (kept from the test-runner flags this command once
+    /// took: `--logfile`, `--format json`).
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub logfile: Option<String>,
+    #[arg(long, hide = true, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Run only the trials whose name contains a FILTER (equals one, with --exact), e.g.
+    /// `tools/`, `@stdio`, `era/modern/discover-first@https`.
+    #[arg(value_name = "FILTER")]
     pub filters: Vec<String>,
 }
+
+/// What `run --help` and `cargo xtask conformance --help` say of the exit status.
+pub const EXIT_CODES: &str = "\
+Exit status:
+  0    every trial meets its expectation (passes, or fails exactly as the baseline says)
+  101  the run fails: a trial fails it (a failure or unimplemented trial the baseline does not
+       name, a stale baseline entry, a snapshot that differs, a flaky trial), or a baseline
+       entry names no check, or a process outlived its trial
+  2    nothing was judged: bad flags or input (a case file, the baseline, a filter that
+       matches no trial, no trial to run), with an error naming it
+  128+N  interrupted by signal N (130 for Ctrl-C); every process the run started is killed";
 
 impl ConformanceArgs {
     /// The run these flags ask for. `scenarios_dir` and `snapshots_dir` are the built-in
@@ -102,10 +132,25 @@ impl ConformanceArgs {
         bins: Bins,
         program: &str,
     ) -> Result<Options, String> {
-        let mut libtest = self.libtest;
-        if let Some(jobs) = self.jobs {
-            libtest.test_threads = Some(jobs.max(1));
+        if let Some(what) = self
+            .logfile
+            .as_ref()
+            .map(|_| "--logfile (use --report-dir DIR)")
+            .or(match self.format.as_deref() {
+                None | Some("pretty" | "terse") => None,
+                Some(_) => Some("--format (use -q for one character per trial, --report-dir DIR for results.json)"),
+            })
+        {
+            return Err(format!("unsupported option {what}"));
         }
+        let libtest = libtest_mimic::Arguments {
+            list: self.list,
+            exact: self.exact,
+            skip: self.skip,
+            quiet: self.quiet || self.format.as_deref() == Some("terse"),
+            test_threads: self.jobs.map(|jobs| jobs.max(1)),
+            ..libtest_mimic::Arguments::default()
+        };
         let builtin_cases = self.only_cases.is_empty();
         let given: Vec<PathBuf> = self.cases.into_iter().chain(self.only_cases).collect();
         let case_dirs = crate::conformance::cases::resolve_dirs(&given)?;
@@ -124,6 +169,7 @@ impl ConformanceArgs {
             case_dirs,
             builtin_cases,
             program: program.to_owned(),
+            builtin_case_command: None,
             bins,
             bearer_token: self.bearer_token.map(RunToken),
             filters: self.filters,

@@ -23,7 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run every scenario against a client (the reference client by default).
+    /// Run every case against a client (the reference client by default) and grade it.
+    #[command(after_help = xtask::cli::EXIT_CODES)]
     Conformance(Box<ConformanceArgs>),
     /// Install an official SDK (pinned, cached under target/sdk) and run the suite against its
     /// adapter with its baseline; `all` adds the reference client and writes matrix.html.

@@ -124,11 +124,11 @@ fn the_report_puts_failures_first_and_opens_them() {
     let rank = |s: &str| {
         [
             "fail",
+            "unimplemented",
             "flaky",
             "stale",
             "baselined",
             "non-strict",
-            "unimplemented",
             "pass",
         ]
         .iter()

@@ -825,12 +825,44 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
  *   the library threw, mapped by `classify` then `mapError`)
  * @property {(error: unknown, context: Context) => StepError|undefined} [classify] the
  *   library's own error mapping; undefined leaves the error to `mapError`
+ * @property {string[]} [features] what of `FEATURES` the library has (roots, sampling,
+ *   elicitation, oauth): a step that needs another is answered `unsupported_op`, so its trial
+ *   grades unimplemented rather than fail (none declared leaves all such trials unimplemented,
+ *   which fails a run as a failure does)
  * @property {(env: Env, step: any) => string[]} [limits] the `limits` of each connect line
  * @property {Events} [events] the kit answers `events` steps from this queue
  * @property {() => Promise<void>|void} [finish] runs after the implicit close, before exit
  * @property {boolean} [warmUpFetch] load Node's fetch before the first step over HTTP (default
  *   true: its lazy load would otherwise be charged to the first request's timeout)
  */
+
+/**
+ * The features an adapter declares its library has, and the server request each answers
+ * (`oauth` answers none: it is an authorization trial's connect).
+ */
+export const FEATURES = Object.freeze({
+  roots: 'roots/list',
+  sampling: 'sampling/createMessage',
+  elicitation: 'elicitation/create',
+  oauth: null,
+});
+
+/**
+ * The features a step needs that `declared` leaves out: a connect's `handlers` or a
+ * call_tool's `input` answering a server request, or a connect on an authorization trial.
+ * @param {any} step
+ * @param {Env} env
+ * @param {string[]} declared
+ * @returns {string[]}
+ */
+export function undeclared(step, env, declared = []) {
+  const answers = (step.op === 'connect' ? step.handlers : step.op === 'call_tool' ? step.input : null) ?? {};
+  const needed = Object.entries(FEATURES)
+    .filter(([, method]) => method !== null && Object.hasOwn(answers, method))
+    .map(([name]) => name);
+  if (step.op === 'connect' && env.auth) needed.push('oauth');
+  return needed.filter((name) => !declared.includes(name));
+}
 
 /**
  * Runs the plan and exits the process: 0 once the plan is carried out, 1 if the kit itself
@@ -856,6 +888,12 @@ export async function run(adapter, options = {}) {
     done(2);
     return;
   }
+  const unknown = (adapter.features ?? []).find((f) => !Object.hasOwn(FEATURES, f));
+  if (unknown !== undefined) {
+    log(`unknown feature ${JSON.stringify(unknown)} in features; expected some of ${Object.keys(FEATURES).join(', ')}`);
+    done(2);
+    return;
+  }
   secret(env.token);
   log(`transport ${env.transport}, ${env.plan.length} steps, loaded ${Math.round(performance.now())} ms after launch`);
   process.on('unhandledRejection', (reason) => log('unhandled rejection:', describe(reason)));
@@ -876,6 +914,14 @@ async function warmUpFetch() {
     await (await fetch('data:,')).arrayBuffer();
   } catch (error) {
     log('fetch warm-up failed (ignored):', describe(error));
+  }
+}
+
+/** Throws `unsupported_op` when the step needs a feature the adapter does not declare. */
+function refuseUndeclared(step, env, declared) {
+  const lacking = undeclared(step, env, declared);
+  if (lacking.length > 0) {
+    throw new StepError('unsupported_op', `this adapter does not declare the feature ${lacking.join(', ')} (the kit's features)`);
   }
 }
 
@@ -915,6 +961,7 @@ async function runPlan(adapter, env) {
         throw new StepError('unsupported_op', `this adapter does not implement ${op}`);
       } else if (op === 'connect') {
         if (connected) await closeQuietly('closing the previous connection');
+        refuseUndeclared(step, env, adapter.features);
         line.ok = (await ops.connect(step, context)) ?? {};
         connected = true;
       } else if (!connected) {
@@ -923,6 +970,7 @@ async function runPlan(adapter, env) {
         connected = false;
         line.ok = (await ops.close?.(step, context)) ?? {};
       } else {
+        refuseUndeclared(step, env, adapter.features);
         if (op === 'call_tool' && step.cancel_after_ms != null) {
           const controller = new AbortController();
           context.signal = controller.signal;

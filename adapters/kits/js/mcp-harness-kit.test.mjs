@@ -179,6 +179,27 @@ test('run walks the plan: one line per step, the stdout guard, redaction, exit 0
   assert.equal(stderr.match(/^closed$/gm).length, 2); // the close step and the implicit close
 });
 
+test('a step that needs a feature the adapter does not declare is unsupported_op', () => {
+  const declares = (features) => ADAPTER.replace("name: 'test-adapter',", `name: 'test-adapter', features: ${JSON.stringify(features)},`);
+  const plan = [
+    { op: 'connect', handlers: { 'roots/list': { roots: [] } } },
+    { op: 'call_tool', name: 'x', input: { 'elicitation/create': { action: 'decline' } } },
+    { op: 'connect', handlers: { 'sampling/createMessage': {} } },
+    { op: 'list_tools' },
+  ];
+  const kinds = (features) => {
+    const { code, lines, stderr } = runAdapter(declares(features), { ...BASE, MCP_HARNESS_PLAN: JSON.stringify(plan) });
+    assert.equal(code, 0, stderr);
+    return lines.map((l) => l.error?.kind ?? 'ok');
+  };
+  assert.deepEqual(kinds(['roots']), ['ok', 'unsupported_op', 'unsupported_op', 'transport_closed']);
+  assert.deepEqual(kinds([]), ['unsupported_op', 'transport_closed', 'unsupported_op', 'transport_closed']);
+  assert.deepEqual(kinds(['roots', 'elicitation', 'sampling']).slice(0, 3), ['ok', 'ok', 'ok']);
+  const { code, stderr } = runAdapter(declares(['elicitations']), { ...BASE, MCP_HARNESS_PLAN: '[]' });
+  assert.equal(code, 2);
+  assert.match(stderr, /unknown feature "elicitations"/);
+});
+
 test('run exits 2 naming a bad variable, before any step', () => {
   const { code, lines, stderr } = runAdapter(ADAPTER, { ...BASE, MCP_HARNESS_PLAN: 'nope' });
   assert.equal(code, 2);

@@ -636,14 +636,37 @@ class Events:
 # The plan
 
 
+# The features an adapter declares its library has, and the server request each answers
+# (`oauth` answers none: it is an authorization trial's connect).
+FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None}
+
+
+def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) -> list[str]:
+    """The features `step` needs that `declared` leaves out: a connect's `handlers` or a
+    call_tool's `input` answering a server request, or a connect on an authorization trial."""
+    op = step.get("op")
+    answers = step.get("handlers") if op == "connect" else step.get("input") if op == "call_tool" else None
+    answers = answers if isinstance(answers, dict) else {}
+    needed = [name for name, method in FEATURES.items() if method in answers]
+    if op == "connect" and config.auth is not None:
+        needed.append("oauth")
+    return [name for name in needed if name not in set(declared)]
+
+
 class Adapter:
     """Base of an adapter: define `async def op_<op>(self, step) -> dict` for each op you do.
 
     `op_connect` returns the connect ok object; `op_close` ends the connection (the kit calls
-    it for the implicit close too, and before a second connect). `limits()` names what the
-    library cannot do (the connect line's `limits`); `classify(exc, op)` maps the library's
-    own errors and returns None for those the kit's common mapping should name.
+    it for the implicit close too, and before a second connect). `features` names what of
+    `FEATURES` the library has (roots, sampling, elicitation, oauth): a step that needs
+    another is answered unsupported_op, so its trial grades unimplemented, not fail (none
+    declared leaves all such trials unimplemented, which fails a run as a failure does).
+    `limits()` names what the library cannot do (the connect line's `limits`);
+    `classify(exc, op)` maps the library's own errors and returns None for those the kit's
+    common mapping should name.
     """
+
+    features: Iterable[str] = ()
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -721,6 +744,9 @@ async def run_plan(adapter: Adapter, out: Output) -> None:
                     await close_quietly()
                 if op not in CONNECTIONLESS_OPS and not connected:
                     raise StepError("transport_closed", "there is no connection (not connected yet, the connect failed, or it was closed)")
+                lacking = undeclared(step, adapter.config, adapter.features)
+                if lacking:
+                    raise StepError("unsupported_op", f"this adapter does not declare the feature {', '.join(lacking)} (the kit's features)")
                 if op == "close":
                     connected = False
                 ok = await method(step)
@@ -791,7 +817,12 @@ def run(factory: Callable[[Config], Adapter], *, fast_exit: bool = True) -> None
     handler.addFilter(_RedactingFilter(config.bearer_token))
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
-    asyncio.run(run_plan(factory(config), Output(out_stream, config.bearer_token)))
+    adapter = factory(config)
+    unknown = [f for f in adapter.features if f not in FEATURES]
+    if unknown:
+        print(f"adapter: unknown feature {unknown[0]!r} in features; expected some of {', '.join(FEATURES)}", file=sys.stderr, flush=True)
+        sys.exit(2)
+    asyncio.run(run_plan(adapter, Output(out_stream, config.bearer_token)))
     note("plan carried out")
     out_stream.flush()
     sys.stderr.flush()

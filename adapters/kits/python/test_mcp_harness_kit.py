@@ -223,6 +223,26 @@ class Plan(unittest.TestCase):
         self.assertEqual(lines[7]["ok"], {"events": []})
         self.assertEqual(Fake.closes, 2)  # the close step, and the implicit close (no line)
 
+    def test_undeclared_features_are_unsupported(self) -> None:
+        class Declares(Fake):
+            features = ("roots",)
+
+        def lines(adapter_class: type[Fake], plan: list[Any]) -> list[Any]:
+            config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps(plan)), [])
+            stream = io.StringIO()
+            asyncio.run(kit.run_plan(adapter_class(config), kit.Output(stream, None)))
+            return [json.loads(line).get("error", {}).get("kind") for line in stream.getvalue().splitlines()]
+
+        plan = [
+            {"op": "connect", "handlers": {"roots/list": {"roots": []}}},
+            {"op": "call_tool", "name": "x", "input": {"elicitation/create": {"action": "decline"}}},
+            {"op": "connect", "handlers": {"sampling/createMessage": {}}},
+            {"op": "call_tool", "name": "x"},
+        ]
+        self.assertEqual(lines(Declares, plan), [None, "unsupported_op", "unsupported_op", "transport_closed"])
+        # Declaring nothing leaves even the roots handler unsupported.
+        self.assertEqual(lines(Fake, plan[:1]), ["unsupported_op"])
+
     def test_failed_connect_redacted(self) -> None:
         lines = run_fake([{"op": "connect", "handlers": {"fail": True}}, {"op": "call_tool", "name": "x"}])
         self.assertEqual(lines[0]["error"]["kind"], "transport_closed")

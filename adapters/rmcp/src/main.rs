@@ -58,6 +58,7 @@ impl Rmcp {
 
 impl Adapter for Rmcp {
     type Connection = Session;
+    const FEATURES: &'static [&'static str] = &["roots", "sampling", "elicitation", "oauth"];
 
     const OPS: &'static [&'static str] = &[
         "list_tools",

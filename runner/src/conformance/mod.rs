@@ -89,6 +89,10 @@ pub struct Options {
     /// The command that starts a run, for the re-run commands in reports:
     /// `cargo xtask conformance` in the repository, `mcp-harness run` installed.
     pub program: String,
+    /// The command that prints a built-in case (`mcp-harness case show`) when the built-in
+    /// cases are a temporary copy (an installed binary's): reports name a built-in case by
+    /// it instead of a path that is gone after the run. `None` names the case file.
+    pub builtin_case_command: Option<String>,
     /// The harness's binaries.
     pub bins: trial::Bins,
     /// A bearer token for every HTTPS trial (see [`RunToken`]).
@@ -231,6 +235,18 @@ pub fn run(opts: Options) -> ExitCode {
             first.line,
             p = quote(&path.to_string_lossy()),
         );
+    }
+    if trials.is_empty() && !opts.libtest.list {
+        // A green run of nothing would read as a pass.
+        eprintln!(
+            "error: no trial to run: {} case(s) loaded, none left after {}",
+            cases.len(),
+            match opts.describe_selection() {
+                s if s.is_empty() => "loading".to_owned(),
+                s => s,
+            }
+        );
+        return ExitCode::from(2);
     }
     if opts.libtest.list {
         for (name, _) in &trials {
@@ -436,6 +452,46 @@ impl Options {
         parts.join(", ")
     }
 
+    /// Where a person finds a case: `mcp-harness case show <id>` for a built-in case of an
+    /// installed binary, else the case file's path.
+    pub fn case_place(&self, case: &Case) -> String {
+        match &self.builtin_case_command {
+            Some(show) if case.path.starts_with(&self.scenarios_dir) => {
+                format!("{show} {}", quote(&case.id))
+            }
+            _ => display_path(&case.path),
+        }
+    }
+
+    /// The command line that writes the snapshots of this run's cases: the case directories
+    /// it ran (`--cases`/`--only-cases`, `--scenarios`), then `--bless`.
+    pub fn bless_command(&self) -> String {
+        let mut cmd = self.program.clone();
+        cmd.push_str(&self.case_flags());
+        cmd.push_str(" --bless");
+        cmd
+    }
+
+    /// `--scenarios DIR`, `--cases DIR` or `--only-cases DIR` as this run was given them.
+    fn case_flags(&self) -> String {
+        let mut flags = String::new();
+        if self.snapshots_dir.is_none() {
+            flags.push_str(&format!(
+                " --scenarios {}",
+                quote(&self.scenarios_dir.to_string_lossy())
+            ));
+        }
+        for dir in &self.case_dirs {
+            let flag = if self.builtin_cases {
+                "--cases"
+            } else {
+                "--only-cases"
+            };
+            flags.push_str(&format!(" {flag} {}", quote(&dir.to_string_lossy())));
+        }
+        flags
+    }
+
     /// The command line that re-runs one trial as this run ran it (client, baseline, strictness).
     /// A bearer token is never
     /// written out: the command names the option and leaves the value to the user.
@@ -450,20 +506,7 @@ impl Options {
                 quote(&baseline.to_string_lossy())
             ));
         }
-        if self.snapshots_dir.is_none() {
-            cmd.push_str(&format!(
-                " --scenarios {}",
-                quote(&self.scenarios_dir.to_string_lossy())
-            ));
-        }
-        for dir in &self.case_dirs {
-            let flag = if self.builtin_cases {
-                "--cases"
-            } else {
-                "--only-cases"
-            };
-            cmd.push_str(&format!(" {flag} {}", quote(&dir.to_string_lossy())));
-        }
+        cmd.push_str(&self.case_flags());
         if self.spec_only {
             cmd.push_str(" --spec-only");
         }
@@ -587,7 +630,7 @@ impl RunContext {
             check.baseline = entry.map(|e| e.reason.clone());
         }
         let place = Place {
-            case_path: display_path(&case.path),
+            case_path: self.opts.case_place(case),
             rerun: self.opts.rerun_command(name),
         };
         let not_run = eval.run.unavailable.clone();
@@ -613,9 +656,13 @@ impl RunContext {
             _ => judgement.verdict(eval.grade, &eval.checks, &details, || {
                 let started = Instant::now();
                 let compared = match self.snapshots_of(case) {
-                    Some(dir) if eval.grade == Grade::Pass || self.bless => {
-                        snapshot::compare(&dir, &case.path, name, &transcript, &self.opts.program)
-                    }
+                    Some(dir) if eval.grade == Grade::Pass || self.bless => snapshot::compare(
+                        &dir,
+                        &case.path,
+                        name,
+                        &transcript,
+                        &self.opts.bless_command(),
+                    ),
                     _ => Ok(()),
                 };
                 snapshot_took += started.elapsed();
@@ -640,6 +687,7 @@ impl RunContext {
             name: name.to_owned(),
             description: case.scenario.description.clone(),
             level: case.scenario.requirement.level,
+            era: case.scenario.client_era.map(|e| e.as_str().to_owned()),
             grade: eval.grade,
             verdict,
             case_path: place.case_path,

@@ -216,8 +216,12 @@ fn print_one(trial: &TrialResult, terse: bool, index: usize) {
     }
 }
 
-/// Prints the failures in full, then the run's one tally: trials by grade, how many the
-/// baseline expected, and which trials fail the run.
+/// How many failing trials the result line names; the causes above it group them all.
+const SHOWN: usize = 20;
+
+/// Prints the failures in full, then what to fix first (the failing trials grouped by
+/// cause, see [`crate::report::causes`]), then the run's one tally: trials by grade, how many
+/// the baseline expected, and which trials fail the run.
 pub fn print_end(results: &RunResults, finished: &[Finished]) {
     let failing: Vec<&Finished> = finished.iter().filter(|f| f.message.is_some()).collect();
     if !failing.is_empty() {
@@ -228,6 +232,10 @@ pub fn print_end(results: &RunResults, finished: &[Finished]) {
         }
         println!();
     }
+    let causes = crate::report::causes::render_text(results);
+    if !causes.is_empty() {
+        println!("\n{}", causes.trim_end());
+    }
     println!("\n{}", tally(results));
     if let Some(line) = netns_line(results) {
         println!("{line}");
@@ -237,9 +245,13 @@ pub fn print_end(results: &RunResults, finished: &[Finished]) {
     match names.len() {
         0 => println!("result: ok\n"),
         n => println!(
-            "result: FAILED, {n} {} the run: {}\n",
+            "result: FAILED, {n} {} the run: {}{}\n",
             if n == 1 { "trial fails" } else { "trials fail" },
-            names.join(", ")
+            names[..n.min(SHOWN)].join(", "),
+            match n.saturating_sub(SHOWN) {
+                0 => String::new(),
+                more => format!(" and {more} more (grouped by cause above)"),
+            }
         ),
     }
 }

@@ -408,7 +408,7 @@ fn normalize(v: &mut Value) {
 /// mismatch returns the diff. When blessing, writes the snapshot instead (every one, so that
 /// headers stay current). A missing snapshot is never written by a plain run: it is an error
 /// that asks for a review and `--bless`.
-/// `program` starts a run (`cargo xtask conformance`, `mcp-harness run`), for the hint to bless.
+/// `bless` is the command line that writes this run's snapshots, for the hint.
 ///
 /// insta is used for the file format only: it reads a stored snapshot and decides whether its
 /// text matches. Its assertion macro cannot serve here: it reads its mode (write, compare,
@@ -421,7 +421,7 @@ pub fn compare(
     case_file: &Path,
     name: &str,
     content: &str,
-    program: &str,
+    bless: &str,
 ) -> Result<(), String> {
     let file = file_of(dir, name);
     let config = CONFIG.get();
@@ -433,7 +433,7 @@ pub fn compare(
     let stored = match std::fs::metadata(&file) {
         Err(_) => {
             return Err(format!(
-                "no snapshot {} yet; review the transcript and run `{program} --bless`",
+                "no snapshot {} yet; review the transcript and run `{bless}`",
                 file.display()
             ));
         }
@@ -451,7 +451,7 @@ pub fn compare(
     let diff = similar::TextDiff::from_lines(&stored, &now);
     Err(format!(
         "the transcript differs from {} (- stored, + now); if the change is intended, run \
-         `{program} --bless`:\n{}",
+         `{bless}`:\n{}",
         file.display(),
         diff.unified_diff().context_radius(2)
     ))

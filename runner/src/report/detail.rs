@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use super::links::source_html;
 use super::page::{anchor, esc};
-use super::status::installed_rerun;
+use super::status::{installed_rerun, rerun_label};
 use super::{CheckRecord, RunResults, TrialResult};
 use crate::conformance::verdict::level_label;
 use mcp_harness_scenarios::model::Level;
@@ -70,7 +70,7 @@ fn detail_inner(
         failed_check(out, check, profile, baselined);
     }
     if !trial.rerun.is_empty() {
-        rerun_line(out, "cargo xtask", &trial.rerun);
+        rerun_line(out, rerun_label(&trial.rerun), &trial.rerun);
         if let Some(installed) = installed_rerun(&trial.rerun) {
             rerun_line(out, "mcp-harness", &installed);
         }

@@ -1,5 +1,6 @@
 //! `report.html`: one client's run as a page a client author reads in seconds. At the top,
-//! whether the run fails and the count of each status (what fails the run first), a grade ×
+//! whether the run fails, what to fix first (the failing trials grouped by cause, see
+//! [`super::causes`]), the count of each status (what fails the run first), a grade ×
 //! level table and an area × grade table whose cells filter the list; then a filter bar
 //! (status, grade, level, transport, area, text); then every trial, failures first, the ones
 //! that fail the run open on their failed checks. Self-contained: inline style and script,
@@ -51,6 +52,7 @@ pub fn report(run: &RunResults) -> String {
             "<p class=\"verdict bad\">The run fails: {failing} trial(s) fail it (listed first, open).</p>"
         );
     }
+    causes_section(&mut body, run);
     status_chips(&mut body, &trials);
     body.push_str("<div class=\"summaries\">");
     grade_by_level(&mut body, &trials);
@@ -252,4 +254,33 @@ fn time_scales(run: &RunResults) -> String {
         );
     }
     format!("{low}–{high}")
+}
+
+/// What to fix first: each cause of the failing trials with its count, the fix and its
+/// trials (folded into `case@*` patterns, closed).
+fn causes_section(out: &mut String, run: &RunResults) {
+    let causes = super::causes::causes(run);
+    if causes.is_empty() {
+        return;
+    }
+    out.push_str("<section class=\"causes\"><h2>What to fix first</h2><p class=\"note\">Each trial that fails the run is counted once, under the cause most of the failing trials share; fixing a cause turns its trials unless they fail for another reason too.</p><ol>");
+    for cause in &causes {
+        let folded = super::causes::folded(cause, run);
+        let n = cause.trials.len();
+        let _ = write!(
+            out,
+            "<li><p><b class=\"count\">{n} trial{}</b> {}</p><p class=\"fix\">fix: {}</p><details><summary>{} trial name{} or pattern{}</summary><p class=\"trials\">",
+            if n == 1 { "" } else { "s" },
+            esc(&cause.title),
+            esc(&cause.fix),
+            folded.len(),
+            if folded.len() == 1 { "" } else { "s" },
+            if folded.len() == 1 { "" } else { "s" },
+        );
+        for name in &folded {
+            let _ = write!(out, "<code>{}</code> ", esc(name));
+        }
+        out.push_str("</p></details></li>");
+    }
+    out.push_str("</ol></section>");
 }

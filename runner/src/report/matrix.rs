@@ -139,8 +139,8 @@ fn client_summary(out: &mut String, runs: &[RunResults]) {
         for s in Status::ALL {
             let n = run.trials.iter().filter(|t| Status::of(t) == s).count();
             let grade = match s {
-                Status::Fail | Status::Flaky | Status::Stale => "fail",
-                Status::Baselined | Status::NonStrict | Status::Unimplemented => "non-strict",
+                Status::Fail | Status::Unimplemented | Status::Flaky | Status::Stale => "fail",
+                Status::Baselined | Status::NonStrict => "non-strict",
                 Status::NotRun | Status::Pass => "",
             };
             super::html::count_cell(out, n, &format!("status={}", s.as_str()), grade);

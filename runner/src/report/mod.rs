@@ -6,6 +6,7 @@
 //! A bearer token never reaches these files: the runner redacts it from the client's output
 //! before anything is kept, and transcripts only say whether the right token came.
 
+pub mod causes;
 pub mod detail;
 pub mod html;
 pub mod junit;
@@ -58,6 +59,9 @@ pub struct TrialResult {
     pub description: String,
     /// The case's level.
     pub level: Level,
+    /// The era the client was asked to speak (`MCP_HARNESS_ERA`), when the case sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<String>,
     /// The grade.
     pub grade: Grade,
     /// What the run made of it: `passed`, `failed`, `expected-failure` (baselined), `stale`
@@ -174,6 +178,7 @@ impl TrialResult {
             name: name.to_owned(),
             description: String::new(),
             level: Level::Must,
+            era: None,
             grade,
             verdict,
             case_path: String::new(),

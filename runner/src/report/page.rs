@@ -70,6 +70,16 @@ pre { white-space: pre-wrap; word-break: break-word; font-size: 12px; margin: 0;
 details.more > summary { cursor: pointer; color: #2457a6; font-size: 12px; margin-top: 4px; }
 details.more pre { background: #f6f7f9; padding: 6px; }
 .note { color: #666; font-size: 12px; margin: 2px 0; }
+.causes { border: 1px solid var(--line); border-left: 4px solid var(--fail); border-radius: 6px; padding: 4px 16px 8px; margin: 0 0 14px; background: #fffafa; }
+.causes h2 { margin: 8px 0 2px; }
+.causes ol { margin: 6px 0 0; padding-left: 22px; }
+.causes li { margin: 0 0 8px; }
+.causes li p { margin: 0; }
+.causes .count { display: inline-block; min-width: 78px; color: var(--fail); }
+.causes .fix { font-size: 13px; color: #333; padding-left: 82px; }
+.causes details { padding-left: 82px; font-size: 12px; }
+.causes details summary { cursor: pointer; color: #2457a6; }
+.causes .trials code { font-size: 12px; background: #f0f2f5; padding: 0 4px; border-radius: 3px; line-height: 1.9; }
 table.grid { width: 100%; }
 table.grid thead th { position: sticky; top: var(--bar, 0px); background: #f6f7f9; z-index: 2; }
 table.grid td.cell { white-space: nowrap; }

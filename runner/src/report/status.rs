@@ -1,10 +1,12 @@
 //! Where a trial sits in a report that puts failures first, and the facets a page filters
 //! on (area, transport, level), read from the trial's name and case.
 //!
-//! The order is what a client author acts on first: a trial that fails the run, then one
-//! whose grade changed between attempts, then a baseline entry that no longer fails (the
-//! baseline must shrink), then a failure the baseline expects, then the grades that do not
-//! fail a run (non-strict, unimplemented, not run here), then passes.
+//! The order is what a client author acts on first: a trial that fails the run (graded
+//! `fail`, or `unimplemented`: the client lacks what the case needs), then one whose grade
+//! changed between attempts, then a baseline entry that no longer fails (the baseline must
+//! shrink), then a failure the baseline expects, then non-strict, then not run here, then
+//! passes. A status named like a grade counts the trials of that grade that the baseline
+//! does not expect, so the page's tiles and its grade tables agree.
 
 use super::TrialResult;
 use crate::conformance::verdict::{Grade, Verdict};
@@ -14,6 +16,9 @@ use crate::conformance::verdict::{Grade, Verdict};
 pub enum Status {
     /// Fails the run: a failing grade not in the baseline, or a snapshot that differs.
     Fail,
+    /// Fails the run: graded `unimplemented` (a step answered `unsupported_op`, the case
+    /// needs an ability the adapter declared it lacks), and the baseline does not expect it.
+    Unimplemented,
     /// Its grade changed between attempts (known to the baseline or not).
     Flaky,
     /// Baselined, but it now passes: the entry must go.
@@ -22,8 +27,6 @@ pub enum Status {
     Baselined,
     /// Only `should`-level checks failed.
     NonStrict,
-    /// The client does not provide an operation the case needs.
-    Unimplemented,
     /// Not run here: no network namespace could be made on this machine.
     NotRun,
     /// Every check held.
@@ -34,11 +37,11 @@ impl Status {
     /// Every status, in report order.
     pub const ALL: [Status; 8] = [
         Status::Fail,
+        Status::Unimplemented,
         Status::Flaky,
         Status::Stale,
         Status::Baselined,
         Status::NonStrict,
-        Status::Unimplemented,
         Status::NotRun,
         Status::Pass,
     ];
@@ -46,6 +49,7 @@ impl Status {
     /// A trial's status.
     pub fn of(trial: &TrialResult) -> Status {
         match trial.verdict {
+            Verdict::Failed if trial.grade == Grade::Unimplemented => Status::Unimplemented,
             Verdict::Failed => Status::Fail,
             Verdict::Flaky | Verdict::KnownFlaky => Status::Flaky,
             Verdict::Stale => Status::Stale,
@@ -82,7 +86,9 @@ impl Status {
             Status::Stale => "baselined but passing now: remove the baseline entry",
             Status::Baselined => "a failing grade the baseline expects",
             Status::NonStrict => "only should-level (or advisory) checks failed",
-            Status::Unimplemented => "the client lacks an operation the case needs",
+            Status::Unimplemented => {
+                "fails the run: the client lacks what the case needs (an op it answers unsupported_op, an ability it declared it lacks)"
+            }
             Status::NotRun => {
                 "not run here: the case needs a network namespace and none could be made on this machine"
             }
@@ -110,6 +116,16 @@ pub fn transport(name: &str) -> &str {
     name.split('@').nth(1).unwrap_or("")
 }
 
+/// The program a re-run command starts, as its label says it: `cargo xtask`,
+/// `mcp-harness`, or the command's first word.
+pub fn rerun_label(rerun: &str) -> &str {
+    if rerun.starts_with("cargo xtask ") {
+        "cargo xtask"
+    } else {
+        rerun.split(' ').next().unwrap_or(rerun)
+    }
+}
+
 /// The `mcp-harness run` form of a `cargo xtask conformance` re-run command, or `None` when
 /// the command is not one.
 pub fn installed_rerun(rerun: &str) -> Option<String> {
@@ -127,7 +143,7 @@ mod tests {
         let t = |grade, verdict| Status::of(&TrialResult::bare("a/b@stdio", grade, verdict));
         let mut seen = vec![
             t(Grade::Pass, Verdict::Passed),
-            t(Grade::Unimplemented, Verdict::Passed),
+            t(Grade::Unimplemented, Verdict::Failed),
             t(Grade::NonStrict, Verdict::Passed),
             t(Grade::NotRun, Verdict::Passed),
             t(Grade::Fail, Verdict::ExpectedFailure),

@@ -8,7 +8,8 @@
 //! - guards stdout ([`Output`]): library prints go to stderr, outcome lines to the real stdout;
 //! - runs the plan: parses and checks each step's fields ([`Step`]), carries out `sleep`
 //!   itself, answers `transport_closed` for a step before a successful `connect` or after
-//!   `close`, `unsupported_op` for an op the adapter does not provide, closes an open
+//!   `close`, `unsupported_op` for an op the adapter does not provide or a step that needs a
+//!   feature it does not declare ([`Adapter::FEATURES`]), closes an open
 //!   connection before a second `connect`, and closes at the end without printing a line;
 //! - prints one outcome line per step, with the bearer token and every secret registered with
 //!   [`secret`] (the client secret, tokens the adapter hands over) blanked out;
@@ -81,11 +82,49 @@ pub trait Adapter {
     /// Closes the connection (the way that ends the session for good).
     async fn close(&mut self, connection: Self::Connection, env: &Env) -> Result<(), StepError>;
 
+    /// The features of [`FEATURES`] the library has (`roots`, `sampling`, `elicitation`,
+    /// `oauth`): a `connect` whose `handlers` (or a `call_tool` whose `input`) answer a server
+    /// request of another, or an authorization trial's `connect` without `oauth`, is answered
+    /// `unsupported_op` by the kit, so its trial grades `unimplemented` rather than `fail`.
+    /// Declaring none (the default) leaves every such trial unimplemented, which fails a run
+    /// as a failure does.
+    const FEATURES: &'static [&'static str] = &[];
+
     /// Limits declared on every `connect` line (CLIENTS.md, "Adapting a real library"), e.g.
     /// `choose_version`.
     fn limits(&self) -> &[&'static str] {
         &[]
     }
+}
+
+/// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
+/// one answers (`oauth` answers none: it is the authorization trials' `connect`).
+pub const FEATURES: [(&str, &str); 4] = [
+    ("roots", "roots/list"),
+    ("sampling", "sampling/createMessage"),
+    ("elicitation", "elicitation/create"),
+    ("oauth", ""),
+];
+
+/// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
+pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str> {
+    let answers: Vec<&String> = match step {
+        Step::Connect { handlers } => handlers.keys().collect(),
+        Step::CallTool(call) => call.input.keys().collect(),
+        _ => Vec::new(),
+    };
+    let oauth = matches!(step, Step::Connect { .. }) && env.auth.is_some();
+    FEATURES
+        .iter()
+        .filter(|(name, method)| {
+            let needed = match *name {
+                "oauth" => oauth,
+                _ => answers.iter().any(|m| m == method),
+            };
+            needed && !declared.contains(name)
+        })
+        .map(|(name, _)| *name)
+        .collect()
 }
 
 /// Runs the adapter the environment describes: see the crate docs. Returns the exit code
@@ -99,6 +138,15 @@ pub async fn run<A: Adapter>(make: impl FnOnce(&Env) -> A) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(unknown) = A::FEATURES
+        .iter()
+        .find(|f| !FEATURES.iter().any(|(name, _)| name == *f))
+    {
+        eprintln!(
+            "mcp-harness-kit: the adapter declares an unknown feature {unknown:?}; expected some of roots, sampling, elicitation, oauth"
+        );
+        return ExitCode::from(2);
+    }
     let mut adapter = make(&env);
     run_plan(&mut adapter, &env, |line| output.line(&line)).await;
     ExitCode::SUCCESS
@@ -145,6 +193,13 @@ async fn perform<A: Adapter>(
     env: &Env,
     step: &Step,
 ) -> Result<Value, StepError> {
+    let lacking = undeclared(step, env, A::FEATURES);
+    let refused = || {
+        Err(StepError::unsupported(format!(
+            "this adapter does not declare the feature {} (the kit's FEATURES)",
+            lacking.join(", ")
+        )))
+    };
     match step {
         Step::Connect { handlers } => {
             if let Some(previous) = connection.take()
@@ -154,6 +209,9 @@ async fn perform<A: Adapter>(
                     "mcp-harness-kit: closing before a new connect failed: {}",
                     env.redact(&e.to_string())
                 );
+            }
+            if !lacking.is_empty() {
+                return refused();
             }
             let (open, ok) = adapter.connect(env, handlers).await?;
             *connection = Some(open);
@@ -172,6 +230,7 @@ async fn perform<A: Adapter>(
             other.op()
         ))),
         other => match connection {
+            Some(_) if !lacking.is_empty() => refused(),
             Some(open) => adapter.step(open, env, other).await,
             None => Err(StepError::not_connected()),
         },

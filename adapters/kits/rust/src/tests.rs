@@ -15,6 +15,7 @@ struct Scripted {
 impl Adapter for Scripted {
     type Connection = u32;
     const OPS: &'static [&'static str] = &["list_tools", "call_tool"];
+    const FEATURES: &'static [&'static str] = &["roots"];
 
     async fn connect(
         &mut self,
@@ -130,5 +131,34 @@ fn the_bearer_token_is_blanked_out_of_messages() {
     assert_eq!(
         lines[1]["error"],
         json!({"kind":"http_status","status":401,"message":"refused Bearer [token]"})
+    );
+}
+
+#[test]
+fn a_step_that_needs_an_undeclared_feature_is_unsupported_and_the_rest_has_no_connection() {
+    let (lines, calls) = run(json!([
+        {"op":"connect"},
+        {"op":"connect","handlers":{"roots/list":{"roots":[]},"elicitation/create":{"action":"decline"}}},
+        {"op":"list_tools"},
+        {"op":"connect"},
+        {"op":"call_tool","name":"x","input":{"sampling/createMessage":{}}},
+        {"op":"call_tool","name":"x","input":{"roots/list":{"roots":[]}}},
+    ]));
+    let kinds: Vec<&str> = lines.iter().map(kind).collect();
+    assert_eq!(
+        kinds,
+        ["-", "unsupported_op", "transport_closed", "-", "unsupported_op", "-"]
+    );
+    assert!(
+        lines[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("elicitation"),
+        "{lines:?}"
+    );
+    // The first connection was closed before the refused connect; nothing reached the library.
+    assert_eq!(
+        calls,
+        ["connect 0", "close 7", "connect 0", "call_tool on 7", "close 7"]
     );
 }

@@ -78,3 +78,47 @@ fn write_dir(dir: &Dir<'_>, to: &Path, skip: &[&str]) -> std::io::Result<()> {
 pub fn schema(name: &str) -> Option<&'static str> {
     SCENARIOS.get_file(name).and_then(|f| f.contents_utf8())
 }
+
+/// Built-in case `id` as shipped (`tools/pagination-three-pages`, or a trial name, whose
+/// `@…` is dropped): the file's text, and for one variant of a family of cases in one file
+/// that file's path. The error names the id and the closest ids there are.
+pub fn case_text(id: &str) -> Result<(&'static str, Option<String>), String> {
+    use mcp_harness::conformance::cases;
+    let id = id.split('@').next().unwrap_or(id).trim_end_matches(".json");
+    let id = id.strip_prefix("scenarios/").unwrap_or(id);
+    let builtin = write_out()?;
+    let loaded = cases::load(&cases::Sources {
+        builtin: builtin.scenarios.clone(),
+        with_builtin: true,
+        user_dirs: Vec::new(),
+    })
+    .map_err(|e| format!("the built-in cases do not load: {}", e.join("; ")))?;
+    if let Some(case) = loaded.iter().find(|c| c.id == id) {
+        let rel = case
+            .path
+            .strip_prefix(&builtin.scenarios)
+            .unwrap_or(&case.path);
+        let text = SCENARIOS
+            .get_file(rel)
+            .and_then(|f| f.contents_utf8())
+            .ok_or_else(|| format!("this binary carries no {}", rel.display()))?;
+        let family = case.variant.as_ref().map(|_| rel.display().to_string());
+        return Ok((text, family));
+    }
+    let area = format!("{}/", id.split('/').next().unwrap_or(id));
+    let near: Vec<&str> = loaded
+        .iter()
+        .map(|c| c.id.as_str())
+        .filter(|other| other.starts_with(&area))
+        .take(8)
+        .collect();
+    Err(match near.is_empty() {
+        true => format!(
+            "no built-in case `{id}`; expected a case id as `mcp-harness list` prints it, without `@<transport>` (e.g. `tools/pagination-three-pages`)"
+        ),
+        false => format!(
+            "no built-in case `{id}`; cases of `{area}` include: {}",
+            near.join(", ")
+        ),
+    })
+}

@@ -9,6 +9,29 @@ use include_dir::{Dir, DirEntry, include_dir};
 
 static KITS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../adapters/kits");
 
+/// The Rust kit's example adapter: rmcp over stdio, tools only. The source is the one the
+/// rmcp adapter's crate compiles as its example, so it cannot rot unseen.
+const RUST_EXAMPLE: &str = include_str!("../../../../adapters/rmcp/examples/minimal.rs");
+
+/// The example's manifest: the kit beside it by path, rmcp at the version the project's own
+/// rmcp adapter pins, and what the example itself uses.
+const RUST_EXAMPLE_MANIFEST: &str = r#"[package]
+name = "example-adapter"
+version = "0.1.0"
+edition = "2024"
+publish = false
+description = "A minimal mcp-harness adapter on the Rust kit: rmcp over stdio, tools only (mcp-harness run --client 'cargo run -q --manifest-path example-adapter/Cargo.toml')"
+
+# A workspace of its own, so it builds wherever it is written.
+[workspace]
+
+[dependencies]
+mcp-harness-kit = { path = "../mcp-harness-kit" }
+rmcp = { version = "=3.11.0", default-features = false, features = ["client", "transport-child-process"] }
+serde_json = "1"
+tokio = { version = "1", features = ["rt", "macros", "process"] }
+"#;
+
 /// What a developer's tree may hold beside a kit and a user never needs.
 const SKIPPED: [&str; 3] = ["__pycache__", "node_modules", "target"];
 
@@ -33,8 +56,8 @@ impl Language {
     }
 }
 
-/// Writes `language`'s kit into `to` (the Rust kit as a crate directory `mcp-harness-kit`),
-/// refusing to replace a file that exists unless `force`; returns the files written.
+/// Writes `language`'s kit into `to` (the Rust kit as a crate directory `mcp-harness-kit`,
+/// with an example adapter crate `example-adapter` beside it), refusing to replace a file that exists unless `force`; returns the files written.
 pub fn write(language: Language, to: &Path, force: bool) -> Result<Vec<PathBuf>, String> {
     let kit = KITS
         .get_dir(language.dir())
@@ -45,6 +68,13 @@ pub fn write(language: Language, to: &Path, force: bool) -> Result<Vec<PathBuf>,
     };
     let mut files = Vec::new();
     collect(kit, kit.path(), &root, &mut files);
+    if let Language::Rust = language {
+        // The kit's crate, then an adapter crate on it beside it (the Python and JavaScript
+        // kits carry their example adapters in their own directories).
+        let example = to.join("example-adapter");
+        files.push((example.join("Cargo.toml"), RUST_EXAMPLE_MANIFEST.as_bytes()));
+        files.push((example.join("src/main.rs"), RUST_EXAMPLE.as_bytes()));
+    }
     if !force {
         let existing: Vec<String> = files
             .iter()

@@ -30,9 +30,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run every scenario against a client (the reference client by default), with the
-    /// flags of `cargo xtask conformance`.
-    #[command(visible_alias = "conformance")]
+    /// Run every case against a client (the reference client by default) and grade it.
+    #[command(visible_alias = "conformance", after_help = mcp_harness::cli::EXIT_CODES)]
     Run(Box<ConformanceArgs>),
     /// List the trials a run would run (the same as `run --list`; takes the same flags).
     List(Box<ConformanceArgs>),
@@ -55,6 +54,12 @@ enum Command {
         /// DIR/requirements.json (or the built-in catalogue when DIR has none).
         #[arg(long = "cases", value_name = "DIR")]
         cases: Option<std::path::PathBuf>,
+    },
+    /// A built-in case: `case show ID` prints its file as shipped in this binary (the id as
+    /// `list` and failure reports print it; `@<transport>` is ignored).
+    Case {
+        #[command(subcommand)]
+        command: CaseCommand,
     },
     /// Install an official SDK and run its adapter with its baseline: runs `cargo xtask sdk`
     /// in a checkout of this repository (the adapters' sources, their baselines and the SDKs'
@@ -97,6 +102,16 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum CaseCommand {
+    /// Print a built-in case's file.
+    Show {
+        /// The case id, e.g. `tools/pagination-three-pages` (a trial name works too).
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+}
+
 fn main() -> ExitCode {
     // The hidden programs: the client under test starts the fake with an argv of ours, and a
     // reference run starts the driver; neither goes through clap.
@@ -111,7 +126,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(*args),
         Command::List(args) => {
             let mut args = *args;
-            args.libtest.list = true;
+            args.list = true;
             run(args)
         }
         Command::Schema {
@@ -138,6 +153,17 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
+        Command::Case {
+            command: CaseCommand::Show { id },
+        } => match embedded::case_text(&id) {
+            Ok((text, family)) => {
+                if let Some(file) = family {
+                    eprintln!("note: {id} is one variant of the family of cases in {file}");
+                }
+                print_out(text)
+            }
+            Err(e) => fail(&e),
+        },
         Command::Sdk { args } => checkout::delegate("sdk", &args),
         Command::Bench { args } => checkout::delegate("bench", &args),
         Command::Kit {
@@ -173,6 +199,7 @@ fn run(args: ConformanceArgs) -> ExitCode {
             "note: --bless writes the snapshots of your --cases directories; the built-in cases' snapshots are part of this binary and are not changed"
         );
     }
+    let builtin_shown = args.scenarios.is_none();
     let options = args.into_options(
         builtin.scenarios.clone(),
         builtin.snapshots.clone(),
@@ -180,7 +207,12 @@ fn run(args: ConformanceArgs) -> ExitCode {
         "mcp-harness run",
     );
     match options {
-        Ok(options) => conformance::run(options),
+        Ok(mut options) => {
+            // The written-out cases are gone after the run: name them by the command instead.
+            options.builtin_case_command =
+                builtin_shown.then(|| "mcp-harness case show".to_owned());
+            conformance::run(options)
+        }
         Err(e) => fail(&e),
     }
 }
