@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn the_shipped_catalogue_reports_every_level() {
-        let root = crate::paths::scenarios_dir();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
         let text = report(&root, &[]).expect("the shipped cases load");
         assert!(text.contains("coverage by level"));
         assert!(text.contains("LIFE-01 [must] covered"), "{text}");

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use xtask::cli::ConformanceArgs;
-use xtask::conformance;
+use mcp_harness::cli::ConformanceArgs;
+use mcp_harness::{conformance, requirements};
 use xtask::{paths, schema, sdk};
 
 mod fuzz;
@@ -59,8 +59,8 @@ enum Command {
     /// its coverage (covered, partly, not), and the counts by level.
     Requirements {
         /// Only requirements with this coverage (`covered`, `partly`, `not`; repeatable).
-        #[arg(long, value_parser = xtask::requirements::parse_coverage)]
-        coverage: Vec<xtask::requirements::Coverage>,
+        #[arg(long, value_parser = requirements::parse_coverage)]
+        coverage: Vec<requirements::Coverage>,
     },
     /// Regenerate scenarios/scenario.schema.json, or check that it is fresh.
     Schema {
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Requirements { coverage } => {
-            match xtask::requirements::report(&paths::scenarios_dir(), &coverage) {
+            match requirements::report(&paths::scenarios_dir(), &coverage) {
                 Ok(text) => {
                     print!("{text}");
                     ExitCode::SUCCESS

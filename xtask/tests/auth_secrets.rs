@@ -10,7 +10,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use xtask::report::RunResults;
+use mcp_harness::report::RunResults;
 
 const SECRET_CHECK: &str = "never printed a secret of its authorization";
 
@@ -75,8 +75,8 @@ fn no_output_of_the_authorization_cases_contains_a_secret() {
     std::fs::write(work.path().join("leaky.sh"), LEAKY).unwrap();
     let leaky = format!(
         "DRIVER={} sh {}",
-        xtask::conformance::shell_quote(&bins.driver),
-        xtask::conformance::shell_quote(&work.path().join("leaky.sh"))
+        mcp_harness::conformance::shell_quote(&bins.driver),
+        mcp_harness::conformance::shell_quote(&work.path().join("leaky.sh"))
     );
     let mut leaky_args = vec!["--client", leaky.as_str(), "--exact"];
     leaky_args.extend(LEAKY_TRIALS);
@@ -112,7 +112,7 @@ fn no_output_of_the_authorization_cases_contains_a_secret() {
             let bytes = std::fs::read(&file).unwrap();
             if file.extension().is_some_and(|e| e == "html") {
                 let page = String::from_utf8_lossy(&bytes);
-                let texts = xtask::report::detail::page_texts(&page).unwrap();
+                let texts = mcp_harness::report::detail::page_texts(&page).unwrap();
                 haystacks.push((
                     format!("{} (texts)", file.display()),
                     texts.join("\n").into_bytes(),

@@ -83,7 +83,8 @@ fn a_baseline_is_strict_both_ways() {
     );
     assert!(out.contains("stale baseline entry (line 1, "), "{out}");
     // The re-run command the reports give runs the trial against the same baseline.
-    let results = xtask::report::RunResults::load(&reports.path().join("results.json")).unwrap();
+    let results =
+        mcp_harness::report::RunResults::load(&reports.path().join("results.json")).unwrap();
     let rerun = &results.trials[0].rerun;
     assert!(
         rerun.contains(&format!(" --baseline {}", path.display())),
@@ -175,14 +176,17 @@ fn a_report_dir_gets_json_junit_and_html() {
         .args(["calls/"])
         .assert()
         .code(101);
-    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     assert_eq!(results.client, "broken");
     let failed = results
         .trials
         .iter()
         .find(|t| t.name == "calls/structured-content@stdio")
         .unwrap();
-    assert_eq!(failed.verdict, xtask::conformance::verdict::Verdict::Failed);
+    assert_eq!(
+        failed.verdict,
+        mcp_harness::conformance::verdict::Verdict::Failed
+    );
     assert!(failed.details.contains("Expected:"), "{}", failed.details);
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(
@@ -387,7 +391,7 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
 
     // results.json: the checks with their requirement, and what each step reported,
     // the client's error message included.
-    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     let t = &results.trials[0];
     assert_eq!(t.rerun, rerun);
     assert!(
@@ -561,7 +565,7 @@ fn a_null_request_state_on_the_retry_fails_no_request_state() {
         }
     }
     assert_eq!(edited, 1, "the retry was not found in {:?}", run.records);
-    let (checks, _) = xtask::conformance::checks::evaluate(&case, Transport::Stdio, &run);
+    let (checks, _) = mcp_harness::conformance::checks::evaluate(&case, Transport::Stdio, &run);
     let failed: Vec<_> = checks.iter().filter(|c| !c.passed).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(
@@ -590,10 +594,10 @@ fn timings_are_written_when_the_bench_asks_for_them() {
             "handshake/happy-path@stdio",
             "handshake/happy-path@https",
         ])
-        .env(xtask::conformance::timings::VAR, &file)
+        .env(mcp_harness::conformance::timings::VAR, &file)
         .assert()
         .success();
-    let t = xtask::conformance::timings::RunTimings::load(&file).unwrap();
+    let t = mcp_harness::conformance::timings::RunTimings::load(&file).unwrap();
     assert_eq!(t.trials.len(), 2);
     assert!(t.http_setup_ms > 0.0 && t.trials_ms > 0.0);
     for trial in &t.trials {
@@ -651,9 +655,9 @@ fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_
     let starts = std::fs::read_to_string(dir.path().join("starts")).unwrap();
     assert_eq!(starts.trim(), "2");
     let report = dir.path().join("report");
-    let results = xtask::report::RunResults::load(&report.join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&report.join("results.json")).unwrap();
     let t = &results.trials[0];
-    use xtask::conformance::verdict::{Grade, Verdict};
+    use mcp_harness::conformance::verdict::{Grade, Verdict};
     assert!(t.flaky && t.verdict == Verdict::Flaky, "{t:?}");
     assert_eq!(t.attempts, [Grade::Fail, Grade::Pass]);
     let json = std::fs::read_to_string(report.join("results.json")).unwrap();
@@ -691,10 +695,13 @@ fn a_trial_that_fails_the_same_way_on_every_attempt_is_failing_not_flaky() {
             && out.contains("(1 trial, 0 baselined) in"),
         "{out}"
     );
-    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     let t = &results.trials[0];
     assert!(!t.flaky && t.attempts.len() == 3, "{t:?}");
-    assert_eq!(t.verdict, xtask::conformance::verdict::Verdict::Failed);
+    assert_eq!(
+        t.verdict,
+        mcp_harness::conformance::verdict::Verdict::Failed
+    );
     // Without --retries nothing is re-run.
     let out = stdout_of(
         xtask()
@@ -804,7 +811,7 @@ fn a_per_check_flaky_mark_covers_only_the_checks_it_names() {
 #[test]
 fn a_retry_runs_at_the_trials_time_scale() {
     let dir = tempfile::tempdir().unwrap();
-    let seen = xtask::conformance::shell_quote(&dir.path().join("seen"));
+    let seen = mcp_harness::conformance::shell_quote(&dir.path().join("seen"));
     // Notes the timeout it is handed on every start; does nothing on the first.
     let client = format!(
         "echo \"$MCP_HARNESS_TIMEOUT_MS\" >> {seen}; {}",
@@ -831,7 +838,7 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("seen");
     std::fs::create_dir(&seen).unwrap();
-    let quoted = xtask::conformance::shell_quote(&seen);
+    let quoted = mcp_harness::conformance::shell_quote(&seen);
     // The reference driver, after noting the timeouts it is handed and the fake's command.
     let client = format!(
         "echo \"$MCP_HARNESS_TIMEOUT_MS $MCP_HARNESS_SHUTDOWN_GRACE_MS\" > {quoted}/timeouts; \
@@ -859,7 +866,7 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
         Some("2"),
         "{server:?}"
     );
-    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     assert_eq!(results.time_scale, 2.0);
     assert!(results.trials.iter().all(|t| t.time_scale == 2.0));
 

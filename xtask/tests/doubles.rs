@@ -6,8 +6,8 @@ mod support;
 
 use std::time::Duration;
 
+use mcp_harness::conformance::verdict::Grade;
 use mcp_harness_scenarios::model::Transport;
-use xtask::conformance::verdict::Grade;
 
 fn assert_every_case_fails(client: &str) {
     let passing = support::graded_where(client, |grade| grade.is_acceptable());

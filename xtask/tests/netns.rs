@@ -10,7 +10,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use xtask::report::RunResults;
+use mcp_harness::report::RunResults;
 
 #[test]
 fn an_isolated_trial_without_a_namespace_is_reported_unimplemented_and_never_run() {
@@ -20,7 +20,7 @@ fn an_isolated_trial_without_a_namespace_is_reported_unimplemented_and_never_run
     let reports = dir.path().join("reports");
     let client = format!(
         "touch {} && {}",
-        xtask::conformance::shell_quote(&mark),
+        mcp_harness::conformance::shell_quote(&mark),
         support::driver_cmd("")
     );
     let xtask = env!("CARGO_BIN_EXE_xtask");

@@ -3,9 +3,9 @@
 
 mod support;
 
+use mcp_harness::conformance::snapshot;
+use mcp_harness::conformance::verdict::{self, Grade};
 use mcp_harness_scenarios::model::Transport;
-use xtask::conformance::snapshot;
-use xtask::conformance::verdict::{self, Grade};
 
 /// Run through `cargo xtask conformance` as a user runs it, which also compares every
 /// trial's transcript with its committed snapshot. The test binaries that need the whole
@@ -29,7 +29,8 @@ fn the_reference_client_passes_every_trial_with_its_snapshots() {
     );
     assert!(stdout.contains(" 0 fail"), "{stdout}");
     assert!(!stdout.contains(" 0 pass"), "{stdout}");
-    let results = xtask::report::RunResults::load(&reports.path().join("results.json")).unwrap();
+    let results =
+        mcp_harness::report::RunResults::load(&reports.path().join("results.json")).unwrap();
     let mut ran: Vec<&str> = results.trials.iter().map(|t| t.name.as_str()).collect();
     ran.sort_unstable();
     let mut all: Vec<String> = trials

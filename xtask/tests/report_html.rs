@@ -6,9 +6,9 @@
 
 use std::time::Instant;
 
+use mcp_harness::conformance::verdict::{Grade, Verdict};
+use mcp_harness::report::{CheckRecord, RunResults, TrialResult, detail, html, matrix};
 use mcp_harness_scenarios::model::Level;
-use xtask::conformance::verdict::{Grade, Verdict};
-use xtask::report::{CheckRecord, RunResults, TrialResult, detail, html, matrix};
 
 const AREAS: [&str; 8] = [
     "calls",

@@ -13,7 +13,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use xtask::report::RunResults;
+use mcp_harness::report::RunResults;
 
 const TOKEN_CHECK: &str = "never printed its bearer token";
 
@@ -126,8 +126,8 @@ fn no_output_of_a_run_with_a_bearer_token_contains_it() {
     std::fs::write(leaky_dir.join("wire.py"), WIRE).unwrap();
     let leaky = format!(
         "DRIVER={} sh {}",
-        xtask::conformance::shell_quote(&bins.driver),
-        xtask::conformance::shell_quote(&leaky_dir.join("leaky.sh"))
+        mcp_harness::conformance::shell_quote(&bins.driver),
+        mcp_harness::conformance::shell_quote(&leaky_dir.join("leaky.sh"))
     );
 
     let mut haystacks: Vec<(String, Vec<u8>)> = Vec::new();
@@ -154,7 +154,7 @@ fn no_output_of_a_run_with_a_bearer_token_contains_it() {
             // An HTML page carries its transcripts compressed: look into them too.
             if file.extension().is_some_and(|e| e == "html") {
                 let page = String::from_utf8_lossy(&bytes);
-                let texts = xtask::report::detail::page_texts(&page).unwrap();
+                let texts = mcp_harness::report::detail::page_texts(&page).unwrap();
                 assert!(!texts.is_empty(), "{}: no texts", file.display());
                 haystacks.push((
                     format!("{} (texts)", file.display()),

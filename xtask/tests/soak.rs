@@ -4,9 +4,9 @@
 mod support;
 
 use assert_cmd::Command;
+use mcp_harness::conformance::verdict::{Grade, Verdict};
+use mcp_harness::report::{CheckRecord, RunResults, TrialResult};
 use mcp_harness_scenarios::model::Level;
-use xtask::conformance::verdict::{Grade, Verdict};
-use xtask::report::{CheckRecord, RunResults, TrialResult};
 use xtask::soak::{across_modes, compare, render_mode, shorten};
 
 fn check(name: &str, level: Level, passed: bool, actual: &str) -> CheckRecord {
@@ -168,7 +168,10 @@ fn soak_runs_both_modes_and_writes_soak_json() {
     // Stress at `--oversubscribe 1` is the suite's default jobs; only it has the hog.
     assert_eq!(modes[0]["jobs"], serde_json::Value::Null);
     assert_eq!(modes[0]["hog_threads"], 0);
-    assert_eq!(modes[1]["jobs"], xtask::conformance::default_threads());
+    assert_eq!(
+        modes[1]["jobs"],
+        mcp_harness::conformance::default_threads()
+    );
     assert!(modes[1]["hog_threads"].as_u64().unwrap() > 0);
     for mode in modes {
         assert_eq!(mode["runs"].as_array().unwrap().len(), 2);

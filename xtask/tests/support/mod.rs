@@ -11,9 +11,9 @@ use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::{Case, load_dir};
 use std::sync::OnceLock;
 
-use xtask::conformance::trial::{Bins, Harness};
-use xtask::conformance::verdict::Grade;
-use xtask::conformance::{self, Evaluation};
+use mcp_harness::conformance::trial::{Bins, Harness};
+use mcp_harness::conformance::verdict::Grade;
+use mcp_harness::conformance::{self, Evaluation};
 
 /// The target directory holding xtask and, after `cargo test` of the workspace, the fake
 /// and the driver.

@@ -1,13 +1,12 @@
 //! `mcp-harness`: the conformance harness as one installable binary. It carries the built-in
 //! cases, their snapshots and the schemas ([`embedded`]), plays the stdio fake and the
 //! reference client's driver itself (hidden subcommands), and needs neither cargo nor the
-//! source tree to run a client. `sdk` and `bench` work on a checkout ([`checkout`]).
+//! source tree to run a client. What needs a checkout (`sdk`, `bench`, `soak`) is
+//! `cargo xtask` there, not a subcommand of this binary.
 
-mod checkout;
 mod embedded;
 mod kits;
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -48,30 +47,6 @@ enum Command {
         /// Only requirements with this coverage (`covered`, `partly`, `not`; repeatable).
         #[arg(long, value_parser = requirements::parse_coverage)]
         coverage: Vec<requirements::Coverage>,
-    },
-    /// Install an official SDK and run its adapter with its baseline: runs `cargo xtask sdk`
-    /// in a checkout of this repository (the adapters' sources, their baselines and the SDKs'
-    /// toolchains live there). Arguments as for `cargo xtask sdk` (`sdk --help` shows them).
-    #[command(disable_help_flag = true)]
-    Sdk {
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "ARGS"
-        )]
-        args: Vec<OsString>,
-    },
-    /// Benchmark the reference client, the suite and the fakes: runs `cargo xtask bench` in a
-    /// checkout of this repository (it measures release builds made there). Arguments as for
-    /// `cargo xtask bench` (`bench --help` shows them).
-    #[command(disable_help_flag = true)]
-    Bench {
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "ARGS"
-        )]
-        args: Vec<OsString>,
     },
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
@@ -128,8 +103,6 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
-        Command::Sdk { args } => checkout::delegate("sdk", &args),
-        Command::Bench { args } => checkout::delegate("bench", &args),
         Command::Kit {
             language,
             out,

@@ -33,8 +33,8 @@ use std::process::{Command, ExitCode};
 
 use mcp_harness_scenarios::load_case;
 
-use crate::conformance::http_env::HttpEnv;
 use crate::paths;
+use mcp_harness::conformance::http_env::HttpEnv;
 
 /// The command line of `cargo xtask bench`.
 #[derive(Debug, Clone, clap::Args)]

@@ -4,14 +4,15 @@
 //! matrix of every client × trial.
 //!
 //! Each suite run is a separate `cargo xtask conformance` process, exactly as a user would
-//! run it (see [`crate::conformance::child`]), so an SDK run cannot disturb another's state.
+//! run it (see [`mcp_harness::conformance::child`]), so an SDK run cannot disturb another's state.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::conformance::{child, shell_quote};
+use crate::child;
 use crate::paths;
-use crate::report::{RunResults, html};
+use mcp_harness::conformance::shell_quote;
+use mcp_harness::report::{RunResults, html};
 
 /// An SDK with an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
