@@ -86,7 +86,7 @@ fn no_output_of_the_authorization_cases_contains_a_secret() {
         let reports = work.path().join(format!("reports-{label}"));
         let tmp = work.path().join(format!("tmp-{label}"));
         std::fs::create_dir_all(&tmp).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
             .args(["conformance", "--no-build"])
             .args(&args)
             .arg("--report-dir")
@@ -123,10 +123,7 @@ fn no_output_of_the_authorization_cases_contains_a_secret() {
         results.push(RunResults::load(&reports.join("results.json")).unwrap());
     }
     let mut snapshots = Vec::new();
-    files_under(
-        &xtask::paths::workspace_root().join("snapshots"),
-        &mut snapshots,
-    );
+    files_under(&support::workspace_root().join("snapshots"), &mut snapshots);
     for file in snapshots.iter().filter(|f| {
         f.file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("auth__"))

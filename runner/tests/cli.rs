@@ -7,8 +7,8 @@ mod support;
 
 use assert_cmd::Command;
 
-fn xtask() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
+fn harness() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-harness"));
     cmd.args(["conformance", "--no-build"]);
     cmd
 }
@@ -26,7 +26,7 @@ fn temp_file(name: &str, text: &str) -> tempfile::TempDir {
 #[test]
 fn list_names_every_trial_and_filters_select() {
     support::bins();
-    let listed = stdout_of(xtask().arg("--list").assert().success());
+    let listed = stdout_of(harness().arg("--list").assert().success());
     assert!(
         listed.contains("handshake/happy-path@stdio: test"),
         "{listed}"
@@ -36,7 +36,7 @@ fn list_names_every_trial_and_filters_select() {
         support::trials().len()
     );
     let one = stdout_of(
-        xtask()
+        harness()
             .args(["--exact", "calls/text-blocks@stdio"])
             .assert()
             .success(),
@@ -48,7 +48,7 @@ fn list_names_every_trial_and_filters_select() {
 fn a_baseline_is_strict_both_ways() {
     let broken = support::driver_cmd("--defect text-only");
     let filter = ["--exact", "calls/structured-content@stdio"];
-    xtask()
+    harness()
         .args(["--client", &broken])
         .args(filter)
         .assert()
@@ -60,7 +60,7 @@ fn a_baseline_is_strict_both_ways() {
     );
     let path = listed.path().join("baseline.txt");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "--baseline"])
             .arg(&path)
             .args(filter)
@@ -73,7 +73,7 @@ fn a_baseline_is_strict_both_ways() {
     let path = stale.path().join("baseline.txt");
     let reports = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "--baseline"])
             .arg(&path)
             .args(["--exact", "calls/text-blocks@stdio", "--report-dir"])
@@ -96,7 +96,7 @@ fn a_baseline_is_strict_both_ways() {
 fn a_bad_baseline_entry_is_named_with_its_line() {
     let bad = temp_file("baseline.txt", "\ncalls/no-such-case@stdio: reason\n");
     let path = bad.path().join("baseline.txt");
-    let out = xtask()
+    let out = harness()
         .arg("--baseline")
         .arg(&path)
         .assert()
@@ -116,7 +116,7 @@ fn a_malformed_case_is_named_with_its_place() {
         "broken-case.json",
         "{\n  \"description\": \"d\",\n  \"requirement\": \"R-1\", \"transports\": [\"carrier-pigeon\"],\n  \"plan\": []\n}\n",
     );
-    let out = xtask()
+    let out = harness()
         .arg("--scenarios")
         .arg(dir.path())
         .assert()
@@ -136,7 +136,7 @@ fn shards_split_the_trials_without_overlap() {
     support::bins();
     let names = |shard: &str| -> Vec<String> {
         let out = stdout_of(
-            xtask()
+            harness()
                 .args(["--list", "--shard", shard])
                 .assert()
                 .success(),
@@ -150,7 +150,7 @@ fn shards_split_the_trials_without_overlap() {
     assert!(!one.is_empty() && !two.is_empty());
     assert!(one.iter().all(|n| !two.contains(n)));
     assert_eq!(one.len() + two.len(), support::trials().len());
-    let err = xtask()
+    let err = harness()
         .args(["--shard", "3/2"])
         .assert()
         .code(2)
@@ -164,7 +164,7 @@ fn shards_split_the_trials_without_overlap() {
 fn a_report_dir_gets_json_junit_and_html() {
     let dir = tempfile::tempdir().unwrap();
     let broken = support::driver_cmd("--defect text-only");
-    xtask()
+    harness()
         .args([
             "--client",
             &broken,
@@ -209,7 +209,7 @@ fn a_report_dir_gets_json_junit_and_html() {
 #[test]
 fn a_client_killed_at_the_deadline_leaves_nothing_to_sweep() {
     support::bins();
-    let scenarios = xtask::paths::scenarios_dir();
+    let scenarios = support::scenarios_dir();
     let copy = tempfile::tempdir().unwrap();
     std::fs::copy(
         scenarios.join("requirements.json"),
@@ -223,7 +223,7 @@ fn a_client_killed_at_the_deadline_leaves_nothing_to_sweep() {
     std::fs::create_dir_all(copy.path().join("handshake")).unwrap();
     std::fs::write(copy.path().join(case_file), case.to_string()).unwrap();
     // At scale 1, so that the deadline is the one the case states.
-    let out = xtask()
+    let out = harness()
         .arg("--scenarios")
         .arg(copy.path())
         .args([
@@ -255,7 +255,7 @@ fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
 fn several_name_filters_select_every_trial_they_name() {
     support::bins();
     let listed = stdout_of(
-        xtask()
+        harness()
             .args(["--list", "--exact"])
             .args([
                 "calls/text-blocks@stdio",
@@ -276,7 +276,7 @@ fn several_name_filters_select_every_trial_they_name() {
     // With a client too, and without --exact: any filter selects, --skip still drops.
     let client = support::driver_cmd("");
     let out = stdout_of(
-        xtask()
+        harness()
             .args([
                 "--client",
                 &client,
@@ -303,7 +303,7 @@ fn several_name_filters_select_every_trial_they_name() {
 fn the_console_tallies_once_by_grade() {
     support::bins();
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["calls/", "--skip", "@https"])
             .assert()
             .success(),
@@ -316,7 +316,7 @@ fn the_console_tallies_once_by_grade() {
     assert!(out.contains("result: ok"), "{out}");
     let broken = support::driver_cmd("--defect text-only");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "calls/", "--skip", "@https"])
             .assert()
             .code(101),
@@ -332,7 +332,7 @@ fn the_console_tallies_once_by_grade() {
 
 #[test]
 fn unsupported_libtest_options_are_refused() {
-    let assert = xtask().args(["--logfile", "x.log"]).assert().code(2);
+    let assert = harness().args(["--logfile", "x.log"]).assert().code(2);
     assert!(stderr_of(&assert).contains("unsupported option --logfile"));
 }
 
@@ -344,7 +344,7 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
     let trial = "tools/pagination-three-pages@stdio";
     let dir = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "--exact", trial, "--report-dir"])
             .arg(dir.path())
             .assert()
@@ -368,17 +368,15 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
         .find_map(|l| l.strip_prefix("re-run: "))
         .unwrap_or_else(|| panic!("no re-run line: {out}"));
     assert!(
-        rerun.starts_with(&format!(
-            "cargo xtask conformance --exact {trial} --client '"
-        )),
+        rerun.starts_with(&format!("mcp-harness run --exact {trial} --client '")),
         "{rerun}"
     );
-    let args = rerun.strip_prefix("cargo xtask conformance").unwrap();
+    let args = rerun.strip_prefix("mcp-harness run").unwrap();
     let again = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "'{}' conformance --no-build {args}",
-            env!("CARGO_BIN_EXE_xtask")
+            "'{}' run --no-build {args}",
+            env!("CARGO_BIN_EXE_mcp-harness")
         ))
         .output()
         .unwrap();
@@ -432,7 +430,7 @@ fn a_written_baseline_lists_the_failures_and_makes_the_next_run_pass() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("baseline.txt");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "calls/", "--write-baseline"])
             .arg(&path)
             .assert()
@@ -451,7 +449,7 @@ fn a_written_baseline_lists_the_failures_and_makes_the_next_run_pass() {
     );
     assert!(text.contains("[profile]"), "{text}");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "calls/", "--baseline"])
             .arg(&path)
             .assert()
@@ -476,7 +474,7 @@ fn a_new_failure_inside_a_baselined_trial_fails_the_run_and_a_fixed_check_is_sta
     let one = one.path().join("baseline.txt");
     let text_only = support::driver_cmd("--defect text-only");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &text_only, "--baseline"])
             .arg(&one)
             .args(trial)
@@ -487,7 +485,7 @@ fn a_new_failure_inside_a_baselined_trial_fails_the_run_and_a_fixed_check_is_sta
     // A second defect breaks JSON-02 in the same trial: a new failure, named.
     let both = support::driver_cmd("--defect text-only --defect reuse-ids");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &both, "--baseline"])
             .arg(&one)
             .args(trial)
@@ -503,7 +501,7 @@ fn a_new_failure_inside_a_baselined_trial_fails_the_run_and_a_fixed_check_is_sta
     );
     let two = two.path().join("baseline.txt");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &both, "--baseline"])
             .arg(&two)
             .args(trial)
@@ -512,7 +510,7 @@ fn a_new_failure_inside_a_baselined_trial_fails_the_run_and_a_fixed_check_is_sta
     );
     assert!(out.contains("1 baselined"), "{out}");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &text_only, "--baseline"])
             .arg(&two)
             .args(trial)
@@ -533,7 +531,7 @@ fn a_filter_that_matches_no_trial_is_refused() {
         vec!["calls/", "tools/typo-here"],
         vec!["--exact", "calls/structured-content"],
     ] {
-        let out = xtask().args(&args).assert().code(2).get_output().clone();
+        let out = harness().args(&args).assert().code(2).get_output().clone();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("matches no trial"), "{args:?}: {err}");
     }
@@ -588,7 +586,7 @@ fn timings_are_written_when_the_bench_asks_for_them() {
     support::bins();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("timings.json");
-    xtask()
+    harness()
         .args([
             "--exact",
             "handshake/happy-path@stdio",
@@ -632,7 +630,7 @@ const ONE_TRIAL: [&str; 2] = ["--exact", "calls/text-blocks@stdio"];
 fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        xtask()
+        harness()
             .env("FLAKY_STATE", dir.path().join("starts"))
             .args(["--client", &fails_first_start(), "--retries", "2"])
             .arg("--report-dir")
@@ -682,7 +680,7 @@ fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_
 fn a_trial_that_fails_the_same_way_on_every_attempt_is_failing_not_flaky() {
     let dir = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", "true", "--retries", "2", "--report-dir"])
             .arg(dir.path())
             .args(ONE_TRIAL)
@@ -704,7 +702,7 @@ fn a_trial_that_fails_the_same_way_on_every_attempt_is_failing_not_flaky() {
     );
     // Without --retries nothing is re-run.
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", "true"])
             .args(ONE_TRIAL)
             .assert()
@@ -727,7 +725,7 @@ fn a_known_flaky_baseline_entry_lets_a_flake_pass_but_not_a_failure() {
     .unwrap();
     let state = dir.path().join("starts");
     let run = |client: &str, retries: &str| {
-        let mut cmd = xtask();
+        let mut cmd = harness();
         cmd.env("FLAKY_STATE", &state)
             .args(["--client", client, "--retries", retries, "--baseline"])
             .arg(&baseline)
@@ -777,7 +775,7 @@ fn a_per_check_flaky_mark_covers_only_the_checks_it_names() {
         )
         .unwrap();
         let _ = std::fs::remove_file(&state);
-        let mut cmd = xtask();
+        let mut cmd = harness();
         cmd.env("FLAKY_STATE", &state)
             .args([
                 "--client",
@@ -818,7 +816,7 @@ fn a_retry_runs_at_the_trials_time_scale() {
         fails_first_start()
     );
     stdout_of(
-        xtask()
+        harness()
             .env("FLAKY_STATE", dir.path().join("starts"))
             .args(["--client", &client, "--time-scale", "3", "--retries", "1"])
             .args(["--exact", "timeouts/call-timeout@stdio"])
@@ -846,7 +844,7 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
         support::driver_cmd("")
     );
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &client, "--time-scale", "2", "--report-dir"])
             .arg(dir.path())
             .args(["--exact", "timeouts/call-timeout@stdio"])
@@ -871,7 +869,7 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
     assert!(results.trials.iter().all(|t| t.time_scale == 2.0));
 
     // Out of range, or not a number: a clear usage error.
-    let err = xtask()
+    let err = harness()
         .args(["--time-scale", "0", "--list"])
         .assert()
         .code(2);

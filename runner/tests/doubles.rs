@@ -188,3 +188,11 @@ fn an_official_suite_client_runs_the_matching_cases_unmodified() {
     );
     assert_eq!(eval.grade, Grade::Fail);
 }
+
+#[test]
+fn a_stubborn_stdio_server_is_gone_after_the_trial() {
+    let case = support::case("cleanup/ignores-sigterm");
+    let eval = support::evaluate_on(&case, Transport::Stdio, &support::driver_cmd(""));
+    assert_eq!(eval.run.servers.len(), 1);
+    assert!(!eval.run.servers[0].outlived_client);
+}

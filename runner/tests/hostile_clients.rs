@@ -356,7 +356,7 @@ fn scenarios_with_short_deadlines(to: &Path, trials: &[(String, &str)]) {
             }
         }
     }
-    let from = xtask::paths::scenarios_dir();
+    let from = support::scenarios_dir();
     copy_json(&from, to);
     let ids: BTreeSet<&str> = trials
         .iter()
@@ -443,7 +443,7 @@ fn a_suite_run_against_hostile_clients_leaves_no_process() {
     let marked_before = census::marked(&entry);
     let started = Instant::now();
     let peak = census::Peak::start(entry.clone());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
         .args(["conformance", "--no-build", "--jobs", "8", "--client"])
         .arg(format!(
             "exec python3 {}",
@@ -567,7 +567,7 @@ fn an_interrupted_run_leaves_no_process() {
     let client =
         format!("exec env HOSTILE_MARK={marker} sh -c 'setsid sleep 120 & exec sleep 120'");
     for (signal, number) in [("TERM", 15), ("INT", 2)] {
-        let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
             .args([
                 "conformance",
                 "--no-build",

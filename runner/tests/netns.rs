@@ -23,7 +23,7 @@ fn an_isolated_trial_without_a_namespace_is_reported_unimplemented_and_never_run
         mcp_harness::conformance::shell_quote(&mark),
         support::driver_cmd("")
     );
-    let xtask = env!("CARGO_BIN_EXE_xtask");
+    let harness = env!("CARGO_BIN_EXE_mcp-harness");
     let args = [
         "conformance",
         "--no-build",
@@ -37,10 +37,10 @@ fn an_isolated_trial_without_a_namespace_is_reported_unimplemented_and_never_run
     let setpriv = Path::new("/usr/bin/setpriv");
     let output = match setpriv.exists() {
         true => Command::new(setpriv)
-            .args(["--bounding-set", "-sys_admin", "--", xtask])
+            .args(["--bounding-set", "-sys_admin", "--", harness])
             .args(args)
             .output(),
-        false => Command::new(xtask).args(args).output(),
+        false => Command::new(harness).args(args).output(),
     }
     .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);

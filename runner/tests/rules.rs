@@ -303,7 +303,7 @@ fn under_a_bearer_token_every_request_carries_it() {
 }
 
 /// A small MCP client speaking the driver contract (see the module docs).
-const DOUBLE: &str = r#"# A small MCP client speaking the driver contract (CLIENTS.md), for xtask/tests/rules.rs: it
+const DOUBLE: &str = r#"# A small MCP client speaking the driver contract (CLIENTS.md), for runner/tests/rules.rs: it
 # carries out connect, list_tools, call_tool and close over stdio or Streamable HTTP, and
 # breaks exactly one always-on rule, named by its first argument:
 #

@@ -1,8 +1,6 @@
 //! `cargo xtask soak`: comparing runs finds every trial whose grade or checks changed, and the
 //! command runs the suite in both modes and writes soak.json.
 
-mod support;
-
 use assert_cmd::Command;
 use mcp_harness::conformance::verdict::{Grade, Verdict};
 use mcp_harness::report::{CheckRecord, RunResults, TrialResult};
@@ -143,7 +141,17 @@ fn shorten_keeps_one_line_within_the_limit() {
 
 #[test]
 fn soak_runs_both_modes_and_writes_soak_json() {
-    support::bins();
+    let beside = std::path::Path::new(env!("CARGO_BIN_EXE_xtask"))
+        .parent()
+        .unwrap();
+    let bins = xtask::paths::bins_beside(beside);
+    for bin in [&bins.fake_stdio, &bins.driver] {
+        assert!(
+            bin.exists(),
+            "{} is missing: run `cargo test` of the whole workspace",
+            bin.display()
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["soak", "--no-build", "--runs", "2", "--oversubscribe", "1"])
