@@ -120,7 +120,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         build_release()?;
     }
     let root = paths::workspace_root();
-    let bench_dir = root.join("runner").join("bench");
+    let bench_dir = root.join("xtask").join("bench");
     let scenario = bench_dir.join("echo-server.json");
     let case = load_case(&bench_dir, &scenario).map_err(|e| e.to_string())?;
     let work = tempfile::Builder::new()
