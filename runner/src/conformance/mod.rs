@@ -190,7 +190,7 @@ pub fn run(opts: Options) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let cases = match cases::load(&opts.sources()) {
+    let cases = match opts.sources().load() {
         Ok(cases) => cases,
         Err(errors) => {
             for e in &errors {

@@ -1,6 +1,7 @@
-//! Where a run's cases come from: the built-in cases (the tree's `scenarios/`, or the copy the
-//! installed binary carries and writes out), and the users' own directories (`--cases DIR`
-//! adds one, `--only-cases DIR` adds one and drops the built-in cases).
+//! Where a run's cases come from, loaded in one place: the built-in cases (the tree's
+//! `scenarios/`, or the copy the installed binary carries and writes out), and the users' own
+//! directories (`--cases DIR` adds one, `--only-cases DIR` adds one and drops the built-in
+//! cases). The runner only names the sources.
 //!
 //! A user's case is the same thing as a built-in one: the same schema, the same loader, the
 //! same checks. It resolves against the built-in requirements catalogue and fixtures, plus
@@ -12,10 +13,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use mcp_harness_scenarios::load::{CATALOGUE_FILE, FIXTURES_DIR, Library, parse_with};
-use mcp_harness_scenarios::{Case, load_dir};
+use super::{CATALOGUE_FILE, Case, FIXTURES_DIR, Library, load_dir, parse_with};
 
-/// The directory below a user's case directory that holds its snapshots.
+/// The directory below a user's case directory that holds its snapshots (never case files).
 pub const SNAPSHOTS_DIR: &str = "snapshots";
 
 /// A run's case directories.
@@ -29,56 +29,38 @@ pub struct Sources {
     pub user_dirs: Vec<PathBuf>,
 }
 
-/// Makes each of `dirs` absolute (so that case paths handed to the fake work from any
-/// directory), checking that it is a directory; the error names the flag and the path.
-pub fn resolve_dirs(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    dirs.iter()
-        .map(|dir| {
-            if !dir.is_dir() {
-                return Err(format!(
-                    "--cases {}: expected a directory of case files, found {}",
-                    dir.display(),
-                    if dir.exists() {
-                        "something else"
-                    } else {
-                        "nothing"
-                    }
-                ));
+impl Sources {
+    /// Loads every case of these sources, sorted by id; every problem at once (each names
+    /// its file).
+    pub fn load(&self) -> Result<Vec<Case>, Vec<String>> {
+        let mut cases = Vec::new();
+        let mut errors = Vec::new();
+        if self.with_builtin {
+            match load_dir(&self.builtin) {
+                Ok(found) => cases.extend(found),
+                Err(found) => errors.extend(found.iter().map(ToString::to_string)),
             }
-            std::fs::canonicalize(dir).map_err(|e| format!("--cases {}: {e}", dir.display()))
-        })
-        .collect()
-}
-
-/// Loads every case of `sources`, sorted by id; every problem at once (each names its file).
-pub fn load(sources: &Sources) -> Result<Vec<Case>, Vec<String>> {
-    let mut cases = Vec::new();
-    let mut errors = Vec::new();
-    if sources.with_builtin {
-        match load_dir(&sources.builtin) {
-            Ok(found) => cases.extend(found),
-            Err(found) => errors.extend(found.iter().map(ToString::to_string)),
         }
-    }
-    if !sources.user_dirs.is_empty() {
-        match Library::find(&sources.builtin) {
-            Ok(base) => {
-                for dir in &sources.user_dirs {
-                    match load_user_dir(&base, dir) {
-                        Ok(found) => cases.extend(found),
-                        Err(found) => errors.extend(found),
+        if !self.user_dirs.is_empty() {
+            match Library::find(&self.builtin) {
+                Ok(base) => {
+                    for dir in &self.user_dirs {
+                        match load_user_dir(&base, dir) {
+                            Ok(found) => cases.extend(found),
+                            Err(found) => errors.extend(found),
+                        }
                     }
                 }
+                Err(e) => errors.push(e.to_string()),
             }
-            Err(e) => errors.push(e.to_string()),
         }
+        errors.extend(collisions(self, &cases));
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        cases.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(cases)
     }
-    errors.extend(collisions(sources, &cases));
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    cases.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(cases)
 }
 
 /// The cases of one user's directory, resolved against `base` with the directory's own
@@ -120,7 +102,7 @@ fn load_user_dir(base: &Library, dir: &Path) -> Result<Vec<Case>, Vec<String>> {
 
 /// The case files below a user's directory, sorted: every `*.json` except the catalogue,
 /// schemas, and what is below `fixtures/` and `snapshots/`.
-pub fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let skip = [dir.join(FIXTURES_DIR), dir.join(SNAPSHOTS_DIR)];
     let mut out = Vec::new();
     let mut pending = vec![dir.to_owned()];
@@ -172,14 +154,4 @@ fn shown(sources: &Sources, path: &Path) -> String {
         }
         _ => path.display().to_string(),
     }
-}
-
-/// The snapshots directory of the user's directory a case file comes from; `None` for a
-/// built-in case.
-pub fn user_snapshots(sources: &Sources, case_path: &Path) -> Option<PathBuf> {
-    sources
-        .user_dirs
-        .iter()
-        .find(|dir| case_path.starts_with(dir))
-        .map(|dir| dir.join(SNAPSHOTS_DIR))
 }
