@@ -879,3 +879,88 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
         "{err}"
     );
 }
+
+/// `mcp-harness matrix`: two shards of the reference client merge into one column beside a
+/// second client, failures first; a trial in two shards of one client, a file that is not
+/// JSON and a JSON file that is not a run's results are refused, each naming the file.
+#[test]
+fn matrix_merges_shards_and_puts_clients_side_by_side() {
+    let trials = [
+        "calls/text-blocks@stdio",
+        "calls/text-blocks@https",
+        "calls/structured-content@stdio",
+        "handshake/happy-path@stdio",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, args: &[&str], code: i32| {
+        let reports = dir.path().join(name);
+        harness()
+            .args(args)
+            .args(["--time-scale", "1", "--exact"])
+            .args(trials)
+            .arg("--report-dir")
+            .arg(&reports)
+            .assert()
+            .code(code);
+        reports.join("results.json")
+    };
+    let first = run("shard-1", &["--shard", "1/2"], 0);
+    let second = run("shard-2", &["--shard", "2/2"], 0);
+    let broken = support::driver_cmd("--defect text-only");
+    let named = ["--client", &broken, "--client-name", "text-only"];
+    let other = run("text-only", &named, 101);
+    let matrix = |files: &[&std::path::Path]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-harness"));
+        cmd.arg("matrix").args(files);
+        cmd.arg("--out").arg(dir.path().join("matrix.html"));
+        cmd.assert()
+    };
+
+    let out = stdout_of(matrix(&[&first, &second, &other]).success());
+    assert!(out.contains("reference: 4 trials"), "{out}");
+    assert!(out.contains("text-only: 4 trials"), "{out}");
+    let page = std::fs::read_to_string(dir.path().join("matrix.html")).unwrap();
+    assert!(page.contains("4 trials × 2 clients"), "{page}");
+    assert!(page.contains("<th>reference<br>") && page.contains("<th>text-only<br>"));
+    assert!(
+        !page.contains("not run</td>"),
+        "a shard's trial is missing: {page}"
+    );
+    let row = |trial: &str| {
+        page.find(&format!("<code>{trial}</code>"))
+            .unwrap_or_else(|| panic!("no row for {trial}"))
+    };
+    // The one trial the broken client fails comes first, with a fail badge.
+    let failing = row("calls/structured-content@stdio");
+    for trial in ["calls/text-blocks@stdio", "calls/text-blocks@https"] {
+        assert!(failing < row(trial), "{trial} before the failing row");
+    }
+    assert!(page[failing..].contains("<span class=\"badge fail\""));
+
+    let copy = dir.path().join("copy-of-shard-1.json");
+    std::fs::copy(&first, &copy).unwrap();
+    let err = stderr_of(&matrix(&[&first, &copy]).code(2));
+    assert!(
+        err.contains(&first.display().to_string())
+            && err.contains(&copy.display().to_string())
+            && err.contains("is in both"),
+        "{err}"
+    );
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a report").unwrap();
+    let err = stderr_of(&matrix(&[&text]).code(2));
+    assert!(
+        err.contains(&text.display().to_string()) && err.contains("not JSON"),
+        "{err}"
+    );
+    let json = dir.path().join("other.json");
+    std::fs::write(&json, r#"{"client": "x", "trials": []}"#).unwrap();
+    let err = stderr_of(&matrix(&[&json]).code(2));
+    assert!(
+        err.contains(&json.display().to_string())
+            && err.contains("not a results file")
+            && err.contains("missing field `profile`")
+            && err.contains("expected the results.json"),
+        "{err}"
+    );
+}

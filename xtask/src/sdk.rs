@@ -12,7 +12,7 @@ use std::process::Command;
 use crate::child;
 use crate::paths;
 use mcp_harness::conformance::shell_quote;
-use mcp_harness::report::{RunResults, html};
+use mcp_harness::report::{RunResults, merge};
 
 /// An SDK with an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -64,6 +64,7 @@ pub fn run(which: Sdk, report_dir: Option<PathBuf>, write_baselines: bool) -> Re
     };
     let mut all_met = true;
     let mut runs = Vec::new();
+    let mut files = Vec::new();
     for sdk in sdks {
         let client = install(sdk, &root, &cache)?;
         let baseline = root.join("adapters").join(sdk.name()).join("baseline.txt");
@@ -73,15 +74,17 @@ pub fn run(which: Sdk, report_dir: Option<PathBuf>, write_baselines: bool) -> Re
             conformance(sdk.name(), Some(&client), Some(&baseline), rewrite, &dir)?;
         all_met &= met;
         runs.push(results);
+        files.push(dir.join("results.json"));
     }
     if which == Sdk::All {
         let dir = reports.join("reference");
         let (met, results) = conformance("reference", None, None, None, &dir)?;
         all_met &= met;
         runs.insert(0, results);
+        files.insert(0, dir.join("results.json"));
+        // The same code as `mcp-harness matrix`, from the files each run wrote.
         let matrix = reports.join("matrix.html");
-        std::fs::write(&matrix, html::render(&runs))
-            .map_err(|e| format!("cannot write {}: {e}", matrix.display()))?;
+        merge::write_matrix(&files, &matrix)?;
         println!("matrix: {}", matrix.display());
     }
     for run in &runs {

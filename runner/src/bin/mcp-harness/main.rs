@@ -48,6 +48,17 @@ enum Command {
         #[arg(long, value_parser = requirements::parse_coverage)]
         coverage: Vec<requirements::Coverage>,
     },
+    /// Build matrix.html from the results.json of runs: files of the same client (the
+    /// `client` name a run records, set by --client-name) are shards merged into one column,
+    /// other clients go side by side; a trial in two shards of one client is an error.
+    Matrix {
+        /// The results.json files, or the report directories holding them.
+        #[arg(required = true, value_name = "RESULTS")]
+        results: Vec<PathBuf>,
+        /// Where to write the page.
+        #[arg(long, value_name = "FILE", default_value = "matrix.html")]
+        out: PathBuf,
+    },
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
     /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
@@ -100,6 +111,18 @@ fn main() -> ExitCode {
             };
             match requirements::report(&builtin.scenarios, &coverage) {
                 Ok(text) => print_out(&text),
+                Err(e) => fail(&e),
+            }
+        }
+        Command::Matrix { results, out } => {
+            match mcp_harness::report::merge::write_matrix(&results, &out) {
+                Ok(runs) => {
+                    for run in &runs {
+                        println!("{}: {} trials", run.client, run.trials.len());
+                    }
+                    println!("matrix: {}", out.display());
+                    ExitCode::SUCCESS
+                }
                 Err(e) => fail(&e),
             }
         }
