@@ -4,8 +4,11 @@
 //! its environment and arguments on stdout and stderr and sends the token inside a message on
 //! a few trials of both transports ([`LEAKY_TRIALS`]); then every output is searched for the
 //! token: the runner's stdout and stderr, results.json, junit.xml, report.html, whatever the
-//! runner left in its temporary directory, and the snapshots.
+//! runner left in its temporary directory, and the snapshots. The authorization trials'
+//! secrets get the same search in [`auth`] (one test binary, so one link).
 
+#[path = "secrets/auth.rs"]
+mod auth;
 mod support;
 
 use std::collections::hash_map::RandomState;

@@ -20,7 +20,8 @@ use mcp_harness::requirements;
 #[command(
     name = "mcp-harness",
     version,
-    about = "A conformance harness for MCP clients: scripted fake servers, a client run through the driver contract, graded checks"
+    about = "A conformance harness for MCP clients: scripted fake servers, a client run through the driver contract, graded checks",
+    after_help = "sdk, bench and soak need a checkout of the repository: run `cargo xtask sdk|bench|soak` there."
 )]
 struct Cli {
     #[command(subcommand)]

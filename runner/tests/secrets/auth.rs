@@ -6,7 +6,7 @@
 //! reports, its temporary files and the snapshots are searched for anything shaped like a
 //! secret of the fake, and the leaky trials must fail the never-printed check.
 
-mod support;
+use super::support;
 
 use std::path::{Path, PathBuf};
 
