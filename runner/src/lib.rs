@@ -8,17 +8,9 @@
 //! | `cli`          | the `conformance`/`run` flags, one clap struct for both front ends |
 //! | `conformance`  | trials, checks, verdicts, snapshots, baselines; `cases` for `--cases` |
 //! | `report`       | `results.json`, `junit.xml`, `report.html`, the matrix             |
-//! | `sdk`          | pinned SDKs and their adapters, run with their baselines            |
-//! | `bench`        | the reference client, the suite and the fakes, measured            |
-//! | `soak`         | the suite repeated, verdicts that change between runs              |
 //! | `requirements` | the catalogue and what cites each requirement                      |
-//! | `paths`        | the checkout and its harness binaries (repository runs only)       |
 
-pub mod bench;
 pub mod cli;
 pub mod conformance;
-pub mod paths;
 pub mod report;
 pub mod requirements;
-pub mod sdk;
-pub mod soak;

@@ -170,7 +170,7 @@ fn own_cases(
         with_builtin: false,
         user_dirs: dirs.clone(),
     };
-    let cases = crate::conformance::cases::load(&sources).map_err(|e| e.join("\n"))?;
+    let cases = sources.load().map_err(|e| e.join("\n"))?;
     let own_file = dir.join(load::CATALOGUE_FILE);
     let (catalogue, over) = match own_file.is_file() {
         true => {
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn the_shipped_catalogue_reports_every_level() {
-        let root = crate::paths::scenarios_dir();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
         let text = report(&root, None, &[]).expect("the shipped cases load");
         assert!(text.contains("coverage by level"));
         assert!(text.contains("LIFE-01 [must] covered"), "{text}");

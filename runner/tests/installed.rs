@@ -363,3 +363,24 @@ fn a_malformed_user_case_is_an_error_naming_file_and_field() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("--cases no-such-dir"), "{}", text(&out));
 }
+
+/// `sdk`, `bench` and `soak` are commands of a checkout (`cargo xtask`): outside one the
+/// binary refuses them at once and says where they run, instead of starting any work.
+#[test]
+fn checkout_commands_are_refused_and_point_to_cargo_xtask() {
+    let here = tempdir();
+    for command in ["sdk", "bench", "soak"] {
+        let out = harness(here.path(), &[command, "all"]);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains(&format!("unrecognized subcommand '{command}'")),
+            "{said}"
+        );
+    }
+    let help = text(&harness(here.path(), &["--help"]));
+    assert!(
+        help.contains("run `cargo xtask sdk|bench|soak` there"),
+        "{help}"
+    );
+}

@@ -16,6 +16,7 @@
 pub mod deadline;
 mod meaning;
 mod resolve;
+pub mod sources;
 pub mod variants;
 
 use std::collections::HashMap;

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use xtask::cli::ConformanceArgs;
-use xtask::conformance;
+use mcp_harness::cli::ConformanceArgs;
+use mcp_harness::{conformance, requirements};
 use xtask::{paths, schema, sdk};
 
 mod fuzz;
@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run every case against a client (the reference client by default) and grade it.
-    #[command(after_help = xtask::cli::EXIT_CODES)]
+    #[command(after_help = mcp_harness::cli::EXIT_CODES)]
     Conformance(Box<ConformanceArgs>),
     /// Install an official SDK (pinned, cached under target/sdk) and run the suite against its
     /// adapter with its baseline; `all` adds the reference client and writes matrix.html.
@@ -72,8 +72,8 @@ enum Command {
     /// its coverage (covered, partly, not), and the counts by level.
     Requirements {
         /// Only requirements with this coverage (`covered`, `partly`, `not`; repeatable).
-        #[arg(long, value_parser = xtask::requirements::parse_coverage)]
-        coverage: Vec<xtask::requirements::Coverage>,
+        #[arg(long, value_parser = requirements::parse_coverage)]
+        coverage: Vec<requirements::Coverage>,
         /// Show the coverage of your own case directory instead: its cases' checks against
         /// DIR/requirements.json (or the built-in catalogue when DIR has none).
         #[arg(long = "cases", value_name = "DIR")]
@@ -120,8 +120,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Requirements { coverage, cases } => {
-            match xtask::requirements::report(&paths::scenarios_dir(), cases.as_deref(), &coverage)
-            {
+            match requirements::report(&paths::scenarios_dir(), cases.as_deref(), &coverage) {
                 Ok(text) => {
                     print!("{text}");
                     ExitCode::SUCCESS

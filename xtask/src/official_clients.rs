@@ -12,10 +12,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::conformance::verdict::level_label;
-use crate::conformance::{child, shell_quote};
-use crate::paths;
-use crate::report::RunResults;
+use crate::{child, paths};
+use mcp_harness::conformance::shell_quote;
+use mcp_harness::conformance::verdict::level_label;
+use mcp_harness::report::RunResults;
 
 /// Which example runs which case, and whether it must pass: the verdicts the official suite
 /// itself gives them on its `initialize` and `tools_call` scenarios. `test1` only lists the

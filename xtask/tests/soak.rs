@@ -1,12 +1,10 @@
 //! `cargo xtask soak`: comparing runs finds every trial whose grade or checks changed, and the
 //! command runs the suite in both modes and writes soak.json.
 
-mod support;
-
 use assert_cmd::Command;
+use mcp_harness::conformance::verdict::{Grade, Verdict};
+use mcp_harness::report::{CheckRecord, RunResults, TrialResult};
 use mcp_harness_scenarios::model::Level;
-use xtask::conformance::verdict::{Grade, Verdict};
-use xtask::report::{CheckRecord, RunResults, TrialResult};
 use xtask::soak::{across_modes, compare, render_mode, shorten};
 
 fn check(name: &str, level: Level, passed: bool, actual: &str) -> CheckRecord {
@@ -144,7 +142,17 @@ fn shorten_keeps_one_line_within_the_limit() {
 
 #[test]
 fn soak_runs_both_modes_and_writes_soak_json() {
-    support::bins();
+    let beside = std::path::Path::new(env!("CARGO_BIN_EXE_xtask"))
+        .parent()
+        .unwrap();
+    let bins = xtask::paths::bins_beside(beside);
+    for bin in [&bins.fake_stdio, &bins.driver] {
+        assert!(
+            bin.exists(),
+            "{} is missing: run `cargo test` of the whole workspace",
+            bin.display()
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["soak", "--no-build", "--runs", "2", "--oversubscribe", "1"])
@@ -169,7 +177,10 @@ fn soak_runs_both_modes_and_writes_soak_json() {
     // Stress at `--oversubscribe 1` is the suite's default jobs; only it has the hog.
     assert_eq!(modes[0]["jobs"], serde_json::Value::Null);
     assert_eq!(modes[0]["hog_threads"], 0);
-    assert_eq!(modes[1]["jobs"], xtask::conformance::default_threads());
+    assert_eq!(
+        modes[1]["jobs"],
+        mcp_harness::conformance::default_threads()
+    );
     assert!(modes[1]["hog_threads"].as_u64().unwrap() > 0);
     for mode in modes {
         assert_eq!(mode["runs"].as_array().unwrap().len(), 2);

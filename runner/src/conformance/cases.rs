@@ -1,33 +1,11 @@
-//! Where a run's cases come from: the built-in cases (the tree's `scenarios/`, or the copy the
-//! installed binary carries and writes out), and the users' own directories (`--cases DIR`
-//! adds one, `--only-cases DIR` adds one and drops the built-in cases).
-//!
-//! A user's case is the same thing as a built-in one: the same schema, the same loader, the
-//! same checks. It resolves against the built-in requirements catalogue and fixtures, plus
-//! what its directory adds: `DIR/requirements.json` (requirement ids of its own; without it a
-//! case may cite only built-in ids) and `DIR/fixtures/*.json`. Its id is its path below `DIR`,
-//! and its snapshots live in `DIR/snapshots/`. An id used twice, by a built-in case and a
-//! user's or by two users' directories, is an error naming both files.
+//! A run's case sources as the command line gives them. Loading them (the built-in cases,
+//! each `--cases` directory laid over the catalogue and fixtures, colliding ids) is the
+//! scenarios crate's [`Sources::load`]; the runner only checks the directories it was given
+//! and finds a user's case's snapshots.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use mcp_harness_scenarios::load::{CATALOGUE_FILE, FIXTURES_DIR, Library, parse_with};
-use mcp_harness_scenarios::{Case, load_dir};
-
-/// The directory below a user's case directory that holds its snapshots.
-pub const SNAPSHOTS_DIR: &str = "snapshots";
-
-/// A run's case directories.
-#[derive(Debug, Clone)]
-pub struct Sources {
-    /// The built-in cases' directory: its catalogue and fixtures serve the users' cases too.
-    pub builtin: PathBuf,
-    /// Whether the built-in cases run (not with `--only-cases`).
-    pub with_builtin: bool,
-    /// The users' case directories, absolute, in the order given.
-    pub user_dirs: Vec<PathBuf>,
-}
+pub use mcp_harness_scenarios::load::sources::{SNAPSHOTS_DIR, Sources};
 
 /// Makes each of `dirs` absolute (so that case paths handed to the fake work from any
 /// directory), checking that it is a directory; the error names the flag and the path.
@@ -48,130 +26,6 @@ pub fn resolve_dirs(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             std::fs::canonicalize(dir).map_err(|e| format!("--cases {}: {e}", dir.display()))
         })
         .collect()
-}
-
-/// Loads every case of `sources`, sorted by id; every problem at once (each names its file).
-pub fn load(sources: &Sources) -> Result<Vec<Case>, Vec<String>> {
-    let mut cases = Vec::new();
-    let mut errors = Vec::new();
-    if sources.with_builtin {
-        match load_dir(&sources.builtin) {
-            Ok(found) => cases.extend(found),
-            Err(found) => errors.extend(found.iter().map(ToString::to_string)),
-        }
-    }
-    if !sources.user_dirs.is_empty() {
-        match Library::find(&sources.builtin) {
-            Ok(base) => {
-                for dir in &sources.user_dirs {
-                    match load_user_dir(&base, dir) {
-                        Ok(found) => cases.extend(found),
-                        Err(found) => errors.extend(found),
-                    }
-                }
-            }
-            Err(e) => errors.push(e.to_string()),
-        }
-    }
-    errors.extend(collisions(sources, &cases));
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    cases.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(cases)
-}
-
-/// The cases of one user's directory, resolved against `base` with the directory's own
-/// requirements and fixtures laid over it.
-fn load_user_dir(base: &Library, dir: &Path) -> Result<Vec<Case>, Vec<String>> {
-    let library = base.with_own(dir).map_err(|e| vec![e.to_string()])?;
-    let files =
-        case_files(dir).map_err(|e| vec![format!("{}: cannot read: {e}", dir.display())])?;
-    if files.is_empty() {
-        return Err(vec![format!(
-            "{}: no case files (*.json outside {FIXTURES_DIR}/ and {SNAPSHOTS_DIR}/) in this --cases directory",
-            dir.display()
-        )]);
-    }
-    let own_catalogue = dir.join(CATALOGUE_FILE).is_file();
-    let (mut cases, mut errors) = (Vec::new(), Vec::new());
-    for file in files {
-        let loaded = std::fs::read_to_string(&file)
-            .map_err(|e| format!("{}: file: cannot read: {e}", file.display()))
-            .and_then(|text| parse_with(&library, dir, &file, &text).map_err(|e| e.to_string()))
-            .map_err(|e| match own_catalogue {
-                false if e.contains("unknown requirement") => format!(
-                    "{e}; a requirement of your own needs {}",
-                    dir.join(CATALOGUE_FILE).display()
-                ),
-                _ => e,
-            });
-        match loaded {
-            Ok(found) => cases.extend(found),
-            Err(e) => errors.push(e),
-        }
-    }
-    if errors.is_empty() {
-        Ok(cases)
-    } else {
-        Err(errors)
-    }
-}
-
-/// The case files below a user's directory, sorted: every `*.json` except the catalogue,
-/// schemas, and what is below `fixtures/` and `snapshots/`.
-pub fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let skip = [dir.join(FIXTURES_DIR), dir.join(SNAPSHOTS_DIR)];
-    let mut out = Vec::new();
-    let mut pending = vec![dir.to_owned()];
-    while let Some(at) = pending.pop() {
-        for entry in std::fs::read_dir(&at)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                if !skip.contains(&path) {
-                    pending.push(path);
-                }
-            } else if path.extension().is_some_and(|e| e == "json")
-                && !path.to_string_lossy().ends_with(".schema.json")
-                && path != dir.join(CATALOGUE_FILE)
-            {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-/// One error per case id that two files use, naming both (a built-in file by its path below
-/// the built-in directory, since the installed binary's copy lives in a temporary directory).
-fn collisions(sources: &Sources, cases: &[Case]) -> Vec<String> {
-    let mut first: HashMap<&str, &Path> = HashMap::new();
-    let mut errors = Vec::new();
-    for case in cases {
-        match first.get(case.id.as_str()) {
-            Some(&other) if other != case.path => errors.push(format!(
-                "{}: the case id {:?} is already the id of {}; expected ids unique across the built-in cases and every --cases directory (rename one file)",
-                case.path.display(),
-                case.id,
-                shown(sources, other)
-            )),
-            Some(_) => {}
-            None => {
-                first.insert(&case.id, &case.path);
-            }
-        }
-    }
-    errors
-}
-
-fn shown(sources: &Sources, path: &Path) -> String {
-    match path.strip_prefix(&sources.builtin) {
-        Ok(rel) if !sources.user_dirs.iter().any(|d| path.starts_with(d)) => {
-            format!("the built-in case scenarios/{}", rel.display())
-        }
-        _ => path.display().to_string(),
-    }
 }
 
 /// The snapshots directory of the user's directory a case file comes from; `None` for a

@@ -15,7 +15,6 @@
 //! | `snapshot`  | normalized transcripts under insta                          |
 //! | `baseline`  | the strict expected-failures file, read and written         |
 //! | `timings`   | where a run's time went, for the bench                      |
-//! | `child`     | the suite in a child process, for `sdk` and `soak`          |
 //! | `cases`     | the built-in cases and the users' (`--cases DIR`)            |
 
 pub mod auth_env;
@@ -23,7 +22,6 @@ pub mod baseline;
 pub mod canary;
 pub mod cases;
 pub mod checks;
-pub mod child;
 pub mod http_env;
 mod interrupt;
 pub mod netns;
@@ -184,7 +182,7 @@ pub fn run(opts: Options) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let cases = match cases::load(&opts.sources()) {
+    let cases = match opts.sources().load() {
         Ok(cases) => cases,
         Err(errors) => {
             for e in &errors {

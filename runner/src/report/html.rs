@@ -4,7 +4,7 @@
 //! level table and an area × grade table whose cells filter the list; then a filter bar
 //! (status, grade, level, transport, area, text); then every trial, failures first, the ones
 //! that fail the run open on their failed checks. Self-contained: inline style and script,
-//! nothing fetched. [`render`] builds the matrix of several clients (see [`super::matrix`]).
+//! nothing fetched. The matrix of several clients is [`super::matrix`].
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,11 +17,6 @@ use mcp_harness_scenarios::model::Level;
 
 /// The levels in report order.
 pub const LEVELS: [Level; 4] = [Level::Must, Level::Profile, Level::Should, Level::Advisory];
-
-/// The matrix page of several clients' runs (kept under this name for its callers).
-pub fn render(runs: &[RunResults]) -> String {
-    super::matrix::render(runs)
-}
 
 /// The report page of one client's run.
 pub fn report(run: &RunResults) -> String {

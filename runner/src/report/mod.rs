@@ -1,7 +1,8 @@
 //! Machine- and person-readable results of a run, written by `--report-dir DIR`:
 //! `results.json` (everything, and the input of the cross-client matrix), `junit.xml` (for
 //! CI systems) and `report.html` (a self-contained page, failures first, with filters; see [`html`]);
-//! `cargo xtask sdk all` adds `matrix.html` of every client ([`matrix`]).
+//! `mcp-harness matrix` and `cargo xtask sdk all` build `matrix.html` of several runs
+//! ([`merge`], [`matrix`]).
 //!
 //! A bearer token never reaches these files: the runner redacts it from the client's output
 //! before anything is kept, and transcripts only say whether the right token came.
@@ -12,6 +13,7 @@ pub mod html;
 pub mod junit;
 pub mod links;
 pub mod matrix;
+pub mod merge;
 pub mod page;
 pub mod status;
 
@@ -242,9 +244,22 @@ impl RunResults {
 
     /// Reads a `results.json`.
     pub fn load(path: &Path) -> Result<RunResults, String> {
+        const EXPECTED: &str = "expected the results.json that a run writes with --report-dir";
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not JSON ({e}); {EXPECTED}", path.display()))?;
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let at = match e.path().to_string() {
+                root if root == "." => String::new(),
+                field => format!(" at {field}"),
+            };
+            format!(
+                "{}: not a results file{at}: {}; {EXPECTED}",
+                path.display(),
+                e.inner()
+            )
+        })
     }
 }
 

@@ -163,7 +163,7 @@ impl WireRule {
 /// A broken client that must fail a check, and the trial it must fail it in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokenBy {
-    /// A `--defect` of the reference driver, or the name of a double (`xtask/tests/doubles.json`).
+    /// A `--defect` of the reference driver, or the name of a double (`runner/tests/doubles.json`).
     pub client: String,
     /// The transport of the trial; `None`: the case's first transport where the check applies.
     pub transport: Option<Transport>,

@@ -381,7 +381,7 @@ pub struct RawStepExpect {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     when: Option<Value>,
     /// The deliberately broken clients that must fail this check: a `--defect` of the
-    /// reference driver or a double of `xtask/tests/doubles.json`, optionally suffixed
+    /// reference driver or a double of `runner/tests/doubles.json`, optionally suffixed
     /// `@stdio`/`@https` and `@<revision>`/`@<variant>` to pick the trial (default: the case's
     /// first trial where the check is made, stdio before https, first revision and variant),
     /// or `@<transport>@*` for every revision and variant on that transport.

@@ -87,11 +87,12 @@ pub fn case_text(id: &str) -> Result<(&'static str, Option<String>), String> {
     let id = id.split('@').next().unwrap_or(id).trim_end_matches(".json");
     let id = id.strip_prefix("scenarios/").unwrap_or(id);
     let builtin = write_out()?;
-    let loaded = cases::load(&cases::Sources {
+    let loaded = cases::Sources {
         builtin: builtin.scenarios.clone(),
         with_builtin: true,
         user_dirs: Vec::new(),
-    })
+    }
+    .load()
     .map_err(|e| format!("the built-in cases do not load: {}", e.join("; ")))?;
     if let Some(case) = loaded.iter().find(|c| c.id == id) {
         let rel = case

@@ -1,13 +1,12 @@
 //! `mcp-harness`: the conformance harness as one installable binary. It carries the built-in
 //! cases, their snapshots and the schemas ([`embedded`]), plays the stdio fake and the
 //! reference client's driver itself (hidden subcommands), and needs neither cargo nor the
-//! source tree to run a client. `sdk` and `bench` work on a checkout ([`checkout`]).
+//! source tree to run a client. What needs a checkout (`sdk`, `bench`, `soak`) is
+//! `cargo xtask` there, not a subcommand of this binary.
 
-mod checkout;
 mod embedded;
 mod kits;
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -21,7 +20,8 @@ use mcp_harness::requirements;
 #[command(
     name = "mcp-harness",
     version,
-    about = "A conformance harness for MCP clients: scripted fake servers, a client run through the driver contract, graded checks"
+    about = "A conformance harness for MCP clients: scripted fake servers, a client run through the driver contract, graded checks",
+    after_help = "sdk, bench and soak need a checkout of the repository: run `cargo xtask sdk|bench|soak` there."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -61,29 +61,16 @@ enum Command {
         #[command(subcommand)]
         command: CaseCommand,
     },
-    /// Install an official SDK and run its adapter with its baseline: runs `cargo xtask sdk`
-    /// in a checkout of this repository (the adapters' sources, their baselines and the SDKs'
-    /// toolchains live there). Arguments as for `cargo xtask sdk` (`sdk --help` shows them).
-    #[command(disable_help_flag = true)]
-    Sdk {
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "ARGS"
-        )]
-        args: Vec<OsString>,
-    },
-    /// Benchmark the reference client, the suite and the fakes: runs `cargo xtask bench` in a
-    /// checkout of this repository (it measures release builds made there). Arguments as for
-    /// `cargo xtask bench` (`bench --help` shows them).
-    #[command(disable_help_flag = true)]
-    Bench {
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "ARGS"
-        )]
-        args: Vec<OsString>,
+    /// Build matrix.html from the results.json of runs: files of the same client (the
+    /// `client` name a run records, set by --client-name) are shards merged into one column,
+    /// other clients go side by side; a trial in two shards of one client is an error.
+    Matrix {
+        /// The results.json files, or the report directories holding them.
+        #[arg(required = true, value_name = "RESULTS")]
+        results: Vec<PathBuf>,
+        /// Where to write the page.
+        #[arg(long, value_name = "FILE", default_value = "matrix.html")]
+        out: PathBuf,
     },
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
@@ -164,8 +151,18 @@ fn main() -> ExitCode {
             }
             Err(e) => fail(&e),
         },
-        Command::Sdk { args } => checkout::delegate("sdk", &args),
-        Command::Bench { args } => checkout::delegate("bench", &args),
+        Command::Matrix { results, out } => {
+            match mcp_harness::report::merge::write_matrix(&results, &out) {
+                Ok(runs) => {
+                    for run in &runs {
+                        println!("{}: {} trials", run.client, run.trials.len());
+                    }
+                    println!("matrix: {}", out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
         Command::Kit {
             language,
             out,

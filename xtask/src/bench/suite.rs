@@ -30,9 +30,9 @@ use tempfile::TempDir;
 
 use super::clients::{output_within, reason};
 use super::scaled_cases::{case_count, scaled_dir};
-use crate::conformance::timings::{self, RunTimings};
 use crate::paths;
-use crate::report::RunResults;
+use mcp_harness::conformance::timings::{self, RunTimings};
+use mcp_harness::report::RunResults;
 
 /// The longest one suite run may take before it is killed.
 const SUITE_LIMIT: Duration = Duration::from_secs(600);
@@ -387,7 +387,7 @@ impl Suite {
                         false => format!("; failed: {}", run.failed.join(", ")),
                     }
                 );
-                let cores = crate::conformance::cores();
+                let cores = mcp_harness::conformance::cores();
                 let detail = format!(
                     "{detail}; CPU {:.1} s, so at least {:.1} s on {cores} idle cores",
                     run.cpu_s,

@@ -41,7 +41,7 @@ impl Report {
         fakes: Vec<(&'static str, Result<Throughput, String>)>,
         pipe: Option<Result<Pipe, String>>,
     ) -> Report {
-        let cpus = crate::conformance::cores();
+        let cpus = mcp_harness::conformance::cores();
         let settings = json!({
             "rounds": args.rounds, "calls": args.calls, "in_flight": args.in_flight,
             "fake_requests": args.fake_requests, "fake_connections": args.fake_connections,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use mcp_harness_scenarios::Case;
 use serde::{Deserialize, Serialize};
 
-use crate::conformance::http_env::HttpEnv;
+use mcp_harness::conformance::http_env::HttpEnv;
 
 /// The longest one bench binary may run before it is killed.
 const RUN_LIMIT: Duration = Duration::from_secs(180);

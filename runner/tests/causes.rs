@@ -14,7 +14,7 @@ fn a_failing_run_groups_its_failures_by_cause_before_the_tally_and_in_the_report
         support::driver_cmd("--defect no-cursor-check")
     );
     let reports = tempfile::tempdir().unwrap();
-    let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let assert = Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
         .args(["conformance", "--no-build", "--client", &client])
         .args(["--exact", "--report-dir"])
         .arg(reports.path())
@@ -60,7 +60,7 @@ fn a_failing_run_groups_its_failures_by_cause_before_the_tally_and_in_the_report
 
 #[test]
 fn a_passing_run_has_no_causes() {
-    let assert = Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let assert = Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
         .args([
             "conformance",
             "--no-build",

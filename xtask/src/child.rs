@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::report::RunResults;
+use mcp_harness::report::RunResults;
 
 /// `<this executable> conformance --no-build --quiet --report-dir DIR`, with the client, its
 /// name in reports and its baseline when given. Add further flags (and the filters) before

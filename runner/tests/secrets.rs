@@ -4,8 +4,11 @@
 //! its environment and arguments on stdout and stderr and sends the token inside a message on
 //! a few trials of both transports ([`LEAKY_TRIALS`]); then every output is searched for the
 //! token: the runner's stdout and stderr, results.json, junit.xml, report.html, whatever the
-//! runner left in its temporary directory, and the snapshots.
+//! runner left in its temporary directory, and the snapshots. The authorization trials'
+//! secrets get the same search in [`auth`] (one test binary, so one link).
 
+#[path = "secrets/auth.rs"]
+mod auth;
 mod support;
 
 use std::collections::hash_map::RandomState;
@@ -13,7 +16,9 @@ use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use xtask::report::RunResults;
+use mcp_harness::conformance::{snapshot, verdict};
+use mcp_harness::report::RunResults;
+use mcp_harness_scenarios::model::Transport;
 
 const TOKEN_CHECK: &str = "never printed its bearer token";
 
@@ -72,7 +77,7 @@ fn fresh_token() -> String {
 }
 
 fn run(args: &[&str], token: &str, reports: &Path, tmp: &Path) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+    std::process::Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
         .args(["conformance", "--no-build", "--bearer-token", token])
         .args(args)
         .arg("--report-dir")
@@ -126,8 +131,8 @@ fn no_output_of_a_run_with_a_bearer_token_contains_it() {
     std::fs::write(leaky_dir.join("wire.py"), WIRE).unwrap();
     let leaky = format!(
         "DRIVER={} sh {}",
-        xtask::conformance::shell_quote(&bins.driver),
-        xtask::conformance::shell_quote(&leaky_dir.join("leaky.sh"))
+        mcp_harness::conformance::shell_quote(&bins.driver),
+        mcp_harness::conformance::shell_quote(&leaky_dir.join("leaky.sh"))
     );
 
     let mut haystacks: Vec<(String, Vec<u8>)> = Vec::new();
@@ -154,7 +159,7 @@ fn no_output_of_a_run_with_a_bearer_token_contains_it() {
             // An HTML page carries its transcripts compressed: look into them too.
             if file.extension().is_some_and(|e| e == "html") {
                 let page = String::from_utf8_lossy(&bytes);
-                let texts = xtask::report::detail::page_texts(&page).unwrap();
+                let texts = mcp_harness::report::detail::page_texts(&page).unwrap();
                 assert!(!texts.is_empty(), "{}: no texts", file.display());
                 haystacks.push((
                     format!("{} (texts)", file.display()),
@@ -171,7 +176,7 @@ fn no_output_of_a_run_with_a_bearer_token_contains_it() {
     // Snapshots, and any pending snapshot written anywhere in the workspace.
     let mut files = Vec::new();
     files_under(
-        &xtask::paths::workspace_root(),
+        &support::workspace_root(),
         &["target", ".git", "node_modules"],
         &mut files,
     );
@@ -253,4 +258,35 @@ fn no_output_of_a_run_with_a_bearer_token_contains_it() {
         }
     }
     assert!(found.is_empty(), "the token leaked into: {found:#?}");
+}
+
+/// Tokens handed to clients all start with this; none may reach anything the harness writes.
+const TOKEN_PREFIX: &str = "mcp-harness-secret-";
+
+#[test]
+fn the_bearer_token_reaches_no_transcript_snapshot_or_report() {
+    let case = support::case("http/bearer-token-sent");
+    let leaky = format!(
+        "echo \"token: $MCP_HARNESS_BEARER_TOKEN\" >&2; echo \"$MCP_HARNESS_BEARER_TOKEN\"; {}",
+        support::driver_cmd("")
+    );
+    for client in [support::driver_cmd(""), leaky] {
+        let eval = support::evaluate_on(&case, Transport::Https, &client);
+        let transcript = format!("{:?}", eval.run.records);
+        let snapshot = snapshot::render(&eval.run);
+        let report = verdict::render_failure(eval.grade, &eval.checks, &eval.run, true);
+        let checks = format!("{:?}", eval.checks);
+        for (what, text) in [
+            ("transcript", &transcript),
+            ("snapshot", &snapshot),
+            ("report", &report),
+            ("checks", &checks),
+        ] {
+            assert!(
+                !text.contains(TOKEN_PREFIX),
+                "the token reached the {what} with client {client}:\n{text}"
+            );
+        }
+        assert!(transcript.contains("Bearer [valid]"), "{transcript}");
+    }
 }

@@ -1,5 +1,5 @@
 //! Shared helpers for the runner's tests: where the built binaries are, and running one
-//! case against a client command through the same code path as `cargo xtask conformance`.
+//! case against a client command through the same code path as `mcp-harness run`.
 
 #![allow(dead_code)]
 
@@ -11,14 +11,27 @@ use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::{Case, load_dir};
 use std::sync::OnceLock;
 
-use xtask::conformance::trial::{Bins, Harness};
-use xtask::conformance::verdict::Grade;
-use xtask::conformance::{self, Evaluation};
+use mcp_harness::conformance::trial::{Bins, Harness};
+use mcp_harness::conformance::verdict::Grade;
+use mcp_harness::conformance::{self, Evaluation};
 
-/// The target directory holding xtask and, after `cargo test` of the workspace, the fake
-/// and the driver.
+/// The checkout (the parent of the runner's directory): the tree's cases and snapshots.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The tree's case files.
+pub fn scenarios_dir() -> PathBuf {
+    workspace_root().join("scenarios")
+}
+
+/// The target directory holding `mcp-harness` and, after `cargo test` of the workspace, the
+/// fake and the driver as programs of their own.
 pub fn bin_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_xtask"))
+    Path::new(env!("CARGO_BIN_EXE_mcp-harness"))
         .parent()
         .unwrap()
         .to_path_buf()
@@ -26,7 +39,8 @@ pub fn bin_dir() -> PathBuf {
 
 /// The harness binaries; fails clearly when the workspace was not built as a whole.
 pub fn bins() -> Bins {
-    let bins = xtask::paths::bins_beside(&bin_dir());
+    let dir = bin_dir();
+    let bins = Bins::separate(dir.join("mcp-fake-stdio"), dir.join("mcp-harness-driver"));
     for bin in [&bins.fake_stdio, &bins.driver] {
         assert!(
             bin.exists(),
@@ -39,7 +53,7 @@ pub fn bins() -> Bins {
 
 /// Every case in the tree.
 pub fn cases() -> Vec<Case> {
-    load_dir(&xtask::paths::scenarios_dir()).unwrap_or_else(|errors| {
+    load_dir(&scenarios_dir()).unwrap_or_else(|errors| {
         panic!(
             "{}",
             errors

@@ -4,14 +4,15 @@
 //! matrix of every client × trial.
 //!
 //! Each suite run is a separate `cargo xtask conformance` process, exactly as a user would
-//! run it (see [`crate::conformance::child`]), so an SDK run cannot disturb another's state.
+//! run it (see [`mcp_harness::conformance::child`]), so an SDK run cannot disturb another's state.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::conformance::{child, shell_quote};
+use crate::child;
 use crate::paths;
-use crate::report::{RunResults, html};
+use mcp_harness::conformance::shell_quote;
+use mcp_harness::report::{RunResults, merge};
 
 /// An SDK with an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -63,6 +64,7 @@ pub fn run(which: Sdk, report_dir: Option<PathBuf>, write_baselines: bool) -> Re
     };
     let mut all_met = true;
     let mut runs = Vec::new();
+    let mut files = Vec::new();
     for sdk in sdks {
         let client = install(sdk, &root, &cache)?;
         let baseline = root.join("adapters").join(sdk.name()).join("baseline.txt");
@@ -72,15 +74,17 @@ pub fn run(which: Sdk, report_dir: Option<PathBuf>, write_baselines: bool) -> Re
             conformance(sdk.name(), Some(&client), Some(&baseline), rewrite, &dir)?;
         all_met &= met;
         runs.push(results);
+        files.push(dir.join("results.json"));
     }
     if which == Sdk::All {
         let dir = reports.join("reference");
         let (met, results) = conformance("reference", None, None, None, &dir)?;
         all_met &= met;
         runs.insert(0, results);
+        files.insert(0, dir.join("results.json"));
+        // The same code as `mcp-harness matrix`, from the files each run wrote.
         let matrix = reports.join("matrix.html");
-        std::fs::write(&matrix, html::render(&runs))
-            .map_err(|e| format!("cannot write {}: {e}", matrix.display()))?;
+        merge::write_matrix(&files, &matrix)?;
         println!("matrix: {}", matrix.display());
     }
     for run in &runs {

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use super::clients::Batch;
 use super::fakes::{INITIALIZED, call_line, initialize_line};
-use crate::conformance::timings::micros;
+use mcp_harness::conformance::timings::micros;
 
 /// The argv that starts the echo server: this xtask executable in its hidden server mode.
 pub fn echo_argv(xtask: &Path) -> Vec<String> {

@@ -11,9 +11,9 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use mcp_harness::conformance::verdict::Grade;
 use mcp_harness_scenarios::model::{BrokenBy, CaseCheck, Level, Rule, Transport};
 use mcp_harness_scenarios::{Case, trials};
-use xtask::conformance::verdict::Grade;
 
 /// The always-on checks' rows: (client, trial as `case-id[@transport[@revision]]`, a
 /// substring of the check that must fail). The grade must be `fail`: each cites a must or a
@@ -91,7 +91,7 @@ fn client_for(name: &str, doubles: &HashMap<String, String>) -> String {
             .replace("{driver}", &support::driver_cmd(""))
             .replace(
                 "{doubles}",
-                &xtask::conformance::shell_quote(&doubles_dir().join("doubles")),
+                &mcp_harness::conformance::shell_quote(&doubles_dir().join("doubles")),
             ),
         None => support::driver_cmd(&format!("--defect {name}")),
     }

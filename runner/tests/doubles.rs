@@ -6,8 +6,8 @@ mod support;
 
 use std::time::Duration;
 
+use mcp_harness::conformance::verdict::Grade;
 use mcp_harness_scenarios::model::Transport;
-use xtask::conformance::verdict::Grade;
 
 fn assert_every_case_fails(client: &str) {
     let passing = support::graded_where(client, |grade| grade.is_acceptable());
@@ -301,4 +301,12 @@ fn the_official_context_carries_a_pre_registered_client() {
         !exits_0(&case, unset),
         "no context with an official scenario"
     );
+}
+
+#[test]
+fn a_stubborn_stdio_server_is_gone_after_the_trial() {
+    let case = support::case("cleanup/ignores-sigterm");
+    let eval = support::evaluate_on(&case, Transport::Stdio, &support::driver_cmd(""));
+    assert_eq!(eval.run.servers.len(), 1);
+    assert!(!eval.run.servers[0].outlived_client);
 }

@@ -34,8 +34,8 @@ use std::process::{Command, ExitCode};
 use mcp_harness_fakes::cli::Play;
 use mcp_harness_scenarios::load_case;
 
-use crate::conformance::http_env::HttpEnv;
 use crate::paths;
+use mcp_harness::conformance::http_env::HttpEnv;
 
 /// The command line of `cargo xtask bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -121,7 +121,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         build_release()?;
     }
     let root = paths::workspace_root();
-    let bench_dir = root.join("runner").join("bench");
+    let bench_dir = root.join("xtask").join("bench");
     let scenario = bench_dir.join("echo-server.json");
     let case = load_case(&bench_dir, &scenario).map_err(|e| e.to_string())?;
     let work = tempfile::Builder::new()

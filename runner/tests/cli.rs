@@ -7,8 +7,8 @@ mod support;
 
 use assert_cmd::Command;
 
-fn xtask() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_xtask"));
+fn harness() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-harness"));
     cmd.args(["conformance", "--no-build"]);
     cmd
 }
@@ -26,7 +26,7 @@ fn temp_file(name: &str, text: &str) -> tempfile::TempDir {
 #[test]
 fn list_names_every_trial_and_filters_select() {
     support::bins();
-    let listed = stdout_of(xtask().arg("--list").assert().success());
+    let listed = stdout_of(harness().arg("--list").assert().success());
     assert!(
         listed.contains("handshake/happy-path@stdio: test"),
         "{listed}"
@@ -36,7 +36,7 @@ fn list_names_every_trial_and_filters_select() {
         support::trials().len()
     );
     let one = stdout_of(
-        xtask()
+        harness()
             .args(["--exact", "calls/text-blocks@stdio"])
             .assert()
             .success(),
@@ -48,7 +48,7 @@ fn list_names_every_trial_and_filters_select() {
 fn a_baseline_is_strict_both_ways() {
     let broken = support::driver_cmd("--defect text-only");
     let filter = ["--exact", "calls/structured-content@stdio"];
-    xtask()
+    harness()
         .args(["--client", &broken])
         .args(filter)
         .assert()
@@ -60,7 +60,7 @@ fn a_baseline_is_strict_both_ways() {
     );
     let path = listed.path().join("baseline.txt");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "--baseline"])
             .arg(&path)
             .args(filter)
@@ -73,7 +73,7 @@ fn a_baseline_is_strict_both_ways() {
     let path = stale.path().join("baseline.txt");
     let reports = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "--baseline"])
             .arg(&path)
             .args(["--exact", "calls/text-blocks@stdio", "--report-dir"])
@@ -83,7 +83,8 @@ fn a_baseline_is_strict_both_ways() {
     );
     assert!(out.contains("stale baseline entry (line 1, "), "{out}");
     // The re-run command the reports give runs the trial against the same baseline.
-    let results = xtask::report::RunResults::load(&reports.path().join("results.json")).unwrap();
+    let results =
+        mcp_harness::report::RunResults::load(&reports.path().join("results.json")).unwrap();
     let rerun = &results.trials[0].rerun;
     assert!(
         rerun.contains(&format!(" --baseline {}", path.display())),
@@ -95,7 +96,7 @@ fn a_baseline_is_strict_both_ways() {
 fn a_bad_baseline_entry_is_named_with_its_line() {
     let bad = temp_file("baseline.txt", "\ncalls/no-such-case@stdio: reason\n");
     let path = bad.path().join("baseline.txt");
-    let out = xtask()
+    let out = harness()
         .arg("--baseline")
         .arg(&path)
         .assert()
@@ -115,7 +116,7 @@ fn a_malformed_case_is_named_with_its_place() {
         "broken-case.json",
         "{\n  \"description\": \"d\",\n  \"requirement\": \"R-1\", \"transports\": [\"carrier-pigeon\"],\n  \"plan\": []\n}\n",
     );
-    let out = xtask()
+    let out = harness()
         .arg("--scenarios")
         .arg(dir.path())
         .assert()
@@ -135,7 +136,7 @@ fn shards_split_the_trials_without_overlap() {
     support::bins();
     let names = |shard: &str| -> Vec<String> {
         let out = stdout_of(
-            xtask()
+            harness()
                 .args(["--list", "--shard", shard])
                 .assert()
                 .success(),
@@ -149,7 +150,7 @@ fn shards_split_the_trials_without_overlap() {
     assert!(!one.is_empty() && !two.is_empty());
     assert!(one.iter().all(|n| !two.contains(n)));
     assert_eq!(one.len() + two.len(), support::trials().len());
-    let err = xtask()
+    let err = harness()
         .args(["--shard", "3/2"])
         .assert()
         .code(2)
@@ -163,7 +164,7 @@ fn shards_split_the_trials_without_overlap() {
 fn a_report_dir_gets_json_junit_and_html() {
     let dir = tempfile::tempdir().unwrap();
     let broken = support::driver_cmd("--defect text-only");
-    xtask()
+    harness()
         .args([
             "--client",
             &broken,
@@ -175,14 +176,17 @@ fn a_report_dir_gets_json_junit_and_html() {
         .args(["calls/"])
         .assert()
         .code(101);
-    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     assert_eq!(results.client, "broken");
     let failed = results
         .trials
         .iter()
         .find(|t| t.name == "calls/structured-content@stdio")
         .unwrap();
-    assert_eq!(failed.verdict, xtask::conformance::verdict::Verdict::Failed);
+    assert_eq!(
+        failed.verdict,
+        mcp_harness::conformance::verdict::Verdict::Failed
+    );
     assert!(failed.details.contains("Expected:"), "{}", failed.details);
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(
@@ -205,7 +209,7 @@ fn a_report_dir_gets_json_junit_and_html() {
 #[test]
 fn a_client_killed_at_the_deadline_leaves_nothing_to_sweep() {
     support::bins();
-    let scenarios = xtask::paths::scenarios_dir();
+    let scenarios = support::scenarios_dir();
     let copy = tempfile::tempdir().unwrap();
     std::fs::copy(
         scenarios.join("requirements.json"),
@@ -219,7 +223,7 @@ fn a_client_killed_at_the_deadline_leaves_nothing_to_sweep() {
     std::fs::create_dir_all(copy.path().join("handshake")).unwrap();
     std::fs::write(copy.path().join(case_file), case.to_string()).unwrap();
     // At scale 1, so that the deadline is the one the case states.
-    let out = xtask()
+    let out = harness()
         .arg("--scenarios")
         .arg(copy.path())
         .args([
@@ -251,7 +255,7 @@ fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
 fn several_name_filters_select_every_trial_they_name() {
     support::bins();
     let listed = stdout_of(
-        xtask()
+        harness()
             .args(["--list", "--exact"])
             .args([
                 "calls/text-blocks@stdio",
@@ -272,7 +276,7 @@ fn several_name_filters_select_every_trial_they_name() {
     // With a client too, and without --exact: any filter selects, --skip still drops.
     let client = support::driver_cmd("");
     let out = stdout_of(
-        xtask()
+        harness()
             .args([
                 "--client",
                 &client,
@@ -299,7 +303,7 @@ fn several_name_filters_select_every_trial_they_name() {
 fn the_console_tallies_once_by_grade() {
     support::bins();
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["calls/", "--skip", "@https"])
             .assert()
             .success(),
@@ -312,7 +316,7 @@ fn the_console_tallies_once_by_grade() {
     assert!(out.contains("result: ok"), "{out}");
     let broken = support::driver_cmd("--defect text-only");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "calls/", "--skip", "@https"])
             .assert()
             .code(101),
@@ -328,7 +332,7 @@ fn the_console_tallies_once_by_grade() {
 
 #[test]
 fn unsupported_libtest_options_are_refused() {
-    let assert = xtask().args(["--logfile", "x.log"]).assert().code(2);
+    let assert = harness().args(["--logfile", "x.log"]).assert().code(2);
     assert!(stderr_of(&assert).contains("unsupported option --logfile"));
 }
 
@@ -340,7 +344,7 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
     let trial = "tools/pagination-three-pages@stdio";
     let dir = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "--exact", trial, "--report-dir"])
             .arg(dir.path())
             .assert()
@@ -364,17 +368,15 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
         .find_map(|l| l.strip_prefix("re-run: "))
         .unwrap_or_else(|| panic!("no re-run line: {out}"));
     assert!(
-        rerun.starts_with(&format!(
-            "cargo xtask conformance --exact {trial} --client '"
-        )),
+        rerun.starts_with(&format!("mcp-harness run --exact {trial} --client '")),
         "{rerun}"
     );
-    let args = rerun.strip_prefix("cargo xtask conformance").unwrap();
+    let args = rerun.strip_prefix("mcp-harness run").unwrap();
     let again = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "'{}' conformance --no-build {args}",
-            env!("CARGO_BIN_EXE_xtask")
+            "'{}' run --no-build {args}",
+            env!("CARGO_BIN_EXE_mcp-harness")
         ))
         .output()
         .unwrap();
@@ -387,7 +389,7 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
 
     // results.json: the checks with their requirement, and what each step reported,
     // the client's error message included.
-    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     let t = &results.trials[0];
     assert_eq!(t.rerun, rerun);
     assert!(
@@ -428,7 +430,7 @@ fn a_written_baseline_lists_the_failures_and_makes_the_next_run_pass() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("baseline.txt");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "calls/", "--write-baseline"])
             .arg(&path)
             .assert()
@@ -447,7 +449,7 @@ fn a_written_baseline_lists_the_failures_and_makes_the_next_run_pass() {
     );
     assert!(text.contains("[profile]"), "{text}");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &broken, "calls/", "--baseline"])
             .arg(&path)
             .assert()
@@ -472,7 +474,7 @@ fn a_new_failure_inside_a_baselined_trial_fails_the_run_and_a_fixed_check_is_sta
     let one = one.path().join("baseline.txt");
     let text_only = support::driver_cmd("--defect text-only");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &text_only, "--baseline"])
             .arg(&one)
             .args(trial)
@@ -483,7 +485,7 @@ fn a_new_failure_inside_a_baselined_trial_fails_the_run_and_a_fixed_check_is_sta
     // A second defect breaks JSON-02 in the same trial: a new failure, named.
     let both = support::driver_cmd("--defect text-only --defect reuse-ids");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &both, "--baseline"])
             .arg(&one)
             .args(trial)
@@ -499,7 +501,7 @@ fn a_new_failure_inside_a_baselined_trial_fails_the_run_and_a_fixed_check_is_sta
     );
     let two = two.path().join("baseline.txt");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &both, "--baseline"])
             .arg(&two)
             .args(trial)
@@ -508,7 +510,7 @@ fn a_new_failure_inside_a_baselined_trial_fails_the_run_and_a_fixed_check_is_sta
     );
     assert!(out.contains("1 baselined"), "{out}");
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &text_only, "--baseline"])
             .arg(&two)
             .args(trial)
@@ -529,7 +531,7 @@ fn a_filter_that_matches_no_trial_is_refused() {
         vec!["calls/", "tools/typo-here"],
         vec!["--exact", "calls/structured-content"],
     ] {
-        let out = xtask().args(&args).assert().code(2).get_output().clone();
+        let out = harness().args(&args).assert().code(2).get_output().clone();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("matches no trial"), "{args:?}: {err}");
     }
@@ -561,7 +563,7 @@ fn a_null_request_state_on_the_retry_fails_no_request_state() {
         }
     }
     assert_eq!(edited, 1, "the retry was not found in {:?}", run.records);
-    let (checks, _) = xtask::conformance::checks::evaluate(&case, Transport::Stdio, &run);
+    let (checks, _) = mcp_harness::conformance::checks::evaluate(&case, Transport::Stdio, &run);
     let failed: Vec<_> = checks.iter().filter(|c| !c.passed).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(
@@ -584,16 +586,16 @@ fn timings_are_written_when_the_bench_asks_for_them() {
     support::bins();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("timings.json");
-    xtask()
+    harness()
         .args([
             "--exact",
             "handshake/happy-path@stdio",
             "handshake/happy-path@https",
         ])
-        .env(xtask::conformance::timings::VAR, &file)
+        .env(mcp_harness::conformance::timings::VAR, &file)
         .assert()
         .success();
-    let t = xtask::conformance::timings::RunTimings::load(&file).unwrap();
+    let t = mcp_harness::conformance::timings::RunTimings::load(&file).unwrap();
     assert_eq!(t.trials.len(), 2);
     assert!(t.http_setup_ms > 0.0 && t.trials_ms > 0.0);
     for trial in &t.trials {
@@ -628,7 +630,7 @@ const ONE_TRIAL: [&str; 2] = ["--exact", "calls/text-blocks@stdio"];
 fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        xtask()
+        harness()
             .env("FLAKY_STATE", dir.path().join("starts"))
             .args(["--client", &fails_first_start(), "--retries", "2"])
             .arg("--report-dir")
@@ -651,9 +653,9 @@ fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_
     let starts = std::fs::read_to_string(dir.path().join("starts")).unwrap();
     assert_eq!(starts.trim(), "2");
     let report = dir.path().join("report");
-    let results = xtask::report::RunResults::load(&report.join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&report.join("results.json")).unwrap();
     let t = &results.trials[0];
-    use xtask::conformance::verdict::{Grade, Verdict};
+    use mcp_harness::conformance::verdict::{Grade, Verdict};
     assert!(t.flaky && t.verdict == Verdict::Flaky, "{t:?}");
     assert_eq!(t.attempts, [Grade::Fail, Grade::Pass]);
     let json = std::fs::read_to_string(report.join("results.json")).unwrap();
@@ -678,7 +680,7 @@ fn a_trial_whose_grade_changes_between_attempts_is_reported_flaky_and_fails_the_
 fn a_trial_that_fails_the_same_way_on_every_attempt_is_failing_not_flaky() {
     let dir = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", "true", "--retries", "2", "--report-dir"])
             .arg(dir.path())
             .args(ONE_TRIAL)
@@ -691,13 +693,16 @@ fn a_trial_that_fails_the_same_way_on_every_attempt_is_failing_not_flaky() {
             && out.contains("(1 trial, 0 baselined) in"),
         "{out}"
     );
-    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     let t = &results.trials[0];
     assert!(!t.flaky && t.attempts.len() == 3, "{t:?}");
-    assert_eq!(t.verdict, xtask::conformance::verdict::Verdict::Failed);
+    assert_eq!(
+        t.verdict,
+        mcp_harness::conformance::verdict::Verdict::Failed
+    );
     // Without --retries nothing is re-run.
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", "true"])
             .args(ONE_TRIAL)
             .assert()
@@ -720,7 +725,7 @@ fn a_known_flaky_baseline_entry_lets_a_flake_pass_but_not_a_failure() {
     .unwrap();
     let state = dir.path().join("starts");
     let run = |client: &str, retries: &str| {
-        let mut cmd = xtask();
+        let mut cmd = harness();
         cmd.env("FLAKY_STATE", &state)
             .args(["--client", client, "--retries", retries, "--baseline"])
             .arg(&baseline)
@@ -770,7 +775,7 @@ fn a_per_check_flaky_mark_covers_only_the_checks_it_names() {
         )
         .unwrap();
         let _ = std::fs::remove_file(&state);
-        let mut cmd = xtask();
+        let mut cmd = harness();
         cmd.env("FLAKY_STATE", &state)
             .args([
                 "--client",
@@ -804,14 +809,14 @@ fn a_per_check_flaky_mark_covers_only_the_checks_it_names() {
 #[test]
 fn a_retry_runs_at_the_trials_time_scale() {
     let dir = tempfile::tempdir().unwrap();
-    let seen = xtask::conformance::shell_quote(&dir.path().join("seen"));
+    let seen = mcp_harness::conformance::shell_quote(&dir.path().join("seen"));
     // Notes the timeout it is handed on every start; does nothing on the first.
     let client = format!(
         "echo \"$MCP_HARNESS_TIMEOUT_MS\" >> {seen}; {}",
         fails_first_start()
     );
     stdout_of(
-        xtask()
+        harness()
             .env("FLAKY_STATE", dir.path().join("starts"))
             .args(["--client", &client, "--time-scale", "3", "--retries", "1"])
             .args(["--exact", "timeouts/call-timeout@stdio"])
@@ -831,7 +836,7 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("seen");
     std::fs::create_dir(&seen).unwrap();
-    let quoted = xtask::conformance::shell_quote(&seen);
+    let quoted = mcp_harness::conformance::shell_quote(&seen);
     // The reference driver, after noting the timeouts it is handed and keeping the play
     // file the fake is handed (the trial's directory goes with the trial).
     let client = format!(
@@ -841,7 +846,7 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
         support::driver_cmd("")
     );
     let out = stdout_of(
-        xtask()
+        harness()
             .args(["--client", &client, "--time-scale", "2", "--report-dir"])
             .arg(dir.path())
             .args(["--exact", "timeouts/call-timeout@stdio"])
@@ -858,18 +863,103 @@ fn a_time_scale_multiplies_what_the_client_is_handed_and_is_reported() {
         serde_json::from_str(&std::fs::read_to_string(seen.join("play.json")).unwrap()).unwrap();
     assert_eq!(play["request_timeout_ms"], 2000, "{play}");
     assert_eq!(play["server"]["handlers"][0]["delay_ms"], 6000, "{play}");
-    let results = xtask::report::RunResults::load(&dir.path().join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     assert_eq!(results.time_scale, 2.0);
     assert!(results.trials.iter().all(|t| t.time_scale == 2.0));
 
     // Out of range, or not a number: a clear usage error.
-    let err = xtask()
+    let err = harness()
         .args(["--time-scale", "0", "--list"])
         .assert()
         .code(2);
     let err = String::from_utf8_lossy(&err.get_output().stderr).into_owned();
     assert!(
         err.contains("time scale must be a number from 0.5 to 20"),
+        "{err}"
+    );
+}
+
+/// `mcp-harness matrix`: two shards of the reference client merge into one column beside a
+/// second client, failures first; a trial in two shards of one client, a file that is not
+/// JSON and a JSON file that is not a run's results are refused, each naming the file.
+#[test]
+fn matrix_merges_shards_and_puts_clients_side_by_side() {
+    let trials = [
+        "calls/text-blocks@stdio",
+        "calls/text-blocks@https",
+        "calls/structured-content@stdio",
+        "handshake/happy-path@stdio",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, args: &[&str], code: i32| {
+        let reports = dir.path().join(name);
+        harness()
+            .args(args)
+            .args(["--time-scale", "1", "--exact"])
+            .args(trials)
+            .arg("--report-dir")
+            .arg(&reports)
+            .assert()
+            .code(code);
+        reports.join("results.json")
+    };
+    let first = run("shard-1", &["--shard", "1/2"], 0);
+    let second = run("shard-2", &["--shard", "2/2"], 0);
+    let broken = support::driver_cmd("--defect text-only");
+    let named = ["--client", &broken, "--client-name", "text-only"];
+    let other = run("text-only", &named, 101);
+    let matrix = |files: &[&std::path::Path]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-harness"));
+        cmd.arg("matrix").args(files);
+        cmd.arg("--out").arg(dir.path().join("matrix.html"));
+        cmd.assert()
+    };
+
+    let out = stdout_of(matrix(&[&first, &second, &other]).success());
+    assert!(out.contains("reference: 4 trials"), "{out}");
+    assert!(out.contains("text-only: 4 trials"), "{out}");
+    let page = std::fs::read_to_string(dir.path().join("matrix.html")).unwrap();
+    assert!(page.contains("4 trials × 2 clients"), "{page}");
+    assert!(page.contains("<th>reference<br>") && page.contains("<th>text-only<br>"));
+    assert!(
+        !page.contains("not run</td>"),
+        "a shard's trial is missing: {page}"
+    );
+    let row = |trial: &str| {
+        page.find(&format!("<code>{trial}</code>"))
+            .unwrap_or_else(|| panic!("no row for {trial}"))
+    };
+    // The one trial the broken client fails comes first, with a fail badge.
+    let failing = row("calls/structured-content@stdio");
+    for trial in ["calls/text-blocks@stdio", "calls/text-blocks@https"] {
+        assert!(failing < row(trial), "{trial} before the failing row");
+    }
+    assert!(page[failing..].contains("<span class=\"badge fail\""));
+
+    let copy = dir.path().join("copy-of-shard-1.json");
+    std::fs::copy(&first, &copy).unwrap();
+    let err = stderr_of(&matrix(&[&first, &copy]).code(2));
+    assert!(
+        err.contains(&first.display().to_string())
+            && err.contains(&copy.display().to_string())
+            && err.contains("is in both"),
+        "{err}"
+    );
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a report").unwrap();
+    let err = stderr_of(&matrix(&[&text]).code(2));
+    assert!(
+        err.contains(&text.display().to_string()) && err.contains("not JSON"),
+        "{err}"
+    );
+    let json = dir.path().join("other.json");
+    std::fs::write(&json, r#"{"client": "x", "trials": []}"#).unwrap();
+    let err = stderr_of(&matrix(&[&json]).code(2));
+    assert!(
+        err.contains(&json.display().to_string())
+            && err.contains("not a results file")
+            && err.contains("missing field `profile`")
+            && err.contains("expected the results.json"),
         "{err}"
     );
 }

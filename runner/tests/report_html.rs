@@ -1,14 +1,14 @@
 //! The HTML report and matrix on synthetic runs: failures come first, every trial row carries
 //! the facets the filters read, a failed check shows its requirement (linked), Expected /
 //! Actual and the commands that re-run it, nothing is fetched; and the benchmark that
-//! renders five clients × 600 trials (`cargo test -p xtask --test report_html -- --ignored`,
+//! renders five clients × 600 trials (`cargo test -p mcp-harness --test report_html -- --ignored`,
 //! `REPORT_BENCH_DIR=dir` to keep the pages for a browser).
 
 use std::time::Instant;
 
+use mcp_harness::conformance::verdict::{Grade, Verdict};
+use mcp_harness::report::{CheckRecord, RunResults, TrialResult, detail, html, matrix};
 use mcp_harness_scenarios::model::Level;
-use xtask::conformance::verdict::{Grade, Verdict};
-use xtask::report::{CheckRecord, RunResults, TrialResult, detail, html, matrix};
 
 const AREAS: [&str; 8] = [
     "calls",

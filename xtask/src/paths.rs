@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::conformance::trial::Bins;
+use mcp_harness::conformance::trial::Bins;
 
 /// The workspace root (the parent of this crate's directory).
 pub fn workspace_root() -> PathBuf {

@@ -6,11 +6,11 @@
 //! reports, its temporary files and the snapshots are searched for anything shaped like a
 //! secret of the fake, and the leaky trials must fail the never-printed check.
 
-mod support;
+use super::support;
 
 use std::path::{Path, PathBuf};
 
-use xtask::report::RunResults;
+use mcp_harness::report::RunResults;
 
 const SECRET_CHECK: &str = "never printed a secret of its authorization";
 
@@ -75,8 +75,8 @@ fn no_output_of_the_authorization_cases_contains_a_secret() {
     std::fs::write(work.path().join("leaky.sh"), LEAKY).unwrap();
     let leaky = format!(
         "DRIVER={} sh {}",
-        xtask::conformance::shell_quote(&bins.driver),
-        xtask::conformance::shell_quote(&work.path().join("leaky.sh"))
+        mcp_harness::conformance::shell_quote(&bins.driver),
+        mcp_harness::conformance::shell_quote(&work.path().join("leaky.sh"))
     );
     let mut leaky_args = vec!["--client", leaky.as_str(), "--exact"];
     leaky_args.extend(LEAKY_TRIALS);
@@ -86,7 +86,7 @@ fn no_output_of_the_authorization_cases_contains_a_secret() {
         let reports = work.path().join(format!("reports-{label}"));
         let tmp = work.path().join(format!("tmp-{label}"));
         std::fs::create_dir_all(&tmp).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
             .args(["conformance", "--no-build"])
             .args(&args)
             .arg("--report-dir")
@@ -112,7 +112,7 @@ fn no_output_of_the_authorization_cases_contains_a_secret() {
             let bytes = std::fs::read(&file).unwrap();
             if file.extension().is_some_and(|e| e == "html") {
                 let page = String::from_utf8_lossy(&bytes);
-                let texts = xtask::report::detail::page_texts(&page).unwrap();
+                let texts = mcp_harness::report::detail::page_texts(&page).unwrap();
                 haystacks.push((
                     format!("{} (texts)", file.display()),
                     texts.join("\n").into_bytes(),
@@ -123,10 +123,7 @@ fn no_output_of_the_authorization_cases_contains_a_secret() {
         results.push(RunResults::load(&reports.join("results.json")).unwrap());
     }
     let mut snapshots = Vec::new();
-    files_under(
-        &xtask::paths::workspace_root().join("snapshots"),
-        &mut snapshots,
-    );
+    files_under(&support::workspace_root().join("snapshots"), &mut snapshots);
     for file in snapshots.iter().filter(|f| {
         f.file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("auth__"))

@@ -6,7 +6,7 @@
 //! Not part of CI: it takes K × 2 suite runs.
 //!
 //! Each run is a separate `cargo xtask conformance --no-build --report-dir DIR/<mode>-<i>`
-//! (see [`crate::conformance::child`]), so a soak measures exactly what users run; its `results.json` is what is compared. The summary
+//! (see [`mcp_harness::conformance::child`]), so a soak measures exactly what users run; its `results.json` is what is compared. The summary
 //! goes to `DIR/soak.json`.
 
 use std::collections::BTreeMap;
@@ -19,9 +19,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::conformance::child;
+use crate::child;
 use crate::paths;
-use crate::report::{RunResults, TrialResult};
+use mcp_harness::report::{RunResults, TrialResult};
 
 /// The command line of `cargo xtask soak`.
 #[derive(Debug, clap::Args)]
@@ -46,8 +46,8 @@ pub struct Args {
     #[arg(long)]
     pub hog: bool,
     /// Passed to every run as `--time-scale` (a factor, or `auto`: from the load average).
-    #[arg(long, value_name = "F|auto", value_parser = crate::conformance::time_scale::Choice::parse)]
-    pub time_scale: Option<crate::conformance::time_scale::Choice>,
+    #[arg(long, value_name = "F|auto", value_parser = mcp_harness::conformance::time_scale::Choice::parse)]
+    pub time_scale: Option<mcp_harness::conformance::time_scale::Choice>,
     /// Where the runs' reports and soak.json go (default: target/soak).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -160,7 +160,7 @@ fn run(args: &Args) -> Result<SoakReport, String> {
     if !args.no_build {
         paths::build_bins()?;
     }
-    let cores = crate::conformance::cores();
+    let cores = mcp_harness::conformance::cores();
     let dir = args
         .report_dir
         .clone()
@@ -174,7 +174,7 @@ fn run(args: &Args) -> Result<SoakReport, String> {
     if args.oversubscribe > 0 {
         modes.push(Mode {
             name: "stress".into(),
-            jobs: Some(args.oversubscribe * crate::conformance::default_threads()),
+            jobs: Some(args.oversubscribe * mcp_harness::conformance::default_threads()),
             hog_threads: if args.hog { cores } else { 0 },
         });
     }
@@ -192,7 +192,7 @@ fn run(args: &Args) -> Result<SoakReport, String> {
             "== {} (jobs {}, hog {} threads): {} runs",
             mode.name,
             mode.jobs.map_or_else(
-                || format!("default={}", crate::conformance::default_threads()),
+                || format!("default={}", mcp_harness::conformance::default_threads()),
                 |j| j.to_string(),
             ),
             mode.hog_threads,
@@ -379,7 +379,7 @@ fn check_changes(per_run: &[Option<&TrialResult>]) -> Vec<CheckChange> {
 
 /// `text` on one line, at most `max` characters.
 pub fn shorten(text: &str, max: usize) -> String {
-    let flat = crate::conformance::baseline::one_line(text);
+    let flat = mcp_harness::conformance::baseline::one_line(text);
     if flat.chars().count() <= max {
         flat
     } else {

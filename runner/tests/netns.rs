@@ -16,7 +16,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use xtask::report::RunResults;
+use mcp_harness::report::RunResults;
 
 const TRIAL: &str = "ssrf/redirect-metadata@https";
 
@@ -25,13 +25,13 @@ fn run_unprivileged(dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Option<
     let mark = dir.join("client-ran");
     let client = format!(
         "touch {} && {}",
-        xtask::conformance::shell_quote(&mark),
+        mcp_harness::conformance::shell_quote(&mark),
         support::driver_cmd("")
     );
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports).unwrap();
     std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let mut cmd = unprivileged(&[env!("CARGO_BIN_EXE_xtask")]);
+    let mut cmd = unprivileged(&[env!("CARGO_BIN_EXE_mcp-harness")]);
     if is_root() && !Path::new(SETPRIV).exists() {
         return None;
     }
@@ -77,7 +77,7 @@ fn is_root() -> bool {
 }
 
 fn netns_var() -> &'static str {
-    xtask::conformance::netns::ways::WAYS_VAR
+    mcp_harness::conformance::netns::ways::WAYS_VAR
 }
 
 /// A directory every user may write in.
@@ -240,7 +240,7 @@ fn passwordless_sudo_makes_the_namespace_for_an_ordinary_user() {
         .arg(format!("{}=sudo", netns_var()))
         .arg(format!("HOME={}", dir.path().display()))
         .args([
-            env!("CARGO_BIN_EXE_xtask"),
+            env!("CARGO_BIN_EXE_mcp-harness"),
             "conformance",
             "--no-build",
             "--exact",

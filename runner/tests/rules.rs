@@ -15,11 +15,11 @@ mod support;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use mcp_harness::conformance::trial::Harness;
+use mcp_harness::conformance::verdict::Grade;
+use mcp_harness::conformance::{self, Evaluation};
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::Transport;
-use xtask::conformance::trial::Harness;
-use xtask::conformance::verdict::Grade;
-use xtask::conformance::{self, Evaluation};
 
 const SINGLE: &str = "one JSON-RPC 2.0 message";
 const NO_BATCHED_INIT: &str = "initialize is never part of a JSON-RPC batch";
@@ -52,7 +52,10 @@ fn case_at(id: &str, revision: Option<&str>) -> Case {
 }
 
 /// The one check whose name contains `name`; fails the test when there is none or several.
-fn check<'a>(eval: &'a Evaluation, name: &str) -> &'a xtask::conformance::checks::CheckResult {
+fn check<'a>(
+    eval: &'a Evaluation,
+    name: &str,
+) -> &'a mcp_harness::conformance::checks::CheckResult {
     let found: Vec<_> = eval
         .checks
         .iter()
@@ -300,7 +303,7 @@ fn under_a_bearer_token_every_request_carries_it() {
 }
 
 /// A small MCP client speaking the driver contract (see the module docs).
-const DOUBLE: &str = r#"# A small MCP client speaking the driver contract (CLIENTS.md), for xtask/tests/rules.rs: it
+const DOUBLE: &str = r#"# A small MCP client speaking the driver contract (CLIENTS.md), for runner/tests/rules.rs: it
 # carries out connect, list_tools, call_tool and close over stdio or Streamable HTTP, and
 # breaks exactly one always-on rule, named by its first argument:
 #

@@ -16,12 +16,12 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use mcp_harness::conformance::verdict::{self, Grade};
+use mcp_harness::conformance::{Evaluation, procs, trial::ClientEnd};
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::{TimeScale, Transport};
 use mcp_harness_scenarios::transcript::Event;
 use support::census;
-use xtask::conformance::verdict::{self, Grade};
-use xtask::conformance::{Evaluation, procs, trial::ClientEnd};
 
 /// What the harness promises beyond a trial's deadline: killing, reaping, reading back.
 const MARGIN: Duration = Duration::from_secs(2);
@@ -110,7 +110,7 @@ fn client_command(dir: &Path, name: &str, body: &str, marker: &str) -> String {
     std::fs::write(&path, source).unwrap();
     format!(
         "exec env HOSTILE_MARK={marker} python3 {}",
-        xtask::conformance::shell_quote(&path)
+        mcp_harness::conformance::shell_quote(&path)
     )
 }
 
@@ -356,7 +356,7 @@ fn scenarios_with_short_deadlines(to: &Path, trials: &[(String, &str)]) {
             }
         }
     }
-    let from = xtask::paths::scenarios_dir();
+    let from = support::scenarios_dir();
     copy_json(&from, to);
     let ids: BTreeSet<&str> = trials
         .iter()
@@ -443,11 +443,11 @@ fn a_suite_run_against_hostile_clients_leaves_no_process() {
     let marked_before = census::marked(&entry);
     let started = Instant::now();
     let peak = census::Peak::start(entry.clone());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
         .args(["conformance", "--no-build", "--jobs", "8", "--client"])
         .arg(format!(
             "exec python3 {}",
-            xtask::conformance::shell_quote(&chaos)
+            mcp_harness::conformance::shell_quote(&chaos)
         ))
         .arg("--report-dir")
         .arg(&reports)
@@ -470,7 +470,7 @@ fn a_suite_run_against_hostile_clients_leaves_no_process() {
     assert_eq!(out.status.code(), Some(101), "{stdout}\n{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 
-    let results = xtask::report::RunResults::load(&reports.join("results.json")).unwrap();
+    let results = mcp_harness::report::RunResults::load(&reports.join("results.json")).unwrap();
     let cases = mcp_harness_scenarios::load_dir(&scenarios).unwrap();
     let deadlines: std::collections::HashMap<String, u64> = cases
         .into_iter()
@@ -567,7 +567,7 @@ fn an_interrupted_run_leaves_no_process() {
     let client =
         format!("exec env HOSTILE_MARK={marker} sh -c 'setsid sleep 120 & exec sleep 120'");
     for (signal, number) in [("TERM", 15), ("INT", 2)] {
-        let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_xtask"))
+        let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-harness"))
             .args([
                 "conformance",
                 "--no-build",
