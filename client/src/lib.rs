@@ -54,8 +54,8 @@ mod answers;
 pub mod auth;
 mod client;
 mod content;
-#[doc(hidden)]
-pub mod defects;
+#[cfg(feature = "defects")]
+mod defects;
 pub mod driver;
 pub mod era;
 mod error;
@@ -67,14 +67,13 @@ mod listing;
 mod options;
 mod router;
 mod schema;
+mod seams;
 mod session;
 mod tools;
 mod transport;
 
 pub use auth::{AuthOptions, AuthStore, PreRegistered, Secret, TokenEndpointAuthMethod, UserAgent};
 pub use client::Client;
-#[doc(hidden)]
-pub use defects::Defects;
 pub use era::{Connected, Discovery, Era, EraCache, InputHandler};
 pub use error::{Error, ErrorKind};
 pub use handlers::{HANDLED_METHODS, Handlers};
@@ -82,6 +81,11 @@ pub use handshake::{Handshake, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSI
 pub use options::{
     BearerToken, ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, StdioCommand,
 };
+/// The deliberate defects the harness's driver switches on (`--defect`); only with the
+/// `defects` feature, which the library as published leaves off.
+#[cfg(feature = "defects")]
+#[doc(hidden)]
+pub use seams::Defects;
 
 /// How received bytes become messages, exposed for the fuzz targets in `fuzz/` (which must
 /// exercise the real code); not a stable interface.

@@ -9,8 +9,20 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::rand::{SecureRandom, SystemRandom};
 
-use super::Secret;
+use super::secret::Secret;
 use crate::error::{Error, ErrorKind};
+
+/// PKCE as the client will use it with one server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pkce {
+    S256,
+    /// Only under a defect: the verifier sent as its own challenge.
+    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
+    Plain,
+    /// Only under a defect: no PKCE at all.
+    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
+    Off,
+}
 
 /// `n` random bytes, base64url without padding.
 pub(crate) fn random(n: usize) -> Result<String, Error> {

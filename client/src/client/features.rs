@@ -16,6 +16,7 @@ use crate::content::SeenRules;
 use crate::era::InputHandler;
 use crate::error::Error;
 use crate::listing::ListKind;
+use crate::seams::steps::Steps;
 
 impl Client {
     /// Lists every resource (`resources/list`), page by page; entries as received.

@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 use super::{Client, Connection};
 use crate::era::InputHandler;
 use crate::error::{Error, ErrorKind};
+use crate::seams::steps::Steps;
 use crate::session::Session;
 use crate::tools::ToolResult;
 

@@ -25,6 +25,8 @@ use crate::error::{Error, ErrorKind};
 use crate::handshake::{Handshake, exchange};
 use crate::listing::{ListKind, Listing};
 use crate::options::{ClientOptions, HttpOptions, StdioCommand};
+use crate::router::Router;
+use crate::seams::steps::Steps;
 use crate::session::Session;
 use crate::tools::{self, ToolResult};
 use crate::transport::{HttpTransport, StdioTransport, Transport};
@@ -58,7 +60,10 @@ impl Client {
         command: &StdioCommand,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let router = Arc::new(options.defects.router(options.handlers.clone()));
+        let router = Arc::new(Router::with_seams(
+            options.seams(),
+            options.handlers.clone(),
+        ));
         let transport = StdioTransport::spawn(command, Arc::clone(&router), &options)?;
         let session = Session::new(router, Transport::Stdio(transport), options);
         Self::establish(session, None).await
@@ -75,7 +80,10 @@ impl Client {
         http: HttpOptions,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let router = Arc::new(options.defects.router(options.handlers.clone()));
+        let router = Arc::new(Router::with_seams(
+            options.seams(),
+            options.handlers.clone(),
+        ));
         let transport = HttpTransport::connect(url, &http, &options, Arc::clone(&router))?;
         let session = Session::new(router, Transport::Http(transport), options);
         Self::establish(session, crate::era::origin(url)).await

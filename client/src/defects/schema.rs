@@ -31,7 +31,7 @@ impl Defects {
             policy.permissive_unresolved = true;
         }
         if self.fetch_network_ref {
-            policy.fetch_network = true;
+            policy.network = Some(fetch);
         }
         policy
     }
@@ -40,10 +40,8 @@ impl Defects {
 /// The `fetch-network-ref` defect's loader: an `http://` reference is really fetched (a GET
 /// over a fresh TCP connection, one second per step); any other is refused as a correct
 /// client refuses it.
-pub(crate) struct Fetcher;
-
-impl boon::UrlLoader for Fetcher {
-    fn load(&self, url: &str) -> Result<Value, Box<dyn StdError>> {
+fn fetch(url: &str) -> Result<Value, Box<dyn StdError>> {
+    {
         let Some(rest) = url.strip_prefix("http://") else {
             return Err(format!("{url} is outside the schema and is not fetched").into());
         };

@@ -28,6 +28,7 @@ use super::{
 };
 use crate::error::{Error, ErrorKind};
 use crate::handshake::exchange;
+use crate::seams::steps::Steps;
 use crate::session::Session;
 use crate::transport::Transport;
 
@@ -104,7 +105,9 @@ async fn probe(session: &Session, dual: bool) -> Result<Connected, Error> {
             Ok(result) => return accept(session, result, version).await,
             Err(e) => e,
         };
-        match seams.judge_probe(error, dual, |error, dual| judge(error, http, dual)) {
+        match seams.judge_probe(error, dual, Verdict::Legacy, |error, dual| {
+            judge(error, http, dual)
+        }) {
             Verdict::OtherVersion(error) => {
                 match seams.retry_version(&error, &tried, next_version) {
                     Some(next) => version = next,

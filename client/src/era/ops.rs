@@ -15,6 +15,7 @@ use super::mrtr::{self, InputHandler, MAX_ROUNDS, Shape};
 use super::{Discovery, UNSUPPORTED_PROTOCOL_VERSION, meta};
 use crate::error::Error;
 use crate::jsonrpc::INVALID_PARAMS;
+use crate::seams::steps::Steps;
 use crate::session::Session;
 
 /// A connection in the modern era: what `server/discover` found, the version in use, and the

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value};
 
+use crate::seams::steps::Steps;
 use crate::session::Session;
 
 /// One annotated parameter: the header's name part and the property path it mirrors.

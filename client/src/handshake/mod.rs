@@ -39,7 +39,8 @@ impl Handshake {
         &self.result
     }
 
-    /// A handshake whose result is taken as received.
+    /// A handshake whose result is taken as received (only a defect takes one so).
+    #[cfg(feature = "defects")]
     pub(crate) fn received(result: Value) -> Self {
         Handshake { result }
     }
