@@ -152,7 +152,9 @@ impl Client {
     /// Lists every tool, following `nextCursor` page by page; tools are returned as received.
     pub async fn list_tools(&self) -> Result<Vec<Value>, Error> {
         let tools = self.list_all(ListKind::TOOLS).await?;
-        let tools = param_headers::admit(&self.session, tools);
+        let session = &self.session;
+        let keep_invalid = session.seams().keep_invalid_header_tools();
+        let tools = param_headers::admit(session.transport().param_headers(), keep_invalid, tools);
         let tools = self.schemas.remembered(tools);
         Ok(self.session.seams().tools_returned(tools))
     }
