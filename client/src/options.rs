@@ -75,12 +75,17 @@ pub struct ClientOptions {
 }
 
 impl ClientOptions {
+    /// The version a modern or dual-era client puts in `_meta`; none in the legacy era.
+    pub(crate) fn meta_version(&self) -> Option<String> {
+        (self.era != Era::Legacy).then(|| self.protocol_version.clone())
+    }
+
     /// What the connection asks at each seam.
     pub(crate) fn seams(&self) -> Seams {
         #[cfg(feature = "defects")]
         return Seams(self.defects);
         #[cfg(not(feature = "defects"))]
-        Seams
+        Seams::default()
     }
 }
 

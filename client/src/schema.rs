@@ -65,6 +65,9 @@ fn dialect(url: &str) -> Option<boon::Draft> {
     }
 }
 
+/// Loads the document at a URL a schema refers to.
+pub(crate) type Loader = fn(&str) -> Result<Value, Box<dyn StdError>>;
+
 /// How the client treats output schemas; [`Policy::SPEC`] is the correct one (a seam may bend
 /// it).
 #[derive(Debug, Clone, Copy)]
@@ -78,7 +81,7 @@ pub(crate) struct Policy {
     /// A schema whose references cannot be resolved validates anything (wrong: it is refused).
     pub(crate) permissive_unresolved: bool,
     /// How references outside the schema are loaded; `None`: never (only a defect fetches).
-    pub(crate) network: Option<fn(&str) -> Result<Value, Box<dyn StdError>>>,
+    pub(crate) network: Option<Loader>,
 }
 
 impl Policy {
@@ -242,7 +245,7 @@ fn one_line(e: &dyn StdError) -> String {
 struct NoFetch;
 
 /// Loads a reference outside the schema with the policy's loader.
-struct Fetch(fn(&str) -> Result<Value, Box<dyn StdError>>);
+struct Fetch(Loader);
 
 impl boon::UrlLoader for Fetch {
     fn load(&self, url: &str) -> Result<Value, Box<dyn StdError>> {

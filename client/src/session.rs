@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::era::Era;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc;
 use crate::listener::Tracked;
@@ -41,9 +40,7 @@ impl Session {
             transport,
             next_id: AtomicI64::new(1),
             seams: options.seams(),
-            outgoing: options
-                .seams()
-                .memory((options.era != Era::Legacy).then(|| options.protocol_version.clone())),
+            outgoing: options.seams().memory(options.meta_version()),
             options,
         }
     }

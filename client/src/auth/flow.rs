@@ -24,9 +24,10 @@ use serde_json::Value;
 use super::Secret;
 use super::discovery::ServerMetadata;
 use super::net::{Answer, ClientAuth, Net, failed};
-use super::pkce::{self, Pkce};
+use super::pkce;
 use super::registration::{Credentials, Method};
 use crate::error::Error;
+use crate::seams::wire::Pkce;
 use crate::seams::wire::Wire;
 
 /// What one authorization attempt keeps between sending the user away and the redirect.

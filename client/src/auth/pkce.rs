@@ -12,18 +12,6 @@ use ring::rand::{SecureRandom, SystemRandom};
 use super::secret::Secret;
 use crate::error::{Error, ErrorKind};
 
-/// PKCE as the client will use it with one server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pkce {
-    S256,
-    /// Only under a defect: the verifier sent as its own challenge.
-    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
-    Plain,
-    /// Only under a defect: no PKCE at all.
-    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
-    Off,
-}
-
 /// `n` random bytes, base64url without padding.
 pub(crate) fn random(n: usize) -> Result<String, Error> {
     let mut bytes = vec![0u8; n];

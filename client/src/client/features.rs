@@ -10,13 +10,13 @@ use std::future::pending;
 
 use serde_json::{Map, Value, json};
 
+use super::seams::ClientSeams;
 use super::{Client, Connection};
 use crate::answers;
 use crate::content::SeenRules;
 use crate::era::InputHandler;
 use crate::error::Error;
 use crate::listing::ListKind;
-use crate::seams::steps::Steps;
 
 impl Client {
     /// Lists every resource (`resources/list`), page by page; entries as received.

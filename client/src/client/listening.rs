@@ -14,10 +14,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use super::seams::ClientSeams;
 use super::{Client, Connection};
 use crate::era::InputHandler;
 use crate::error::{Error, ErrorKind};
-use crate::seams::steps::Steps;
 use crate::session::Session;
 use crate::tools::ToolResult;
 

@@ -10,6 +10,7 @@
 
 mod features;
 mod listening;
+pub(crate) mod seams;
 
 use std::future::{Future, pending};
 use std::sync::Arc;
@@ -26,10 +27,10 @@ use crate::handshake::{Handshake, exchange};
 use crate::listing::{ListKind, Listing};
 use crate::options::{ClientOptions, HttpOptions, StdioCommand};
 use crate::router::Router;
-use crate::seams::steps::Steps;
 use crate::session::Session;
 use crate::tools::{self, ToolResult};
 use crate::transport::{HttpTransport, StdioTransport, Transport};
+use seams::ClientSeams;
 
 /// A connected MCP client. Methods take `&self`, so several requests may be in flight at once.
 ///

@@ -15,9 +15,8 @@
 use reqwest::Url;
 
 use super::Defects;
-use crate::auth::Secret;
-use crate::auth::pkce::Pkce as PkceChoice;
 use crate::seams::AuthDefects;
+use crate::seams::wire::Pkce as PkceChoice;
 use crate::seams::wire::TokenMethod;
 
 impl AuthDefects {
@@ -130,10 +129,9 @@ impl Defects {
     }
 
     /// Adds the token to an MCP request's URL; correct: the URL unchanged.
-    pub(crate) fn auth_token_in_url(&self, url: &mut Url, token: &Secret) {
+    pub(crate) fn auth_token_in_url(&self, url: &mut Url, token: &str) {
         if self.auth.token_in_url {
-            url.query_pairs_mut()
-                .append_pair("access_token", token.expose());
+            url.query_pairs_mut().append_pair("access_token", token);
         }
     }
 
@@ -267,7 +265,7 @@ impl Defects {
     }
 
     /// The refresh token kept after a rotation; correct: the `new` one.
-    pub(crate) fn auth_rotated_refresh(&self, new: Secret, old: &Secret) -> Secret {
+    pub(crate) fn auth_rotated_refresh<S: Clone>(&self, new: S, old: &S) -> S {
         match self.auth.keep_old_refresh {
             true => old.clone(),
             false => new,
@@ -283,6 +281,7 @@ impl Defects {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::Secret;
 
     #[test]
     fn every_auth_name_switches_its_own_flag() {
@@ -315,7 +314,7 @@ mod tests {
         );
         assert!(!d.auth_skips_destination_check(&http));
         let mut url = Url::parse("https://h/mcp").unwrap();
-        d.auth_token_in_url(&mut url, &Secret::new("t"));
+        d.auth_token_in_url(&mut url, "t");
         assert_eq!(url.as_str(), "https://h/mcp");
         assert!(d.auth_uses_resource_metadata() && d.auth_full_discovery());
         assert!(!d.auth_issuer_accepted(false) && d.auth_issuer_accepted(true));
@@ -365,7 +364,7 @@ mod tests {
                 .is_none()
         );
         let mut url = Url::parse("https://h/mcp").unwrap();
-        on("auth-token-in-url").auth_token_in_url(&mut url, &Secret::new("t"));
+        on("auth-token-in-url").auth_token_in_url(&mut url, "t");
         assert_eq!(url.as_str(), "https://h/mcp?access_token=t");
         assert_eq!(
             on("auth-no-pkce").auth_pkce(Ok(PkceChoice::S256), None),

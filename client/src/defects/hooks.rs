@@ -1,5 +1,5 @@
-//! The defects' side of every seam: each hook of [`Wire`] and [`Steps`] handed to the seam
-//! file (`sent.rs`, `read.rs`, …) that decides it under the switched-on defects.
+//! The defects' side of every seam: each hook handed to the seam file (`sent.rs`, `read.rs`,
+//! …) that decides it under the switched-on defects.
 
 use std::future::Future;
 use std::time::Duration;
@@ -9,20 +9,20 @@ use reqwest::redirect::Policy;
 use serde_json::Value;
 
 use super::sent::Outgoing;
-use crate::auth::pkce::Pkce;
-use crate::auth::secret::Secret;
+use crate::client::seams::ClientSeams;
 use crate::content::SeenRules;
 use crate::era::cache::Lifetime;
 use crate::era::mrtr::Shape;
+use crate::era::seams::EraSeams;
 use crate::era::{Connected, Discovery};
 use crate::error::Error;
 use crate::handshake::Handshake;
+use crate::handshake::seams::HandshakeSeams;
 use crate::jsonrpc::Incoming;
 use crate::listing::ListingRules;
 use crate::schema::Policy as SchemaPolicy;
 use crate::seams::Seams;
-use crate::seams::steps::Steps;
-use crate::seams::wire::{AfterCut, AfterExit, Body, Stop, Telling, TokenMethod, Wire};
+use crate::seams::wire::{AfterCut, AfterExit, Body, Pkce, Stop, Telling, TokenMethod, Wire};
 use crate::session::{InFlight, Session};
 use crate::tools::{ToolOutput, ToolResult};
 
@@ -265,7 +265,7 @@ impl Wire for Seams {
         self.0.auth_skips_destination_check(url)
     }
 
-    fn auth_token_in_url(&self, url: &mut Url, token: &Secret) {
+    fn auth_token_in_url(&self, url: &mut Url, token: &str) {
         self.0.auth_token_in_url(url, token)
     }
 
@@ -341,7 +341,7 @@ impl Wire for Seams {
         self.0.auth_refreshes()
     }
 
-    fn auth_rotated_refresh(&self, new: Secret, old: &Secret) -> Secret {
+    fn auth_rotated_refresh<S: Clone>(&self, new: S, old: &S) -> S {
         self.0.auth_rotated_refresh(new, old)
     }
 
@@ -350,40 +350,7 @@ impl Wire for Seams {
     }
 }
 
-impl Steps for Seams {
-    fn accept_initialize(
-        &self,
-        outcome: Result<Value, Error>,
-        judge: impl FnOnce(Result<Value, Error>) -> Result<Handshake, Error>,
-    ) -> Result<Handshake, Error> {
-        self.0.accept_initialize(outcome, judge)
-    }
-
-    fn version_header<'a>(&self, offered: &'a str, negotiated: Option<&'a str>) -> Option<&'a str> {
-        self.0.version_header(offered, negotiated)
-    }
-
-    fn while_initializing<'s>(&self, session: &'s Session) -> Option<InFlight<'s>> {
-        self.0.while_initializing(session)
-    }
-
-    async fn after_handshake(&self, session: &Session) {
-        self.0.after_handshake(session).await
-    }
-
-    fn renew_lost_session(&self, lost: bool) -> bool {
-        self.0.renew_lost_session(lost)
-    }
-
-    fn retry_version(
-        &self,
-        error: &Error,
-        tried: &[String],
-        choose: impl FnOnce(&Error, &[String]) -> Option<String>,
-    ) -> Option<String> {
-        self.0.retry_version(error, tried, choose)
-    }
-
+impl EraSeams for Seams {
     fn era_cache_origin<'a>(&self, origin: Option<&'a str>) -> Option<&'a str> {
         self.0.era_cache_origin(origin)
     }
@@ -412,6 +379,63 @@ impl Steps for Seams {
 
     fn client_capabilities(&self, capabilities: &Value, found: &Discovery) -> Value {
         self.0.client_capabilities(capabilities, found)
+    }
+
+    fn retry_version(
+        &self,
+        error: &Error,
+        tried: &[String],
+        choose: impl FnOnce(&Error, &[String]) -> Option<String>,
+    ) -> Option<String> {
+        self.0.retry_version(error, tried, choose)
+    }
+
+    fn cache_lifetime(&self, method: &str, retry: bool, lifetime: Lifetime) -> Lifetime {
+        self.0.cache_lifetime(method, retry, lifetime)
+    }
+
+    fn cache_key(&self, method: &str, key: String) -> String {
+        self.0.cache_key(method, key)
+    }
+
+    fn discard_pages_on_invalid_cursor(&self) -> bool {
+        self.0.discard_pages_on_invalid_cursor()
+    }
+
+    fn result_shape(
+        &self,
+        result: Value,
+        shape: impl FnOnce(Value) -> Result<Shape, Error>,
+    ) -> Result<Shape, Error> {
+        self.0.result_shape(result, shape)
+    }
+}
+
+impl HandshakeSeams for Seams {
+    fn accept_initialize(
+        &self,
+        outcome: Result<Value, Error>,
+        judge: impl FnOnce(Result<Value, Error>) -> Result<Handshake, Error>,
+    ) -> Result<Handshake, Error> {
+        self.0.accept_initialize(outcome, judge)
+    }
+
+    fn version_header<'a>(&self, offered: &'a str, negotiated: Option<&'a str>) -> Option<&'a str> {
+        self.0.version_header(offered, negotiated)
+    }
+
+    fn while_initializing<'s>(&self, session: &'s Session) -> Option<InFlight<'s>> {
+        self.0.while_initializing(session)
+    }
+
+    async fn after_handshake(&self, session: &Session) {
+        self.0.after_handshake(session).await
+    }
+}
+
+impl ClientSeams for Seams {
+    fn renew_lost_session(&self, lost: bool) -> bool {
+        self.0.renew_lost_session(lost)
     }
 
     async fn after_modern_connect(&self, session: &Session) {
@@ -446,18 +470,6 @@ impl Steps for Seams {
         self.0.relist_on_header_mismatch()
     }
 
-    fn cache_lifetime(&self, method: &str, retry: bool, lifetime: Lifetime) -> Lifetime {
-        self.0.cache_lifetime(method, retry, lifetime)
-    }
-
-    fn cache_key(&self, method: &str, key: String) -> String {
-        self.0.cache_key(method, key)
-    }
-
-    fn discard_pages_on_invalid_cursor(&self) -> bool {
-        self.0.discard_pages_on_invalid_cursor()
-    }
-
     fn may_send_undeclared(&self, declared: bool) -> bool {
         self.0.may_send_undeclared(declared)
     }
@@ -468,14 +480,6 @@ impl Steps for Seams {
 
     fn schema_policy(&self) -> SchemaPolicy {
         self.0.schema_policy()
-    }
-
-    fn result_shape(
-        &self,
-        result: Value,
-        shape: impl FnOnce(Value) -> Result<Shape, Error>,
-    ) -> Result<Shape, Error> {
-        self.0.result_shape(result, shape)
     }
 
     fn tool_output(

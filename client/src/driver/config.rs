@@ -287,7 +287,7 @@ fn parse_args(args: &[String]) -> Result<(Defects, Option<String>), String> {
 /// Without the `defects` feature there is no defect to switch on: every name is refused.
 #[cfg(not(feature = "defects"))]
 #[derive(Default)]
-struct Defects;
+struct Defects(());
 
 #[cfg(not(feature = "defects"))]
 impl Defects {

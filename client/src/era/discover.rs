@@ -22,13 +22,13 @@ use std::future::pending;
 use serde_json::{Value, json};
 
 use super::mrtr::{self, Shape};
+use super::seams::EraSeams;
 use super::{
     Connected, Discovery, Era, MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
     is_modern_error, meta,
 };
 use crate::error::{Error, ErrorKind};
 use crate::handshake::exchange;
-use crate::seams::steps::Steps;
 use crate::session::Session;
 use crate::transport::Transport;
 

@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use super::cache::{self, ResultCache};
 use super::discover::{next_version, no_common_version, use_version};
 use super::mrtr::{self, InputHandler, MAX_ROUNDS, Shape};
+use super::seams::EraSeams;
 use super::{Discovery, UNSUPPORTED_PROTOCOL_VERSION, meta};
 use crate::error::Error;
 use crate::jsonrpc::INVALID_PARAMS;
-use crate::seams::steps::Steps;
 use crate::session::Session;
 
 /// A connection in the modern era: what `server/discover` found, the version in use, and the

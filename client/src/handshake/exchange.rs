@@ -2,9 +2,9 @@
 
 use std::future::pending;
 
+use super::seams::HandshakeSeams;
 use super::{Handshake, accept, initialize_params};
 use crate::error::Error;
-use crate::seams::steps::Steps;
 use crate::session::Session;
 
 /// `initialize` offering `offered`, its checks, then `notifications/initialized` (delivered

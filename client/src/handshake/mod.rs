@@ -5,6 +5,7 @@
 //! `unsupported_version`) are pure functions, tested without a server.
 
 pub(crate) mod exchange;
+pub(crate) mod seams;
 
 use serde_json::{Value, json};
 

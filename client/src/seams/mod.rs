@@ -4,18 +4,20 @@
 //! on defects (`--defect NAME`, `defects/`), each breaking the client in one way one check
 //! exists to catch. The correct code owns the seams and never looks at a defect: before it
 //! acts on a decision a defect may change, it asks its [`Seams`], handing over the correct
-//! decision. Each hook's default body is that correct decision.
+//! decision. Each hook's default body is that correct decision. Each set of hooks lives with
+//! the code that asks it, so no seam imports its caller:
 //!
 //! | hooks | file | asked by |
 //! |---|---|---|
-//! | [`wire::Wire`] | `wire.rs` | the session, router, listener, handlers, transports and authorization: what is sent and read, giving up, shutdown, streams, TLS, destinations, OAuth |
-//! | [`steps::Steps`] | `steps.rs` | the handshake, the era, and the client's calls: versions, fallback, listings, content, the cache, results |
+//! | `Wire` | `seams/wire.rs` | the session, router, listener, handlers, transports and authorization: what is sent and read, giving up, shutdown, streams, TLS, destinations, OAuth |
+//! | `HandshakeSeams` | `handshake/seams.rs` | the `initialize` handshake: the answer, the version header, what else is sent |
+//! | `EraSeams` | `era/seams.rs` | the probe, the fallback, the version retry, the result cache |
+//! | `ClientSeams` | `client/seams.rs` | listings, results, content, schemas, subscriptions, a connect's last steps |
 //!
 //! Without the `defects` feature, [`Seams`] is an empty value that takes every default, so the
 //! library as built has no switch at all. With it, [`Seams`] carries the switchboard
 //! (`switches.rs`) and `defects/` implements the hooks.
 
-pub(crate) mod steps;
 #[cfg(feature = "defects")]
 mod switches;
 pub(crate) mod wire;
@@ -29,7 +31,7 @@ pub(crate) use switches::{AuthDefects, SsrfDefects};
 /// every hook gives the correct decision.
 #[cfg(not(feature = "defects"))]
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Seams;
+pub(crate) struct Seams(());
 
 /// What the correct code asks at each seam: the switched-on defects (`defects/` implements
 /// the hooks for it).

@@ -10,8 +10,6 @@ use reqwest::Url;
 use reqwest::redirect::Policy;
 use serde_json::Value;
 
-use crate::auth::pkce::Pkce;
-use crate::auth::secret::Secret;
 use crate::error::Error;
 use crate::jsonrpc::Incoming;
 
@@ -70,6 +68,18 @@ pub(crate) enum AfterCut {
     /// POST the very same request again, same id (only a defect does this).
     #[cfg_attr(not(feature = "defects"), allow(dead_code))]
     Resend,
+}
+
+/// PKCE as the client will use it with one server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pkce {
+    S256,
+    /// Only under a defect: the verifier sent as its own challenge.
+    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
+    Plain,
+    /// Only under a defect: no PKCE at all.
+    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
+    Off,
 }
 
 /// How a confidential client with a secret authenticates at the token endpoint.
@@ -417,8 +427,9 @@ pub(crate) trait Wire {
         false
     }
 
-    /// Adds the token to an MCP request's URL; correct: the URL unchanged.
-    fn auth_token_in_url(&self, _url: &mut Url, _token: &Secret) {}
+    /// Adds the token (`token`, the secret's value) to an MCP request's URL; correct: the URL
+    /// unchanged.
+    fn auth_token_in_url(&self, _url: &mut Url, _token: &str) {}
 
     /// Whether the challenge's `resource_metadata` is used; correct: yes.
     fn auth_uses_resource_metadata(&self) -> bool {
@@ -514,7 +525,7 @@ pub(crate) trait Wire {
     }
 
     /// The refresh token kept after a rotation; correct: the `new` one.
-    fn auth_rotated_refresh(&self, new: Secret, _old: &Secret) -> Secret {
+    fn auth_rotated_refresh<S: Clone>(&self, new: S, _old: &S) -> S {
         new
     }
 

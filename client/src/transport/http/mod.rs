@@ -273,7 +273,8 @@ impl Shared {
         let built = built.map(|mut request| {
             self.seams.http_request(&mut request);
             if let Some(token) = token {
-                self.seams.auth_token_in_url(request.url_mut(), token);
+                self.seams
+                    .auth_token_in_url(request.url_mut(), token.expose());
             }
             request
         });
