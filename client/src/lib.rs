@@ -47,6 +47,16 @@
 //!
 //! The `mcp-harness-driver` binary runs this client through the harness's driver contract
 //! (see [`driver`]).
+//!
+//! The harness's deliberate defects build only with the `defects` feature, which the harness's
+//! driver turns on. Without it the options have no `defects` field, so the library cannot
+//! switch off its own checks (this example fails to compile unless the feature is on):
+//!
+#![cfg_attr(not(feature = "defects"), doc = "```compile_fail")]
+#![cfg_attr(feature = "defects", doc = "```")]
+//! let mut options = mcp_harness_client::ClientOptions::default();
+//! assert!(options.defects.enable("allow-insecure-http"));
+//! ```
 
 #![warn(missing_docs)]
 
