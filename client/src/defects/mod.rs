@@ -33,6 +33,8 @@
 pub(crate) mod auth;
 pub(crate) mod cache;
 pub(crate) mod content;
+#[cfg(test)]
+mod defaults;
 pub(crate) mod era;
 pub(crate) mod giving_up;
 mod hooks;
