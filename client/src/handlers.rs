@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::defects::Defects;
 use crate::jsonrpc::INVALID_PARAMS;
+use crate::seams::Seams;
+use crate::seams::wire::Wire;
 
 /// The methods a handler may answer.
 pub const HANDLED_METHODS: [&str; 3] =
@@ -168,7 +169,7 @@ impl Handlers {
         params: &Value,
         roots: &Value,
         spoken: Spoken<'_>,
-        seams: &Defects,
+        seams: &Seams,
     ) -> Handled {
         match method {
             "roots/list" => match &self.roots {
@@ -197,7 +198,7 @@ impl Handlers {
 /// The answer to one elicitation: the declared mode's answer (a request without `mode` is
 /// form mode), its content completed with the schema's defaults when asked; -32602 for a mode
 /// not declared.
-fn elicit(e: &Elicitation, params: &Value, spoken: Spoken<'_>, seams: &Defects) -> Handled {
+fn elicit(e: &Elicitation, params: &Value, spoken: Spoken<'_>, seams: &Seams) -> Handled {
     let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
     let declared = |m: &str| spoken.has_modes() || m == "form";
     let chosen = match e {
@@ -377,7 +378,7 @@ mod tests {
 
     #[test]
     fn elicitations_are_answered_by_mode_with_defaults() {
-        let ok = Defects::default();
+        let ok = Seams::default();
         let h = handlers(json!({"elicitation/create": {
             "form": {"action": "accept", "content": {"name": "Ada"}, "defaults": true,
                      "delay_ms": 5}}}));
@@ -393,19 +394,25 @@ mod tests {
                 Some(Duration::from_millis(5))
             )
         );
-        let plain = Defects::only("no-elicitation-defaults");
-        let Handled::Result(r, _) =
-            h.handle("elicitation/create", &params, &json!([]), NEW, &plain)
-        else {
-            panic!()
-        };
-        assert_eq!(r["content"], json!({"name": "Ada"}));
+        #[cfg(feature = "defects")]
+        {
+            let plain = Seams::only("no-elicitation-defaults");
+            let Handled::Result(r, _) =
+                h.handle("elicitation/create", &params, &json!([]), NEW, &plain)
+            else {
+                panic!()
+            };
+            assert_eq!(r["content"], json!({"name": "Ada"}));
+        }
         let url = json!({"mode": "url", "url": "https://example.invalid", "message": "m"});
         let refused = h.handle("elicitation/create", &url, &json!([]), NEW, &ok);
         assert!(matches!(refused, Handled::Error(-32602, _)), "{refused:?}");
-        let lax = Defects::only("elicitation-any-mode");
-        let answered = h.handle("elicitation/create", &url, &json!([]), NEW, &lax);
-        assert!(matches!(answered, Handled::Result(..)));
+        #[cfg(feature = "defects")]
+        {
+            let lax = Seams::only("elicitation-any-mode");
+            let answered = h.handle("elicitation/create", &url, &json!([]), NEW, &lax);
+            assert!(matches!(answered, Handled::Result(..)));
+        }
     }
 
     #[test]
@@ -413,16 +420,19 @@ mod tests {
         let h = handlers(json!({"roots/list": {"roots": [{"uri": "file:///a"}]}}));
         assert_eq!(h.roots(), json!([{"uri": "file:///a"}]));
         let now = json!([{"uri": "file:///b"}]);
-        let ok = Defects::default();
+        let ok = Seams::default();
         assert_eq!(
             h.handle("roots/list", &json!(null), &now, NEW, &ok),
             Handled::Result(json!({"roots": now}), None)
         );
-        let empty = Defects::only("roots-answer-empty");
-        assert_eq!(
-            h.handle("roots/list", &json!(null), &now, NEW, &empty),
-            Handled::Result(json!({"roots": []}), None)
-        );
+        #[cfg(feature = "defects")]
+        {
+            let empty = Seams::only("roots-answer-empty");
+            assert_eq!(
+                h.handle("roots/list", &json!(null), &now, NEW, &empty),
+                Handled::Result(json!({"roots": []}), None)
+            );
+        }
         assert_eq!(
             Handlers::new().handle("roots/list", &json!(null), &now, NEW, &ok),
             Handled::Unhandled

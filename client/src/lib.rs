@@ -47,6 +47,16 @@
 //!
 //! The `mcp-harness-driver` binary runs this client through the harness's driver contract
 //! (see [`driver`]).
+//!
+//! The harness's deliberate defects build only with the `defects` feature, which the harness's
+//! driver turns on. Without it the options have no `defects` field, so the library cannot
+//! switch off its own checks (this example fails to compile unless the feature is on):
+//!
+#![cfg_attr(not(feature = "defects"), doc = "```compile_fail")]
+#![cfg_attr(feature = "defects", doc = "```")]
+//! let mut options = mcp_harness_client::ClientOptions::default();
+//! assert!(options.defects.enable("allow-insecure-http"));
+//! ```
 
 #![warn(missing_docs)]
 
@@ -54,8 +64,8 @@ mod answers;
 pub mod auth;
 mod client;
 mod content;
-#[doc(hidden)]
-pub mod defects;
+#[cfg(feature = "defects")]
+mod defects;
 pub mod driver;
 pub mod era;
 mod error;
@@ -67,14 +77,13 @@ mod listing;
 mod options;
 mod router;
 mod schema;
+mod seams;
 mod session;
 mod tools;
 mod transport;
 
 pub use auth::{AuthOptions, AuthStore, PreRegistered, Secret, TokenEndpointAuthMethod, UserAgent};
 pub use client::Client;
-#[doc(hidden)]
-pub use defects::Defects;
 pub use era::{Connected, Discovery, Era, EraCache, InputHandler};
 pub use error::{Error, ErrorKind};
 pub use handlers::{HANDLED_METHODS, Handlers};
@@ -82,6 +91,11 @@ pub use handshake::{Handshake, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSI
 pub use options::{
     BearerToken, ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, StdioCommand,
 };
+/// The deliberate defects the harness's driver switches on (`--defect`); only with the
+/// `defects` feature, which the library as published leaves off.
+#[cfg(feature = "defects")]
+#[doc(hidden)]
+pub use seams::Defects;
 
 /// How received bytes become messages, exposed for the fuzz targets in `fuzz/` (which must
 /// exercise the real code); not a stable interface.

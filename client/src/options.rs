@@ -9,10 +9,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::auth::AuthOptions;
-use crate::defects::Defects;
 use crate::era::{DEFAULT_LEGACY_FALLBACK_VERSION, Era, EraCache};
 use crate::handlers::Handlers;
 use crate::handshake::LATEST_PROTOCOL_VERSION;
+#[cfg(feature = "defects")]
+use crate::seams::Defects;
+use crate::seams::Seams;
 
 /// The default of [`ClientOptions::max_message_bytes`]: 64 MiB, well above the largest
 /// messages real servers send (the harness checks 16 MiB).
@@ -61,13 +63,30 @@ pub struct ClientOptions {
     /// HTTP; over stdio when its first bytes name the id), else that request times out.
     /// Default [`DEFAULT_MAX_MESSAGE_BYTES`].
     pub max_message_bytes: usize,
-    /// Deliberate misbehaviour for the harness's self-tests; all off by default.
     /// The answers to requests the server sends (`roots/list`, `sampling/createMessage`,
     /// `elicitation/create`), which also decide the client capabilities declared. Default:
     /// none, so no capabilities.
     pub handlers: Handlers,
+    /// Deliberate misbehaviour for the harness's self-tests; all off by default. Only with
+    /// the `defects` feature.
+    #[cfg(feature = "defects")]
     #[doc(hidden)]
     pub defects: Defects,
+}
+
+impl ClientOptions {
+    /// The version a modern or dual-era client puts in `_meta`; none in the legacy era.
+    pub(crate) fn meta_version(&self) -> Option<String> {
+        (self.era != Era::Legacy).then(|| self.protocol_version.clone())
+    }
+
+    /// What the connection asks at each seam.
+    pub(crate) fn seams(&self) -> Seams {
+        #[cfg(feature = "defects")]
+        return Seams(self.defects);
+        #[cfg(not(feature = "defects"))]
+        Seams::default()
+    }
 }
 
 impl Default for ClientOptions {
@@ -81,6 +100,7 @@ impl Default for ClientOptions {
             shutdown_grace: Duration::from_secs(2),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             handlers: Handlers::default(),
+            #[cfg(feature = "defects")]
             defects: Defects::default(),
         }
     }

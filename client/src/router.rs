@@ -14,11 +14,12 @@ use std::sync::{Mutex, MutexGuard};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
 use crate::handlers::Handlers;
 use crate::jsonrpc::{self, Incoming};
 use crate::listener::{Listener, Tracked};
+use crate::seams::Seams;
+use crate::seams::wire::Wire;
 
 /// What a waiting request receives: the result, or why there is none.
 pub(crate) type Outcome = Result<Value, Error>;
@@ -32,8 +33,8 @@ pub(crate) struct Router {
     /// Speaking the 2026-07-28 era, where servers send no requests and clients never answer
     /// one (a dual-era client switches this when it knows the server's era).
     modern: AtomicBool,
-    /// The seam on what is read (see [`crate::defects::read`]).
-    seams: Defects,
+    /// The seam on what is read (see [`crate::seams::wire`]).
+    seams: Seams,
     /// The answers to server requests, and the events surfaced.
     listener: Listener,
 }
@@ -41,12 +42,12 @@ pub(crate) struct Router {
 impl Router {
     #[cfg(test)]
     pub(crate) fn new() -> Self {
-        Router::with_seams(Defects::default(), Handlers::new())
+        Router::with_seams(Seams::default(), Handlers::new())
     }
 
     /// A router whose reading may be bent by `seams` (only the read seam builds one with
-    /// defects; see [`crate::defects::read`]), answering server requests with `handlers`.
-    pub(crate) fn with_seams(seams: Defects, handlers: Handlers) -> Self {
+    /// defects; see [`crate::seams::wire`]), answering server requests with `handlers`.
+    pub(crate) fn with_seams(seams: Seams, handlers: Handlers) -> Self {
         Router {
             pending: Mutex::new(Some(HashMap::new())),
             modern: AtomicBool::new(false),
@@ -209,7 +210,9 @@ impl Router {
                 self.seams.request_reply(reply, answer)
             }
             Incoming::Notification { method, params } => {
-                self.seams.after_notification(&method, self);
+                if let Some(error) = self.seams.fails_all_after(&method) {
+                    self.fail_all(&error);
+                }
                 if let Some(ended) = self.listener.notification(&method, &params) {
                     let why = "the server ended the subscription with notifications/cancelled";
                     self.fail(ended, Error::new(ErrorKind::Cancelled, why));

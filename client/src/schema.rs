@@ -65,9 +65,12 @@ fn dialect(url: &str) -> Option<boon::Draft> {
     }
 }
 
-/// How the client treats output schemas; [`Policy::SPEC`] is the correct one (the defects
-/// seam `defects/schema.rs` may bend it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Loads the document at a URL a schema refers to.
+pub(crate) type Loader = fn(&str) -> Result<Value, Box<dyn StdError>>;
+
+/// How the client treats output schemas; [`Policy::SPEC`] is the correct one (a seam may bend
+/// it).
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Policy {
     /// Validate at all.
     pub(crate) validate: bool,
@@ -77,8 +80,8 @@ pub(crate) struct Policy {
     pub(crate) bounded: bool,
     /// A schema whose references cannot be resolved validates anything (wrong: it is refused).
     pub(crate) permissive_unresolved: bool,
-    /// Fetch `http://` references (wrong: never; the `fetch-network-ref` defect).
-    pub(crate) fetch_network: bool,
+    /// How references outside the schema are loaded; `None`: never (only a defect fetches).
+    pub(crate) network: Option<Loader>,
 }
 
 impl Policy {
@@ -88,7 +91,7 @@ impl Policy {
         default_draft: boon::Draft::V2020_12,
         bounded: true,
         permissive_unresolved: false,
-        fetch_network: false,
+        network: None,
     };
 }
 
@@ -203,10 +206,9 @@ pub(crate) fn validate(schema: &Value, instance: &Value, policy: Policy) -> Resu
             ));
         }
     }
-    if policy.fetch_network {
-        compiler.use_loader(Box::new(crate::defects::schema::Fetcher));
-    } else {
-        compiler.use_loader(Box::new(NoFetch));
+    match policy.network {
+        Some(load) => compiler.use_loader(Box::new(Fetch(load))),
+        None => compiler.use_loader(Box::new(NoFetch)),
     }
     compiler
         .add_resource(ROOT_URL, schema.clone())
@@ -241,6 +243,15 @@ fn one_line(e: &dyn StdError) -> String {
 
 /// The loader of a correct client: nothing outside the schema is ever loaded.
 struct NoFetch;
+
+/// Loads a reference outside the schema with the policy's loader.
+struct Fetch(Loader);
+
+impl boon::UrlLoader for Fetch {
+    fn load(&self, url: &str) -> Result<Value, Box<dyn StdError>> {
+        (self.0)(url)
+    }
+}
 
 impl boon::UrlLoader for NoFetch {
     fn load(&self, url: &str) -> Result<Value, Box<dyn StdError>> {

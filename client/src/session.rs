@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::defects::Defects;
-use crate::defects::sent::Outgoing;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc;
 use crate::listener::Tracked;
 use crate::options::ClientOptions;
 use crate::router::{Outcome, Router};
+use crate::seams::Seams;
+use crate::seams::wire::{Telling, Wire};
 use crate::transport::Transport;
 
 /// Request bookkeeping for one connection.
@@ -27,8 +27,10 @@ pub(crate) struct Session {
     transport: Transport,
     next_id: AtomicI64,
     options: ClientOptions,
-    /// The seam on what is sent (see [`crate::defects::sent`]).
-    outgoing: Outgoing,
+    /// Where a deliberate defect may bend this connection (see `seams/`).
+    seams: Seams,
+    /// What the seam on what is sent remembers between messages.
+    outgoing: <Seams as Wire>::Memory,
 }
 
 impl Session {
@@ -37,7 +39,8 @@ impl Session {
             router,
             transport,
             next_id: AtomicI64::new(1),
-            outgoing: Outgoing::new(&options),
+            seams: options.seams(),
+            outgoing: options.seams().memory(options.meta_version()),
             options,
         }
     }
@@ -46,9 +49,9 @@ impl Session {
         &self.options
     }
 
-    /// The seams where a deliberate defect may bend this connection (see [`crate::defects`]).
-    pub(crate) fn seams(&self) -> &Defects {
-        &self.options.defects
+    /// Where a deliberate defect may bend this connection (see `seams/`).
+    pub(crate) fn seams(&self) -> &Seams {
+        &self.seams
     }
 
     pub(crate) fn transport(&self) -> &Transport {
@@ -78,8 +81,8 @@ impl Session {
         registered: impl FnOnce(i64),
     ) -> Result<InFlight<'_>, Error> {
         let id = self
-            .outgoing
-            .request_id(method, &params, || self.fresh_id());
+            .seams
+            .request_id(&self.outgoing, method, &params, || self.fresh_id());
         let (rx, progress) = self.router.register_request(id, &params)?;
         registered(id);
         // Built before sending, so a failed send still removes the waiter (see Drop).
@@ -102,7 +105,10 @@ impl Session {
     }
 
     fn send(&self, message: Value) -> Result<(), Error> {
-        for message in self.outgoing.messages(message, || self.fresh_id()) {
+        for message in self
+            .seams
+            .messages(&self.outgoing, message, || self.fresh_id())
+        {
             self.transport.send(&message)?;
         }
         Ok(())
@@ -115,7 +121,8 @@ impl Session {
         self.transport.shutdown(grace, self.seams()).await;
     }
 
-    /// Fails everything in flight and walks away, leaving the server running.
+    /// Fails everything in flight and walks away, leaving the server running (a defect).
+    #[cfg(feature = "defects")]
     pub(crate) async fn abandon(&self) {
         self.router
             .close("the connection was abandoned by the client");
@@ -142,17 +149,6 @@ enum GaveUp {
     /// The maximum timeout passed, progress or not.
     MaxTimeout(Duration),
     Cancelled,
-}
-
-/// How the server learns that a request was given up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Telling {
-    /// It is not told, for the reason given.
-    Not(&'static str),
-    /// Closing the request's response stream is the cancellation (modern HTTP).
-    ByClosingTheStream,
-    /// A `notifications/cancelled` naming the request.
-    ByNotification,
 }
 
 impl InFlight<'_> {

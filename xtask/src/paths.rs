@@ -54,6 +54,10 @@ pub fn build_bins() -> Result<Bins, String> {
         "mcp-harness-fakes",
         "-p",
         "mcp-harness-client",
+        // The driver with its deliberate defects, as the runner's own dependency builds it
+        // (the same features, so a workspace build and this one share their artifacts).
+        "--features",
+        "mcp-harness-client/defects",
     ]);
     if dir.ends_with("release") {
         cmd.arg("--release");

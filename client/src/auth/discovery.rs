@@ -25,6 +25,7 @@ use super::challenge::Challenge;
 use super::net::{Net, failed};
 use super::{Secret, canonical_resource};
 use crate::error::Error;
+use crate::seams::wire::Wire;
 
 const PRM_SUFFIX: &str = "/.well-known/oauth-protected-resource";
 const OAUTH_SUFFIX: &str = "/.well-known/oauth-authorization-server";
@@ -461,7 +462,7 @@ mod tests {
 
     #[test]
     fn server_metadata_needs_its_issuer_and_endpoints() {
-        let net = super::super::tests::net(crate::defects::Defects::default());
+        let net = super::super::tests::net(crate::seams::Seams::default());
         let at = url("https://as.example/.well-known/oauth-authorization-server");
         let doc = |v: Value| v.as_object().unwrap().clone();
         let good = doc(serde_json::json!({
@@ -488,10 +489,14 @@ mod tests {
             assert_eq!(e.kind, crate::error::ErrorKind::AuthFailed);
             assert!(e.message.contains("issuer"), "{}", e.message);
         }
-        let mut lax = crate::defects::Defects::default();
-        assert!(lax.enable("auth-no-issuer-check"));
-        let lax_net = super::super::tests::net(lax);
-        assert!(validate_server_metadata(&lax_net, &good, &at, "https://honest.example").is_ok());
+        #[cfg(feature = "defects")]
+        {
+            let lax = crate::seams::Seams::only("auth-no-issuer-check");
+            let lax_net = super::super::tests::net(lax);
+            assert!(
+                validate_server_metadata(&lax_net, &good, &at, "https://honest.example").is_ok()
+            );
+        }
         let mut no_token = good.clone();
         no_token.remove("token_endpoint");
         let e = validate_server_metadata(&net, &no_token, &at, "https://as.example").unwrap_err();
@@ -500,7 +505,7 @@ mod tests {
 
     #[test]
     fn resource_metadata_must_name_the_server_and_an_authorization_server() {
-        let net = super::super::tests::net(crate::defects::Defects::default());
+        let net = super::super::tests::net(crate::seams::Seams::default());
         let server = url("https://localhost:9/mcp");
         let at = url("https://localhost:9/.well-known/oauth-protected-resource/mcp");
         let doc = |v: Value| v.as_object().unwrap().clone();
@@ -529,7 +534,7 @@ mod tests {
 
     #[test]
     fn a_well_known_document_names_the_identifier_its_url_was_built_from() {
-        let net = super::super::tests::net(crate::defects::Defects::default());
+        let net = super::super::tests::net(crate::seams::Seams::default());
         let server = url("https://localhost:9/mcp");
         let locations = resource_metadata_locations(&server, true);
         let identifiers: Vec<String> = locations
@@ -580,18 +585,19 @@ mod tests {
             .is_err()
         );
         // The lax defect takes any parent of the server wherever the document was found.
-        let mut lax = crate::defects::Defects::default();
-        assert!(lax.enable("auth-any-prm-resource"));
-        let lax = super::super::tests::net(lax);
-        assert!(
-            validate_resource_metadata(
-                &lax,
-                &doc("https://localhost:9/mcp"),
-                root,
-                &server,
-                Some(origin)
-            )
-            .is_ok()
-        );
+        #[cfg(feature = "defects")]
+        {
+            let lax = super::super::tests::net(crate::seams::Seams::only("auth-any-prm-resource"));
+            assert!(
+                validate_resource_metadata(
+                    &lax,
+                    &doc("https://localhost:9/mcp"),
+                    root,
+                    &server,
+                    Some(origin)
+                )
+                .is_ok()
+            );
+        }
     }
 }

@@ -27,6 +27,8 @@ use super::net::{Answer, ClientAuth, Net, failed};
 use super::pkce;
 use super::registration::{Credentials, Method};
 use crate::error::Error;
+use crate::seams::wire::Pkce;
+use crate::seams::wire::Wire;
 
 /// What one authorization attempt keeps between sending the user away and the redirect.
 #[derive(Debug)]
@@ -38,16 +40,6 @@ pub(crate) struct Pending {
     /// endpoints, which have no metadata.
     pub(crate) issuer: Option<String>,
     pub(crate) iss_supported: bool,
-}
-
-/// PKCE as the client will use it with one server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pkce {
-    S256,
-    /// Only under a defect: the verifier sent as its own challenge.
-    Plain,
-    /// Only under a defect: no PKCE at all.
-    Off,
 }
 
 /// Whether authorization may proceed with the server's `code_challenge_methods_supported`:
@@ -257,7 +249,7 @@ fn token_answer(answer: Answer, what: &str) -> Result<TokenAnswer, Error> {
 
 /// Adds the client's authentication to a token request's form.
 fn authenticate<'a>(
-    seams: &crate::defects::Defects,
+    seams: &crate::seams::Seams,
     creds: &'a Credentials,
     form: &mut Vec<(&'static str, String)>,
 ) -> ClientAuth<'a> {

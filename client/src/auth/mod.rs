@@ -30,9 +30,9 @@ mod discovery;
 mod flow;
 mod net;
 mod oauth;
-mod pkce;
+pub(crate) mod pkce;
 mod registration;
-mod secret;
+pub(crate) mod secret;
 mod store;
 
 use std::fmt;
@@ -42,7 +42,6 @@ use std::sync::Arc;
 
 use reqwest::Url;
 
-pub(crate) use flow::Pkce as PkceChoice;
 pub(crate) use net::Net;
 pub(crate) use oauth::{Budget, Decision, OAuth};
 pub use registration::Method as TokenEndpointAuthMethod;
@@ -161,13 +160,13 @@ pub(crate) fn select_scopes(challenged: &[String], supported: Option<&[String]>)
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::defects::Defects;
+    use crate::seams::Seams;
     use crate::transport::http::security::DestinationPolicy;
 
     /// A `Net` that is never used to send (unit tests of the pure parts).
-    pub(crate) fn net(seams: Defects) -> Net {
+    pub(crate) fn net(seams: Seams) -> Net {
         let server = Url::parse("https://localhost:1/mcp").unwrap();
-        let policy = DestinationPolicy::new(&server, &[]).with_defects(seams);
+        let policy = DestinationPolicy::new(&server, &[]).with_seams(seams);
         Net {
             client: crate::transport::http::security::auth_client(&[], &seams, &policy).unwrap(),
             policy,

@@ -21,8 +21,9 @@ use reqwest::{RequestBuilder, Url};
 use serde_json::{Map, Value};
 
 use super::Secret;
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
+use crate::seams::Seams;
+use crate::seams::wire::Wire;
 use crate::transport::http::security::{self, DestinationPolicy, check_discovered_url};
 
 /// The largest metadata document or endpoint answer read, in bytes.
@@ -70,7 +71,7 @@ pub(crate) enum ClientAuth<'a> {
 pub(crate) struct Net {
     pub(crate) client: reqwest::Client,
     pub(crate) policy: DestinationPolicy,
-    pub(crate) seams: Defects,
+    pub(crate) seams: Seams,
     pub(crate) timeout: Duration,
     /// Sent as `MCP-Protocol-Version` on metadata requests (2025-03-26 asks for it there).
     pub(crate) protocol_version: Option<HeaderValue>,

@@ -31,6 +31,7 @@ use super::{
     AuthOptions, Net, Secret, canonical_resource, discovery, flow, net, registration, select_scopes,
 };
 use crate::error::{Error, ErrorKind};
+use crate::seams::wire::Wire;
 
 /// How many times one request may still be sent again for authorization.
 #[derive(Debug, Default)]
@@ -129,7 +130,7 @@ impl OAuth {
         })
     }
 
-    fn seams(&self) -> &crate::defects::Defects {
+    fn seams(&self) -> &crate::seams::Seams {
         &self.net.seams
     }
 
@@ -454,7 +455,7 @@ mod tests {
     use super::*;
     use crate::auth::tests::net;
     use crate::auth::{AgentFuture, UserAgent};
-    use crate::defects::Defects;
+    use crate::seams::Seams;
 
     struct Never;
     impl UserAgent for Never {
@@ -463,7 +464,7 @@ mod tests {
         }
     }
 
-    fn oauth(seams: Defects, redirect_uri: &str) -> Result<OAuth, Error> {
+    fn oauth(seams: Seams, redirect_uri: &str) -> Result<OAuth, Error> {
         let server = Url::parse("https://localhost:1/mcp").unwrap();
         OAuth::new(
             server,
@@ -480,7 +481,7 @@ mod tests {
 
     #[tokio::test]
     async fn what_is_not_an_authorization_matter_passes_and_limits_hold() {
-        let o = oauth(Defects::default(), "http://127.0.0.1:9/cb").unwrap();
+        let o = oauth(Seams::default(), "http://127.0.0.1:9/cb").unwrap();
         let mut budget = Budget::default();
         let pass = |d: Decision| matches!(d, Decision::Pass);
         let failed =
@@ -507,12 +508,13 @@ mod tests {
             o.answer(403, &scope, None, &mut Budget::passive()).await
         ));
         // Treating insufficient_scope as final is a defect.
-        let mut no_step_up = Defects::default();
-        assert!(no_step_up.enable("auth-no-step-up"));
-        let o = oauth(no_step_up, "http://127.0.0.1:9/cb").unwrap();
-        assert!(pass(
-            o.answer(403, &scope, None, &mut Budget::default()).await
-        ));
+        #[cfg(feature = "defects")]
+        {
+            let o = oauth(Seams::only("auth-no-step-up"), "http://127.0.0.1:9/cb").unwrap();
+            assert!(pass(
+                o.answer(403, &scope, None, &mut Budget::default()).await
+            ));
+        }
     }
 
     #[test]
@@ -522,13 +524,13 @@ mod tests {
             "http://localhost:9/cb",
             "https://app.example/cb",
         ] {
-            assert!(oauth(Defects::default(), ok).is_ok(), "{ok}");
+            assert!(oauth(Seams::default(), ok).is_ok(), "{ok}");
         }
         for bad in ["http://app.example/cb", "http://10.0.0.1/cb"] {
-            let e = oauth(Defects::default(), bad).err().unwrap();
+            let e = oauth(Seams::default(), bad).err().unwrap();
             assert_eq!(e.kind, ErrorKind::InsecureUrl, "{bad}");
         }
-        let e = oauth(Defects::default(), "not a url").err().unwrap();
+        let e = oauth(Seams::default(), "not a url").err().unwrap();
         assert_eq!(e.kind, ErrorKind::AuthFailed);
     }
 }

@@ -9,7 +9,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::rand::{SecureRandom, SystemRandom};
 
-use super::Secret;
+use super::secret::Secret;
 use crate::error::{Error, ErrorKind};
 
 /// `n` random bytes, base64url without padding.

@@ -23,6 +23,7 @@ use super::discovery::ServerMetadata;
 use super::net::{Net, failed};
 use super::{AuthOptions, Secret};
 use crate::error::Error;
+use crate::seams::wire::Wire;
 
 /// How the client authenticates at the token endpoint (`token_endpoint_auth_method`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

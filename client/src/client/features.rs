@@ -10,6 +10,7 @@ use std::future::pending;
 
 use serde_json::{Map, Value, json};
 
+use super::seams::ClientSeams;
 use super::{Client, Connection};
 use crate::answers;
 use crate::content::SeenRules;

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use super::seams::ClientSeams;
 use super::{Client, Connection};
 use crate::era::InputHandler;
 use crate::error::{Error, ErrorKind};

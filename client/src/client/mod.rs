@@ -10,6 +10,7 @@
 
 mod features;
 mod listening;
+pub(crate) mod seams;
 
 use std::future::{Future, pending};
 use std::sync::Arc;
@@ -25,9 +26,11 @@ use crate::error::{Error, ErrorKind};
 use crate::handshake::{Handshake, exchange};
 use crate::listing::{ListKind, Listing};
 use crate::options::{ClientOptions, HttpOptions, StdioCommand};
+use crate::router::Router;
 use crate::session::Session;
 use crate::tools::{self, ToolResult};
 use crate::transport::{HttpTransport, StdioTransport, Transport};
+use seams::ClientSeams;
 
 /// A connected MCP client. Methods take `&self`, so several requests may be in flight at once.
 ///
@@ -58,7 +61,10 @@ impl Client {
         command: &StdioCommand,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let router = Arc::new(options.defects.router(options.handlers.clone()));
+        let router = Arc::new(Router::with_seams(
+            options.seams(),
+            options.handlers.clone(),
+        ));
         let transport = StdioTransport::spawn(command, Arc::clone(&router), &options)?;
         let session = Session::new(router, Transport::Stdio(transport), options);
         Self::establish(session, None).await
@@ -75,7 +81,10 @@ impl Client {
         http: HttpOptions,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        let router = Arc::new(options.defects.router(options.handlers.clone()));
+        let router = Arc::new(Router::with_seams(
+            options.seams(),
+            options.handlers.clone(),
+        ));
         let transport = HttpTransport::connect(url, &http, &options, Arc::clone(&router))?;
         let session = Session::new(router, Transport::Http(transport), options);
         Self::establish(session, crate::era::origin(url)).await
@@ -144,7 +153,9 @@ impl Client {
     /// Lists every tool, following `nextCursor` page by page; tools are returned as received.
     pub async fn list_tools(&self) -> Result<Vec<Value>, Error> {
         let tools = self.list_all(ListKind::TOOLS).await?;
-        let tools = param_headers::admit(&self.session, tools);
+        let session = &self.session;
+        let keep_invalid = session.seams().keep_invalid_header_tools();
+        let tools = param_headers::admit(session.transport().param_headers(), keep_invalid, tools);
         let tools = self.schemas.remembered(tools);
         Ok(self.session.seams().tools_returned(tools))
     }

@@ -15,86 +15,9 @@
 use reqwest::Url;
 
 use super::Defects;
-use crate::auth::{PkceChoice, Secret};
-
-/// The authorization defects (see the module doc); all off by default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct AuthDefects {
-    /// No `code_challenge` and no `code_verifier` (breaks: PKCE is used).
-    no_pkce: bool,
-    /// Proceed (with `plain` when listed, else without PKCE) when S256 is not advertised or
-    /// the list is absent (breaks: refuse to proceed without S256).
-    pkce_without_s256: bool,
-    /// Do not compare `state` (breaks: a result without or with another state is discarded).
-    ignore_state: bool,
-    /// Do not check RFC 9207 `iss` (breaks: the issuer is validated in the response).
-    ignore_iss: bool,
-    /// Leave `resource` out of authorization and token requests (breaks: RFC 8707 resource).
-    no_resource: bool,
-    /// Send the access token on requests to the authorization server and to metadata
-    /// locations of any origin (breaks: the token goes to the MCP server only).
-    token_to_any_origin: bool,
-    /// Also put the access token in the MCP URL's query as `access_token` (breaks: tokens
-    /// never in a URL).
-    token_in_url: bool,
-    /// Accept authorization server metadata whose `issuer` differs from the one its URL was
-    /// built from (breaks: issuer validation).
-    no_issuer_check: bool,
-    /// Ignore the challenge's `scope` and always ask for every `scopes_supported` (breaks:
-    /// least privilege, the challenge is authoritative).
-    all_scopes: bool,
-    /// Treat 403 insufficient_scope as final (breaks: step-up authorization).
-    no_step_up: bool,
-    /// Re-authorize on every 403 insufficient_scope without the one-retry limit (breaks: retry
-    /// limits on step-up).
-    step_up_forever: bool,
-    /// Never use a refresh token (breaks: refresh on expiry).
-    no_refresh: bool,
-    /// Keep using the first refresh token when the server rotates it (breaks: rotation).
-    keep_old_refresh: bool,
-    /// Reuse registered client credentials with any authorization server (breaks: credentials
-    /// keyed by issuer).
-    shared_credentials: bool,
-    /// Register dynamically even when pre-registered credentials or a metadata document apply
-    /// (breaks: the registration priority).
-    prefer_dcr: bool,
-    /// Accept `http://` authorization server endpoints and metadata (breaks: https only).
-    allow_http: bool,
-    /// Ignore the challenge's `resource_metadata`; probe the well-known URIs only (breaks:
-    /// the header's URL is used when present).
-    ignore_resource_metadata: bool,
-    /// Try only the root well-known locations: no path insertion, no OpenID (breaks: the
-    /// discovery order).
-    root_only_discovery: bool,
-    /// After obtaining a token on a 401, report the 401 instead of retrying (breaks: the
-    /// request is retried with the token).
-    no_401_retry: bool,
-    /// Accept Protected Resource Metadata whose `resource` is the server's URL or a parent of
-    /// it wherever the document was found (breaks: RFC 9728 §3.3, a well-known document
-    /// names the identifier its URL was built from).
-    any_prm_resource: bool,
-    /// Send the server's canonical URI as `resource` even when PRM published another
-    /// identifier for it (breaks: PRM's `resource` sent byte for byte).
-    resource_from_url: bool,
-    /// Step up with only the scopes the 403 names, dropping those already held (breaks: an
-    /// increased set of scopes).
-    step_up_challenged_only: bool,
-    /// A `client_secret_basic` client puts its secret in the token request's form instead
-    /// (breaks: HTTP Basic is RECOMMENDED over the form, RFC 6749 §2.3.1).
-    secret_in_form: bool,
-    /// A client with a secret sends it both in HTTP Basic and in the form (breaks: one
-    /// authentication method per request).
-    token_auth_both: bool,
-}
-
-/// How a confidential client with a secret authenticates at the token endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TokenMethod {
-    /// HTTP Basic.
-    pub(crate) basic: bool,
-    /// `client_secret` in the form.
-    pub(crate) form: bool,
-}
+use crate::seams::AuthDefects;
+use crate::seams::wire::Pkce as PkceChoice;
+use crate::seams::wire::TokenMethod;
 
 impl AuthDefects {
     /// The names this seam accepts.
@@ -206,10 +129,9 @@ impl Defects {
     }
 
     /// Adds the token to an MCP request's URL; correct: the URL unchanged.
-    pub(crate) fn auth_token_in_url(&self, url: &mut Url, token: &Secret) {
+    pub(crate) fn auth_token_in_url(&self, url: &mut Url, token: &str) {
         if self.auth.token_in_url {
-            url.query_pairs_mut()
-                .append_pair("access_token", token.expose());
+            url.query_pairs_mut().append_pair("access_token", token);
         }
     }
 
@@ -343,7 +265,7 @@ impl Defects {
     }
 
     /// The refresh token kept after a rotation; correct: the `new` one.
-    pub(crate) fn auth_rotated_refresh(&self, new: Secret, old: &Secret) -> Secret {
+    pub(crate) fn auth_rotated_refresh<S: Clone>(&self, new: S, old: &S) -> S {
         match self.auth.keep_old_refresh {
             true => old.clone(),
             false => new,
@@ -359,6 +281,7 @@ impl Defects {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::Secret;
 
     #[test]
     fn every_auth_name_switches_its_own_flag() {
@@ -391,7 +314,7 @@ mod tests {
         );
         assert!(!d.auth_skips_destination_check(&http));
         let mut url = Url::parse("https://h/mcp").unwrap();
-        d.auth_token_in_url(&mut url, &Secret::new("t"));
+        d.auth_token_in_url(&mut url, "t");
         assert_eq!(url.as_str(), "https://h/mcp");
         assert!(d.auth_uses_resource_metadata() && d.auth_full_discovery());
         assert!(!d.auth_issuer_accepted(false) && d.auth_issuer_accepted(true));
@@ -441,7 +364,7 @@ mod tests {
                 .is_none()
         );
         let mut url = Url::parse("https://h/mcp").unwrap();
-        on("auth-token-in-url").auth_token_in_url(&mut url, &Secret::new("t"));
+        on("auth-token-in-url").auth_token_in_url(&mut url, "t");
         assert_eq!(url.as_str(), "https://h/mcp?access_token=t");
         assert_eq!(
             on("auth-no-pkce").auth_pkce(Ok(PkceChoice::S256), None),

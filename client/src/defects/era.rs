@@ -11,7 +11,7 @@ use std::future::pending;
 use serde_json::Value;
 
 use super::Defects;
-use crate::era::discover::{self, Verdict};
+use crate::era::discover;
 use crate::era::{Connected, Discovery, is_modern_error};
 use crate::error::Error;
 use crate::handshake;
@@ -46,15 +46,16 @@ impl Defects {
     }
 
     /// What an error answer to the probe means; correct: `judge(error, dual)`.
-    pub(crate) fn judge_probe(
+    pub(crate) fn judge_probe<V>(
         &self,
         error: Error,
         dual: bool,
-        judge: impl FnOnce(Error, bool) -> Verdict,
-    ) -> Verdict {
+        legacy: V,
+        judge: impl FnOnce(Error, bool) -> V,
+    ) -> V {
         let modern = error.code.is_some_and(is_modern_error);
         if dual && modern && self.fallback_on_any_error {
-            return Verdict::Legacy;
+            return legacy;
         }
         let keyed_out = self.fallback_on_one_code && error.code != Some(-32601);
         let falls_back = dual && !modern && !self.no_fallback && !keyed_out;
@@ -130,6 +131,7 @@ impl Defects {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::era::discover::Verdict;
     use crate::error::ErrorKind;
 
     fn rpc(code: i64) -> Error {
@@ -144,7 +146,9 @@ mod tests {
     }
 
     fn judged(d: &Defects, code: i64) -> Verdict {
-        d.judge_probe(rpc(code), true, |e, dual| discover::judge(e, false, dual))
+        d.judge_probe(rpc(code), true, Verdict::Legacy, |e, dual| {
+            discover::judge(e, false, dual)
+        })
     }
 
     #[test]

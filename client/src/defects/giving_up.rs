@@ -7,7 +7,7 @@
 use std::future::{Future, pending};
 
 use super::Defects;
-use crate::session::Telling;
+use crate::seams::wire::Telling;
 
 impl Defects {
     /// When a request times out; correct: when `timer` completes.

@@ -1,13 +1,13 @@
 //! Deliberate defects, switched on one by one so the harness can prove each of its checks fails.
 //!
-//! A check that has never been seen failing proves nothing. Each flag below breaks the client
-//! in exactly one way that one check exists to catch. All are off by default; the driver turns
-//! them on with `--defect NAME`. Nothing but the harness's self-tests should use them.
+//! A check that has never been seen failing proves nothing. Each flag of the switchboard
+//! ([`Defects`], in `seams/switches.rs`) breaks the client in exactly one way that one check
+//! exists to catch. All are off by default; the driver turns them on with `--defect NAME`.
+//! This module is compiled only with the `defects` feature, which the harness's driver turns
+//! on and the library as published does not.
 //!
-//! The rest of the client is written as a correct client: no module outside this one reads a
-//! flag (the fields are private to it). A defect bends the client only at one of a few named
-//! seams, each a decision point the correct code hands over before acting, and each in a file
-//! of its own here:
+//! The rest of the client is written as a correct client and never imports from here: it asks
+//! its seams (`seams/`), and `hooks.rs` hands each hook to the file here that decides it:
 //!
 //! | seam | file | decision |
 //! |---|---|---|
@@ -33,8 +33,11 @@
 pub(crate) mod auth;
 pub(crate) mod cache;
 pub(crate) mod content;
+#[cfg(test)]
+mod defaults;
 pub(crate) mod era;
 pub(crate) mod giving_up;
+mod hooks;
 pub(crate) mod listening;
 pub(crate) mod listing;
 pub(crate) mod param_headers;
@@ -47,351 +50,15 @@ pub(crate) mod streams;
 pub(crate) mod tls;
 pub(crate) mod versions;
 
-/// Switches for deliberate misbehaviour; `Default` is a correct client (all off).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Defects {
-    /// Never send `notifications/initialized` (breaks: initialized is sent after the handshake).
-    skip_initialized: bool,
-    /// Send `notifications/initialized` only after the first other request is written
-    /// (breaks: initialized comes before any other request).
-    late_initialized: bool,
-    /// Accept an empty, missing or unsupported negotiated version (breaks: unsupported_version).
-    accept_any_version: bool,
-    /// Treat a JSON-RPC error answering `initialize` as success (breaks: handshake_failed).
-    ignore_initialize_error: bool,
-    /// Do not reject repeated cursors; stop after 50 pages instead (breaks: repeated_cursor).
-    no_cursor_check: bool,
-    /// Do not reject entries listed twice, in any listing (breaks: duplicate_tool_name,
-    /// duplicate_name).
-    allow_duplicate_names: bool,
-    /// Ignore `nextCursor` and return the first page only (breaks: pagination is followed).
-    first_page_only: bool,
-    /// Append an `x` to every cursor sent, in any listing (breaks: the cursor is sent back
-    /// exactly as received).
-    mangle_cursor: bool,
-    /// Ignore `structuredContent` and return text blocks (breaks: structured output preferred).
-    text_only: bool,
-    /// Treat an `isError: true` result as success (breaks: tool_error).
-    ignore_is_error: bool,
-    /// Report a JSON-RPC error answering `tools/call`, `resources/read`, `prompts/get` or
-    /// `completion/complete` as an empty success (breaks: protocol_error on a call, no empty
-    /// success for a failure).
-    rpc_error_as_empty: bool,
-    /// Never time out a request (breaks: timeout).
-    no_timeout: bool,
-    /// Never send `notifications/cancelled` (breaks: cancellation is announced to the server).
-    no_cancel_notification: bool,
-    /// Ignore the caller's cancellation (breaks: cancelled).
-    ignore_cancel: bool,
-    /// On shutdown close stdin and wait, then leave the child running
-    /// (breaks: SIGTERM escalation, no orphan).
-    no_sigterm: bool,
-    /// On shutdown close stdin, wait, SIGTERM, wait, then leave the child
-    /// (breaks: SIGKILL escalation, no orphan).
-    no_sigkill: bool,
-    /// On shutdown SIGKILL the child at once (breaks: stdin is closed first, graceful exit).
-    kill_first: bool,
-    /// When the handshake fails, leave the child running (breaks: cleanup after a failed handshake).
-    leak_on_handshake_failure: bool,
-    /// Shut the connection down after any failed `tools/call`
-    /// (breaks: a failed request leaves the connection usable).
-    close_on_error: bool,
-    /// Use id 1 for every request (breaks: request ids are unique).
-    reuse_ids: bool,
-    /// Put an `id` on notifications (breaks: notifications carry no id).
-    id_on_notifications: bool,
-    /// Give requests a fractional id such as 1.5 (breaks: ids are strings or integers).
-    float_ids: bool,
-    /// Send `notifications/cancelled` for a timed-out `initialize` (breaks: initialize is never cancelled).
-    cancel_initialize: bool,
-    /// Write a line that is not JSON to the server before anything else
-    /// (breaks: every line is a JSON-RPC message).
-    garbage_to_server: bool,
-    /// Do not fail pending requests when the server's stdout closes; they wait for their
-    /// timeout instead (breaks: a server exit is reported as transport_closed).
-    ignore_server_exit: bool,
-    /// Keep only `name`, `description` and `inputSchema` of each tool (breaks: tools are
-    /// passed through as received).
-    normalize_tools: bool,
-    /// Join the text blocks of a result into one string (breaks: text blocks in order).
-    join_text: bool,
-    /// Send `tools/call` with empty `arguments` (breaks: the call carries its arguments).
-    drop_arguments: bool,
-    /// HTTP: never send `Mcp-Session-Id` (breaks: the session id is sent on every later request).
-    no_session_id: bool,
-    /// HTTP: never send `MCP-Protocol-Version` (breaks: the negotiated version is sent on every
-    /// request after initialization).
-    no_protocol_version_header: bool,
-    /// HTTP: send no `DELETE` on close (breaks: the session is deleted with its id).
-    no_delete: bool,
-    /// HTTP: allow plain `http://` to a host that is not loopback (breaks: insecure_url).
-    allow_insecure_http: bool,
-    /// HTTP: treat an SSE reply as invalid_response (breaks: both JSON and SSE replies parsed).
-    json_only: bool,
-    /// HTTP: do not send the caller's bearer token (breaks: `Authorization: Bearer` is sent).
-    no_bearer: bool,
-    /// HTTP: send `Accept: application/json` only (breaks: every POST accepts JSON and SSE).
-    accept_json_only: bool,
-    /// HTTP: label POST bodies `text/plain` (breaks: every POST body is application/json).
-    text_plain_body: bool,
-    /// Never answer the server's requests, `ping` included (breaks: a ping is answered).
-    ignore_server_requests: bool,
-    /// Modern era: answer server requests as in the legacy eras (breaks: a modern client never sends a response).
-    answer_in_modern: bool,
-    /// Answer a server request whose id is a number under that number as a string (breaks: a response echoes its request's id, type included).
-    stringify_reply_ids: bool,
-    /// Send the `code` of an error response to a server request as a string (breaks: error codes are integers).
-    string_error_codes: bool,
-    /// Answer every server notification with a -32601 error with a null id (breaks: no response to a notification).
-    answer_notifications: bool,
-    /// Fail every pending request as cancelled when the server sends `notifications/cancelled`, whatever it names (breaks: invalid cancellations are ignored).
-    obey_server_cancel: bool,
-    /// Refuse a JSON-RPC batch (an array) from the server as junk (breaks: batches are accepted at 2025-03-26).
-    no_batches: bool,
-    /// Report a `tools/call` answered with -32001 as `timeout` and with -32000 as `transport_closed`, meanings some libraries give those codes (breaks: no meaning assumed for -32000..-32019).
-    assumed_code_meanings: bool,
-    /// Modern era: send `ping` after connecting (breaks: a 2026-07-28 client sends no ping).
-    ping_in_modern: bool,
-    /// Hand a response whose id is not pending (a late answer to a cancelled request) to the
-    /// oldest request still waiting (breaks: a response after the cancellation is ignored).
-    misdeliver_stray_responses: bool,
-    /// HTTP: send the offered version in `MCP-Protocol-Version` instead of the negotiated one
-    /// (breaks: the header carries the negotiated version).
-    offered_version_header: bool,
-    /// HTTP: after a 404 for the session, go on without a new handshake
-    /// (breaks: a new session is started with a fresh initialize).
-    no_reinitialize: bool,
-    /// HTTP: read any answer as JSON whatever its Content-Type (breaks: invalid_response for a
-    /// wrong content type).
-    lenient_content_type: bool,
-    /// HTTP: follow every redirect, to any host and scheme, as reqwest does by default
-    /// (breaks: a redirect to another host or to plain http:// is refused).
-    follow_redirects: bool,
-    /// Modern era: send requests without `_meta` (breaks: every request carries the protocol version and client capabilities in `_meta`).
-    no_meta: bool,
-    /// Modern era: leave `clientInfo` out of `_meta` (breaks: every request carries clientInfo).
-    no_client_info: bool,
-    /// Modern era: send a multi round-trip retry with the id of the request it retries (breaks: a retry has a new id).
-    reuse_id_on_retry: bool,
-    /// Modern era: append an `x` to the `requestState` echoed on a retry (breaks: requestState echoed exactly).
-    alter_request_state: bool,
-    /// Modern era: put the last `requestState` seen on later calls that should carry none, fresh calls and retries of a result without one (breaks: requestState never reused or added).
-    state_on_fresh_request: bool,
-    /// Modern era: treat every result as complete whatever its `resultType` (breaks: unknown resultType is invalid, input_required is handled).
-    ignore_result_type: bool,
-    /// Modern/dual era: connect without `server/discover`; dual goes straight to `initialize` (breaks: the era is probed with server/discover first).
-    no_discover_probe: bool,
-    /// Dual era: never fall back to `initialize`; a non-modern answer fails connect (breaks: fallback to the legacy handshake).
-    no_fallback: bool,
-    /// Dual era: fall back to `initialize` on modern errors too, -32022 included (breaks: a recognised modern error keeps the client modern).
-    fallback_on_any_error: bool,
-    /// Dual era: fall back only when the probe is answered with -32601 (breaks: the fallback is not keyed to one error code).
-    fallback_on_one_code: bool,
-    /// Modern era: on -32022 report unsupported_version at once (breaks: retry with a mutually supported version).
-    no_version_retry: bool,
-    /// Modern era: on -32022 retry with the first listed version, supported or not (breaks: the retry uses a mutually supported version).
-    retry_any_version: bool,
-    /// Modern era: keep every cacheable result forever, whatever its `ttlMs` (breaks: ttlMs 0/absent/negative is stale, entries expire).
-    ignore_ttl: bool,
-    /// Modern era: never cache (breaks: a fresh result is reused without traffic).
-    no_cache: bool,
-    /// Modern era: keep the result of a multi round-trip retry and answer the same call from it (breaks: retry results are never cached).
-    cache_mrtr_retry: bool,
-    /// Modern HTTP: no `Mcp-Method` header (breaks: Mcp-Method on every POST).
-    no_mcp_method_header: bool,
-    /// Modern HTTP: no `Mcp-Name` header (breaks: Mcp-Name on tools/call).
-    no_mcp_name_header: bool,
-    /// Modern HTTP: also POST `notifications/cancelled` when giving up on a request (breaks: closing the stream is the cancellation).
-    cancel_with_notification_over_http: bool,
-    /// Modern/dual era: after a successful discover also send `initialize` and `notifications/initialized` (breaks: no initialize towards a modern server).
-    initialize_after_discover: bool,
-    /// Modern HTTP: open the legacy standalone GET stream (breaks: no GET in the modern era).
-    get_stream_in_modern: bool,
-    /// Modern/dual HTTP: probe the era again on every connect (breaks: the era is cached per origin).
-    no_era_cache: bool,
-    /// Dual era: keep sending the modern `_meta` after falling back to legacy (breaks: the two eras' semantics are kept apart).
-    meta_after_fallback: bool,
-    /// Modern era: retry without `inputResponses` (breaks: every input request is answered on the retry).
-    no_input_responses: bool,
-    /// Modern era: leave a declined elicitation out of `inputResponses` (breaks: every key of inputRequests is answered).
-    omit_declined: bool,
-    /// Modern era: retry with only the name plus the input fields, without the original arguments (breaks: the retry repeats the original params).
-    bare_retry: bool,
-    /// HTTP: report a cancelled or timed-out request but leave its HTTP request (its response
-    /// stream) open until close (breaks: the HTTP request is aborted; in 2026-07-28 closing
-    /// the stream is the cancellation).
-    keep_stream_on_cancel: bool,
-    /// Send a `tools/list` while `initialize` still waits for its result (breaks: no request
-    /// but ping before the initialize result).
-    request_before_initialize_result: bool,
-    /// Send `logging/setLevel` after the handshake although the server declared no `logging`
-    /// (breaks: only negotiated capabilities are used).
-    use_undeclared_capability: bool,
-    /// Take an empty-string `nextCursor` as the end of the listing (breaks: an empty cursor is
-    /// a cursor).
-    empty_cursor_is_end: bool,
-    /// HTTP: when a page request gets 404 (the session ended), start a new session and send the
-    /// same cursor again (breaks: no cursor is carried into a new session).
-    resume_listing_after_new_session: bool,
-    /// Modern era: keep the cached pages when the server refuses a cursor with -32602 (breaks:
-    /// an invalid cursor discards the cached pages).
-    keep_pages_on_invalid_cursor: bool,
-    /// Modern era: key cached results by method only (breaks: a cached result is never served
-    /// for other params).
-    cache_key_method_only: bool,
-    /// Modern era: declare the server's `extensions` as the client's own in `_meta` (breaks: an
-    /// extension only the server supports is ignored).
-    claim_server_extensions: bool,
-    /// HTTP: when the standalone GET stream drops, never open it again (breaks: a cut GET
-    /// stream is reopened).
-    no_stream_reconnect: bool,
-    /// HTTP: treat a dropped standalone GET stream as a lost session, so `initialize` is sent
-    /// again before the next request (breaks: reconnecting never re-sends earlier requests).
-    reinitialize_on_reconnect: bool,
-    /// HTTP: a 403 answering a request does not fail it; the request runs into its timeout
-    /// (breaks: a refusal surfaces as an error at once).
-    ignore_forbidden: bool,
-    /// Refuse a `structuredContent` that is not an object, as a 2025-06-18 client would
-    /// (breaks: any JSON value is structured content at 2026-07-28).
-    object_structured_only: bool,
-    /// Refuse a result holding content blocks other than text, image and embedded resource,
-    /// or blocks with annotations, as a client written for 2024-11-05 would (breaks: every
-    /// content type of the revision is read).
-    first_revision_content: bool,
-    /// Modern stdio: a server that exits on its own is not started again; the connection ends
-    /// (breaks: the client should restart a server that exited unexpectedly).
-    no_restart: bool,
-    /// HTTP: reopen a dropped standalone GET stream without `Last-Event-ID` (breaks: a client
-    /// resumes with the last event id it saw).
-    no_last_event_id: bool,
-    /// Follow a listing's pages without a cap, so pages that never end run into the deadline (breaks: a listing stops with an error when its pages do not end).
-    no_page_cap: bool,
-    /// At the page cap, return the entries gathered so far as a success (breaks: never a shorter list passed off as the whole one).
-    truncate_at_page_cap: bool,
-    /// Accept data that is not valid base64, measuring the raw string's bytes (breaks: invalid base64 is invalid_response).
-    lenient_base64: bool,
-    /// Leave out a content block of an unknown type instead of failing the step (breaks: an unknown content type is invalid_response).
-    skip_unknown_content: bool,
-    /// Leave `annotations` out of content as seen (breaks: a block's annotations are kept).
-    drop_annotations: bool,
-    /// Keep only text blocks in content as seen: binary, embedded resource and link blocks, and prompt messages that are not text, are left out (breaks: every content type is reported).
-    text_content_only: bool,
-    /// Leave blob contents out of a `resources/read` answer (breaks: binary resource contents are reported).
-    blob_contents_dropped: bool,
-    /// Send `prompts/get` without its `arguments` (breaks: the prompt's arguments are sent).
-    drop_prompt_arguments: bool,
-    /// Send `completion/complete` without its `context` (breaks: the context is sent as given).
-    drop_completion_context: bool,
-    /// Report only the `values` of a completion (breaks: `total` and `hasMore` are reported when received).
-    drop_completion_total: bool,
-    /// Send every request whatever the server declared, `ping` and `logging/setLevel` in the 2026-07-28 era included (breaks: capability_missing, nothing sent).
-    ignore_server_capabilities: bool,
-    /// Report resource contents with neither `text` nor `blob` by their `uri` and `mimeType`
-    /// instead of failing the step (breaks: such contents are invalid_response).
-    accept_shapeless_contents: bool,
-    // Output schemas (seam `schema.rs`).
-    /// Never validate `structuredContent` against `outputSchema` (breaks: schema_mismatch).
-    no_output_validation: bool,
-    /// Validate a schema without `$schema` as draft-07 (breaks: 2020-12 is the default dialect).
-    draft_07_default: bool,
-    /// No cost bounds and no time budget on validation (breaks: a costly schema fails in time).
-    unbounded_schema: bool,
-    /// A schema whose `$ref` cannot be resolved validates anything (breaks: an unresolved
-    /// external reference is refused, not permissive).
-    permissive_unresolved_ref: bool,
-    /// Really fetch a `$ref` to an `http://` URL (breaks: no network reference is fetched).
-    fetch_network_ref: bool,
-    /// Modern HTTP: keep tools whose `x-mcp-header` annotation is invalid in the listing
-    /// (breaks: such tools are left out of tools/list).
-    keep_invalid_header_tools: bool,
-    /// Modern HTTP: send no `Mcp-Param-*` header (breaks: annotated arguments are mirrored).
-    no_param_headers: bool,
-    /// Modern HTTP: send an empty `Mcp-Param-*` header for an annotated argument that is
-    /// absent or null (breaks: the header is omitted then).
-    param_header_when_absent: bool,
-    /// Modern HTTP: send `Mcp-Name` and `Mcp-Param-*` values as they are, never in the
-    /// `=?base64?…?=` form (breaks: unsafe values are base64-encoded).
-    raw_header_values: bool,
-    /// Modern HTTP: on a `HeaderMismatch` answering `tools/call`, neither list the tools again
-    /// nor retry (breaks: the client re-lists and retries with the right headers).
-    no_relist_on_header_mismatch: bool,
-    /// Take a `nextCursor` of `null` for a cursor and send it back as the string `"null"`
-    /// (breaks: a null `nextCursor` ends the listing like an absent one).
-    null_cursor_followed: bool,
-    /// When a page request after the first fails with a JSON-RPC error, return the entries of
-    /// the pages before it as a success (breaks: a failed page fails the listing with its error).
-    partial_listing_on_error: bool,
-    /// Declare no client capabilities, whatever the handlers (breaks: the capabilities the handlers imply are declared).
-    no_client_capabilities: bool,
-    /// Declare `roots`, `sampling` and `elicitation` whatever the handlers (breaks: no capability is declared that no handler serves).
-    all_client_capabilities: bool,
-    /// Answer `roots/list` with no roots (breaks: roots/list is answered with the client's roots).
-    roots_answer_empty: bool,
-    /// `set_roots` sends no `notifications/roots/list_changed` (breaks: a client declaring `roots.listChanged` notifies).
-    no_roots_list_changed: bool,
-    /// Answer an elicitation in a mode not declared with an answer of another mode (breaks: -32602 for an undeclared mode).
-    elicitation_any_mode: bool,
-    /// Ignore `defaults: true`: the schema's defaults are not filled in (breaks: an accepted form carries the defaults).
-    no_elicitation_defaults: bool,
-    /// Send no `progressToken` when progress is asked for (breaks: the request carries a progress token).
-    no_progress_token: bool,
-    /// Use the same progress token for every request (breaks: tokens are unique among active requests).
-    shared_progress_token: bool,
-    /// Keep surfacing progress for a token after its request completed (breaks: no progress after the response).
-    progress_after_completion: bool,
-    /// Surface progress for tokens the client never sent (breaks: only its own tokens are surfaced).
-    progress_unknown_token: bool,
-    /// Report every `events` step as `[]` (breaks: what the server sent is surfaced).
-    drop_events: bool,
-    /// Never restart a call's timeout on progress (breaks: progress restarts the timeout).
-    no_timeout_reset: bool,
-    /// Restart the timeout on progress forever, with no maximum (breaks: the maximum timeout holds).
-    no_max_timeout: bool,
-    /// Send `resources/subscribe` although the server did not declare `resources.subscribe` (breaks: capability_missing).
-    subscribe_without_capability: bool,
-    /// Do not send `subscriptions/listen` again after a stdio server was restarted (breaks: the subscription is re-established).
-    listen_not_resent: bool,
-    /// Surface notifications tagged with another subscription's id (breaks: notifications are correlated by subscriptionId).
-    foreign_subscription_events: bool,
-    /// Keep a cached listing after its list_changed notification (breaks: the notification ends the cache entry).
-    cache_survives_list_changed: bool,
-    /// Print the content of elicitation answers on stderr (breaks: sensitive values are never logged).
-    log_elicitation_content: bool,
-    /// Answer a server request the server cancelled before the answer was sent (breaks: no answer after the cancellation).
-    answer_cancelled_request: bool,
-    /// Leave server requests out of `events` (breaks: every server request is reported).
-    request_events_missing: bool,
-    /// `listen` reports the filter it requested instead of the one the server acknowledged
-    /// (breaks: the acknowledged filter is checked against the request).
-    reports_requested_filter: bool,
-    /// Answer a server request at once although its handler's answer says to wait
-    /// (`delay_ms`) (breaks: the delayed answer comes after the delay, or never if cancelled).
-    ignore_answer_delay: bool,
-    /// Declare the `url` elicitation mode whenever `form` is declared (breaks: only the
-    /// modes answered are declared).
-    elicitation_url_always: bool,
-    // HTTP streams (seam `streams.rs`).
-    /// HTTP: when a request's SSE stream breaks before its response, POST the same request
-    /// again (same id) instead of resuming with GET and `Last-Event-ID` (legacy) or
-    /// re-issuing it with a new id (2026-07-28) (breaks: a cut stream is never answered by
-    /// re-sending the request).
-    resend_on_stream_cut: bool,
-    /// HTTP: fail a request whose SSE stream breaks before its response, even when the
-    /// stream carried event ids (legacy) or the revision says to re-issue it (2026-07-28)
-    /// (breaks: a cut POST stream is resumed with GET and Last-Event-ID / re-issued).
-    no_post_stream_resume: bool,
-    /// HTTP: reconnect a stream after the client's own backoff, whatever `retry:` the server
-    /// sent (breaks: the retry field is honoured before reconnecting).
-    ignore_retry_field: bool,
-    /// HTTP: read the standalone GET stream but hand none of its messages to the router, so
-    /// its requests go unanswered and its notifications unseen (breaks: messages on the GET
-    /// stream are handled).
-    ignore_get_stream_messages: bool,
-    /// The authorization seam's flags (`auth.rs`).
-    auth: auth::AuthDefects,
-    /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).
-    ssrf: ssrf::SsrfDefects,
+pub(crate) use crate::seams::Defects;
+use crate::seams::{AuthDefects, SsrfDefects};
+
+#[cfg(test)]
+impl crate::seams::Seams {
+    /// Only the defect `name` (for the unit tests of a seam's caller).
+    pub(crate) fn only(name: &str) -> Self {
+        crate::seams::Seams(Defects::only(name))
+    }
 }
 
 impl Defects {
@@ -552,8 +219,8 @@ impl Defects {
     pub fn all_names() -> impl Iterator<Item = &'static str> {
         Defects::NAMES
             .into_iter()
-            .chain(auth::AuthDefects::NAMES)
-            .chain(ssrf::SsrfDefects::NAMES)
+            .chain(AuthDefects::NAMES)
+            .chain(SsrfDefects::NAMES)
     }
 
     /// Switch on the defect called `name`; returns false if there is no such defect.

@@ -14,18 +14,11 @@ use super::Defects;
 use crate::era::mrtr::Shape;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{self, Incoming};
-use crate::router::Router;
+use crate::seams::wire::{AfterExit, Body};
 use crate::session::Session;
 use crate::tools::{ToolOutput, ToolResult};
-use crate::transport::http::Body;
 
 impl Defects {
-    /// The router of a new connection, answering server requests with `handlers`; it reads
-    /// through this seam.
-    pub(crate) fn router(&self, handlers: crate::handlers::Handlers) -> Router {
-        Router::with_seams(*self, handlers)
-    }
-
     /// How a received frame becomes messages; correct: `classify`'s reading (a batch is
     /// taken element by element).
     pub(crate) fn read_frame(
@@ -87,30 +80,21 @@ impl Defects {
         })
     }
 
-    /// Runs after a server notification was read; correct: nothing (a server's
-    /// `notifications/cancelled` names one of its own requests, never ours).
-    pub(crate) fn after_notification(&self, method: &str, router: &Router) {
-        if self.obey_server_cancel && method == "notifications/cancelled" {
-            let why = "the server sent notifications/cancelled (obey-server-cancel defect)";
-            router.fail_all(&Error::new(ErrorKind::Cancelled, why));
-        }
+    /// The error every pending request fails with after a server notification; correct:
+    /// none (a server's `notifications/cancelled` names one of its own requests, never ours).
+    pub(crate) fn fails_all_after(&self, method: &str) -> Option<Error> {
+        let why = "the server sent notifications/cancelled (obey-server-cancel defect)";
+        (self.obey_server_cancel && method == "notifications/cancelled")
+            .then(|| Error::new(ErrorKind::Cancelled, why))
     }
 
-    /// The server's stdout closed; correct: every request in flight fails, and the connection
-    /// ends (`router.close`) unless the server is to be started again (`restart`: a 2026-07-28
-    /// stdio server), when the router stays open for the next request and `mark_restart` runs
-    /// as the waiters are failed, under the router's lock (see [`Router::fail_pending`]).
-    pub(crate) fn server_exited(
-        &self,
-        router: &Router,
-        why: &str,
-        restart: bool,
-        mark_restart: impl FnOnce(),
-    ) {
+    /// What follows the server's stdout closing; correct: every request in flight fails, and
+    /// the connection ends unless the server is to be started again (`restart`).
+    pub(crate) fn after_server_exit(&self, restart: bool) -> AfterExit {
         match (self.ignore_server_exit, restart && !self.no_restart) {
-            (true, _) => {}
-            (false, true) => router.fail_pending(why, mark_restart),
-            (false, false) => router.close(why),
+            (true, _) => AfterExit::Nothing,
+            (false, true) => AfterExit::FailPending,
+            (false, false) => AfterExit::Close,
         }
     }
 

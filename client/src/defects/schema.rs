@@ -31,7 +31,7 @@ impl Defects {
             policy.permissive_unresolved = true;
         }
         if self.fetch_network_ref {
-            policy.fetch_network = true;
+            policy.network = Some(fetch);
         }
         policy
     }
@@ -40,34 +40,30 @@ impl Defects {
 /// The `fetch-network-ref` defect's loader: an `http://` reference is really fetched (a GET
 /// over a fresh TCP connection, one second per step); any other is refused as a correct
 /// client refuses it.
-pub(crate) struct Fetcher;
-
-impl boon::UrlLoader for Fetcher {
-    fn load(&self, url: &str) -> Result<Value, Box<dyn StdError>> {
-        let Some(rest) = url.strip_prefix("http://") else {
-            return Err(format!("{url} is outside the schema and is not fetched").into());
-        };
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, "/"),
-        };
-        let path = path.split('#').next().unwrap_or("/");
-        let step = Duration::from_secs(1);
-        let addr = authority
-            .to_socket_addrs()?
-            .next()
-            .ok_or_else(|| format!("{authority} has no address"))?;
-        let mut stream = TcpStream::connect_timeout(&addr, step)?;
-        stream.set_read_timeout(Some(step))?;
-        stream.set_write_timeout(Some(step))?;
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
-        )?;
-        let mut body = Vec::new();
-        stream.take(1 << 20).read_to_end(&mut body)?;
-        let text = String::from_utf8_lossy(&body);
-        let json = text.split("\r\n\r\n").nth(1).unwrap_or_default();
-        Ok(serde_json::from_str(json)?)
-    }
+fn fetch(url: &str) -> Result<Value, Box<dyn StdError>> {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return Err(format!("{url} is outside the schema and is not fetched").into());
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let path = path.split('#').next().unwrap_or("/");
+    let step = Duration::from_secs(1);
+    let addr = authority
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| format!("{authority} has no address"))?;
+    let mut stream = TcpStream::connect_timeout(&addr, step)?;
+    stream.set_read_timeout(Some(step))?;
+    stream.set_write_timeout(Some(step))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut body = Vec::new();
+    stream.take(1 << 20).read_to_end(&mut body)?;
+    let text = String::from_utf8_lossy(&body);
+    let json = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+    Ok(serde_json::from_str(json)?)
 }

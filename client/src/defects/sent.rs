@@ -15,10 +15,9 @@ use reqwest::header::{self, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::Defects;
+use crate::era::meta;
 use crate::era::mrtr::may_require_input;
-use crate::era::{Era, meta};
 use crate::listing::ListKind;
-use crate::options::ClientOptions;
 
 /// What the outgoing defects remember between messages. One per session.
 #[derive(Default)]
@@ -40,10 +39,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Outgoing {
-    pub(crate) fn new(options: &ClientOptions) -> Self {
+    pub(crate) fn new(defects: Defects, modern_version: Option<String>) -> Self {
         Outgoing {
-            defects: options.defects,
-            modern_version: (options.era != Era::Legacy).then(|| options.protocol_version.clone()),
+            defects,
+            modern_version,
             ..Outgoing::default()
         }
     }
@@ -243,19 +242,18 @@ impl Defects {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::era::Era;
 
+    /// The memory of a session with the defect `name` on, in `era` (the modern version put in
+    /// `_meta` outside the legacy era).
     fn layer(name: &str, era: Era) -> Outgoing {
-        let mut options = ClientOptions {
-            era,
-            ..ClientOptions::default()
-        };
-        assert!(options.defects.enable(name));
-        Outgoing::new(&options)
+        let modern = (era != Era::Legacy).then(|| "2026-07-28".to_owned());
+        Outgoing::new(Defects::only(name), modern)
     }
 
     #[test]
     fn a_correct_client_sends_what_it_built() {
-        let out = Outgoing::new(&ClientOptions::default());
+        let out = Outgoing::new(Defects::default(), None);
         let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
             "params":{"name":"t","arguments":{"a":1},"requestState":"s","inputResponses":{}}});
         assert_eq!(

@@ -6,8 +6,8 @@
 use nix::sys::signal::Signal::{SIGKILL, SIGTERM};
 
 use super::Defects;
+use crate::seams::wire::Stop;
 use crate::session::Session;
-use crate::transport::stdio::Stop;
 
 impl Defects {
     /// Whether dropping the child process kills it; correct: yes, as a last resort.

@@ -13,14 +13,8 @@ use reqwest::Url;
 use reqwest::redirect::Policy;
 
 use super::Defects;
+use crate::seams::SsrfDefects;
 use crate::transport::http::security::resolve_and_judge;
-
-/// The seam's flags.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct SsrfDefects {
-    unchecked: bool,
-    check_name_once: bool,
-}
 
 impl SsrfDefects {
     /// The names this seam accepts.

@@ -8,19 +8,7 @@
 use std::time::Duration;
 
 use super::Defects;
-
-/// What a request does once its SSE response stream ended (or broke) before the response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AfterCut {
-    /// Give up: the request fails with the reason the stream ended.
-    Fail,
-    /// Legacy eras: resume the stream with a GET carrying `Last-Event-ID`.
-    Resume,
-    /// 2026-07-28: re-issue the request as a new request with a new id.
-    Reissue,
-    /// POST the very same request again, same id (only a defect does this).
-    Resend,
-}
+use crate::seams::wire::AfterCut;
 
 impl Defects {
     /// What follows a broken request stream; correct: `correct`. `resent` says whether the

@@ -10,11 +10,12 @@ use serde_json::Value;
 
 use super::headless::Headless;
 use crate::auth::{AuthOptions, PreRegistered, Secret, TokenEndpointAuthMethod};
-use crate::defects::Defects;
 use crate::era::{DEFAULT_LEGACY_FALLBACK_VERSION, Era};
 use crate::options::{
     BearerToken, ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, StdioCommand,
 };
+#[cfg(feature = "defects")]
+use crate::seams::Defects;
 
 /// The contract version this driver implements.
 pub(crate) const CONTRACT_VERSION: &str = "1";
@@ -47,6 +48,8 @@ pub(crate) fn parse(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, String> {
     let (defects, positional) = parse_args(args)?;
+    #[cfg(not(feature = "defects"))]
+    let _ = defects;
     let required = |name: &str, expected: &str| {
         env(name).ok_or_else(|| format!("{name} is not set (or not UTF-8); expected {expected}"))
     };
@@ -184,6 +187,7 @@ pub(crate) fn parse(
             request_timeout: Duration::from_millis(timeout_ms),
             shutdown_grace: Duration::from_millis(grace_ms),
             max_message_bytes,
+            #[cfg(feature = "defects")]
             defects,
             ..ClientOptions::default()
         },
@@ -268,13 +272,32 @@ fn parse_args(args: &[String]) -> Result<(Defects, Option<String>), String> {
             continue;
         };
         if !defects.enable(name) {
-            return Err(format!(
-                "unknown defect {name:?}; valid names: {}",
-                Defects::all_names().collect::<Vec<_>>().join(", ")
-            ));
+            let names = Defects::all_names().collect::<Vec<_>>();
+            return Err(match names.is_empty() {
+                true => format!(
+                    "unknown defect {name:?}; this build has none (built without the `defects` feature)"
+                ),
+                false => format!("unknown defect {name:?}; valid names: {}", names.join(", ")),
+            });
         }
     }
     Ok((defects, positional))
+}
+
+/// Without the `defects` feature there is no defect to switch on: every name is refused.
+#[cfg(not(feature = "defects"))]
+#[derive(Default)]
+struct Defects(());
+
+#[cfg(not(feature = "defects"))]
+impl Defects {
+    fn enable(&mut self, _name: &str) -> bool {
+        false
+    }
+
+    fn all_names() -> impl Iterator<Item = &'static str> {
+        std::iter::empty()
+    }
 }
 
 fn server_command(text: &str) -> Result<StdioCommand, String> {
@@ -329,20 +352,23 @@ mod tests {
 
     #[test]
     fn a_complete_environment_parses() {
-        let c = parse_with(
-            &["--defect", "reuse-ids", "--defect=text-only"],
-            &env_with(&[]),
-        )
-        .unwrap();
+        let defects: &[&str] = match cfg!(feature = "defects") {
+            true => &["--defect", "reuse-ids", "--defect=text-only"],
+            false => &[],
+        };
+        let c = parse_with(defects, &env_with(&[])).unwrap();
         assert_eq!(c.transport, TransportKind::Stdio);
         assert_eq!(c.server.unwrap().args, ["--case", "x"]);
         assert_eq!(c.plan.len(), 2);
         assert_eq!(c.options.request_timeout, Duration::from_millis(1500));
         assert_eq!(c.options.shutdown_grace, Duration::from_secs(2));
         assert_eq!(c.options.protocol_version, "2025-03-26");
-        let mut both = Defects::default();
-        assert!(both.enable("reuse-ids") && both.enable("text-only"));
-        assert_eq!(c.options.defects, both);
+        #[cfg(feature = "defects")]
+        {
+            let mut both = Defects::default();
+            assert!(both.enable("reuse-ids") && both.enable("text-only"));
+            assert_eq!(c.options.defects, both);
+        }
         assert_eq!(c.options.era, Era::Legacy);
         assert_eq!(c.options.legacy_protocol_version, "2025-11-25");
         let env = env_with(&[
@@ -367,13 +393,20 @@ mod tests {
         ]);
         let err = parse_with(&[], &env).unwrap_err();
         assert!(err.contains("MCP_HARNESS_SERVER_URL"), "{err}");
-        let c = parse_with(&["--defect", "no-delete", "http://127.0.0.1:1/a"], &env).unwrap();
+        let args: &[&str] = match cfg!(feature = "defects") {
+            true => &["--defect", "no-delete", "http://127.0.0.1:1/a"],
+            false => &["http://127.0.0.1:1/a"],
+        };
+        let c = parse_with(args, &env).unwrap();
         assert_eq!(c.transport, TransportKind::Http);
         assert!(c.server.is_none());
         assert_eq!(c.url.as_deref(), Some("http://127.0.0.1:1/a"));
-        let mut no_delete = Defects::default();
-        no_delete.enable("no-delete");
-        assert_eq!(c.options.defects, no_delete);
+        #[cfg(feature = "defects")]
+        {
+            let mut no_delete = Defects::default();
+            no_delete.enable("no-delete");
+            assert_eq!(c.options.defects, no_delete);
+        }
         assert_eq!(c.http, HttpOptions::default());
 
         let env = env_with(&[
@@ -492,10 +525,19 @@ mod tests {
     #[test]
     fn unknown_defects_and_options_are_refused() {
         let err = parse_with(&["--defect", "nope"], &env_with(&[])).unwrap_err();
-        assert!(
-            err.contains("reuse-ids") && err.contains("kill-first"),
-            "{err}"
-        );
+        match cfg!(feature = "defects") {
+            true => assert!(
+                err.contains("reuse-ids") && err.contains("kill-first"),
+                "{err}"
+            ),
+            // The library as built has no defect to switch on, not even a real one.
+            false => assert!(err.contains("without the `defects` feature"), "{err}"),
+        }
+        #[cfg(not(feature = "defects"))]
+        {
+            let err = parse_with(&["--defect", "allow-insecure-http"], &env_with(&[]));
+            assert!(err.is_err(), "a defect was switched on without the feature");
+        }
         assert!(parse_with(&["--defect"], &env_with(&[])).is_err());
         assert!(parse_with(&["--verbose"], &env_with(&[])).is_err());
     }

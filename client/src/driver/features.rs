@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::plan::{input_handler, not_connected};
+use super::step::{input_handler, not_connected};
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 

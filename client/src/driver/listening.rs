@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::plan::not_connected;
+use super::step::not_connected;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::handlers::Handlers;

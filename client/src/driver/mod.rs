@@ -12,6 +12,7 @@ mod features;
 mod headless;
 mod listening;
 mod plan;
+mod step;
 
 use std::process::ExitCode;
 

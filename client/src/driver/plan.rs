@@ -10,8 +10,9 @@ use serde_json::{Map, Value, json};
 
 use super::config::{Config, TransportKind};
 use super::features;
+use super::step::{input_handler, not_connected};
 use crate::client::Client;
-use crate::era::{Connected, Era, InputHandler};
+use crate::era::{Connected, Era};
 use crate::error::{Error, ErrorKind};
 use crate::tools::ToolOutput;
 
@@ -163,22 +164,6 @@ async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, E
     Ok(ok)
 }
 
-/// A step's optional `input`: the caller's answers to input requests, by method.
-pub(super) fn input_handler(step: &Value) -> Result<InputHandler, Error> {
-    match step.get("input") {
-        None | Some(Value::Null) => Ok(InputHandler::new()),
-        Some(Value::Object(answers)) => Ok(answers
-            .iter()
-            .fold(InputHandler::new(), |h, (method, answer)| {
-                h.answer(method.clone(), answer.clone())
-            })),
-        Some(_) => Err(Error::new(
-            ErrorKind::UnsupportedOp,
-            format!("input must be an object of answers by method: {step}"),
-        )),
-    }
-}
-
 /// `{"op":"sleep","ms":N}`: waits N ms (lets a cache entry expire); needs no connection.
 async fn sleep(step: &Value) -> Result<Value, Error> {
     let Some(ms) = step.get("ms").and_then(Value::as_u64) else {
@@ -189,12 +174,6 @@ async fn sleep(step: &Value) -> Result<Value, Error> {
     };
     tokio::time::sleep(Duration::from_millis(ms)).await;
     Ok(json!({}))
-}
-
-pub(super) fn not_connected() -> Error {
-    Error::closed(
-        "there is no connection (not connected yet, the connect failed, or it was closed)",
-    )
 }
 
 /// One outcome line, flushed at once so the harness sees progress even if the driver is killed.

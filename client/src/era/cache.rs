@@ -24,7 +24,8 @@ pub(crate) enum Lifetime {
     Never,
     /// For this long from now.
     For(Duration),
-    /// For as long as the connection lasts.
+    /// For as long as the connection lasts (only a defect keeps a result so).
+    #[cfg_attr(not(feature = "defects"), allow(dead_code))]
     Forever,
 }
 

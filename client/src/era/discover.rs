@@ -22,6 +22,7 @@ use std::future::pending;
 use serde_json::{Value, json};
 
 use super::mrtr::{self, Shape};
+use super::seams::EraSeams;
 use super::{
     Connected, Discovery, Era, MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
     is_modern_error, meta,
@@ -104,7 +105,9 @@ async fn probe(session: &Session, dual: bool) -> Result<Connected, Error> {
             Ok(result) => return accept(session, result, version).await,
             Err(e) => e,
         };
-        match seams.judge_probe(error, dual, |error, dual| judge(error, http, dual)) {
+        match seams.judge_probe(error, dual, Verdict::Legacy, |error, dual| {
+            judge(error, http, dual)
+        }) {
             Verdict::OtherVersion(error) => {
                 match seams.retry_version(&error, &tried, next_version) {
                     Some(next) => version = next,

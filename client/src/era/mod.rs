@@ -13,6 +13,7 @@ pub(crate) mod meta;
 pub(crate) mod mrtr;
 pub(crate) mod ops;
 pub(crate) mod param_headers;
+pub(crate) mod seams;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -172,11 +172,11 @@ pub(crate) fn retry_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::defects::Defects;
     use crate::handlers::Handlers;
+    use crate::seams::Seams;
 
     fn retry_params(o: &Value, r: &Value, i: &InputHandler) -> Result<Value, Error> {
-        super::retry_params(o, r, i, &Listener::new(Handlers::new(), Defects::default()))
+        super::retry_params(o, r, i, &Listener::new(Handlers::new(), Seams::default()))
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::cache::{self, ResultCache};
 use super::discover::{next_version, no_common_version, use_version};
 use super::mrtr::{self, InputHandler, MAX_ROUNDS, Shape};
+use super::seams::EraSeams;
 use super::{Discovery, UNSUPPORTED_PROTOCOL_VERSION, meta};
 use crate::error::Error;
 use crate::jsonrpc::INVALID_PARAMS;

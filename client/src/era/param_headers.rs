@@ -20,8 +20,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value};
 
-use crate::session::Session;
-
 /// One annotated parameter: the header's name part and the property path it mirrors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Annotation {
@@ -76,15 +74,19 @@ impl ParamHeaders {
     }
 }
 
-/// The tools of a complete listing that may be used: over modern HTTP, those whose
+/// The tools of a complete listing that may be used: over modern HTTP (`known`: where the
+/// annotations are kept), those whose
 /// `x-mcp-header` annotations are all valid (the others are reported on stderr and left out;
 /// `keep_invalid` is the seam's decision to keep them), remembering their annotations for the
 /// calls to come. Elsewhere, every tool.
-pub(crate) fn admit(session: &Session, tools: Vec<Value>) -> Vec<Value> {
-    let Some(known) = session.transport().param_headers() else {
+pub(crate) fn admit(
+    known: Option<&ParamHeaders>,
+    keep_invalid: bool,
+    tools: Vec<Value>,
+) -> Vec<Value> {
+    let Some(known) = known else {
         return tools;
     };
-    let keep_invalid = session.seams().keep_invalid_header_tools();
     let mut annotated = HashMap::new();
     let mut kept = Vec::with_capacity(tools.len());
     for tool in tools {

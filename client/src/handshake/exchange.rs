@@ -2,6 +2,7 @@
 
 use std::future::pending;
 
+use super::seams::HandshakeSeams;
 use super::{Handshake, accept, initialize_params};
 use crate::error::Error;
 use crate::session::Session;

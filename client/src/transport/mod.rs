@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::defects::Defects;
+use crate::seams::Seams;
+
 use crate::error::Error;
 
 pub(crate) use http::HttpTransport;
@@ -71,7 +72,9 @@ impl Transport {
         }
     }
 
-    /// Opens HTTP's standalone server stream whatever the era (if the options allow one).
+    /// Opens HTTP's standalone server stream whatever the era (if the options allow one; a
+    /// defect).
+    #[cfg(feature = "defects")]
     pub(crate) fn open_server_stream(&self) {
         if let Transport::Http(t) = self {
             t.open_server_stream();
@@ -127,14 +130,15 @@ impl Transport {
 
     /// Ends the connection, giving the server `grace` before each escalation step (`seams`:
     /// the shutdown seam). Idempotent.
-    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Defects) {
+    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Seams) {
         match self {
             Transport::Stdio(t) => t.shutdown(grace, seams).await,
             Transport::Http(t) => t.shutdown(grace, seams).await,
         }
     }
 
-    /// Walks away without cleaning up, leaving the server running.
+    /// Walks away without cleaning up, leaving the server running (a defect).
+    #[cfg(feature = "defects")]
     pub(crate) async fn abandon(&self) {
         match self {
             Transport::Stdio(t) => t.abandon().await,

@@ -32,12 +32,13 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout_at};
 
-use crate::defects::Defects;
 use crate::era::Era;
 use crate::error::Error;
 use crate::jsonrpc;
 use crate::options::{ClientOptions, StdioCommand};
 use crate::router::Router;
+use crate::seams::Seams;
+use crate::seams::wire::{AfterExit, Stop, Wire};
 use crate::transport::framing::{Frame, LineFramer};
 
 /// How many bytes of queued messages the writer gathers into one write, at most (a single
@@ -49,17 +50,6 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// The longest line of the server's stderr forwarded whole (the rest of a longer one is cut).
 const STDERR_LINE: usize = 16 * 1024;
-
-/// One step of stopping the server; after each but the last it gets a grace period to exit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
-    /// Close its stdin (after flushing what is queued, within the grace period).
-    CloseStdin,
-    /// Send it a signal.
-    Signal(Signal),
-    /// Walk away, leaving it running.
-    LeaveRunning,
-}
 
 /// How a server is stopped: stdin closed, then SIGTERM, then SIGKILL; after SIGKILL the child
 /// is waited for however long it takes, and reaped.
@@ -158,7 +148,7 @@ impl StdioTransport {
             options,
         } = &*self.launch;
         let router = Arc::clone(router);
-        let seams = &options.defects;
+        let seams = &options.seams();
         let mut child = Command::new(&command.program)
             .args(&command.args)
             .stdin(std::process::Stdio::piped())
@@ -260,7 +250,7 @@ impl StdioTransport {
 
     /// Stops the server step by step (see [`ESCALATION`]; `seams`: the shutdown seam), and
     /// waits for servers replaced by a restart to be stopped too.
-    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Defects) {
+    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Seams) {
         let mut guard = self.process.lock().await;
         if let Some(p) = guard.take() {
             let steps = seams.escalation(ESCALATION);
@@ -273,6 +263,7 @@ impl StdioTransport {
         }
     }
 
+    #[cfg(feature = "defects")]
     pub(crate) async fn abandon(&self) {
         if let Some(p) = self.process.lock().await.take() {
             // Keep stdin open too: a server that exits on EOF must not be cleaned up by accident.
@@ -380,7 +371,7 @@ async fn read_messages(
     mut stdout: ChildStdout,
     router: Arc<Router>,
     outbound: Arc<Outbound>,
-    seams: Defects,
+    seams: Seams,
     max: usize,
     exit: Exit,
 ) {
@@ -419,9 +410,13 @@ async fn read_messages(
     // Marked as the waiters fail, under the router's lock: a request registered before is
     // failed, one registered after sees the mark and goes to the new server.
     let why = "the server closed its stdout";
-    seams.server_exited(&router, why, restart, || {
-        exit.exited.store(true, Ordering::SeqCst);
-    });
+    match seams.after_server_exit(restart) {
+        AfterExit::Close => router.close(why),
+        AfterExit::FailPending => router.fail_pending(why, || {
+            exit.exited.store(true, Ordering::SeqCst);
+        }),
+        AfterExit::Nothing => {}
+    }
 }
 
 /// Hands one line to the router (sending back its reply), or refuses it.

@@ -36,9 +36,9 @@ use tokio::sync::oneshot;
 
 use super::{Busy, HEAD_START, Item, Shared, security};
 use crate::auth::Budget;
-use crate::defects::streams::AfterCut;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::Incoming;
+use crate::seams::wire::{AfterCut, Body, Wire};
 use crate::transport::framing::{self, SseError};
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
@@ -49,14 +49,6 @@ const STREAM_RECONNECTS: u32 = 3;
 const STREAM_BACKOFF: Duration = Duration::from_millis(250);
 /// The longest reconnect delay of our own backoff (a server's `retry:` is honoured as sent).
 const STREAM_MAX_DELAY: Duration = Duration::from_secs(30);
-
-/// The body kinds a POST answer may have.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Body {
-    Json,
-    EventStream,
-    Other(String),
-}
 
 fn body_kind(headers: &HeaderMap) -> Body {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {

@@ -51,8 +51,6 @@ mod exchange;
 mod modern;
 pub(crate) mod security;
 
-pub(crate) use exchange::Body;
-
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -67,11 +65,12 @@ use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::auth::{Budget, Decision, OAuth, Secret};
-use crate::defects::Defects;
 use crate::era::param_headers::ParamHeaders;
 use crate::error::Error;
 use crate::options::{ClientOptions, HttpOptions};
 use crate::router::Router;
+use crate::seams::Seams;
+use crate::seams::wire::Wire;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -108,8 +107,8 @@ struct Shared {
     url: Url,
     /// How requests are authorized (a fixed bearer token, or the OAuth client).
     auth: Authorization,
-    /// The seams a deliberate defect may bend (see [`crate::defects`]).
-    seams: Defects,
+    /// Where a deliberate defect may bend this connection (see `seams/`).
+    seams: Seams,
     request_timeout: Duration,
     /// The cap on a JSON body or an SSE event, in bytes.
     max_message_bytes: usize,
@@ -274,7 +273,8 @@ impl Shared {
         let built = built.map(|mut request| {
             self.seams.http_request(&mut request);
             if let Some(token) = token {
-                self.seams.auth_token_in_url(request.url_mut(), token);
+                self.seams
+                    .auth_token_in_url(request.url_mut(), token.expose());
             }
             request
         });
@@ -370,13 +370,13 @@ impl HttpTransport {
         options: &ClientOptions,
         router: Arc<Router>,
     ) -> Result<Self, Error> {
-        let seams = options.defects;
+        let seams = options.seams();
         let url = seams.server_url(url, security::check_url)?;
         let (client, stream_client) = security::http_clients(&url, &http.ca_files, &seams)?;
         let auth = match (&http.auth, &http.bearer_token) {
             (Some(auth), _) => {
                 let policy =
-                    security::DestinationPolicy::new(&url, &http.local_origins).with_defects(seams);
+                    security::DestinationPolicy::new(&url, &http.local_origins).with_seams(seams);
                 let net = crate::auth::Net {
                     client: security::auth_client(&http.ca_files, &seams, &policy)?,
                     policy,
@@ -496,7 +496,7 @@ impl HttpTransport {
         self.shared.session_lost.swap(false, Ordering::Relaxed)
     }
 
-    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Defects) {
+    pub(crate) async fn shutdown(&self, grace: Duration, seams: &Seams) {
         let Some(mut dispatcher) = self.dispatcher.lock().await.take() else {
             return;
         };
@@ -513,6 +513,7 @@ impl HttpTransport {
         self.shared.stop_listener();
     }
 
+    #[cfg(feature = "defects")]
     pub(crate) async fn abandon(&self) {
         if let Some(dispatcher) = self.dispatcher.lock().await.take() {
             lock(&self.shared.queue).take();

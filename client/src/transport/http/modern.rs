@@ -14,9 +14,10 @@ use reqwest::Response;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use crate::defects::Defects;
 use crate::era::param_headers::ParamHeaders;
 use crate::error::{Error, ErrorKind};
+use crate::seams::Seams;
+use crate::seams::wire::Wire;
 
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
@@ -28,11 +29,7 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// (`params.name`) and `resources/read` (`params.uri`), and for `tools/call` of a listed tool
 /// one `Mcp-Param-{Name}` per `x-mcp-header` argument present (see
 /// [`crate::era::param_headers`]). Unsafe values are sent as `=?base64?…?=`.
-pub(super) fn mirrored_headers(
-    message: &Value,
-    known: &ParamHeaders,
-    seams: &Defects,
-) -> HeaderMap {
+pub(super) fn mirrored_headers(message: &Value, known: &ParamHeaders, seams: &Seams) -> HeaderMap {
     let mut headers = HeaderMap::new();
     let Some(method) = message.get("method").and_then(Value::as_str) else {
         return headers;
@@ -130,7 +127,7 @@ mod tests {
 
     #[test]
     fn names_are_mirrored_plain_or_encoded() {
-        let (known, seams) = (ParamHeaders::default(), Defects::default());
+        let (known, seams) = (ParamHeaders::default(), Seams::default());
         let call = json!({"method":"tools/call","params":{"name":"get_weather"}});
         let h = mirrored_headers(&call, &known, &seams);
         assert_eq!(h["mcp-method"], "tools/call");
@@ -168,17 +165,20 @@ mod tests {
         let call = json!({"method": "tools/call", "params": {"name": "t", "arguments": {
             "region": "us-west1", "greeting": "Hello, 世界", "n": 42, "gone": null
         }}});
-        let h = mirrored_headers(&call, &known, &Defects::default());
+        let h = mirrored_headers(&call, &known, &Seams::default());
         assert_eq!(h["mcp-param-region"], "us-west1");
         assert_eq!(h["mcp-param-greeting"], "=?base64?SGVsbG8sIOS4lueVjA==?=");
         assert_eq!(h["mcp-param-n"], "42");
         assert!(h.get("mcp-param-gone").is_none());
-        let raw = Defects::only("raw-header-values");
-        let h = mirrored_headers(&call, &known, &raw);
-        assert_eq!(h["mcp-param-greeting"].as_bytes(), "Hello, 世界".as_bytes());
+        #[cfg(feature = "defects")]
+        {
+            let raw = Seams::only("raw-header-values");
+            let h = mirrored_headers(&call, &known, &raw);
+            assert_eq!(h["mcp-param-greeting"].as_bytes(), "Hello, 世界".as_bytes());
+        }
         let other =
             json!({"method": "tools/call", "params": {"name": "u", "arguments": {"region": "x"}}});
-        let h = mirrored_headers(&other, &known, &Defects::default());
+        let h = mirrored_headers(&other, &known, &Seams::default());
         assert!(h.get("mcp-param-region").is_none());
     }
 }

@@ -18,6 +18,7 @@
 
 mod destination;
 
+#[cfg(feature = "defects")]
 pub(crate) use destination::resolve_and_judge;
 // The entry points of the authorization side's discovery (`crate::auth`), which judges every
 // URL it discovers with `check_discovered_url` and fetches through `auth_client`, whose
@@ -33,8 +34,9 @@ use reqwest::Url;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
+use crate::seams::Seams;
+use crate::seams::wire::Wire;
 
 /// How many same-origin 307/308 redirects one request may follow.
 pub(super) const MAX_REDIRECTS: usize = 3;
@@ -125,7 +127,7 @@ fn is_loopback(url: &Url) -> bool {
 pub(super) fn http_clients(
     url: &Url,
     ca_files: &[PathBuf],
-    seams: &Defects,
+    seams: &Seams,
 ) -> Result<(reqwest::Client, reqwest::Client), Error> {
     let tls = tls_config(url, ca_files)?;
     let client = || build_client(&tls, redirects(seams), None);
@@ -154,7 +156,7 @@ fn tls_config(url: &Url, ca_files: &[PathBuf]) -> Result<rustls::ClientConfig, E
 }
 
 /// The redirect policy with the seams' defects applied.
-fn redirects(seams: &Defects) -> reqwest::redirect::Policy {
+fn redirects(seams: &Seams) -> reqwest::redirect::Policy {
     seams.ssrf_redirects(seams.redirects(redirect_policy()))
 }
 
@@ -182,7 +184,7 @@ fn build_client(
 /// discovered name connects only to addresses the policy passed (see `destination`).
 pub(crate) fn auth_client(
     ca_files: &[PathBuf],
-    seams: &Defects,
+    seams: &Seams,
     policy: &DestinationPolicy,
 ) -> Result<reqwest::Client, Error> {
     let https = Url::parse("https://localhost/").map_err(|e| Error::closed(e.to_string()))?;
@@ -450,7 +452,7 @@ mod tests {
             .unwrap();
         let server = Url::parse("https://example.invalid/mcp").unwrap();
         let policy = DestinationPolicy::new(&server, &[]);
-        let client = auth_client(&[], &Defects::default(), &policy).unwrap();
+        let client = auth_client(&[], &Seams::default(), &policy).unwrap();
         let e = rt
             .block_on(client.get("https://localhost:1/.well-known/x").send())
             .unwrap_err();

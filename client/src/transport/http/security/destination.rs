@@ -24,8 +24,9 @@ use std::sync::Arc;
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use crate::defects::Defects;
 use crate::error::{Error, ErrorKind};
+use crate::seams::Seams;
+use crate::seams::wire::Wire;
 
 /// Whether `ip` is a destination a discovered URL must not reach: private (10/8, 172.16/12,
 /// 192.168/16, 100.64/10 shared, IPv6 ULA fc00::/7), loopback (127/8, ::1), link-local
@@ -82,7 +83,7 @@ pub struct DestinationPolicy {
     /// Hosts whose addresses are not judged: the server's and the local policy's.
     trusted_hosts: Vec<String>,
     /// Shared, not copied: the flags are many and the policy travels with each client.
-    seams: Arc<Defects>,
+    seams: Arc<Seams>,
 }
 
 impl DestinationPolicy {
@@ -110,9 +111,9 @@ impl DestinationPolicy {
         }
     }
 
-    /// The policy with the client's deliberate defects (harness self-tests only).
+    /// The policy asking the connection's seams.
     #[doc(hidden)]
-    pub fn with_defects(mut self, seams: Defects) -> Self {
+    pub(crate) fn with_seams(mut self, seams: Seams) -> Self {
         self.seams = Arc::new(seams);
         self
     }
@@ -181,7 +182,8 @@ fn literal_destination(url: &Url) -> Result<(), String> {
 }
 
 /// Resolves `host` with the system's resolver (blocking) and judges every address; the
-/// check-once defect's way (see `defects/ssrf.rs`).
+/// check-once defect's way (see `defects/ssrf.rs`), so built only with the `defects` feature.
+#[cfg(feature = "defects")]
 pub(crate) fn resolve_and_judge(host: &str) -> Result<(), String> {
     let addrs: Vec<SocketAddr> = (host, 0)
         .to_socket_addrs()

@@ -1,0 +1,171 @@
+//! The library without the `defects` feature takes every hook's default; the driver with
+//! no defect switched on takes `hooks.rs`. Both must be the same correct client.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::client::seams::ClientSeams;
+use crate::era::seams::EraSeams;
+use crate::handshake::seams::HandshakeSeams;
+use crate::seams::Seams;
+use crate::seams::wire::{Telling, Wire};
+
+/// Every hook at its default, as the library without the feature has them.
+struct Plain;
+
+impl Wire for Plain {
+    type Memory = ();
+
+    fn memory(&self, _modern_version: Option<String>) {}
+}
+impl EraSeams for Plain {}
+impl HandshakeSeams for Plain {}
+impl ClientSeams for Plain {}
+
+#[test]
+fn no_defect_on_decides_as_the_defaults_do() {
+    let (off, plain) = (Seams::default(), Plain);
+    assert_eq!(off.content_rules(), plain.content_rules());
+    assert_eq!(off.listing_rules(), plain.listing_rules());
+    let (a, b) = (off.schema_policy(), plain.schema_policy());
+    assert_eq!(
+        (
+            a.validate,
+            a.default_draft,
+            a.bounded,
+            a.permissive_unresolved,
+            a.network
+        ),
+        (
+            b.validate,
+            b.default_draft,
+            b.bounded,
+            b.permissive_unresolved,
+            b.network
+        )
+    );
+    for basic in [true, false] {
+        assert_eq!(off.auth_token_method(basic), plain.auth_token_method(basic));
+    }
+    for restart in [true, false] {
+        assert_eq!(
+            off.after_server_exit(restart),
+            plain.after_server_exit(restart)
+        );
+    }
+    for max in [None, Some(Duration::from_secs(3))] {
+        assert_eq!(off.progress_timeout(max), plain.progress_timeout(max));
+    }
+    let backoff = Duration::from_millis(50);
+    for retry in [None, Some(Duration::from_millis(7))] {
+        assert_eq!(
+            off.reconnect_delay(retry, backoff),
+            plain.reconnect_delay(retry, backoff)
+        );
+    }
+    for telling in [
+        Telling::Not("x"),
+        Telling::ByClosingTheStream,
+        Telling::ByNotification,
+    ] {
+        for method in ["initialize", "tools/call"] {
+            assert_eq!(
+                off.telling(telling, method, true),
+                plain.telling(telling, method, true)
+            );
+        }
+    }
+    let found = vec![
+        ("a".to_owned(), Some("1".to_owned())),
+        ("b".to_owned(), None),
+    ];
+    assert_eq!(off.param_headers(found.clone()), plain.param_headers(found));
+    let implied = json!({"roots": {"listChanged": true}, "elicitation": {"form": {}}});
+    assert_eq!(
+        off.declared_capabilities(implied.clone(), json!({})),
+        plain.declared_capabilities(implied, json!({}))
+    );
+    for (declared, asked) in [(true, true), (false, false), (true, false)] {
+        assert_eq!(
+            off.announces_roots_change(declared),
+            plain.announces_roots_change(declared)
+        );
+        assert_eq!(off.fills_defaults(asked), plain.fills_defaults(asked));
+        assert_eq!(off.may_subscribe(declared), plain.may_subscribe(declared));
+        assert_eq!(
+            off.may_send_undeclared(declared),
+            plain.may_send_undeclared(declared)
+        );
+        assert_eq!(
+            off.delete_on_close(declared),
+            plain.delete_on_close(declared)
+        );
+        assert_eq!(
+            off.renew_lost_session(declared),
+            plain.renew_lost_session(declared)
+        );
+    }
+    for status in [None, Some(403), Some(500)] {
+        assert_eq!(off.fails_on_status(status), plain.fails_on_status(status));
+    }
+    assert_eq!(
+        [
+            off.first_line().is_some(),
+            off.kill_on_drop(),
+            off.get_stream_delivers(),
+            off.reopens_stream(),
+            off.stream_drop_loses_session(),
+            off.raw_header_values(),
+            off.ssrf_filter_resolved(),
+            off.answers_at_once(),
+            off.answers_any_mode(),
+            off.ends_progress_on_response(),
+            off.surfaces_unknown_progress(),
+            off.reports_requests(),
+            off.list_change_ends_cache(),
+            off.auth_full_discovery(),
+            off.auth_uses_resource_metadata(),
+            off.auth_prefers_dcr(),
+            off.auth_refreshes(),
+            off.relist_on_header_mismatch(),
+            off.discard_pages_on_invalid_cursor(),
+            off.keep_invalid_header_tools(),
+        ],
+        [
+            plain.first_line().is_some(),
+            plain.kill_on_drop(),
+            plain.get_stream_delivers(),
+            plain.reopens_stream(),
+            plain.stream_drop_loses_session(),
+            plain.raw_header_values(),
+            plain.ssrf_filter_resolved(),
+            plain.answers_at_once(),
+            plain.answers_any_mode(),
+            plain.ends_progress_on_response(),
+            plain.surfaces_unknown_progress(),
+            plain.reports_requests(),
+            plain.list_change_ends_cache(),
+            plain.auth_full_discovery(),
+            plain.auth_uses_resource_metadata(),
+            plain.auth_prefers_dcr(),
+            plain.auth_refreshes(),
+            plain.relist_on_header_mismatch(),
+            plain.discard_pages_on_invalid_cursor(),
+            plain.keep_invalid_header_tools(),
+        ]
+    );
+    // What is sent: the correct client writes each message as built, with a fresh id.
+    let memory = off.memory(Some("2026-07-28".into()));
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "t", "arguments": {"a": 1}, "requestState": "s"}});
+    assert_eq!(
+        off.messages(&memory, call.clone(), || 9),
+        plain.messages(&(), call.clone(), || 9)
+    );
+    let params = &call["params"];
+    assert_eq!(
+        off.request_id(&memory, "tools/call", params, || 4),
+        plain.request_id(&(), "tools/call", params, || 4)
+    );
+}

@@ -1,0 +1,85 @@
+//! The seam of the era's steps (see `seams/`): the hooks the probe, the fallback, the version
+//! retry and the result cache ask. Each default is the correct decision.
+
+use serde_json::Value;
+
+use super::cache::Lifetime;
+use super::mrtr::Shape;
+use super::{Connected, Discovery};
+use crate::error::Error;
+use crate::session::Session;
+
+/// The decisions of the era's steps.
+pub(crate) trait EraSeams {
+    /// The origin whose era is cached; correct: the connection's.
+    fn era_cache_origin<'a>(&self, origin: Option<&'a str>) -> Option<&'a str> {
+        origin
+    }
+
+    /// What to connect with instead of the `server/discover` probe; correct: `None`, probe.
+    async fn instead_of_probe(
+        &self,
+        _session: &Session,
+        _dual: bool,
+    ) -> Option<Result<Connected, Error>> {
+        None
+    }
+
+    /// What an error answer to the probe means (`legacy`: the verdict that falls back);
+    /// correct: `judge(error, dual)`.
+    fn judge_probe<V>(
+        &self,
+        error: Error,
+        dual: bool,
+        _legacy: V,
+        judge: impl FnOnce(Error, bool) -> V,
+    ) -> V {
+        judge(error, dual)
+    }
+
+    /// Runs after a `DiscoverResult` was accepted; correct: nothing.
+    async fn after_discover(&self, _session: &Session) {}
+
+    /// The client capabilities a modern request declares in `_meta`; correct: `capabilities`.
+    fn client_capabilities(&self, capabilities: &Value, _found: &Discovery) -> Value {
+        capabilities.clone()
+    }
+
+    /// The version to retry with after -32022 (`tried`: every version sent so far); correct:
+    /// `choose`'s.
+    fn retry_version(
+        &self,
+        error: &Error,
+        tried: &[String],
+        choose: impl FnOnce(&Error, &[String]) -> Option<String>,
+    ) -> Option<String> {
+        choose(error, tried)
+    }
+
+    /// How long the result of `method` may be reused; correct: `lifetime`.
+    fn cache_lifetime(&self, _method: &str, _retry: bool, lifetime: Lifetime) -> Lifetime {
+        lifetime
+    }
+
+    /// The cache key of a request of `method`; correct: `key` (method and params).
+    fn cache_key(&self, _method: &str, key: String) -> String {
+        key
+    }
+
+    /// Whether a cursor the server refused drops the cached pages; correct: yes.
+    fn discard_pages_on_invalid_cursor(&self) -> bool {
+        true
+    }
+
+    /// Reads a modern result's `resultType`; correct: `shape`'s reading.
+    fn result_shape(
+        &self,
+        result: Value,
+        shape: impl FnOnce(Value) -> Result<Shape, Error>,
+    ) -> Result<Shape, Error> {
+        shape(result)
+    }
+}
+
+#[cfg(not(feature = "defects"))]
+impl EraSeams for crate::seams::Seams {}
