@@ -394,9 +394,9 @@ fn a_failure_names_its_case_the_closest_message_and_how_to_rerun_it() {
     let results = mcp_harness::report::RunResults::load(&dir.path().join("results.json")).unwrap();
     let t = &results.trials[0];
     assert_eq!(t.rerun, rerun);
-    assert!(
-        t.case_path
-            .ends_with("scenarios/tools/pagination-three-pages.json")
+    assert_eq!(
+        t.case_path,
+        "mcp-harness case show tools/pagination-three-pages"
     );
     let failed: Vec<_> = t.checks.iter().filter(|c| !c.passed).collect();
     assert!(!failed.is_empty());
