@@ -686,6 +686,13 @@ impl RunContext {
             description: case.scenario.description.clone(),
             level: case.scenario.requirement.level,
             era: case.scenario.client_era.map(|e| e.as_str().to_owned()),
+            limited: case
+                .scenario
+                .needs
+                .iter()
+                .map(|n| n.as_str().to_owned())
+                .filter(|n| eval.outcomes.limits.contains(n))
+                .collect(),
             grade: eval.grade,
             verdict,
             case_path: place.case_path,

@@ -11,20 +11,23 @@
 //! 2. **An op answered `unsupported_op`**: by op, and, for an op the adapter implements
 //!    elsewhere in the run, by its message; when the message is an adapter kit's for a feature
 //!    not declared (`... does not declare the feature elicitation, roots (...)`), by feature.
-//! 3. **A failed requirement**: the trial's failing checks that fail it (`must`, `profile`
+//! 3. **A declared limit**: a trial `unimplemented` because the case needs what the adapter
+//!    declared its library lacks (`limits`), by the limits; never filed under the checks it
+//!    failed, which only show the limit's consequence.
+//! 4. **A failed requirement**: the trial's failing checks that fail it (`must`, `profile`
 //!    with the profile on; any failing check when none of those does) and no baseline entry
 //!    excuses, by requirement id.
 //!
-//! A trial with several features (rule 2) or requirements (rule 3) goes to the one most of the
+//! A trial with several features (rule 2) or requirements (rule 4) goes to the one most of the
 //! remaining trials share (greedy, largest first).
-//! 4. What is not about the client's checks: a transcript that differs from its snapshot, a
+//! 5. What is not about the client's checks: a transcript that differs from its snapshot, a
 //!    stale baseline entry, a flaky trial.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{RunResults, TrialResult};
 use crate::conformance::baseline::write::fold;
-use crate::conformance::verdict::Verdict;
+use crate::conformance::verdict::{Grade, Verdict};
 use mcp_harness_scenarios::model::{ErrorKind, Level};
 
 /// One cause shared by some failing trials.
@@ -44,6 +47,7 @@ enum Key {
     Era(String),
     Op { op: String, message: Option<String> },
     Feature { op: String, name: String },
+    Limit(String),
     Requirement(String),
     Snapshot,
     Stale,
@@ -185,6 +189,9 @@ fn fixed_key(
     if unsupported.is_some() && !undeclared_features(t).is_empty() {
         return None;
     }
+    if unsupported.is_none() && t.grade == Grade::Unimplemented && !t.limited.is_empty() {
+        return Some(Key::Limit(t.limited.join(", ")));
+    }
     unsupported.map(|o| Key::Op {
         op: o.op.clone(),
         message: implemented.contains(o.op.as_str()).then(|| {
@@ -265,6 +272,12 @@ fn describe(key: &Key, trials: &[&TrialResult]) -> Cause {
             format!("feature `{name}` not declared: `{op}` answered unsupported_op"),
             format!(
                 "if the library has {name}, declare it in the adapter kit's features (one line, CLIENTS.md § Adapter kits) and these trials are judged; if not, baseline them with `[unimplemented]`"
+            ),
+        ),
+        Key::Limit(names) => (
+            format!("limit `{names}` declared: these trials need what the adapter says its library cannot do"),
+            format!(
+                "nothing to fix if the library truly lacks it: baseline these trials with `[unimplemented]`; if it can, drop `{names}` from the connect line's `limits` (CLIENTS.md § Plan steps)"
             ),
         ),
         Key::Requirement(id) if id.is_empty() => (
@@ -508,6 +521,29 @@ mod tests {
         );
         assert_eq!(got[0].trials, ["a@stdio", "b@stdio", "d@stdio"]);
         assert_eq!(got[1].trials, ["c@stdio"]);
+    }
+
+    #[test]
+    fn a_declared_limit_is_its_own_cause_not_the_checks_it_fails() {
+        let limited = |name: &str| {
+            let mut t = failing(name, &["ADV-HS-1"]);
+            t.grade = Grade::Unimplemented;
+            t.limited = vec!["choose_version".into()];
+            t
+        };
+        let r = run(vec![
+            limited("v@stdio"),
+            limited("v@https"),
+            failing("x@stdio", &["ADV-HS-1"]),
+        ]);
+        let got = causes(&r);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(
+            got[0].title.starts_with("limit `choose_version` declared"),
+            "{got:?}"
+        );
+        assert_eq!(got[0].trials, ["v@stdio", "v@https"]);
+        assert!(got[1].title.starts_with("ADV-HS-1"));
     }
 
     #[test]

@@ -64,6 +64,10 @@ pub struct TrialResult {
     /// The era the client was asked to speak (`MCP_HARNESS_ERA`), when the case sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub era: Option<String>,
+    /// The abilities the case needs that the adapter declared its library lacks (`limits` on
+    /// the connect line): why such a trial is `unimplemented`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limited: Vec<String>,
     /// The grade.
     pub grade: Grade,
     /// What the run made of it: `passed`, `failed`, `expected-failure` (baselined), `stale`
@@ -181,6 +185,7 @@ impl TrialResult {
             description: String::new(),
             level: Level::Must,
             era: None,
+            limited: Vec::new(),
             grade,
             verdict,
             case_path: String::new(),
