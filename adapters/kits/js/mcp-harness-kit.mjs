@@ -432,7 +432,9 @@ export function callbackParams(location) {
  * `clientMetadataUrl`; every secret it is handed registered for redaction. Its
  * `redirectToAuthorization` is the headless step: the redirect's Location waits in
  * `takeLocation()` for the adapter, which hands it to the SDK as that SDK's example does. It
- * checks nothing (`state`, `iss`): that is the SDK's business.
+ * checks nothing (`state`, `iss`): that is the SDK's business. The TypeScript SDK's provider
+ * has no place for the pre-registered client's issuer: a library that binds credentials to an
+ * issuer takes `env.auth.clientIssuer` itself.
  */
 export class MemoryOAuthProvider {
   /**
