@@ -7,6 +7,10 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+/// A new user's first runs (`case show`, the bless hint, `run --help`, the kits' examples).
+#[path = "installed/first_run.rs"]
+mod first_run;
+
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
 /// The checkout, only to read a built-in case to copy from (never handed to the binary).

@@ -5,43 +5,8 @@
 //! and gives the exit status, and every kit comes with an example adapter.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
-
-fn checkout() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the runner has a parent directory")
-        .to_owned()
-}
-
-/// The binary run in `cwd`, without cargo's variables (as an installed program sees none).
-fn harness(cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(cwd).args(args);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("CARGO") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.output().expect("the binary starts")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("mcp-harness-first-run-")
-        .tempdir()
-        .expect("a temporary directory")
-}
+use super::{checkout, harness, tempdir, text};
 
 #[test]
 fn case_show_prints_a_built_in_case_as_shipped() {
