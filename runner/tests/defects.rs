@@ -36,7 +36,6 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
     ("garbage-to-server", "handshake/happy-path", "one JSON-RPC 2.0 message"),
     ("accept-json-only", "calls/text-blocks@https", "accepts both application/json and text/event-stream"),
     ("text-plain-body", "calls/text-blocks@https", "body is sent as application/json"),
-    ("get-before-initialize", "http/session-id-echoed@https", "reaches the server before the initialize request"),
     ("prints-token", "http/bearer-token-sent@https", "never printed its bearer token"),
     ("prints-client-secret", "auth/registration-pre-registered@https", "never printed a secret of its authorization"),
     ("visits-redirect-uri", "auth/registration-dynamic@https", "never connected to its redirect URI"),
