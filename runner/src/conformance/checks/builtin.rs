@@ -133,18 +133,8 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         Scope::When,
     ),
     (
-        "no HTTP request reaches the server before the initialize request (initialization is the first interaction)",
-        "LIFE-01",
-        Scope::Http,
-    ),
-    (
-        "every HTTP request after the initialize answer carries the session id the server issued",
+        "every HTTP request other than initialize carries the session id the server issued",
         "HTTP-06",
-        Scope::Http,
-    ),
-    (
-        "no request but ping goes out between initialize and its answer",
-        "LIFE-05",
         Scope::Http,
     ),
     (

@@ -525,19 +525,15 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
 
 /// The session id and the protocol version header.
 ///
-/// When the server issued a session id, a request that lacks it is judged by when it reached
-/// the fake, each by the sentence that covers that moment:
-/// - before the `initialize` POST: the initialization phase was not the first interaction
-///   (LIFE-01, must);
-/// - after the `initialize` answer: a later request without the id (HTTP-06, must);
-/// - between the two: the client could not have the id yet, so only the lifecycle's SHOULD
-///   NOT applies, and only to a JSON-RPC request other than `ping` (LIFE-05, should); a GET
-///   or DELETE there breaks no sentence.
-///
-/// The phase's own requests are never judged here: the `initialize` POST, the
-/// `server/discover` probe of a client that asks for the 2026-07-28 era first, and pings sent
-/// before the answer (the lifecycle allows them). Requests answered 401 are left out: the
-/// fake does not read a request it challenges.
+/// The session id is judged whatever the order in which requests reached the fake: a
+/// request on another connection can arrive after the `initialize` answer although the
+/// client sent it before. When the server issued a session id, a request other than the
+/// initialization phase's own that lacks it breaks a MUST either way: sent before the client
+/// had the id, it came before the initialization phase was over (the phase MUST be the first
+/// interaction); sent after, it is a later request without the id (HTTP-06). The phase's own:
+/// the `initialize` POST, the `server/discover` probe of a client that asks for the 2026-07-28
+/// era first, and pings sent before the answer (the lifecycle allows them).
+/// Requests answered 401 are left out: the fake does not read a request it challenges.
 ///
 /// The version header is judged on requests that carry the session id, which the client can
 /// only have sent once it had the answer and so the negotiated version; without sessions,
@@ -548,54 +544,20 @@ fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
     // The fake issues a session id with every `initialize` result when its script has sessions.
     let sessions = c.case.scenario.server.http.sessions;
     let issued = sessions && exchanges.iter().any(|x| x.settled.is_some());
-    let first_initialize = exchanges.iter().position(Exchange::is_initialize);
-    let without_id: Vec<(usize, &Exchange<'_>)> = exchanges
+    let no_session = exchanges
         .iter()
-        .enumerate()
         .filter(|_| issued)
         // A request refused for want of authorization (401) was not read: the client sends
         // it again once authorized, and that one is judged.
-        .filter(|(_, x)| x.status != 401)
-        .filter(|(_, x)| !x.is_initialize() && !x.in_initialization_phase())
-        .filter(|(_, x)| x.header("mcp-session-id").is_none())
-        .collect();
-    let before = without_id
-        .iter()
-        .find(|(i, _)| first_initialize.is_some_and(|at| *i < at));
+        .filter(|x| x.status != 401)
+        .filter(|x| !x.is_initialize() && !x.in_initialization_phase())
+        .find(|x| x.header("mcp-session-id").is_none());
     c.cite(
-        "no HTTP request reaches the server before the initialize request (initialization is the first interaction)",
-        "LIFE-01",
-        before.map_or(Ok(()), |(_, x)| {
-            Err((
-                "the initialize POST first".into(),
-                format!("{} before it", x.describe()),
-            ))
-        }),
-    );
-    let after = without_id.iter().find(|(_, x)| x.settled.is_some());
-    c.cite(
-        "every HTTP request after the initialize answer carries the session id the server issued",
+        "every HTTP request other than initialize carries the session id the server issued",
         "HTTP-06",
-        after.map_or(Ok(()), |(_, x)| {
+        no_session.map_or(Ok(()), |x| {
             Err((
-                "Mcp-Session-Id on every request after the initialize answer".into(),
-                x.describe(),
-            ))
-        }),
-    );
-    let early_request = without_id.iter().find(|(i, x)| {
-        x.settled.is_none()
-            && first_initialize.is_some_and(|at| *i > at)
-            && x.messages
-                .iter()
-                .any(|m| m.get("id").is_some() && m.get("method").is_some_and(|m| m != "ping"))
-    });
-    c.cite(
-        "no request but ping goes out between initialize and its answer",
-        "LIFE-05",
-        early_request.map_or(Ok(()), |(_, x)| {
-            Err((
-                "only ping before the initialize answer".into(),
+                "Mcp-Session-Id on every request but initialize (none before initialize is answered)".into(),
                 x.describe(),
             ))
         }),
