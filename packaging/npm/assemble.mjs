@@ -24,8 +24,6 @@ const root = join(here, "..", "..");
 const TARGETS = {
   "x86_64-unknown-linux-gnu": { os: "linux", cpu: "x64", libc: "glibc" },
   "aarch64-unknown-linux-gnu": { os: "linux", cpu: "arm64", libc: "glibc" },
-  "x86_64-apple-darwin": { os: "darwin", cpu: "x64" },
-  "aarch64-apple-darwin": { os: "darwin", cpu: "arm64" },
 };
 
 function die(message) {

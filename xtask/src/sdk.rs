@@ -4,7 +4,7 @@
 //! matrix of every client × trial.
 //!
 //! Each suite run is a separate `cargo xtask conformance` process, exactly as a user would
-//! run it (see [`mcp_harness::conformance::child`]), so an SDK run cannot disturb another's state.
+//! run it (see [`crate::child`]), so an SDK run cannot disturb another's state.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

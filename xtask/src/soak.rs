@@ -6,7 +6,7 @@
 //! Not part of CI: it takes K × 2 suite runs.
 //!
 //! Each run is a separate `cargo xtask conformance --no-build --report-dir DIR/<mode>-<i>`
-//! (see [`mcp_harness::conformance::child`]), so a soak measures exactly what users run; its `results.json` is what is compared. The summary
+//! (see [`crate::child`]), so a soak measures exactly what users run; its `results.json` is what is compared. The summary
 //! goes to `DIR/soak.json`.
 
 use std::collections::BTreeMap;
