@@ -4,11 +4,13 @@
 //! `unshare(CLONE_NEWNET)`, not a simulation) and runs one isolated trial twice:
 //! - with the default ways: where this kernel allows an unprivileged user namespace, the
 //!   trial runs in one and passes; where it does not, it is "not run here";
-//! - with the fallback forced off (`MCP_HARNESS_NETNS_WAYS=root,sudo`): "not run here" with
-//!   the reason on the console, in results.json and JUnit (skipped), the client never started,
-//!   and the run exits 0; with `--require-ssrf` the same trial fails the run (101).
+//! - with only the root way allowed (`MCP_HARNESS_NETNS_WAYS=root`), which an ordinary user
+//!   is really refused: "not run here" with the reason on the console, in results.json and
+//!   JUnit (skipped), the client never started, and the run exits 0; with `--require-ssrf`
+//!   the same trial fails the run (101).
 //!
-//! Run as another user, the same holds without `setpriv`.
+//! Run as another user, the same holds without `setpriv` (even one with passwordless sudo:
+//! the sudo way is not allowed). Root without `setpriv` fails the test rather than skip it.
 
 mod support;
 
@@ -21,7 +23,7 @@ use mcp_harness::report::RunResults;
 const TRIAL: &str = "ssrf/redirect-metadata@https";
 
 /// Runs the harness on [`TRIAL`] as an unprivileged user, with `env` and `extra` flags.
-fn run_unprivileged(dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Option<Output> {
+fn run_unprivileged(dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Output {
     let mark = dir.join("client-ran");
     let client = format!(
         "touch {} && {}",
@@ -32,9 +34,6 @@ fn run_unprivileged(dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Option<
     std::fs::create_dir_all(&reports).unwrap();
     std::fs::set_permissions(&reports, std::fs::Permissions::from_mode(0o777)).unwrap();
     let mut cmd = unprivileged(&[env!("CARGO_BIN_EXE_mcp-harness")]);
-    if is_root() && !Path::new(SETPRIV).exists() {
-        return None;
-    }
     cmd.args([
         "conformance",
         "--no-build",
@@ -49,7 +48,7 @@ fn run_unprivileged(dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Option<
     .env("HOME", dir)
     .env_remove(netns_var())
     .envs(env.iter().copied());
-    Some(cmd.output().unwrap())
+    cmd.output().unwrap()
 }
 
 const SETPRIV: &str = "/usr/bin/setpriv";
@@ -63,6 +62,10 @@ fn unprivileged(argv: &[&str]) -> Command {
             cmd
         }
         true => {
+            assert!(
+                Path::new(SETPRIV).exists(),
+                "run as root, this test needs {SETPRIV} (util-linux) to drop to nobody"
+            );
             let mut cmd = Command::new(SETPRIV);
             cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
                 .args(argv);
@@ -99,10 +102,7 @@ fn text(out: &Output) -> String {
 fn without_a_namespace_an_isolated_trial_is_not_run_here_and_does_not_fail_the_run() {
     support::bins();
     let dir = open_dir();
-    let Some(out) = run_unprivileged(dir.path(), &[(netns_var(), "root,sudo")], &[]) else {
-        eprintln!("skipped: running as root without /usr/bin/setpriv to drop privileges");
-        return;
-    };
+    let out = run_unprivileged(dir.path(), &[(netns_var(), "root")], &[]);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     assert!(
@@ -124,7 +124,7 @@ fn without_a_namespace_an_isolated_trial_is_not_run_here_and_does_not_fail_the_r
     assert_eq!(trial.grade.as_str(), "not-run");
     assert_eq!(trial.verdict.as_str(), "passed");
     let why = trial.not_run.as_deref().unwrap_or_default();
-    assert!(why.contains("sudo: "), "each way's reason: {why}");
+    assert!(why.contains("root: "), "the way's reason: {why}");
     assert!(
         results
             .netns
@@ -144,12 +144,7 @@ fn without_a_namespace_an_isolated_trial_is_not_run_here_and_does_not_fail_the_r
 
     // Asked for, the same trial fails the run.
     let dir = open_dir();
-    let out = run_unprivileged(
-        dir.path(),
-        &[(netns_var(), "root,sudo")],
-        &["--require-ssrf"],
-    )
-    .unwrap();
+    let out = run_unprivileged(dir.path(), &[(netns_var(), "root")], &["--require-ssrf"]);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(101), "{shown}");
     assert!(
@@ -166,14 +161,12 @@ fn without_a_namespace_an_isolated_trial_is_not_run_here_and_does_not_fail_the_r
 fn an_unprivileged_user_namespace_runs_an_isolated_trial_where_the_kernel_allows_one() {
     support::bins();
     let dir = open_dir();
-    let Some(out) = run_unprivileged(dir.path(), &[(netns_var(), "userns")], &[]) else {
-        eprintln!("skipped: running as root without /usr/bin/setpriv to drop privileges");
-        return;
-    };
+    let out = run_unprivileged(dir.path(), &[(netns_var(), "userns")], &[]);
     let shown = text(&out);
     let results = RunResults::load(&dir.path().join("reports/results.json")).unwrap();
     let trial = &results.trials[0];
-    // Whether this kernel allows one is the kernel's word, asked as the same user.
+    // Whether this kernel allows one is the kernel's word, asked as the same user (util-linux's
+    // `unshare` must be there to ask: a missing one fails the test, never reads as "no").
     let allowed = unprivileged(&[
         "unshare",
         "--user",
@@ -186,7 +179,9 @@ fn an_unprivileged_user_namespace_runs_an_isolated_trial_where_the_kernel_allows
         "up",
     ])
     .output()
-    .is_ok_and(|o| o.status.success());
+    .expect("util-linux's unshare, to ask the kernel")
+    .status
+    .success();
     match trial.grade.as_str() {
         "pass" => {
             assert_eq!(results.netns.as_deref(), Some("userns"));
