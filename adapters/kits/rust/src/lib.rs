@@ -142,8 +142,10 @@ pub async fn run<A: Adapter>(make: impl FnOnce(&Env) -> A) -> ExitCode {
         .iter()
         .find(|f| !FEATURES.iter().any(|(name, _)| name == *f))
     {
+        let known: Vec<&str> = FEATURES.iter().map(|(name, _)| *name).collect();
         eprintln!(
-            "mcp-harness-kit: the adapter declares an unknown feature {unknown:?}; expected some of roots, sampling, elicitation, oauth"
+            "mcp-harness-kit: the adapter declares an unknown feature {unknown:?}; expected some of {}",
+            known.join(", ")
         );
         return ExitCode::from(2);
     }
@@ -196,7 +198,7 @@ async fn perform<A: Adapter>(
     let lacking = undeclared(step, env, A::FEATURES);
     let refused = || {
         Err(StepError::unsupported(format!(
-            "this adapter does not declare the feature {} (the kit's FEATURES)",
+            "this adapter does not declare the feature {} (the kit's features)",
             lacking.join(", ")
         )))
     };
