@@ -20,8 +20,9 @@
 //!
 //! A trial with several features (rule 2) or requirements (rule 4) goes to the one most of the
 //! remaining trials share (greedy, largest first).
-//! 5. What is not about the client's checks: a transcript that differs from its snapshot, a
-//!    stale baseline entry, a flaky trial.
+//! 5. What is not about the client's checks: a trial not run here that `--require-ssrf`
+//!    asked for, a transcript that differs from its snapshot, a stale baseline entry, a flaky
+//!    trial.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,6 +49,7 @@ enum Key {
     Op { op: String, message: Option<String> },
     Feature { op: String, name: String },
     Limit(String),
+    NotRun(String),
     Requirement(String),
     Snapshot,
     Stale,
@@ -164,7 +166,7 @@ fn implemented_ops(run: &RunResults) -> BTreeSet<&str> {
         .collect()
 }
 
-/// Rules 1, 2 and 4 for one trial; `None` leaves it to its requirements (rule 3).
+/// Rules 1, 2, 3 and 5 for one trial; `None` leaves it to features or requirements (rule 4).
 fn fixed_key(
     t: &TrialResult,
     unoffered: &BTreeSet<String>,
@@ -173,6 +175,10 @@ fn fixed_key(
     match t.verdict {
         Verdict::Stale => return Some(Key::Stale),
         Verdict::Flaky => return Some(Key::Flaky),
+        // Failed only because `--require-ssrf` asked for trials this machine cannot run.
+        _ if t.grade == Grade::NotRun => {
+            return Some(Key::NotRun(t.not_run.clone().unwrap_or_default()));
+        }
         _ if t.grade.is_acceptable() => return Some(Key::Snapshot),
         _ => {}
     }
@@ -279,6 +285,10 @@ fn describe(key: &Key, trials: &[&TrialResult]) -> Cause {
             format!(
                 "nothing to fix if the library truly lacks it: baseline these trials with `[unimplemented]`; if it can, drop `{names}` from the connect line's `limits` (CLIENTS.md § Plan steps)"
             ),
+        ),
+        Key::NotRun(why) => (
+            format!("not run here, and --require-ssrf asked for them: {why}"),
+            "run where a network namespace can be made (root, passwordless `sudo -n`, or unprivileged user namespaces), or drop --require-ssrf".to_owned(),
         ),
         Key::Requirement(id) if id.is_empty() => (
             "the harness could not judge these trials".to_owned(),
@@ -544,6 +554,18 @@ mod tests {
         );
         assert_eq!(got[0].trials, ["v@stdio", "v@https"]);
         assert!(got[1].title.starts_with("ADV-HS-1"));
+    }
+
+    #[test]
+    fn a_trial_failed_by_require_ssrf_is_not_run_here_not_a_snapshot() {
+        let t = TrialResult {
+            not_run: Some("no way".into()),
+            ..TrialResult::bare("ssrf/x@https", Grade::NotRun, Verdict::Failed)
+        };
+        let got = causes(&run(vec![t]));
+        assert_eq!(got.len(), 1);
+        assert!(got[0].title.starts_with("not run here"), "{got:?}");
+        assert!(got[0].title.contains("no way"), "{got:?}");
     }
 
     #[test]
