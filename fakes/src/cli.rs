@@ -32,18 +32,14 @@ pub struct Play {
 }
 
 impl Play {
-    /// The play of a loaded case (for a trial: the case as scaled for it), with the trial's
-    /// canary origin, when it has one, written where the script names it.
-    pub fn of(case: &Case, canary: Option<&str>) -> Result<Play, String> {
-        let script = &case.scenario.server;
-        Ok(Play {
-            server: match canary {
-                Some(origin) => script.with_canary(origin)?,
-                None => script.clone(),
-            },
+    /// The play of a loaded case: for a trial, the case as scaled for it with the trial's
+    /// canary origin written in.
+    pub fn of(case: &Case) -> Play {
+        Play {
+            server: case.scenario.server.clone(),
             revision: case.revision.clone(),
             request_timeout_ms: case.scenario.timeout_ms,
-        })
+        }
     }
 
     /// Reads a play file; the error names the file and, for a bad field, where it is.

@@ -19,7 +19,12 @@ fn every_builtin_case_reaches_the_fake_unchanged() {
     for (case, _) in trials {
         let mut case = case;
         case.scenario = case.scenario.scaled(scale);
-        let play = Play::of(&case, Some("http://127.0.0.1:9")).expect(&case.id);
+        case.scenario.server = case
+            .scenario
+            .server
+            .with_canary("http://127.0.0.1:9")
+            .expect(&case.id);
+        let play = Play::of(&case);
         play.write(&path).unwrap();
         assert_eq!(Play::read(&path).as_ref(), Ok(&play), "{}", case.id);
         assert_eq!(play.request_timeout_ms, case.scenario.timeout_ms);

@@ -595,8 +595,9 @@ impl RunContext {
 
     /// Prepares a trial once: the loaded case (its script resolved, its fixtures, variant
     /// and revision applied) with every duration scaled by the machine's factor now, or by
-    /// the one `--time-scale` fixed. The first attempt and every retry run this value; the
-    /// HTTPS fake is handed its scenario and the stdio fake its play file.
+    /// the one `--time-scale` fixed. The first attempt and every retry run this value, so a
+    /// retry runs at its first attempt's scale (`trial::run` then hands the HTTPS fake its
+    /// scenario and the stdio fake its play file).
     fn prepare(&self, case: &Case, transport: Transport) -> Prepared {
         let mut case = case.clone();
         case.scenario = case.scenario.scaled(self.scale.now());

@@ -462,11 +462,22 @@ fn prepare<'h>(
     if let Some(legacy) = &versions.legacy {
         cmd.env("MCP_HARNESS_LEGACY_PROTOCOL_VERSION", legacy);
     }
+    // The trial's canary origin, written where the script names it, for either fake.
+    let played;
+    let case = match canary {
+        Some(origin) => {
+            let mut copy = case.clone();
+            copy.scenario.server = case.scenario.server.with_canary(origin)?;
+            played = copy;
+            &played
+        }
+        None => case,
+    };
     match transport {
         Transport::Stdio => {
             // The fake plays the trial as prepared here: it loads no case of its own.
             let play_path = dir.join("play.json");
-            Play::of(case, canary)?.write(&play_path)?;
+            Play::of(case).write(&play_path)?;
             let mut server_argv = vec![harness.bins.fake_stdio.to_string_lossy().into_owned()];
             server_argv.extend(harness.bins.fake_stdio_args.iter().cloned());
             server_argv.extend([
@@ -485,16 +496,6 @@ fn prepare<'h>(
             let token = harness.bearer_token.as_deref();
             let env = harness.http()?;
             let started = Instant::now();
-            let played;
-            let case = match canary {
-                Some(origin) => {
-                    let mut copy = case.clone();
-                    copy.scenario.server = case.scenario.server.with_canary(origin)?;
-                    played = copy;
-                    &played
-                }
-                None => case,
-            };
             let trial = match isolation {
                 None => env.start_trial(case, &transcript_path, token, auth, Vec::new())?,
                 Some(isolation) => {

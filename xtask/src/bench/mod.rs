@@ -130,7 +130,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot make a work directory: {e}"))?;
     let env = HttpEnv::new()?;
     let play = work.path().join("echo-play.json");
-    Play::of(&case, None)?.write(&play)?;
+    Play::of(&case).write(&play)?;
     let setup = clients::Setup {
         env: &env,
         case: &case,

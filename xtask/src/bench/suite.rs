@@ -310,7 +310,7 @@ fn fake_start(fake: &Path, work: &Path) -> Result<f64, String> {
     let case = mcp_harness_scenarios::load_case(&root, &root.join("handshake/happy-path.json"))
         .map_err(|e| e.to_string())?;
     let play = work.join("fake-start-play.json");
-    Play::of(&case, None)?.write(&play)?;
+    Play::of(&case).write(&play)?;
     let mut ms = Vec::with_capacity(FAKE_STARTS);
     for i in 0..FAKE_STARTS {
         let transcript = work.join(format!("fake-start-{i}.jsonl"));
