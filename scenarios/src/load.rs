@@ -156,8 +156,7 @@ impl Library {
         let mut fixtures = HashMap::new();
         let dir = root.join(FIXTURES_DIR);
         if dir.is_dir() {
-            let mut files = Vec::new();
-            collect(&dir, &dir, &mut files)
+            let files = json_files(&dir, &[])
                 .map_err(|e| LoadError::new(&dir, "directory", format!("cannot read: {e}")))?;
             for file in files {
                 let name = file
@@ -204,11 +203,9 @@ impl Library {
         let mut fixtures = self.fixtures.clone();
         let fixtures_dir = dir.join(FIXTURES_DIR);
         if fixtures_dir.is_dir() {
-            let mut files = Vec::new();
-            collect(&fixtures_dir, &fixtures_dir, &mut files).map_err(|e| {
+            let files = json_files(&fixtures_dir, &[]).map_err(|e| {
                 LoadError::new(&fixtures_dir, "directory", format!("cannot read: {e}"))
             })?;
-            files.sort();
             for file in files {
                 let name = file
                     .file_stem()
@@ -318,16 +315,16 @@ pub fn load_dir(root: &Path) -> Result<Vec<Case>, Vec<LoadError>> {
             return Err(errors);
         }
     };
-    let mut files = Vec::new();
-    if let Err(e) = collect(root, &library.root.join(FIXTURES_DIR), &mut files) {
-        return Err(vec![LoadError::new(
-            root,
-            "directory",
-            format!("cannot read: {e}"),
-        )]);
-    }
-    files.retain(|f| f != &root.join(CATALOGUE_FILE));
-    files.sort();
+    let files = match json_files(root, &[library.root.join(FIXTURES_DIR)]) {
+        Ok(files) => files,
+        Err(e) => {
+            return Err(vec![LoadError::new(
+                root,
+                "directory",
+                format!("cannot read: {e}"),
+            )]);
+        }
+    };
     let (mut cases, mut errors) = (Vec::new(), Vec::new());
     for file in files {
         match load_file(&library, root, &file) {
@@ -349,27 +346,31 @@ pub fn case_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     let fixtures = find_root(root)
         .unwrap_or_else(|| root.to_owned())
         .join(FIXTURES_DIR);
-    let mut files = Vec::new();
-    collect(root, &fixtures, &mut files)?;
-    files.retain(|f| f.file_name().is_none_or(|n| n != CATALOGUE_FILE));
-    files.sort();
-    Ok(files)
+    json_files(root, &[fixtures])
 }
 
-fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            if path != skip {
-                collect(&path, skip, out)?;
+/// Every `*.json` below `root` but schemas and catalogues, leaving out what lies below the
+/// directories `skip`, sorted.
+fn json_files(root: &Path, skip: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut pending = vec![root.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                if !skip.contains(&path) {
+                    pending.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "json")
+                && !path.to_string_lossy().ends_with(".schema.json")
+                && path.file_name().is_none_or(|n| n != CATALOGUE_FILE)
+            {
+                files.push(path);
             }
-        } else if path.extension().is_some_and(|e| e == "json")
-            && !path.to_string_lossy().ends_with(".schema.json")
-        {
-            out.push(path);
         }
     }
-    Ok(())
+    files.sort();
+    Ok(files)
 }
 
 /// Loads one case file; `root` is the scenarios directory its id is relative to. A file with

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{CATALOGUE_FILE, Case, FIXTURES_DIR, Library, load_dir, parse_with};
+use super::{CATALOGUE_FILE, Case, FIXTURES_DIR, Library, load_dir};
 
 /// The directory below a user's case directory that holds its snapshots (never case files).
 pub const SNAPSHOTS_DIR: &str = "snapshots";
@@ -78,9 +78,8 @@ fn load_user_dir(base: &Library, dir: &Path) -> Result<Vec<Case>, Vec<String>> {
     let own_catalogue = dir.join(CATALOGUE_FILE).is_file();
     let (mut cases, mut errors) = (Vec::new(), Vec::new());
     for file in files {
-        let loaded = std::fs::read_to_string(&file)
-            .map_err(|e| format!("{}: file: cannot read: {e}", file.display()))
-            .and_then(|text| parse_with(&library, dir, &file, &text).map_err(|e| e.to_string()))
+        let loaded = super::load_file(&library, dir, &file)
+            .map_err(|e| e.to_string())
             .map_err(|e| match own_catalogue {
                 false if e.contains("unknown requirement") => format!(
                     "{e}; a requirement of your own needs {}",
@@ -100,29 +99,10 @@ fn load_user_dir(base: &Library, dir: &Path) -> Result<Vec<Case>, Vec<String>> {
     }
 }
 
-/// The case files below a user's directory, sorted: every `*.json` except the catalogue,
-/// schemas, and what is below `fixtures/` and `snapshots/`.
+/// The case files below a user's directory, sorted: [`super::case_files`] leaving out
+/// `snapshots/` too.
 fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let skip = [dir.join(FIXTURES_DIR), dir.join(SNAPSHOTS_DIR)];
-    let mut out = Vec::new();
-    let mut pending = vec![dir.to_owned()];
-    while let Some(at) = pending.pop() {
-        for entry in std::fs::read_dir(&at)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                if !skip.contains(&path) {
-                    pending.push(path);
-                }
-            } else if path.extension().is_some_and(|e| e == "json")
-                && !path.to_string_lossy().ends_with(".schema.json")
-                && path != dir.join(CATALOGUE_FILE)
-            {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+    super::json_files(dir, &[dir.join(FIXTURES_DIR), dir.join(SNAPSHOTS_DIR)])
 }
 
 /// One error per case id that two files use, naming both (a built-in file by its path below
