@@ -59,3 +59,14 @@ pub fn run(mut cmd: Command, dir: &Path, what: &str) -> Result<ChildRun, String>
     let results = RunResults::load(&results_file)?;
     Ok(ChildRun { met, exit, results })
 }
+
+/// Runs a setup command (an install, a build) to its end; `what` says what it does, for
+/// the error when it cannot start or fails.
+pub(crate) fn step(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let status = cmd.status().map_err(|e| format!("cannot {what}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("could not {what} ({status})"))
+    }
+}

@@ -43,7 +43,7 @@ enum Command {
     /// Run the official conformance suite's example clients (TypeScript, from a checkout of
     /// modelcontextprotocol/conformance) unmodified on the cases that share its scenarios:
     /// the correct ones must pass, `test-broken` must fail. Installs their npm dependencies
-    /// under target/official-clients; skips, saying why, without node, npm or a checkout.
+    /// under target/official-clients; skips, saying why, without a checkout; with one, missing node or npm is an error (exit 2).
     OfficialClients {
         /// The checkout (default: $MCP_CONFORMANCE_CHECKOUT).
         #[arg(long, value_name = "DIR")]

@@ -12,7 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{child, paths};
+use crate::child::{self, step};
+use crate::paths;
 use mcp_harness::conformance::shell_quote;
 use mcp_harness::conformance::verdict::level_label;
 use mcp_harness::report::RunResults;
@@ -38,12 +39,6 @@ const TSX_FALLBACK: &str = "4.21.0";
 /// Runs every example on its cases; `Ok(None)` when skipped (the reason printed),
 /// `Ok(Some(all_as_expected))` otherwise.
 pub fn run(checkout: Option<PathBuf>, report_dir: Option<PathBuf>) -> Result<Option<bool>, String> {
-    for tool in ["node", "npm"] {
-        if Command::new(tool).arg("--version").output().is_err() {
-            println!("skipped: `{tool}` is not on PATH (the official examples are TypeScript)");
-            return Ok(None);
-        }
-    }
     let checkout =
         checkout.or_else(|| std::env::var_os("MCP_CONFORMANCE_CHECKOUT").map(PathBuf::from));
     let Some(checkout) = checkout else {
@@ -53,6 +48,14 @@ pub fn run(checkout: Option<PathBuf>, report_dir: Option<PathBuf>) -> Result<Opt
         );
         return Ok(None);
     };
+    // A checkout was asked for: missing tools are an error, not a skip.
+    for tool in ["node", "npm"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            return Err(format!(
+                "`{tool}` is not on PATH (the official examples are TypeScript)"
+            ));
+        }
+    }
     let examples = checkout.join("examples/clients/typescript");
     if !examples.join("everything-client.ts").is_file() {
         return Err(format!(
@@ -188,13 +191,4 @@ fn tsx_version(lock: &Path) -> Option<String> {
     lock.pointer("/packages/node_modules~1tsx/version")?
         .as_str()
         .map(str::to_owned)
-}
-
-fn step(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let status = cmd.status().map_err(|e| format!("cannot {what}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("could not {what} ({status})"))
-    }
 }

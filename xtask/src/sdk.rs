@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::child;
+use crate::child::{self, step};
 use crate::paths;
 use mcp_harness::conformance::shell_quote;
 use mcp_harness::report::{RunResults, merge};
@@ -170,15 +170,6 @@ fn install(sdk: Sdk, root: &Path, cache: &Path) -> Result<String, String> {
             ))
         }
         Sdk::All => Err("`all` is not one SDK".into()),
-    }
-}
-
-fn step(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let status = cmd.status().map_err(|e| format!("cannot {what}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("could not {what} ({status})"))
     }
 }
 
