@@ -7,7 +7,7 @@
 //! Its `package.json`, lock, `src/` (the everything-client imports from it) and
 //! `examples/clients/` are copied under `target/official-clients/`, their npm dependencies
 //! installed there from the lock (`npm ci --omit=dev`), and `tsx` beside them at the version
-//! the lock pins. Without node, npm or a checkout it says why and skips.
+//! the lock pins. Without a checkout it says why and skips; with one, missing node or npm is an error.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
