@@ -1,6 +1,7 @@
 //! The reference client and the fakes implement the wire format independently, so a bug
-//! they shared could not hide itself. This test fails when a crate's manifest (any kind of
-//! dependency) makes one of them depend on the other, or the client on the scenarios crate.
+//! they shared could not hide itself. This test fails when the manifests (any kind of
+//! dependency, directly or through other workspace crates) make one of them depend on the
+//! other, or the client on the scenarios crate.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -40,18 +41,30 @@ fn declared_dependencies() -> Vec<(String, BTreeSet<String>)> {
         .collect()
 }
 
-/// The forbidden edges among `packages`: `(from, to)` pairs a package declares.
+/// Everything `from` depends on among `packages`, directly or through other packages.
+fn reach(packages: &[(String, BTreeSet<String>)], from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut pending = vec![from.to_owned()];
+    while let Some(name) = pending.pop() {
+        for (_, deps) in packages.iter().filter(|(n, _)| *n == name) {
+            for dep in deps {
+                if seen.insert(dep.clone()) {
+                    pending.push(dep.clone());
+                }
+            }
+        }
+    }
+    seen
+}
+
+/// The forbidden edges among `packages`: `(from, to)` pairs `from` reaches.
 fn forbidden<'a>(
     packages: &[(String, BTreeSet<String>)],
     rules: &[(&'a str, &'a str)],
 ) -> Vec<String> {
     rules
         .iter()
-        .filter(|(from, to)| {
-            packages
-                .iter()
-                .any(|(name, deps)| name == from && deps.contains(*to))
-        })
+        .filter(|(from, to)| reach(packages, from).contains(*to))
         .map(|(from, to)| format!("{from} depends on {to}"))
         .collect()
 }
@@ -87,8 +100,27 @@ fn a_forbidden_edge_is_named() {
             BTreeSet::from(["mcp-harness-scenarios".to_owned()]),
         ),
     ];
+    // Through the fakes, the client reaches the scenarios crate too.
     assert_eq!(
         forbidden(&packages, &RULES),
+        [
+            "mcp-harness-client depends on mcp-harness-fakes",
+            "mcp-harness-client depends on mcp-harness-scenarios"
+        ]
+    );
+    // A dev-dependency on the runner reaches the fakes through it.
+    let through = vec![
+        (
+            "mcp-harness-client".to_owned(),
+            BTreeSet::from(["mcp-harness".to_owned()]),
+        ),
+        (
+            "mcp-harness".to_owned(),
+            BTreeSet::from(["mcp-harness-fakes".to_owned()]),
+        ),
+    ];
+    assert_eq!(
+        forbidden(&through, &RULES),
         ["mcp-harness-client depends on mcp-harness-fakes"]
     );
 }
