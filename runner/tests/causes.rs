@@ -53,9 +53,21 @@ fn a_failing_run_groups_its_failures_by_cause_before_the_tally_and_in_the_report
     let list = html.find("<h2>Trials, failures first</h2>").unwrap();
     assert!(section < list);
     assert!(html.contains("<b class=\"count\">3 trials</b> era `modern` never offered"));
-    // The tiles count what the grade table counts: nothing baselined here, so the failing
-    // unimplemented and failing trials are under their own grades.
-    assert!(html.contains("class=\"chip fail\" data-pick=\"status=fail\""));
+    // The tiles count what the grade table counts: nothing baselined here, so four trials
+    // fail the run (three of the era, one of the cursor) and the fifth passes.
+    let chip = |status: &str, n: usize| {
+        html.contains(&format!("data-pick=\"status={status}\"")) && {
+            let at = html
+                .find(&format!("data-pick=\"status={status}\""))
+                .unwrap();
+            html[at..]
+                .split("<b>")
+                .nth(1)
+                .and_then(|s| s.split("</b>").next())
+                == Some(n.to_string().as_str())
+        }
+    };
+    assert!(chip("fail", 4) && chip("pass", 1), "the tiles' counts");
 }
 
 #[test]

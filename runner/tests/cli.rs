@@ -67,7 +67,10 @@ fn a_baseline_is_strict_both_ways() {
             .assert()
             .success(),
     );
-    assert!(out.contains("[xfail]") || out.contains("xfail"), "{out}");
+    assert!(
+        out.contains("xfail (") && out.contains("1 baselined"),
+        "{out}"
+    );
 
     let stale = temp_file("baseline.txt", "calls/text-blocks@stdio: was broken once\n");
     let path = stale.path().join("baseline.txt");
