@@ -87,3 +87,24 @@ fn a_path_is_told_from_other_backticked_text() {
     let line = "(checked by `xtask/tests/cli.rs::a_baseline_is_strict_both_ways`)";
     assert_eq!(named_paths(line), ["xtask/tests/cli.rs"]);
 }
+
+/// CLIENTS.md shows the JavaScript kit's example adapter in full; `mcp-harness kit js` writes
+/// the file: the two must be the same text, or the documentation rots unseen.
+#[test]
+fn the_documented_js_example_is_the_kits_example_adapter() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let md = std::fs::read_to_string(root.join("CLIENTS.md")).unwrap();
+    let example =
+        std::fs::read_to_string(root.join("adapters/kits/js/example-adapter.mjs")).unwrap();
+    let shown: Vec<&str> = md
+        .split("```js\n")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("```").map(|(block, _)| block))
+        .filter(|block| block.contains("from './mcp-harness-kit.mjs'"))
+        .collect();
+    assert_eq!(shown.len(), 1, "one JavaScript example in CLIENTS.md");
+    assert_eq!(
+        shown[0], example,
+        "CLIENTS.md's example differs from the kit's"
+    );
+}
