@@ -263,10 +263,13 @@ fn user_cases_are_blessed_then_pass_beside_their_snapshots() {
     let here = tempdir();
     let dir = user_dir(here.path(), false);
     let dir_arg = dir.to_string_lossy().into_owned();
-    // The reference client compares snapshots: none yet.
+    // The reference client compares snapshots: none yet. The hint says how to write them,
+    // and is followed word for word.
     let out = harness(here.path(), &["run", "--only-cases", &dir_arg]);
     assert_eq!(out.status.code(), Some(101), "{}", text(&out));
     assert!(text(&out).contains("no snapshot"), "{}", text(&out));
+    let hint = format!("run `mcp-harness run --only-cases {dir_arg} --bless`");
+    assert!(text(&out).contains(&hint), "{}", text(&out));
     let out = harness(here.path(), &["run", "--only-cases", &dir_arg, "--bless"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(dir.join("snapshots/mine__pages@stdio.snap").is_file());

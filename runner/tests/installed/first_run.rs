@@ -1,10 +1,8 @@
 //! A new user's first runs of the installed binary, from a directory outside the checkout:
 //! a built-in case is shown by `case show` and named so in failures and reports (not by a
-//! path into a directory deleted after the run), the bless hint for one's own cases works when
-//! followed, a run that selects no trial says so, `run --help` speaks only of what applies
-//! and gives the exit status, and every kit comes with an example adapter.
-
-use std::path::{Path, PathBuf};
+//! path into a directory deleted after the run), a run that selects no trial says so, `run
+//! --help` speaks only of what applies and gives the exit status, and every kit comes with an
+//! example adapter. (The bless hint for one's own cases is followed in `installed.rs`.)
 
 use super::{checkout, harness, tempdir, text};
 
@@ -77,41 +75,10 @@ fn a_failing_built_in_case_is_named_by_case_show_in_the_console_and_the_report()
     assert!(!html.contains("re-run (cargo xtask)"));
 }
 
-/// A directory of one user's case, copied from a built-in one under the id `mine/pages`.
-fn user_dir(root: &Path) -> PathBuf {
-    let dir = root.join("my-cases");
-    let text =
-        std::fs::read_to_string(checkout().join("scenarios/tools/pagination-three-pages.json"))
-            .unwrap();
-    let mut case: serde_json::Value = serde_json::from_str(&text).unwrap();
-    case.as_object_mut().map(|o| o.remove("$schema"));
-    std::fs::create_dir_all(dir.join("mine")).unwrap();
-    std::fs::write(dir.join("mine/pages.json"), case.to_string()).unwrap();
-    dir
-}
-
-#[test]
-fn the_bless_hint_for_ones_own_cases_works_when_followed() {
-    let here = tempdir();
-    let dir = user_dir(here.path());
-    let dir_arg = dir.to_string_lossy().into_owned();
-    let out = harness(here.path(), &["run", "--only-cases", &dir_arg]);
-    assert_eq!(out.status.code(), Some(101), "{}", text(&out));
-    let shown = text(&out);
-    let hint = format!("run `mcp-harness run --only-cases {dir_arg} --bless`");
-    assert!(shown.contains(&hint), "{shown}");
-    // Followed word for word, it writes the snapshots; the next plain run passes them.
-    let out = harness(here.path(), &["run", "--only-cases", &dir_arg, "--bless"]);
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("2 pass"), "{}", text(&out));
-    let out = harness(here.path(), &["run", "--only-cases", &dir_arg]);
-    assert!(out.status.success(), "{}", text(&out));
-}
-
 #[test]
 fn a_run_that_selects_no_trial_says_so_and_fails() {
     let here = tempdir();
-    let dir = user_dir(here.path());
+    let dir = super::user_dir(here.path(), false);
     let out = harness(
         here.path(),
         &[
