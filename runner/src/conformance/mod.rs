@@ -326,12 +326,7 @@ pub fn run(opts: Options) -> ExitCode {
     };
     runner::print_end(&results, &finished);
     // A trial not run here judged no entry: its entries are not unused.
-    let ran: std::collections::HashSet<&str> = results
-        .trials
-        .iter()
-        .filter(|t| t.grade != Grade::NotRun)
-        .map(|t| t.name.as_str())
-        .collect();
+    let ran = results.judged();
     let named: std::collections::HashSet<usize> = finished
         .iter()
         .flat_map(|f| f.named.iter().copied())

@@ -230,6 +230,16 @@ impl CheckRecord {
 }
 
 impl RunResults {
+    /// The names of the trials this run judged: all but those not run here (no network
+    /// namespace), which judged no baseline entry.
+    pub fn judged(&self) -> std::collections::HashSet<&str> {
+        self.trials
+            .iter()
+            .filter(|t| t.grade != Grade::NotRun)
+            .map(|t| t.name.as_str())
+            .collect()
+    }
+
     /// How many trials have each grade, in report order.
     pub fn counts(&self) -> Vec<(Grade, usize)> {
         let count = |g: Grade| self.trials.iter().filter(|t| t.grade == g).count();

@@ -4,7 +4,7 @@
 //! covers are folded into `case@*` patterns where they are every trial of a case, of one
 //! transport or of one revision.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::judge::counts;
@@ -78,12 +78,7 @@ pub fn render(results: &RunResults, how: &Rewrite<'_>) -> String {
     // an expected failure's reach over the trials that did not run: the patterns of an entry
     // that match a trial this run left out (the trials that ran have lines of their own).
     // A trial not run here (no network namespace) counts as left out: its entries stay.
-    let ran: HashSet<&str> = results
-        .trials
-        .iter()
-        .filter(|t| t.grade != Grade::NotRun)
-        .map(|t| t.name.as_str())
-        .collect();
+    let ran = results.judged();
     for e in &how.old.entries {
         let comment = |fallback: &str| match e.comment.is_empty() {
             true => fallback.to_owned(),
