@@ -31,6 +31,9 @@ pub enum Way {
 }
 
 impl Way {
+    /// Every way, in the order they are tried by default.
+    pub const ALL: [Way; 3] = [Way::Root, Way::Sudo, Way::UserNs];
+
     /// Its name in [`WAYS_VAR`] and in results.json.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -52,7 +55,7 @@ impl Way {
 
 /// The phrase for a way's name as results.json records it.
 pub fn describe(name: &str) -> &'static str {
-    [Way::Root, Way::Sudo, Way::UserNs]
+    Way::ALL
         .into_iter()
         .find(|w| w.as_str() == name)
         .map_or("made", Way::describe)
@@ -61,21 +64,23 @@ pub fn describe(name: &str) -> &'static str {
 /// The ways to try, from [`WAYS_VAR`] or the default order.
 pub fn allowed() -> Result<Vec<Way>, String> {
     let Ok(value) = std::env::var(WAYS_VAR) else {
-        return Ok(vec![Way::Root, Way::Sudo, Way::UserNs]);
+        return Ok(Way::ALL.to_vec());
     };
     let mut ways = Vec::new();
     for word in value.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        ways.push(match word {
-            "root" => Way::Root,
-            "sudo" => Way::Sudo,
-            "userns" => Way::UserNs,
-            "none" => continue,
-            other => {
+        if word == "none" {
+            continue;
+        }
+        match Way::ALL.into_iter().find(|w| w.as_str() == word) {
+            Some(way) => ways.push(way),
+            None => {
+                let names: Vec<&str> = Way::ALL.iter().map(|w| w.as_str()).collect();
                 return Err(format!(
-                    "{WAYS_VAR}={value:?}: `{other}` is not a way; expected a comma-separated list of root, sudo, userns (or none)"
+                    "{WAYS_VAR}={value:?}: `{word}` is not a way; expected a comma-separated list of {} (or none)",
+                    names.join(", ")
                 ));
             }
-        });
+        }
     }
     Ok(ways)
 }
