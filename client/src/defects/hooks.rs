@@ -13,7 +13,7 @@ use crate::client::seams::ClientSeams;
 use crate::content::SeenRules;
 use crate::era::cache::Lifetime;
 use crate::era::mrtr::Shape;
-use crate::era::seams::EraSeams;
+use crate::era::seams::{EraSeams, Verdict};
 use crate::era::{Connected, Discovery};
 use crate::error::Error;
 use crate::handshake::Handshake;
@@ -367,14 +367,13 @@ impl EraSeams for Seams {
         self.0.instead_of_probe(session, dual).await
     }
 
-    fn judge_probe<V>(
+    fn judge_probe(
         &self,
         error: Error,
         dual: bool,
-        legacy: V,
-        judge: impl FnOnce(Error, bool) -> V,
-    ) -> V {
-        self.0.judge_probe(error, dual, legacy, judge)
+        judge: impl FnOnce(Error, bool) -> Verdict,
+    ) -> Verdict {
+        self.0.judge_probe(error, dual, judge)
     }
 
     async fn after_discover(&self, session: &Session) {
