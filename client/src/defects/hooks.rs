@@ -30,7 +30,7 @@ impl Wire for Seams {
     type Memory = Outgoing;
 
     fn memory(&self, modern_version: Option<String>) -> Outgoing {
-        Outgoing::new(self.0, modern_version)
+        Outgoing::new(modern_version)
     }
 
     fn request_id(
@@ -40,7 +40,7 @@ impl Wire for Seams {
         params: &Value,
         fresh: impl FnOnce() -> i64,
     ) -> i64 {
-        memory.request_id(method, params, fresh)
+        memory.request_id(&self.0, method, params, fresh)
     }
 
     fn messages(
@@ -49,7 +49,7 @@ impl Wire for Seams {
         message: Value,
         fresh: impl FnOnce() -> i64,
     ) -> Vec<Value> {
-        memory.messages(message, fresh)
+        memory.messages(&self.0, message, fresh)
     }
 
     fn first_line(&self) -> Option<&'static str> {
