@@ -320,7 +320,7 @@ impl Listener {
         let token = params.pointer("/_meta/progressToken")?;
         let mut progress = lock(&self.progress);
         let max = progress.plans.get(&token.to_string()).copied().flatten();
-        let (resets, max) = self.seams.progress_timeout(max);
+        let (resets, max) = self.seams.progress_timeout((max.is_some(), max));
         let tracked = Tracked {
             token: token.clone(),
             progressed: Arc::new(Notify::new()),

@@ -45,8 +45,8 @@ impl Router {
         Router::with_seams(Seams::default(), Handlers::new())
     }
 
-    /// A router whose reading may be bent by `seams` (only the read seam builds one with
-    /// defects; see [`crate::seams::wire`]), answering server requests with `handlers`.
+    /// A router that asks `seams` how frames are read and server messages answered (see
+    /// [`crate::seams::wire`]), answering server requests with `handlers`.
     pub(crate) fn with_seams(seams: Seams, handlers: Handlers) -> Self {
         Router {
             pending: Mutex::new(Some(HashMap::new())),

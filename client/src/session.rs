@@ -27,8 +27,6 @@ pub(crate) struct Session {
     transport: Transport,
     next_id: AtomicI64,
     options: ClientOptions,
-    /// Where a deliberate defect may bend this connection (see `seams/`).
-    seams: Seams,
     /// What the seam on what is sent remembers between messages.
     outgoing: <Seams as Wire>::Memory,
 }
@@ -39,7 +37,6 @@ impl Session {
             router,
             transport,
             next_id: AtomicI64::new(1),
-            seams: options.seams(),
             outgoing: options.seams().memory(options.meta_version()),
             options,
         }
@@ -50,8 +47,8 @@ impl Session {
     }
 
     /// Where a deliberate defect may bend this connection (see `seams/`).
-    pub(crate) fn seams(&self) -> &Seams {
-        &self.seams
+    pub(crate) fn seams(&self) -> Seams {
+        self.options.seams()
     }
 
     pub(crate) fn transport(&self) -> &Transport {
@@ -81,7 +78,7 @@ impl Session {
         registered: impl FnOnce(i64),
     ) -> Result<InFlight<'_>, Error> {
         let id = self
-            .seams
+            .seams()
             .request_id(&self.outgoing, method, &params, || self.fresh_id());
         let (rx, progress) = self.router.register_request(id, &params)?;
         registered(id);
@@ -106,7 +103,7 @@ impl Session {
 
     fn send(&self, message: Value) -> Result<(), Error> {
         for message in self
-            .seams
+            .seams()
             .messages(&self.outgoing, message, || self.fresh_id())
         {
             self.transport.send(&message)?;
@@ -118,7 +115,7 @@ impl Session {
     pub(crate) async fn shutdown(&self) {
         self.router.close("the connection was closed by the client");
         let grace = self.options.shutdown_grace;
-        self.transport.shutdown(grace, self.seams()).await;
+        self.transport.shutdown(grace, &self.seams()).await;
     }
 
     /// Fails everything in flight and walks away, leaving the server running (a defect).

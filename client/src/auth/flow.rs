@@ -27,8 +27,8 @@ use super::net::{Answer, ClientAuth, Net, failed};
 use super::pkce;
 use super::registration::{Credentials, Method};
 use crate::error::Error;
-use crate::seams::wire::Pkce;
 use crate::seams::wire::Wire;
+use crate::seams::wire::{Pkce, TokenMethod};
 
 /// What one authorization attempt keeps between sending the user away and the redirect.
 #[derive(Debug)]
@@ -253,7 +253,11 @@ fn authenticate<'a>(
     creds: &'a Credentials,
     form: &mut Vec<(&'static str, String)>,
 ) -> ClientAuth<'a> {
-    let method = seams.auth_token_method(creds.method == Method::Basic);
+    let basic = creds.method == Method::Basic;
+    let method = seams.auth_token_method(TokenMethod {
+        basic,
+        form: !basic,
+    });
     match (creds.method, &creds.secret) {
         (Method::Basic | Method::Post, Some(secret)) if method.basic => {
             if method.form {

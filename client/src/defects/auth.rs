@@ -220,22 +220,19 @@ impl Defects {
         !self.auth.step_up_challenged_only
     }
 
-    /// How a client registered for `client_secret_basic` (`basic`) or `client_secret_post`
-    /// sends its secret; correct: HTTP Basic or the form, as registered, never both.
-    pub(crate) fn auth_token_method(&self, basic: bool) -> TokenMethod {
-        match basic {
+    /// How a client registered for `client_secret_basic` or `client_secret_post` sends its
+    /// secret; correct: `correct`, as registered, never both.
+    pub(crate) fn auth_token_method(&self, correct: TokenMethod) -> TokenMethod {
+        match correct.basic {
             true if self.auth.secret_in_form => TokenMethod {
                 basic: false,
                 form: true,
             },
-            true => TokenMethod {
+            _ if self.auth.token_auth_both => TokenMethod {
                 basic: true,
-                form: self.auth.token_auth_both,
-            },
-            false => TokenMethod {
-                basic: self.auth.token_auth_both,
                 form: true,
             },
+            _ => correct,
         }
     }
 
@@ -337,7 +334,7 @@ mod tests {
             basic: true,
             form: false,
         };
-        assert_eq!(d.auth_token_method(true), basic);
+        assert_eq!(d.auth_token_method(basic), basic);
         assert_eq!(
             d.auth_prm_resource("https://h", "https://h/mcp"),
             "https://h"
@@ -392,14 +389,18 @@ mod tests {
             basic: false,
             form: true,
         };
-        assert_eq!(on("auth-secret-in-form").auth_token_method(true), form);
-        assert_eq!(
-            on("auth-token-auth-both").auth_token_method(true),
-            TokenMethod {
-                basic: true,
-                form: true
-            }
-        );
+        let basic = TokenMethod {
+            basic: true,
+            form: false,
+        };
+        assert_eq!(on("auth-secret-in-form").auth_token_method(basic), form);
+        assert_eq!(on("auth-secret-in-form").auth_token_method(form), form);
+        let both = TokenMethod {
+            basic: true,
+            form: true,
+        };
+        assert_eq!(on("auth-token-auth-both").auth_token_method(basic), both);
+        assert_eq!(on("auth-token-auth-both").auth_token_method(form), both);
         let (new, old) = (Secret::new("n"), Secret::new("o"));
         assert_eq!(
             on("auth-keep-old-refresh").auth_rotated_refresh(new, &old),

@@ -1,8 +1,6 @@
 //! The library without the `defects` feature takes every hook's default; the driver with
 //! no defect switched on takes `hooks.rs`. Both must be the same correct client.
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use crate::client::seams::ClientSeams;
@@ -45,25 +43,6 @@ fn no_defect_on_decides_as_the_defaults_do() {
             b.network
         )
     );
-    for basic in [true, false] {
-        assert_eq!(off.auth_token_method(basic), plain.auth_token_method(basic));
-    }
-    for restart in [true, false] {
-        assert_eq!(
-            off.after_server_exit(restart),
-            plain.after_server_exit(restart)
-        );
-    }
-    for max in [None, Some(Duration::from_secs(3))] {
-        assert_eq!(off.progress_timeout(max), plain.progress_timeout(max));
-    }
-    let backoff = Duration::from_millis(50);
-    for retry in [None, Some(Duration::from_millis(7))] {
-        assert_eq!(
-            off.reconnect_delay(retry, backoff),
-            plain.reconnect_delay(retry, backoff)
-        );
-    }
     for telling in [
         Telling::Not("x"),
         Telling::ByClosingTheStream,
@@ -76,11 +55,6 @@ fn no_defect_on_decides_as_the_defaults_do() {
             );
         }
     }
-    let found = vec![
-        ("a".to_owned(), Some("1".to_owned())),
-        ("b".to_owned(), None),
-    ];
-    assert_eq!(off.param_headers(found.clone()), plain.param_headers(found));
     let implied = json!({"roots": {"listChanged": true}, "elicitation": {"form": {}}});
     assert_eq!(
         off.declared_capabilities(implied.clone(), json!({})),

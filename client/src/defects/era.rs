@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::Defects;
 use crate::era::discover;
+use crate::era::seams::Verdict;
 use crate::era::{Connected, Discovery, is_modern_error};
 use crate::error::Error;
 use crate::handshake;
@@ -46,16 +47,15 @@ impl Defects {
     }
 
     /// What an error answer to the probe means; correct: `judge(error, dual)`.
-    pub(crate) fn judge_probe<V>(
+    pub(crate) fn judge_probe(
         &self,
         error: Error,
         dual: bool,
-        legacy: V,
-        judge: impl FnOnce(Error, bool) -> V,
-    ) -> V {
+        judge: impl FnOnce(Error, bool) -> Verdict,
+    ) -> Verdict {
         let modern = error.code.is_some_and(is_modern_error);
         if dual && modern && self.fallback_on_any_error {
-            return legacy;
+            return Verdict::Legacy;
         }
         let keyed_out = self.fallback_on_one_code && error.code != Some(-32601);
         let falls_back = dual && !modern && !self.no_fallback && !keyed_out;
@@ -131,7 +131,6 @@ impl Defects {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::era::discover::Verdict;
     use crate::error::ErrorKind;
 
     fn rpc(code: i64) -> Error {
@@ -146,9 +145,7 @@ mod tests {
     }
 
     fn judged(d: &Defects, code: i64) -> Verdict {
-        d.judge_probe(rpc(code), true, Verdict::Legacy, |e, dual| {
-            discover::judge(e, false, dual)
-        })
+        d.judge_probe(rpc(code), true, |e, dual| discover::judge(e, false, dual))
     }
 
     #[test]

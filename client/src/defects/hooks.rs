@@ -13,7 +13,7 @@ use crate::client::seams::ClientSeams;
 use crate::content::SeenRules;
 use crate::era::cache::Lifetime;
 use crate::era::mrtr::Shape;
-use crate::era::seams::EraSeams;
+use crate::era::seams::{EraSeams, Verdict};
 use crate::era::{Connected, Discovery};
 use crate::error::Error;
 use crate::handshake::Handshake;
@@ -30,7 +30,7 @@ impl Wire for Seams {
     type Memory = Outgoing;
 
     fn memory(&self, modern_version: Option<String>) -> Outgoing {
-        Outgoing::new(self.0, modern_version)
+        Outgoing::new(modern_version)
     }
 
     fn request_id(
@@ -40,7 +40,7 @@ impl Wire for Seams {
         params: &Value,
         fresh: impl FnOnce() -> i64,
     ) -> i64 {
-        memory.request_id(method, params, fresh)
+        memory.request_id(&self.0, method, params, fresh)
     }
 
     fn messages(
@@ -49,7 +49,7 @@ impl Wire for Seams {
         message: Value,
         fresh: impl FnOnce() -> i64,
     ) -> Vec<Value> {
-        memory.messages(message, fresh)
+        memory.messages(&self.0, message, fresh)
     }
 
     fn first_line(&self) -> Option<&'static str> {
@@ -84,8 +84,8 @@ impl Wire for Seams {
         self.0.fails_all_after(method)
     }
 
-    fn after_server_exit(&self, restart: bool) -> AfterExit {
-        self.0.after_server_exit(restart)
+    fn after_server_exit(&self, correct: AfterExit) -> AfterExit {
+        self.0.after_server_exit(correct)
     }
 
     fn reply_body(&self, body: Body) -> Body {
@@ -100,8 +100,8 @@ impl Wire for Seams {
         self.0.after_stream_cut(correct, resent)
     }
 
-    fn reconnect_delay(&self, retry: Option<Duration>, backoff: Duration) -> Duration {
-        self.0.reconnect_delay(retry, backoff)
+    fn reconnect_delay(&self, correct: Duration, backoff: Duration) -> Duration {
+        self.0.reconnect_delay(correct, backoff)
     }
 
     fn get_stream_delivers(&self) -> bool {
@@ -120,8 +120,12 @@ impl Wire for Seams {
         self.0.stream_drop_loses_session()
     }
 
-    fn param_headers(&self, found: Vec<(String, Option<String>)>) -> Vec<(String, String)> {
-        self.0.param_headers(found)
+    fn param_headers(
+        &self,
+        present: Vec<(String, String)>,
+        absent: Vec<String>,
+    ) -> Vec<(String, String)> {
+        self.0.param_headers(present, absent)
     }
 
     fn raw_header_values(&self) -> bool {
@@ -228,8 +232,8 @@ impl Wire for Seams {
         self.0.reports_requests()
     }
 
-    fn progress_timeout(&self, max: Option<Duration>) -> (bool, Option<Duration>) {
-        self.0.progress_timeout(max)
+    fn progress_timeout(&self, correct: (bool, Option<Duration>)) -> (bool, Option<Duration>) {
+        self.0.progress_timeout(correct)
     }
 
     fn surfaces_foreign_subscription(&self) -> bool {
@@ -317,8 +321,8 @@ impl Wire for Seams {
         self.0.auth_step_up_keeps_scopes()
     }
 
-    fn auth_token_method(&self, basic: bool) -> TokenMethod {
-        self.0.auth_token_method(basic)
+    fn auth_token_method(&self, correct: TokenMethod) -> TokenMethod {
+        self.0.auth_token_method(correct)
     }
 
     fn auth_checks_state(&self) -> bool {
@@ -363,14 +367,13 @@ impl EraSeams for Seams {
         self.0.instead_of_probe(session, dual).await
     }
 
-    fn judge_probe<V>(
+    fn judge_probe(
         &self,
         error: Error,
         dual: bool,
-        legacy: V,
-        judge: impl FnOnce(Error, bool) -> V,
-    ) -> V {
-        self.0.judge_probe(error, dual, legacy, judge)
+        judge: impl FnOnce(Error, bool) -> Verdict,
+    ) -> Verdict {
+        self.0.judge_probe(error, dual, judge)
     }
 
     async fn after_discover(&self, session: &Session) {

@@ -126,14 +126,16 @@ impl Defects {
     }
 
     /// How progress bears on a call's timeout: whether it restarts it, and the maximum;
-    /// correct: restarted on progress when a maximum is given, and the maximum holds.
-    pub(crate) fn progress_timeout(&self, max: Option<Duration>) -> (bool, Option<Duration>) {
-        let reset = max.is_some() && !self.no_timeout_reset;
+    /// correct: `correct`.
+    pub(crate) fn progress_timeout(
+        &self,
+        (reset, max): (bool, Option<Duration>),
+    ) -> (bool, Option<Duration>) {
         let max = match self.no_max_timeout {
             true => None,
             false => max,
         };
-        (reset, max)
+        (reset && !self.no_timeout_reset, max)
     }
 
     /// Whether `resources/subscribe` may be sent (`declared`: the server declared
@@ -247,9 +249,11 @@ mod tests {
     fn progress_bears_on_the_timeout_only_with_a_maximum() {
         let max = Some(Duration::from_secs(3));
         let ok = Defects::default();
-        assert_eq!(ok.progress_timeout(None), (false, None));
-        assert_eq!(ok.progress_timeout(max), (true, max));
-        assert_eq!(with("no-timeout-reset").progress_timeout(max), (false, max));
-        assert_eq!(with("no-max-timeout").progress_timeout(max), (true, None));
+        assert_eq!(ok.progress_timeout((false, None)), (false, None));
+        assert_eq!(ok.progress_timeout((true, max)), (true, max));
+        let no_reset = with("no-timeout-reset").progress_timeout((true, max));
+        assert_eq!(no_reset, (false, max));
+        let no_max = with("no-max-timeout").progress_timeout((true, max));
+        assert_eq!(no_max, (true, None));
     }
 }

@@ -14,23 +14,20 @@ impl Defects {
         self.keep_invalid_header_tools
     }
 
-    /// The `Mcp-Param-*` headers of a call from each annotation's header name and value text
-    /// (`None`: absent or null); correct: one header per value present, none for the others.
+    /// The `Mcp-Param-*` headers of a call (`present`: each header name with its value text;
+    /// `absent`: the header names whose argument is absent or null); correct: `present`.
     pub(crate) fn param_headers(
         &self,
-        found: Vec<(String, Option<String>)>,
+        mut present: Vec<(String, String)>,
+        absent: Vec<String>,
     ) -> Vec<(String, String)> {
         if self.no_param_headers {
             return Vec::new();
         }
-        found
-            .into_iter()
-            .filter_map(|(name, value)| match value {
-                Some(value) => Some((name, value)),
-                None if self.param_header_when_absent => Some((name, String::new())),
-                None => None,
-            })
-            .collect()
+        if self.param_header_when_absent {
+            present.extend(absent.into_iter().map(|name| (name, String::new())));
+        }
+        present
     }
 
     /// Whether `Mcp-Name` and `Mcp-Param-*` values go out as they are, unsafe or not;
@@ -52,16 +49,13 @@ mod tests {
 
     #[test]
     fn only_present_values_become_headers() {
-        let found = || {
-            vec![
-                ("Mcp-Param-A".to_owned(), Some("1".to_owned())),
-                ("Mcp-Param-B".to_owned(), None),
-            ]
-        };
-        let one = vec![("Mcp-Param-A".to_owned(), "1".to_owned())];
-        assert_eq!(Defects::default().param_headers(found()), one);
-        assert_eq!(Defects::only("no-param-headers").param_headers(found()), []);
-        let both = Defects::only("param-header-when-absent").param_headers(found());
+        let present = || vec![("Mcp-Param-A".to_owned(), "1".to_owned())];
+        let absent = || vec!["Mcp-Param-B".to_owned()];
+        let ok = Defects::default().param_headers(present(), absent());
+        assert_eq!(ok, present());
+        let none = Defects::only("no-param-headers").param_headers(present(), absent());
+        assert_eq!(none, []);
+        let both = Defects::only("param-header-when-absent").param_headers(present(), absent());
         assert_eq!(both.len(), 2);
         assert!(!Defects::default().keep_invalid_header_tools());
         assert!(Defects::default().relist_on_header_mismatch());

@@ -88,13 +88,12 @@ impl Defects {
             .then(|| Error::new(ErrorKind::Cancelled, why))
     }
 
-    /// What follows the server's stdout closing; correct: every request in flight fails, and
-    /// the connection ends unless the server is to be started again (`restart`).
-    pub(crate) fn after_server_exit(&self, restart: bool) -> AfterExit {
-        match (self.ignore_server_exit, restart && !self.no_restart) {
-            (true, _) => AfterExit::Nothing,
-            (false, true) => AfterExit::FailPending,
-            (false, false) => AfterExit::Close,
+    /// What follows the server's stdout closing; correct: `correct`.
+    pub(crate) fn after_server_exit(&self, correct: AfterExit) -> AfterExit {
+        match correct {
+            _ if self.ignore_server_exit => AfterExit::Nothing,
+            AfterExit::FailPending if self.no_restart => AfterExit::Close,
+            correct => correct,
         }
     }
 

@@ -22,7 +22,6 @@ use crate::listing::ListKind;
 /// What the outgoing defects remember between messages. One per session.
 #[derive(Default)]
 pub(crate) struct Outgoing {
-    defects: Defects,
     /// `meta-after-fallback`: the modern version a dual- or modern-era client puts in `_meta`.
     modern_version: Option<String>,
     /// `reuse-id-on-retry`: the id of the last request that may be retried (`tools/call`,
@@ -39,9 +38,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Outgoing {
-    pub(crate) fn new(defects: Defects, modern_version: Option<String>) -> Self {
+    pub(crate) fn new(modern_version: Option<String>) -> Self {
         Outgoing {
-            defects,
             modern_version,
             ..Outgoing::default()
         }
@@ -50,11 +48,11 @@ impl Outgoing {
     /// The id a new request goes out with; `fresh` gives the correct one (never used before).
     pub(crate) fn request_id(
         &self,
+        d: &Defects,
         method: &str,
         params: &Value,
         fresh: impl FnOnce() -> i64,
     ) -> i64 {
-        let d = &self.defects;
         let reused = match () {
             _ if d.reuse_ids => Some(1),
             _ if d.reuse_id_on_retry && is_retry(method, params) => *lock(&self.last_call_id),
@@ -69,8 +67,12 @@ impl Outgoing {
 
     /// The messages actually written for `message` (a request or a notification), in order;
     /// `fresh` gives an unused id. The correct client writes `[message]`.
-    pub(crate) fn messages(&self, mut message: Value, fresh: impl FnOnce() -> i64) -> Vec<Value> {
-        let d = &self.defects;
+    pub(crate) fn messages(
+        &self,
+        d: &Defects,
+        mut message: Value,
+        fresh: impl FnOnce() -> i64,
+    ) -> Vec<Value> {
         let method = message
             .get("method")
             .and_then(Value::as_str)
@@ -90,7 +92,7 @@ impl Outgoing {
             return vec![message];
         }
         if let Some(params) = message.get_mut("params") {
-            self.bend_params(&method, params);
+            self.bend_params(d, &method, params);
         }
         if d.float_ids
             && let Some(id) = message.get("id").and_then(Value::as_i64)
@@ -102,8 +104,7 @@ impl Outgoing {
         out
     }
 
-    fn bend_params(&self, method: &str, params: &mut Value) {
-        let d = &self.defects;
+    fn bend_params(&self, d: &Defects, method: &str, params: &mut Value) {
         if let (Some(version), true) = (&self.modern_version, d.meta_after_fallback) {
             if method != "initialize" && params.get("_meta").is_none() {
                 *params = meta::with_meta(params.take(), version, &json!({}));
@@ -139,13 +140,12 @@ impl Outgoing {
             _ => {}
         }
         if may_require_input(method) {
-            self.bend_call(p, retry);
+            self.bend_call(d, p, retry);
         }
     }
 
     /// The multi round-trip defects, on a request that may need input.
-    fn bend_call(&self, p: &mut Map<String, Value>, retry: bool) {
-        let d = &self.defects;
+    fn bend_call(&self, d: &Defects, p: &mut Map<String, Value>, retry: bool) {
         if d.state_on_fresh_request {
             match p.get("requestState") {
                 Some(state) => *lock(&self.last_state) = Some(state.clone()),
@@ -244,25 +244,31 @@ mod tests {
     use super::*;
     use crate::era::Era;
 
-    /// The memory of a session with the defect `name` on, in `era` (the modern version put in
+    /// The defect `name` and the memory of a session in `era` (the modern version put in
     /// `_meta` outside the legacy era).
-    fn layer(name: &str, era: Era) -> Outgoing {
+    fn layer(name: &str, era: Era) -> (Defects, Outgoing) {
         let modern = (era != Era::Legacy).then(|| "2026-07-28".to_owned());
-        Outgoing::new(Defects::only(name), modern)
+        (Defects::only(name), Outgoing::new(modern))
+    }
+
+    /// What a session with the defect `name` on, in `era`, writes for `message` first.
+    fn sent(name: &str, era: Era, message: Value) -> Vec<Value> {
+        let (d, out) = layer(name, era);
+        out.messages(&d, message, || 5)
     }
 
     #[test]
     fn a_correct_client_sends_what_it_built() {
-        let out = Outgoing::new(Defects::default(), None);
+        let (d, out) = (Defects::default(), Outgoing::new(None));
         let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
             "params":{"name":"t","arguments":{"a":1},"requestState":"s","inputResponses":{}}});
         assert_eq!(
-            out.messages(call.clone(), || 9),
+            out.messages(&d, call.clone(), || 9),
             std::slice::from_ref(&call)
         );
-        assert_eq!(out.request_id("tools/call", &call["params"], || 7), 7);
+        assert_eq!(out.request_id(&d, "tools/call", &call["params"], || 7), 7);
         let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-        assert_eq!(out.messages(note.clone(), || 9), [note]);
+        assert_eq!(out.messages(&d, note.clone(), || 9), [note]);
         assert_eq!(Defects::default().first_line(), None);
     }
 
@@ -270,41 +276,42 @@ mod tests {
     fn defects_bend_messages() {
         let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
         let list = json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"c"}});
-        let late = layer("late-initialized", Era::Legacy);
-        assert!(late.messages(note.clone(), || 1).is_empty());
-        let sent = late.messages(list.clone(), || 1);
-        assert_eq!(sent, [list.clone(), note.clone()]);
-        let with_id = layer("id-on-notifications", Era::Legacy).messages(note, || 5);
+        let (d, late) = layer("late-initialized", Era::Legacy);
+        assert!(late.messages(&d, note.clone(), || 1).is_empty());
+        let written = late.messages(&d, list.clone(), || 1);
+        assert_eq!(written, [list.clone(), note.clone()]);
+        let with_id = sent("id-on-notifications", Era::Legacy, note);
         assert_eq!(with_id[0]["id"], 5);
-        let mangled = layer("mangle-cursor", Era::Legacy).messages(list.clone(), || 1);
+        let mangled = sent("mangle-cursor", Era::Legacy, list.clone());
         assert_eq!(mangled[0]["params"]["cursor"], "cx");
-        let fallen = layer("meta-after-fallback", Era::Dual).messages(list, || 1);
+        let fallen = sent("meta-after-fallback", Era::Dual, list);
         assert!(fallen[0]["params"]["_meta"][meta::PROTOCOL_VERSION].is_string());
         let retry = json!({"jsonrpc":"2.0","id":4,"method":"tools/call",
             "params":{"name":"t","arguments":{},"requestState":"s","inputResponses":{"a":{}}}});
-        let bare = layer("bare-retry", Era::Modern).messages(retry.clone(), || 1);
+        let bare = sent("bare-retry", Era::Modern, retry.clone());
         assert_eq!(
             bare[0]["params"],
             json!({"name":"t","requestState":"s","inputResponses":{"a":{}}})
         );
         let prompt = json!({"jsonrpc":"2.0","id":5,"method":"prompts/get",
             "params":{"name":"p","arguments":{"a":"b"}}});
-        let sent = layer("drop-prompt-arguments", Era::Legacy).messages(prompt, || 1);
-        assert_eq!(sent[0]["params"], json!({"name":"p"}));
+        let written = sent("drop-prompt-arguments", Era::Legacy, prompt);
+        assert_eq!(written[0]["params"], json!({"name":"p"}));
         let complete = json!({"jsonrpc":"2.0","id":6,"method":"completion/complete",
             "params":{"ref":{},"argument":{},"context":{"arguments":{}}}});
-        let sent = layer("drop-completion-context", Era::Legacy).messages(complete, || 1);
-        assert_eq!(sent[0]["params"], json!({"ref":{},"argument":{}}));
+        let written = sent("drop-completion-context", Era::Legacy, complete);
+        assert_eq!(written[0]["params"], json!({"ref":{},"argument":{}}));
         let page = json!({"jsonrpc":"2.0","id":7,"method":"prompts/list","params":{"cursor":""}});
-        let sent = layer("mangle-cursor", Era::Legacy).messages(page, || 1);
-        assert_eq!(sent[0]["params"]["cursor"], "x");
+        let written = sent("mangle-cursor", Era::Legacy, page);
+        assert_eq!(written[0]["params"]["cursor"], "x");
         assert!(!Defects::default().may_send_undeclared(false));
         assert!(Defects::only("ignore-server-capabilities").may_send_undeclared(false));
-        let reuse = layer("reuse-id-on-retry", Era::Modern);
+        let (d, reuse) = layer("reuse-id-on-retry", Era::Modern);
+        let first = reuse.request_id(&d, "tools/call", &json!({"name":"t"}), || 8);
+        assert_eq!(first, 8);
         assert_eq!(
-            reuse.request_id("tools/call", &json!({"name":"t"}), || 8),
+            reuse.request_id(&d, "tools/call", &retry["params"], || 9),
             8
         );
-        assert_eq!(reuse.request_id("tools/call", &retry["params"], || 9), 8);
     }
 }

@@ -26,12 +26,12 @@ impl Defects {
         }
     }
 
-    /// How long to wait before reconnecting a stream; correct: the server's `retry:` when it
-    /// sent one, else `backoff`.
-    pub(crate) fn reconnect_delay(&self, retry: Option<Duration>, backoff: Duration) -> Duration {
-        match retry {
-            Some(retry) if !self.ignore_retry_field => retry,
-            _ => backoff,
+    /// How long to wait before reconnecting a stream; correct: `correct` (the defect waits
+    /// `backoff`, as if the server sent no `retry:`).
+    pub(crate) fn reconnect_delay(&self, correct: Duration, backoff: Duration) -> Duration {
+        match self.ignore_retry_field {
+            true => backoff,
+            false => correct,
         }
     }
 
@@ -53,8 +53,7 @@ mod tests {
             AfterCut::Resume
         );
         let ms = Duration::from_millis;
-        assert_eq!(ok.reconnect_delay(Some(ms(900)), ms(250)), ms(900));
-        assert_eq!(ok.reconnect_delay(None, ms(250)), ms(250));
+        assert_eq!(ok.reconnect_delay(ms(900), ms(250)), ms(900));
         assert!(ok.get_stream_delivers());
         let resend = Defects::only("resend-on-stream-cut");
         assert_eq!(
@@ -71,7 +70,7 @@ mod tests {
             AfterCut::Fail
         );
         let ignore = Defects::only("ignore-retry-field");
-        assert_eq!(ignore.reconnect_delay(Some(ms(900)), ms(250)), ms(250));
+        assert_eq!(ignore.reconnect_delay(ms(900), ms(250)), ms(250));
         assert!(!Defects::only("ignore-get-stream-messages").get_stream_delivers());
     }
 }

@@ -47,9 +47,15 @@ pub(crate) fn parse(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, String> {
-    let (defects, positional) = parse_args(args)?;
+    let (names, positional) = parse_args(args)?;
+    #[cfg(feature = "defects")]
+    let defects = switch_on(&names)?;
     #[cfg(not(feature = "defects"))]
-    let _ = defects;
+    if let Some(name) = names.first() {
+        return Err(format!(
+            "unknown defect {name:?}; this build has none (built without the `defects` feature)"
+        ));
+    }
     let required = |name: &str, expected: &str| {
         env(name).ok_or_else(|| format!("{name} is not set (or not UTF-8); expected {expected}"))
     };
@@ -252,15 +258,15 @@ fn auth_options(
     Ok(Some(options))
 }
 
-/// `--defect NAME` / `--defect=NAME`, repeatable, and the last positional argument (the harness
-/// passes the server URL last); other positional arguments are ignored.
-fn parse_args(args: &[String]) -> Result<(Defects, Option<String>), String> {
-    let mut defects = Defects::default();
+/// `--defect NAME` / `--defect=NAME`, repeatable: the names in order, and the last positional
+/// argument (the harness passes the server URL last); other positional arguments are ignored.
+fn parse_args(args: &[String]) -> Result<(Vec<String>, Option<String>), String> {
+    let mut names = Vec::new();
     let mut positional = None;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         let name = if arg == "--defect" {
-            rest.next().ok_or("--defect needs a name")?.as_str()
+            rest.next().ok_or("--defect needs a name")?
         } else if let Some(name) = arg.strip_prefix("--defect=") {
             name
         } else if arg.starts_with('-') {
@@ -271,33 +277,25 @@ fn parse_args(args: &[String]) -> Result<(Defects, Option<String>), String> {
             positional = Some(arg.clone());
             continue;
         };
-        if !defects.enable(name) {
-            let names = Defects::all_names().collect::<Vec<_>>();
-            return Err(match names.is_empty() {
-                true => format!(
-                    "unknown defect {name:?}; this build has none (built without the `defects` feature)"
-                ),
-                false => format!("unknown defect {name:?}; valid names: {}", names.join(", ")),
-            });
-        }
+        names.push(name.to_owned());
     }
-    Ok((defects, positional))
+    Ok((names, positional))
 }
 
-/// Without the `defects` feature there is no defect to switch on: every name is refused.
-#[cfg(not(feature = "defects"))]
-#[derive(Default)]
-struct Defects(());
-
-#[cfg(not(feature = "defects"))]
-impl Defects {
-    fn enable(&mut self, _name: &str) -> bool {
-        false
+/// Switches on each named defect; a name that is none is refused with the valid names.
+#[cfg(feature = "defects")]
+fn switch_on(names: &[String]) -> Result<Defects, String> {
+    let mut defects = Defects::default();
+    for name in names {
+        if !defects.enable(name) {
+            let valid = Defects::all_names().collect::<Vec<_>>();
+            return Err(format!(
+                "unknown defect {name:?}; valid names: {}",
+                valid.join(", ")
+            ));
+        }
     }
-
-    fn all_names() -> impl Iterator<Item = &'static str> {
-        std::iter::empty()
-    }
+    Ok(defects)
 }
 
 fn server_command(text: &str) -> Result<StdioCommand, String> {

@@ -22,7 +22,7 @@ use std::future::pending;
 use serde_json::{Value, json};
 
 use super::mrtr::{self, Shape};
-use super::seams::EraSeams;
+use super::seams::{EraSeams, Verdict};
 use super::{
     Connected, Discovery, Era, MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
     is_modern_error, meta,
@@ -77,16 +77,6 @@ pub(crate) async fn fall_back(session: &Session) -> Result<Connected, Error> {
     exchange::run(session, offered).await.map(Connected::Legacy)
 }
 
-/// What an error answer to the probe means.
-pub(crate) enum Verdict {
-    /// A modern server that does not speak our version: try another.
-    OtherVersion(Error),
-    /// A legacy server: fall back to `initialize`.
-    Legacy,
-    /// Give up with this error.
-    Fail(Error),
-}
-
 async fn probe(session: &Session, dual: bool) -> Result<Connected, Error> {
     let seams = session.seams();
     let http = matches!(session.transport(), Transport::Http(_));
@@ -105,9 +95,7 @@ async fn probe(session: &Session, dual: bool) -> Result<Connected, Error> {
             Ok(result) => return accept(session, result, version).await,
             Err(e) => e,
         };
-        match seams.judge_probe(error, dual, Verdict::Legacy, |error, dual| {
-            judge(error, http, dual)
-        }) {
+        match seams.judge_probe(error, dual, |error, dual| judge(error, http, dual)) {
             Verdict::OtherVersion(error) => {
                 match seams.retry_version(&error, &tried, next_version) {
                     Some(next) => version = next,

@@ -1,5 +1,6 @@
 //! The seam of the era's steps (see `seams/`): the hooks the probe, the fallback, the version
-//! retry and the result cache ask. Each default is the correct decision.
+//! retry and the result cache ask. Each default is the correct decision; the probe's
+//! [`Verdict`] lives here, as only these decisions speak of it.
 
 use serde_json::Value;
 
@@ -8,6 +9,16 @@ use super::mrtr::Shape;
 use super::{Connected, Discovery};
 use crate::error::Error;
 use crate::session::Session;
+
+/// What an error answer to the probe means.
+pub(crate) enum Verdict {
+    /// A modern server that does not speak our version: try another.
+    OtherVersion(Error),
+    /// A legacy server: fall back to `initialize`.
+    Legacy,
+    /// Give up with this error.
+    Fail(Error),
+}
 
 /// The decisions of the era's steps.
 pub(crate) trait EraSeams {
@@ -25,15 +36,13 @@ pub(crate) trait EraSeams {
         None
     }
 
-    /// What an error answer to the probe means (`legacy`: the verdict that falls back);
-    /// correct: `judge(error, dual)`.
-    fn judge_probe<V>(
+    /// What an error answer to the probe means; correct: `judge(error, dual)`.
+    fn judge_probe(
         &self,
         error: Error,
         dual: bool,
-        _legacy: V,
-        judge: impl FnOnce(Error, bool) -> V,
-    ) -> V {
+        judge: impl FnOnce(Error, bool) -> Verdict,
+    ) -> Verdict {
         judge(error, dual)
     }
 

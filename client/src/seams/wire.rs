@@ -170,13 +170,10 @@ pub(crate) trait Wire {
         None
     }
 
-    /// What follows the server's stdout closing (`restart`: a 2026-07-28 stdio server, started
-    /// again for the next request); correct: fail what is pending, and close unless restarted.
-    fn after_server_exit(&self, restart: bool) -> AfterExit {
-        match restart {
-            true => AfterExit::FailPending,
-            false => AfterExit::Close,
-        }
+    /// What follows the server's stdout closing; correct: `correct` (fail what is pending, and
+    /// close unless a 2026-07-28 stdio server is started again for the next request).
+    fn after_server_exit(&self, correct: AfterExit) -> AfterExit {
+        correct
     }
 
     /// How an HTTP answer's body is read; correct: as its Content-Type says.
@@ -197,10 +194,10 @@ pub(crate) trait Wire {
         correct
     }
 
-    /// How long to wait before reconnecting a stream; correct: the server's `retry:` when it
-    /// sent one, else `backoff`.
-    fn reconnect_delay(&self, retry: Option<Duration>, backoff: Duration) -> Duration {
-        retry.unwrap_or(backoff)
+    /// How long to wait before reconnecting a stream; correct: `correct` (the server's `retry:`
+    /// when it sent one, else `backoff`).
+    fn reconnect_delay(&self, correct: Duration, _backoff: Duration) -> Duration {
+        correct
     }
 
     /// Whether the messages of the standalone GET stream reach the router; correct: yes.
@@ -225,13 +222,14 @@ pub(crate) trait Wire {
 
     // `x-mcp-header`.
 
-    /// The `Mcp-Param-*` headers of a call from each annotation's header name and value text
-    /// (`None`: absent or null); correct: one header per value present.
-    fn param_headers(&self, found: Vec<(String, Option<String>)>) -> Vec<(String, String)> {
-        found
-            .into_iter()
-            .filter_map(|(name, value)| Some((name, value?)))
-            .collect()
+    /// The `Mcp-Param-*` headers of a call (`present`: each header name with its value text;
+    /// `absent`: the header names whose argument is absent or null); correct: `present`.
+    fn param_headers(
+        &self,
+        present: Vec<(String, String)>,
+        _absent: Vec<String>,
+    ) -> Vec<(String, String)> {
+        present
     }
 
     /// Whether `Mcp-Name` and `Mcp-Param-*` values go out as they are, unsafe or not;
@@ -376,10 +374,10 @@ pub(crate) trait Wire {
         true
     }
 
-    /// Whether progress restarts a call's timeout, and the maximum; correct: restarted when
-    /// a maximum is given, and the maximum holds.
-    fn progress_timeout(&self, max: Option<Duration>) -> (bool, Option<Duration>) {
-        (max.is_some(), max)
+    /// Whether progress restarts a call's timeout, and the maximum; correct: `correct`
+    /// (restarted when a maximum is given, and the maximum holds).
+    fn progress_timeout(&self, correct: (bool, Option<Duration>)) -> (bool, Option<Duration>) {
+        correct
     }
 
     /// Whether a notification tagged with a subscription the client does not hold is
@@ -490,13 +488,10 @@ pub(crate) trait Wire {
         true
     }
 
-    /// How a client registered for `client_secret_basic` (`basic`) or `client_secret_post`
-    /// sends its secret; correct: as registered, never both.
-    fn auth_token_method(&self, basic: bool) -> TokenMethod {
-        TokenMethod {
-            basic,
-            form: !basic,
-        }
+    /// How a client registered for `client_secret_basic` or `client_secret_post` sends its
+    /// secret; correct: `correct`, as registered, never both.
+    fn auth_token_method(&self, correct: TokenMethod) -> TokenMethod {
+        correct
     }
 
     /// Whether `state` is compared; correct: yes.

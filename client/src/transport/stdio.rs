@@ -406,11 +406,15 @@ async fn read_messages(
              ({len} bytes without a newline); dropped"
         );
     }
-    let restart = exit.modern.load(Ordering::Relaxed);
+    // A 2026-07-28 server is started again for the next request: only what is pending fails.
+    let correct = match exit.modern.load(Ordering::Relaxed) {
+        true => AfterExit::FailPending,
+        false => AfterExit::Close,
+    };
     // Marked as the waiters fail, under the router's lock: a request registered before is
     // failed, one registered after sees the mark and goes to the new server.
     let why = "the server closed its stdout";
-    match seams.after_server_exit(restart) {
+    match seams.after_server_exit(correct) {
         AfterExit::Close => router.close(why),
         AfterExit::FailPending => router.fail_pending(why, || {
             exit.exited.store(true, Ordering::SeqCst);

@@ -221,7 +221,8 @@ async fn exchange(
             AfterCut::Resume => {
                 fruitless += 1;
                 let backoff = (STREAM_BACKOFF * 2u32.pow(fruitless - 1)).min(STREAM_MAX_DELAY);
-                tokio::time::sleep(shared.seams.reconnect_delay(cursor.retry, backoff)).await;
+                let delay = cursor.retry.unwrap_or(backoff);
+                tokio::time::sleep(shared.seams.reconnect_delay(delay, backoff)).await;
                 let resumed = resume(shared, id, &what, &mut cursor).await;
                 if cursor.events > 0 {
                     fruitless = 0;
@@ -496,7 +497,8 @@ pub(super) async fn listen(shared: Arc<Shared>) {
             return;
         }
         let backoff = (STREAM_BACKOFF * 2u32.pow(failures - 1)).min(STREAM_MAX_DELAY);
-        tokio::time::sleep(shared.seams.reconnect_delay(retry, backoff)).await;
+        let delay = retry.unwrap_or(backoff);
+        tokio::time::sleep(shared.seams.reconnect_delay(delay, backoff)).await;
     }
 }
 

@@ -49,7 +49,14 @@ pub(super) fn mirrored_headers(message: &Value, known: &ParamHeaders, seams: &Se
     headers.insert(MCP_NAME, header_value(name, raw));
     if method == "tools/call" {
         let found = known.values(name, params.and_then(|p| p.get("arguments")));
-        for (header, value) in seams.param_headers(found) {
+        let (mut present, mut absent) = (Vec::new(), Vec::new());
+        for (header, value) in found {
+            match value {
+                Some(value) => present.push((header, value)),
+                None => absent.push(header),
+            }
+        }
+        for (header, value) in seams.param_headers(present, absent) {
             // A valid annotation is a token, so the name always makes a header name.
             if let Ok(header) = HeaderName::try_from(header) {
                 headers.append(header, header_value(&value, raw));
