@@ -15,8 +15,8 @@ fn read(path: &str) -> String {
 }
 
 /// The `name → request` pairs between `start` and the next `end`: the words in order, a
-/// word with a `/` being the request of the name before it (none for `oauth`, which answers
-/// none: `""`, `None` or `null`).
+/// word with a `/` being the request of the name before it (none for `oauth` and `tasks`,
+/// which answer none: `""`, `None` or `null`).
 fn table(path: &str, start: &str, end: &str) -> BTreeMap<String, String> {
     let text = read(path);
     let body = text
@@ -42,10 +42,11 @@ fn table(path: &str, start: &str, end: &str) -> BTreeMap<String, String> {
 fn the_kits_declare_the_same_features_and_say_so_in_the_runners_words() {
     let rust = table(
         "adapters/kits/rust/src/lib.rs",
-        "pub const FEATURES: [(&str, &str); 4] = [",
+        "pub const FEATURES: [(&str, &str); 5] = [",
         "];",
     );
-    assert_eq!(rust.len(), 4, "{rust:?}");
+    assert_eq!(rust.len(), 5, "{rust:?}");
+    assert_eq!(rust["tasks"], "", "tasks answers no server request");
     let python = table(
         "adapters/kits/python/mcp_harness_kit.py",
         "FEATURES = {",

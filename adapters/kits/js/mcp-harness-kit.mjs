@@ -563,7 +563,13 @@ const FIELDS = {
     ['progress', (v) => typeof v === 'boolean', 'true or false'],
     ['max_timeout_ms', (v) => Number.isInteger(v) && v > 0, 'a positive integer'],
     ['input', isObject, 'an object by method'],
+    ['task', isObject, 'an object'],
+    ['background', (v) => typeof v === 'boolean', 'true or false'],
   ],
+  get_task: [['task_id', (v) => typeof v === 'string', 'a string', true]],
+  cancel_task: [['task_id', (v) => typeof v === 'string', 'a string', true]],
+  task_result: [['task_id', (v) => typeof v === 'string', 'a string', true]],
+  list_tasks: [],
   read_resource: [['uri', (v) => typeof v === 'string', 'a string', true]],
   subscribe_resource: [['uri', (v) => typeof v === 'string', 'a string', true]],
   unsubscribe_resource: [['uri', (v) => typeof v === 'string', 'a string', true]],
@@ -600,8 +606,9 @@ export function checkStep(step) {
       return new StepError('unsupported_op', `"${field}" of a ${step.op} step must be ${expected}: ${JSON.stringify(step)}`);
     }
   }
-  if (step.op === 'call_tool' && step.max_timeout_ms != null && step.progress !== true) {
-    return new StepError('unsupported_op', `max_timeout_ms needs progress: true: ${JSON.stringify(step)}`);
+  // On a task call max_timeout_ms bounds the whole task (CLIENTS.md § Tasks).
+  if (step.op === 'call_tool' && step.max_timeout_ms != null && step.progress !== true && step.task == null) {
+    return new StepError('unsupported_op', `max_timeout_ms needs progress: true (or a task): ${JSON.stringify(step)}`);
   }
   return undefined;
 }
@@ -828,7 +835,7 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
  * @property {(error: unknown, context: Context) => StepError|undefined} [classify] the
  *   library's own error mapping; undefined leaves the error to `mapError`
  * @property {string[]} [features] what of `FEATURES` the library has (roots, sampling,
- *   elicitation, oauth): a step that needs another is answered `unsupported_op`, so its trial
+ *   elicitation, oauth, tasks): a step that needs another is answered `unsupported_op`, so its trial
  *   grades unimplemented rather than fail (none declared leaves all such trials unimplemented,
  *   which fails a run as a failure does)
  * @property {(env: Env, step: any) => string[]} [limits] the `limits` of each connect line
@@ -840,18 +847,33 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
 
 /**
  * The features an adapter declares its library has, and the server request each answers
- * (`oauth` answers none: it is an authorization trial's connect).
+ * (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
+ * task steps of CLIENTS.md § Tasks).
  */
 export const FEATURES = Object.freeze({
   roots: 'roots/list',
   sampling: 'sampling/createMessage',
   elicitation: 'elicitation/create',
   oauth: null,
+  tasks: null,
 });
+
+/** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
+export const TASK_OPS = Object.freeze(['get_task', 'cancel_task', 'task_result', 'list_tasks']);
+
+/**
+ * Whether a step is a task step: a task op, or a call_tool with `task` or `background: true`.
+ * @param {any} step
+ * @returns {boolean}
+ */
+export function needsTasks(step) {
+  return TASK_OPS.includes(step.op) || (step.op === 'call_tool' && (step.task != null || step.background === true));
+}
 
 /**
  * The features a step needs that `declared` leaves out: a connect's `handlers` or a
- * call_tool's `input` answering a server request, or a connect on an authorization trial.
+ * call_tool's `input` answering a server request, a connect on an authorization trial, or a
+ * task step.
  * @param {any} step
  * @param {Env} env
  * @param {string[]} declared
@@ -863,6 +885,7 @@ export function undeclared(step, env, declared = []) {
     .filter(([, method]) => method !== null && Object.hasOwn(answers, method))
     .map(([name]) => name);
   if (step.op === 'connect' && env.auth) needed.push('oauth');
+  if (needsTasks(step)) needed.push('tasks');
   return needed.filter((name) => !declared.includes(name));
 }
 

@@ -62,12 +62,20 @@ test('checkStep refuses malformed fields with unsupported_op, naming the field',
     [{ op: 'sleep' }, 'ms'],
     [{ op: 'events', min: 1.5 }, 'min'],
     [{ op: 'connect', handlers: [] }, 'handlers'],
+    [{ op: 'call_tool', name: 'x', task: [] }, 'task'],
+    [{ op: 'call_tool', name: 'x', task: {}, background: 'yes' }, 'background'],
+    [{ op: 'get_task', task_id: 7 }, 'task_id'],
+    [{ op: 'cancel_task' }, 'task_id'],
+    [{ op: 'task_result', task_id: {} }, 'task_id'],
   ]) {
     const error = checkStep(step);
     assert.equal(error?.kind, 'unsupported_op', JSON.stringify(step));
     assert.match(error.message, new RegExp(field));
   }
   assert.equal(checkStep(null)?.kind, 'unsupported_op');
+  // On a task call max_timeout_ms bounds the task: no progress needed.
+  assert.equal(checkStep({ op: 'call_tool', name: 'x', task: {}, max_timeout_ms: 5 }), undefined);
+  assert.equal(checkStep({ op: 'list_tasks' }), undefined);
 });
 
 test('paginate follows cursors exactly and enforces the listing rules', async () => {
@@ -198,6 +206,58 @@ test('a step that needs a feature the adapter does not declare is unsupported_op
   const { code, stderr } = runAdapter(declares(['elicitations']), { ...BASE, MCP_HARNESS_PLAN: '[]' });
   assert.equal(code, 2);
   assert.match(stderr, /unknown feature "elicitations"/);
+});
+
+test('a task step needs the tasks feature; with it the op is called; a malformed task_id is named', () => {
+  const adapter = (features) => `
+await kit.run({
+  name: 'tasks-adapter',
+  features: ${JSON.stringify(features)},
+  ops: {
+    connect: () => ({ protocolVersion: 'v' }),
+    ...Object.fromEntries(['call_tool', 'get_task', 'cancel_task', 'task_result', 'list_tasks'].map((op) => [op, (step) => {
+      process.stderr.write('called ' + op + '\\n');
+      return { called: op, step };
+    }])),
+  },
+});
+`;
+  const taskSteps = [
+    { op: 'call_tool', name: 'slow', task: { ttl: 60000 } },
+    { op: 'call_tool', name: 'slow', task: {}, max_timeout_ms: 3000 },
+    { op: 'call_tool', name: 'slow', background: true },
+    { op: 'get_task', task_id: 'task-1' },
+    { op: 'cancel_task', task_id: 'task-1' },
+    { op: 'task_result', task_id: 'task-1' },
+    { op: 'list_tasks' },
+  ];
+  const plain = { op: 'call_tool', name: 'plain', background: false };
+  const plan = [{ op: 'connect' }, ...taskSteps, plain];
+  const run = (features, steps = plan) => {
+    const { code, lines, stderr } = runAdapter(adapter(features), { ...BASE, MCP_HARNESS_PLAN: JSON.stringify(steps) });
+    assert.equal(code, 0, stderr);
+    assert.equal(lines.length, steps.length, stderr);
+    return { lines, called: stderr.match(/^called \w+$/gm) ?? [] };
+  };
+
+  const refused = run(['roots']);
+  for (const line of refused.lines.slice(1, -1)) {
+    assert.equal(line.error?.kind, 'unsupported_op', JSON.stringify(line));
+    assert.match(line.error.message, /does not declare the feature tasks \(the kit's features\)/);
+  }
+  assert.deepEqual(refused.lines.at(-1).ok, { called: 'call_tool', step: plain }); // background: false alone is plain
+  assert.deepEqual(refused.called, ['called call_tool']);
+
+  const carried = run(['tasks']);
+  assert.deepEqual(carried.lines.slice(1).map((l) => l.ok), [...taskSteps, plain].map((step) => ({ called: step.op, step })));
+
+  const malformed = [{ op: 'get_task', task_id: 7 }, { op: 'cancel_task' }, { op: 'task_result', task_id: null }];
+  const bad = run(['tasks'], [{ op: 'connect' }, ...malformed]);
+  for (const line of bad.lines.slice(1)) {
+    assert.equal(line.error?.kind, 'unsupported_op', JSON.stringify(line));
+    assert.match(line.error.message, /"task_id"/);
+  }
+  assert.deepEqual(bad.called, []);
 });
 
 test('run exits 2 naming a bad variable, before any step', () => {

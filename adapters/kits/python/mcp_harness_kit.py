@@ -300,7 +300,13 @@ STEP_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
         "progress": ("boolean", False),
         "max_timeout_ms": ("ms", False),
         "input": ("object", False),
+        "task": ("object", False),
+        "background": ("boolean", False),
     },
+    "get_task": {"task_id": ("string", True)},
+    "cancel_task": {"task_id": ("string", True)},
+    "task_result": {"task_id": ("string", True)},
+    "list_tasks": {},
     "read_resource": {"uri": ("string", True)},
     "subscribe_resource": {"uri": ("string", True)},
     "unsubscribe_resource": {"uri": ("string", True)},
@@ -637,19 +643,32 @@ class Events:
 
 
 # The features an adapter declares its library has, and the server request each answers
-# (`oauth` answers none: it is an authorization trial's connect).
-FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None}
+# (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
+# task steps of CLIENTS.md § Tasks).
+FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None}
+
+#: The ops about a task that exists already (CLIENTS.md § Tasks): each needs the `tasks` feature.
+TASK_OPS = frozenset({"get_task", "cancel_task", "task_result", "list_tasks"})
+
+
+def needs_tasks(step: dict[str, Any]) -> bool:
+    """Whether `step` is a task step: a task op, or a call_tool with `task` or `background: true`."""
+    op = step.get("op")
+    return op in TASK_OPS or (op == "call_tool" and (step.get("task") is not None or step.get("background") is True))
 
 
 def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) -> list[str]:
     """The features `step` needs that `declared` leaves out: a connect's `handlers` or a
-    call_tool's `input` answering a server request, or a connect on an authorization trial."""
+    call_tool's `input` answering a server request, a connect on an authorization trial, or
+    a task step."""
     op = step.get("op")
     answers = step.get("handlers") if op == "connect" else step.get("input") if op == "call_tool" else None
     answers = answers if isinstance(answers, dict) else {}
-    needed = [name for name, method in FEATURES.items() if method in answers]
+    needed = [name for name, method in FEATURES.items() if method is not None and method in answers]
     if op == "connect" and config.auth is not None:
         needed.append("oauth")
+    if needs_tasks(step):
+        needed.append("tasks")
     return [name for name in needed if name not in set(declared)]
 
 
@@ -658,7 +677,7 @@ class Adapter:
 
     `op_connect` returns the connect ok object; `op_close` ends the connection (the kit calls
     it for the implicit close too, and before a second connect). `features` names what of
-    `FEATURES` the library has (roots, sampling, elicitation, oauth): a step that needs
+    `FEATURES` the library has (roots, sampling, elicitation, oauth, tasks): a step that needs
     another is answered unsupported_op, so its trial grades unimplemented, not fail (none
     declared leaves all such trials unimplemented, which fails a run as a failure does).
     `limits()` names what the library cannot do (the connect line's `limits`);

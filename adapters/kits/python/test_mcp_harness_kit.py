@@ -243,6 +243,80 @@ class Plan(unittest.TestCase):
         # Declaring nothing leaves even the roots handler unsupported.
         self.assertEqual(lines(Fake, plan[:1]), ["unsupported_op"])
 
+    def test_task_steps_need_the_tasks_feature(self) -> None:
+        class Tasks(Fake):
+            """A library with task ops; each records the step it was handed."""
+
+            called: list[dict[str, Any]] = []
+
+            async def op_call_tool(self, step: dict[str, Any]) -> dict[str, Any]:
+                Tasks.called.append(step)
+                return {"task": {"taskId": "task-1", "status": "working"}} if step.get("background") else await super().op_call_tool(step)
+
+            async def op_get_task(self, step: dict[str, Any]) -> dict[str, Any]:
+                Tasks.called.append(step)
+                return {"task": {"taskId": step["task_id"], "status": "working"}}
+
+            async def op_cancel_task(self, step: dict[str, Any]) -> dict[str, Any]:
+                Tasks.called.append(step)
+                return {}
+
+            async def op_task_result(self, step: dict[str, Any]) -> dict[str, Any]:
+                Tasks.called.append(step)
+                return kit.tool_result({"content": [{"type": "text", "text": "done"}]})
+
+            async def op_list_tasks(self, step: dict[str, Any]) -> dict[str, Any]:
+                Tasks.called.append(step)
+                return {"tasks": []}
+
+        class Declares(Tasks):
+            features = ("tasks",)
+
+        def lines(adapter_class: type[Fake], plan: list[Any]) -> list[dict[str, Any]]:
+            Tasks.called = []
+            config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps(plan)), [])
+            stream = io.StringIO()
+            asyncio.run(kit.run_plan(adapter_class(config), kit.Output(stream, None)))
+            return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+        task_steps = [
+            {"op": "call_tool", "name": "slow", "task": {"ttl": 60000}},
+            {"op": "call_tool", "name": "slow", "task": {}, "background": True},
+            {"op": "call_tool", "name": "slow", "background": True},
+            {"op": "get_task", "task_id": "task-1"},
+            {"op": "cancel_task", "task_id": "task-1"},
+            {"op": "task_result", "task_id": "task-1"},
+            {"op": "list_tasks"},
+        ]
+        plain = {"op": "call_tool", "name": "plain", "background": False}
+        plan = [{"op": "connect"}, *task_steps, plain]
+        refused = lines(Tasks, plan)
+        for line in refused[1:-1]:
+            self.assertEqual(line["error"]["kind"], "unsupported_op", line)
+            self.assertIn("does not declare the feature tasks (the kit's features)", line["error"]["message"])
+        self.assertEqual(refused[-1]["ok"]["text"], ["plain"])  # background: false alone is a plain call
+        self.assertEqual(Tasks.called, [plain])
+
+        carried = lines(Declares, plan)
+        self.assertEqual([line.get("error") for line in carried], [None] * len(plan))
+        self.assertEqual(Tasks.called, [*task_steps, plain])
+        self.assertEqual(carried[4]["ok"], {"task": {"taskId": "task-1", "status": "working"}})
+        self.assertEqual(carried[6]["ok"]["text"], ["done"])
+
+        malformed = [
+            ({"op": "get_task", "task_id": 7}, '"task_id"'),
+            ({"op": "cancel_task"}, '"task_id"'),
+            ({"op": "task_result", "task_id": None}, '"task_id"'),
+            ({"op": "call_tool", "name": "slow", "task": True}, '"task"'),
+            ({"op": "call_tool", "name": "slow", "task": {}, "background": "yes"}, '"background"'),
+        ]
+        bad = lines(Declares, [{"op": "connect"}, *(step for step, _ in malformed)])
+        self.assertEqual(len(bad), 1 + len(malformed))
+        for line, (step, field) in zip(bad[1:], malformed):
+            self.assertEqual(line["error"]["kind"], "unsupported_op", step)
+            self.assertIn(field, line["error"]["message"], step)
+        self.assertEqual(Tasks.called, [])
+
     def test_failed_connect_redacted(self) -> None:
         lines = run_fake([{"op": "connect", "handlers": {"fail": True}}, {"op": "call_tool", "name": "x"}])
         self.assertEqual(lines[0]["error"]["kind"], "transport_closed")

@@ -83,8 +83,10 @@ pub trait Adapter {
     async fn close(&mut self, connection: Self::Connection, env: &Env) -> Result<(), StepError>;
 
     /// The features of [`FEATURES`] the library has (`roots`, `sampling`, `elicitation`,
-    /// `oauth`): a `connect` whose `handlers` (or a `call_tool` whose `input`) answer a server
-    /// request of another, or an authorization trial's `connect` without `oauth`, is answered
+    /// `oauth`, `tasks`): a `connect` whose `handlers` (or a `call_tool` whose `input`) answer
+    /// a server request of another, an authorization trial's `connect` without `oauth`, or a
+    /// task step without `tasks` (a `call_tool` with `task` or `background`, and the ops
+    /// `get_task`, `cancel_task`, `task_result`, `list_tasks`) is answered
     /// `unsupported_op` by the kit, so its trial grades `unimplemented` rather than `fail`.
     /// Declaring none (the default) leaves every such trial unimplemented, which fails a run
     /// as a failure does.
@@ -98,12 +100,14 @@ pub trait Adapter {
 }
 
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
-/// one answers (`oauth` answers none: it is the authorization trials' `connect`).
-pub const FEATURES: [(&str, &str); 4] = [
+/// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
+/// `tasks`: it is the task steps of CLIENTS.md § Tasks).
+pub const FEATURES: [(&str, &str); 5] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
     ("oauth", ""),
+    ("tasks", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -114,11 +118,20 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
         _ => Vec::new(),
     };
     let oauth = matches!(step, Step::Connect { .. }) && env.auth.is_some();
+    let tasks = match step {
+        Step::CallTool(call) => call.is_task(),
+        Step::GetTask { .. }
+        | Step::CancelTask { .. }
+        | Step::TaskResult { .. }
+        | Step::ListTasks => true,
+        _ => false,
+    };
     FEATURES
         .iter()
         .filter(|(name, method)| {
             let needed = match *name {
                 "oauth" => oauth,
+                "tasks" => tasks,
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)

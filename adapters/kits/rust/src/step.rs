@@ -65,6 +65,20 @@ pub enum Step {
     Listen {
         notifications: Value,
     },
+    /// One `tasks/get` of this task (CLIENTS.md § Tasks); needs the `tasks` feature.
+    GetTask {
+        task_id: String,
+    },
+    /// `tasks/cancel` of this task; needs the `tasks` feature.
+    CancelTask {
+        task_id: String,
+    },
+    /// `tasks/result` of this task (2025-11-25); needs the `tasks` feature.
+    TaskResult {
+        task_id: String,
+    },
+    /// `tasks/list`, every page (2025-11-25); needs the `tasks` feature.
+    ListTasks,
     /// An op the contract does not name (answered `unsupported_op`).
     Other {
         op: String,
@@ -81,6 +95,19 @@ pub struct CallTool {
     pub progress: bool,
     pub max_timeout: Option<Duration>,
     pub input: Map<String, Value>,
+    /// `task`: the caller accepts running the call as a task (`ttl` when given); `None` for
+    /// a plain call. With it (or `background`) the step needs the `tasks` feature.
+    pub task: Option<Map<String, Value>>,
+    /// `background: true`: report the task as created instead of following it.
+    pub background: bool,
+}
+
+impl CallTool {
+    /// Whether this call is a task step (`task`, or `background: true`), which needs the
+    /// `tasks` feature.
+    pub fn is_task(&self) -> bool {
+        self.task.is_some() || self.background
+    }
 }
 
 impl Step {
@@ -106,6 +133,10 @@ impl Step {
             Step::SubscribeResource { .. } => "subscribe_resource",
             Step::UnsubscribeResource { .. } => "unsubscribe_resource",
             Step::Listen { .. } => "listen",
+            Step::GetTask { .. } => "get_task",
+            Step::CancelTask { .. } => "cancel_task",
+            Step::TaskResult { .. } => "task_result",
+            Step::ListTasks => "list_tasks",
             Step::Other { op } => op,
         }
     }
@@ -146,6 +177,8 @@ impl Step {
                 progress: f.boolean("progress")?,
                 max_timeout: f.millis("max_timeout_ms")?,
                 input: f.object("input")?.unwrap_or_default(),
+                task: f.object("task")?,
+                background: f.boolean("background")?,
             }),
             "read_resource" => Step::ReadResource {
                 uri: f.string("uri")?,
@@ -196,6 +229,16 @@ impl Step {
             "listen" => Step::Listen {
                 notifications: Value::Object(f.object("notifications")?.unwrap_or_default()),
             },
+            "get_task" => Step::GetTask {
+                task_id: f.string("task_id")?,
+            },
+            "cancel_task" => Step::CancelTask {
+                task_id: f.string("task_id")?,
+            },
+            "task_result" => Step::TaskResult {
+                task_id: f.string("task_id")?,
+            },
+            "list_tasks" => Step::ListTasks,
             other => Step::Other {
                 op: other.to_owned(),
             },
@@ -284,6 +327,42 @@ mod tests {
         assert!(call.progress);
         assert_eq!(call.max_timeout, Some(Duration::from_millis(3000)));
         assert!(call.input.contains_key("roots/list"));
+        assert!(!call.background && call.task.is_none());
+    }
+
+    #[test]
+    fn task_steps_read_their_members() {
+        let Step::CallTool(call) = Step::parse(
+            &json!({"op":"call_tool","name":"slow","task":{"ttl":60000},"background":true}),
+        )
+        .unwrap() else {
+            panic!("not a call_tool")
+        };
+        assert_eq!(call.task.unwrap()["ttl"], 60000);
+        assert!(call.background);
+        for (step, parsed) in [
+            (
+                json!({"op":"get_task","task_id":"task-1"}),
+                Step::GetTask {
+                    task_id: "task-1".into(),
+                },
+            ),
+            (
+                json!({"op":"cancel_task","task_id":"task-2"}),
+                Step::CancelTask {
+                    task_id: "task-2".into(),
+                },
+            ),
+            (
+                json!({"op":"task_result","task_id":""}),
+                Step::TaskResult { task_id: "".into() },
+            ),
+            (json!({"op":"list_tasks"}), Step::ListTasks),
+        ] {
+            let got = Step::parse(&step).unwrap();
+            assert_eq!(got.op(), step["op"]);
+            assert_eq!(got, parsed);
+        }
     }
 
     #[test]
@@ -303,6 +382,23 @@ mod tests {
             (
                 json!({"op":"complete","ref":{"type":"ref/prompt"}}),
                 "\"argument\" is required",
+            ),
+            (
+                json!({"op":"call_tool","name":"x","task":true}),
+                "\"task\" must be an object",
+            ),
+            (
+                json!({"op":"call_tool","name":"x","task":{},"background":"yes"}),
+                "\"background\" must be a boolean",
+            ),
+            (json!({"op":"get_task"}), "\"task_id\" is required"),
+            (
+                json!({"op":"cancel_task","task_id":7}),
+                "\"task_id\" must be a string",
+            ),
+            (
+                json!({"op":"task_result","task_id":null}),
+                "\"task_id\" must be a string",
             ),
             (json!({"op":7}), "\"op\" must be a string"),
             (json!([]), "a step must be an object"),
