@@ -25,6 +25,9 @@ use crate::tasks::seams::TaskSeams;
 use crate::tasks::{self as task, TaskCall, TaskOptions};
 use crate::tools::ToolResult;
 
+/// The first legacy revision with tasks.
+const TASKS_SINCE: &str = "2025-11-25";
+
 /// The outcome of a call that did not ask to run in the background.
 pub(super) fn done(called: Result<TaskCall, Error>) -> Result<ToolResult, Error> {
     match called? {
@@ -106,16 +109,21 @@ impl Client {
         }
     }
 
-    /// Whether the legacy server declared the capability at `pointer` (under
-    /// `capabilities`, e.g. `/tasks/cancel`); never in the modern era.
+    /// Whether the legacy server declared the task capability at `pointer` (under
+    /// `capabilities.tasks`, e.g. `/cancel`) in a revision that has tasks (2025-11-25 on);
+    /// never in the modern era.
     fn declares(&self, pointer: &str) -> bool {
-        match &self.connection {
-            Connection::Legacy(handshake) => handshake
+        let Connection::Legacy(handshake) = &self.connection else {
+            return false;
+        };
+        let has_tasks = handshake
+            .protocol_version()
+            .is_some_and(|v| v >= TASKS_SINCE);
+        has_tasks
+            && handshake
                 .result()
-                .pointer(&format!("/capabilities{pointer}"))
-                .is_some_and(|c| !c.is_null()),
-            Connection::Modern(_) => false,
-        }
+                .pointer(&format!("/capabilities/tasks{pointer}"))
+                .is_some_and(|c| !c.is_null())
     }
 
     /// Legacy eras: refuses a task request whose capability (`tasks.list`, `tasks.cancel`)
@@ -124,7 +132,7 @@ impl Client {
         if !matches!(self.connection, Connection::Legacy(_)) {
             return Ok(());
         }
-        let declared = self.declares(&format!("/tasks/{operation}"));
+        let declared = self.declares(&format!("/{operation}"));
         if self.session.seams().may_send_undeclared(declared) {
             return Ok(());
         }
@@ -146,7 +154,7 @@ impl Client {
         task: Option<&TaskOptions>,
         cancel: Pin<&mut C>,
     ) -> Result<Called, Error> {
-        let declared = self.declares("/tasks/requests/tools/call");
+        let declared = self.declares("/requests/tools/call");
         let support = self.task_support.of(name);
         let seams = self.session.seams();
         let augmented = seams.augments(declared, support.as_deref(), task.is_some(), task::augment);
