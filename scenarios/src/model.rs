@@ -389,8 +389,9 @@ pub enum Step {
         progress: bool,
         /// With `progress`: restart the call's timeout whenever a progress notification for
         /// it arrives, but give up (`timeout`) once this many milliseconds have passed since
-        /// the call was sent, whatever arrived. A client that cannot do this answers
-        /// `unsupported_op`.
+        /// the call was sent, whatever arrived. With `task`: give the whole task up after
+        /// this many milliseconds since the call was sent (`tasks/cancel`, then `timeout`).
+        /// A client that cannot do this answers `unsupported_op`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_timeout_ms: Option<u64>,
         /// The caller accepts running this call as a task (2025-11-25 tasks, or the
