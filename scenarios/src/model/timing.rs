@@ -203,7 +203,11 @@ impl Step {
             | Step::Events { .. }
             | Step::SubscribeResource { .. }
             | Step::UnsubscribeResource { .. }
-            | Step::Listen { .. } => {}
+            | Step::Listen { .. }
+            | Step::GetTask { .. }
+            | Step::CancelTask { .. }
+            | Step::TaskResult { .. }
+            | Step::ListTasks => {}
         }
     }
 }
