@@ -17,6 +17,7 @@ pub mod deadline;
 mod meaning;
 mod resolve;
 pub mod sources;
+mod tasks;
 pub mod variants;
 
 use std::collections::HashMap;
