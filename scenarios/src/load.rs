@@ -569,6 +569,40 @@ mod tests {
     }
 
     #[test]
+    fn tasks_and_spaced_load_and_their_errors_name_the_file_and_field() {
+        let dir = temp_dir("tasks");
+        let tasks = r#""server": {"tasks": [{"tool": "slow", "poll_interval_ms": 200,
+            "phases": [{"status": "working", "ms": 300}, {"status": "completed"}],
+            "result": {"content": []}}]}, "plan""#;
+        let spaced = r#""wire": [{"check": "polls apart", "filter": {"method": "tasks/get"},
+            "spaced": {"method": "tasks/get"}, "min_ms": 150, "broken_by": ["x"]}, "#;
+        let text = MINIMAL
+            .replace(r#""plan""#, tasks)
+            .replace(r#""wire": ["#, spaced);
+        let case = load_case(&dir, &write(&dir, "task.json", &text)).unwrap();
+        assert_eq!(case.scenario.server.tasks[0].task_id, "task-1");
+        assert_eq!(case.scenario.server.tasks[0].ttl_ms, Some(60_000));
+        assert!(matches!(
+            &case.scenario.checks[0].rule,
+            crate::model::Rule::Wire(w) if matches!(w.rule, crate::model::WireRule::Spaced { min_ms: 150, .. })
+        ));
+        let early = text.replace(
+            r#"{"status": "working", "ms": 300}, "#,
+            r#"{"status": "completed", "ms": 300}, {"status": "working"}, "#,
+        );
+        let err = load_case(&dir, &write(&dir, "early.json", &early)).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("early.json"), "{shown}");
+        assert!(
+            shown.contains("server.tasks[0].phases[0].status"),
+            "{shown}"
+        );
+        let no_gap = text.replace(r#", "min_ms": 150"#, "");
+        let err = load_case(&dir, &write(&dir, "no-gap.json", &no_gap)).unwrap_err();
+        assert!(err.to_string().contains("min_ms"), "{err}");
+    }
+
+    #[test]
     fn a_canary_check_needs_a_script_that_names_the_canary() {
         let dir = temp_dir("canary");
         let check = r#"{"check": "none", "on": "canary", "not_sent": {}, "broken_by": ["x"]}"#;
