@@ -229,7 +229,7 @@ fn derived_capabilities(script: &ServerScript, version: Option<&str>) -> Value {
 
 /// The tools a script can call, for the built-in `tools/list` answer: every name that a
 /// `tools/call` handler matches, in order, once each, then each task's tool (with
-/// `execution.taskSupport` `optional`). A client may list tools before calling
+/// `execution.taskSupport` `optional` when a handler answers it too, else `required`). A client may list tools before calling
 /// one (to learn its output schema), and a fake that advertises tools must then know them.
 fn scripted_tools(script: &ServerScript) -> Vec<Value> {
     let mut names: Vec<&str> = Vec::new();
@@ -247,17 +247,19 @@ fn scripted_tools(script: &ServerScript) -> Vec<Value> {
         .into_iter()
         .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
         .collect();
-    // A task's tool, which a client may call as a task or not.
+    // A task's tool: one a handler also answers may be called either way; one only the
+    // task engine answers must be called as a task (a plain call gets the default -32601,
+    // what the 2025-11-25 text asks of a server then).
     for task in &script.tasks {
         let listed = tools.iter_mut().find(|t| t["name"] == task.tool.as_str());
-        let tool = match listed {
-            Some(tool) => tool,
+        let (tool, support) = match listed {
+            Some(tool) => (tool, "optional"),
             None => {
                 tools.push(json!({"name": task.tool, "inputSchema": {"type": "object"}}));
-                tools.last_mut().expect("just pushed")
+                (tools.last_mut().expect("just pushed"), "required")
             }
         };
-        tool["execution"] = json!({"taskSupport": "optional"});
+        tool["execution"] = json!({ "taskSupport": support });
     }
     tools
 }

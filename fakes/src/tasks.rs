@@ -87,8 +87,22 @@ fn result(value: Value) -> Option<Answer> {
     Some(Answer::reply(Reply::Result(value)))
 }
 
-fn task_id(params: Option<&Value>) -> Option<&str> {
-    params?.get("taskId")?.as_str()
+/// The request's `taskId`, or the -32602 answer to a request without one.
+fn task_id(params: Option<&Value>) -> Result<&str, Option<Answer>> {
+    params
+        .and_then(|p| p.get("taskId"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("Invalid params: expected a string taskId"))
+}
+
+/// [`task_id`], returning its error answer from the enclosing function.
+macro_rules! task_id_or_answer {
+    ($params:expr) => {
+        match task_id($params) {
+            Ok(id) => id,
+            Err(answer) => return answer,
+        }
+    };
 }
 
 impl Store {
@@ -189,14 +203,14 @@ impl Store {
                 Some(answer)
             }
             "tasks/get" => {
-                let id = task_id(params)?;
+                let id = task_id_or_answer!(params);
                 match self.with(script, id, |t, s, _| legacy_task(t, s)) {
                     Some(task) => result(task),
                     None => invalid("Failed to retrieve task: Task not found"),
                 }
             }
             "tasks/result" => {
-                let id = task_id(params)?.to_owned();
+                let id = task_id_or_answer!(params).to_owned();
                 match self.with(script, &id, |t, s, _| legacy_outcome(t, s)) {
                     None => invalid("Failed to retrieve task: Task not found"),
                     Some(Some(reply)) => Some(Answer::reply(reply)),
@@ -225,7 +239,7 @@ impl Store {
                 result(json!({ "tasks": listed }))
             }
             "tasks/cancel" => {
-                let id = task_id(params)?;
+                let id = task_id_or_answer!(params);
                 let cancelled = self.with(script, id, |t, s, now| {
                     if t.status(s).is_terminal() {
                         return None;
@@ -273,7 +287,7 @@ impl Store {
                 result(Value::Object(task))
             }
             "tasks/get" => {
-                let id = task_id(params)?;
+                let id = task_id_or_answer!(params);
                 match self.with(script, id, |t, s, _| modern_task(t, s, true)) {
                     Some(mut task) => {
                         task.shift_insert(0, "resultType".into(), "complete".into());
@@ -283,7 +297,7 @@ impl Store {
                 }
             }
             "tasks/update" => {
-                let id = task_id(params)?;
+                let id = task_id_or_answer!(params);
                 let responses = params
                     .and_then(|p| p.get("inputResponses"))
                     .and_then(Value::as_object);
@@ -303,7 +317,7 @@ impl Store {
                 }
             }
             "tasks/cancel" => {
-                let id = task_id(params)?;
+                let id = task_id_or_answer!(params);
                 let done = self.with(script, id, |t, s, now| {
                     if s.cancel == CancelMode::Honour && !t.status(s).is_terminal() {
                         t.cancel(now);

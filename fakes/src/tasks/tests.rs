@@ -83,6 +83,16 @@ fn legacy_tasks_are_declared_and_live_from_2025_11_25_only() {
     let Reply::Result(listed) = listed.reply else {
         panic!("a listing")
     };
+    assert_eq!(listed["tools"][0]["execution"]["taskSupport"], "required");
+    let mut both = s.clone();
+    both.handlers.push(mcp_harness_scenarios::model::Handler {
+        params: Some(json!({"name": "slow"})),
+        ..mcp_harness_scenarios::model::Handler::builtin_echo()
+    });
+    let Reply::Result(listed) = crate::script::choose(&both, "tools/list", None).reply else {
+        panic!("a listing")
+    };
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 1);
     assert_eq!(listed["tools"][0]["execution"]["taskSupport"], "optional");
 }
 

@@ -47,8 +47,9 @@ pub struct TaskScript {
     /// 2025-11-25, the request has a `task` object in its params; at 2026-07-28, the
     /// request's `_meta` client capabilities list the `io.modelcontextprotocol/tasks`
     /// extension). Any other call of it goes to the handlers, like any request. Each such
-    /// call creates a new task. The built-in `tools/list` lists the tool, with
-    /// `execution.taskSupport` `optional`.
+    /// call creates a new task. The built-in `tools/list` lists the tool with
+    /// `execution.taskSupport` `optional` when a handler answers its plain calls, else
+    /// `required` (a plain call then gets -32601).
     pub tool: String,
     /// The id of the first task the tool's calls create; later ones get `-2`, `-3`, … after
     /// it.
