@@ -87,20 +87,17 @@ fn result(value: Value) -> Option<Answer> {
     Some(Answer::reply(Reply::Result(value)))
 }
 
-/// The request's `taskId`, or the -32602 answer to a request without one.
-fn task_id(params: Option<&Value>) -> Result<&str, Option<Answer>> {
-    params
-        .and_then(|p| p.get("taskId"))
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid("Invalid params: expected a string taskId"))
+/// The request's `taskId`, if it has a string one.
+fn task_id(params: Option<&Value>) -> Option<&str> {
+    params?.get("taskId")?.as_str()
 }
 
-/// [`task_id`], returning its error answer from the enclosing function.
+/// [`task_id`], or a -32602 answer returned from the enclosing function.
 macro_rules! task_id_or_answer {
     ($params:expr) => {
         match task_id($params) {
-            Ok(id) => id,
-            Err(answer) => return answer,
+            Some(id) => id,
+            None => return invalid("Invalid params: expected a string taskId"),
         }
     };
 }
