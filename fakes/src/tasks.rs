@@ -18,10 +18,12 @@
 
 pub mod timeline;
 
+use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use mcp_harness_scenarios::model::{
-    CancelMode, Reply, RpcError, ServerScript, TaskScript, TaskStatus, era::meta,
+    CancelMode, HttpReply, Reply, ReplyFormat, RpcError, ServerScript, TaskScript, TaskStatus,
+    era::meta,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
@@ -201,10 +203,16 @@ impl Store {
             }
             "tasks/get" => {
                 let id = task_id_or_answer!(params);
-                match self.with(script, id, |t, s, _| legacy_task(t, s)) {
-                    Some(task) => result(task),
-                    None => invalid("Failed to retrieve task: Task not found"),
-                }
+                let mut answer = match self.with(script, id, |t, s, _| legacy_task(t, s)) {
+                    Some(task) => result(task)?,
+                    None => return invalid("Failed to retrieve task: Task not found"),
+                };
+                // The text: where possible, no SSE stream for a tasks/get (the client polls).
+                answer.http = Some(HttpReply {
+                    format: Some(ReplyFormat::Json),
+                    ..HttpReply::default()
+                });
+                Some(answer)
             }
             "tasks/result" => {
                 let id = task_id_or_answer!(params).to_owned();
@@ -340,8 +348,8 @@ impl Store {
 
     /// 2025-11-25 `tasks/result` of the task `id`, not terminal when asked: waits until it
     /// is, and returns the outcome to answer. Meanwhile, whenever the task is
-    /// `input_required`, each of the phase's input requests not sent yet goes out through
-    /// `send` as a request of the fake's (id `<taskId>:<key>`) with the `related-task`
+    /// `input_required`, each of the phase's input requests not answered yet goes out through
+    /// `send`, once per wait, as a request of the fake's (id `<taskId>:<key>`) with the `related-task`
     /// `_meta`; the client's responses reach [`Store::arrived`]. Never returns for a task that
     /// never ends: the transport's task ends with the trial.
     pub async fn wait_result<F, Fut>(&self, script: &ServerScript, id: &str, mut send: F) -> Reply
@@ -350,6 +358,9 @@ impl Store {
         Fut: Future<Output = ()>,
     {
         let mut changes = self.changed.subscribe();
+        // Sent on this stream: a client that closed an earlier one gets what it left
+        // unanswered again here.
+        let mut sent_here: BTreeSet<String> = BTreeSet::new();
         loop {
             changes.mark_unchanged();
             let step = self.with(script, id, |t, s, _| {
@@ -359,7 +370,7 @@ impl Store {
                 let mut due = Vec::new();
                 for (key, request) in t.input_requests(s).into_iter().flatten() {
                     let request_id = format!("{}:{key}", t.id);
-                    if t.sent.contains_key(&request_id) {
+                    if t.is_answered(key) || !sent_here.insert(request_id.clone()) {
                         continue;
                     }
                     t.sent.insert(request_id.clone(), key.clone());

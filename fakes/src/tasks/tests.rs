@@ -411,3 +411,42 @@ fn modern_task_methods_need_the_task_id_as_mcp_name() {
     let found = modern::discover_result(&s);
     assert_eq!(found["capabilities"]["extensions"][EXTENSION], json!({}));
 }
+
+/// A client that closed its `tasks/result` stream before answering gets the input request
+/// again on its next `tasks/result`; once answered, it is not sent again.
+#[tokio::test]
+async fn legacy_a_new_result_wait_resends_what_is_unanswered() {
+    let task = json!({"tool": "slow", "phases": [
+        {"status": "working", "ms": 0},
+        {"status": "input_required", "input_requests": {"k": {"method": "ping"}}},
+        {"status": "completed"}],
+        "result": {"content": []}});
+    let s = std::sync::Arc::new(script("legacy", task));
+    let store = std::sync::Arc::new(Store::default());
+    create_legacy(&store, &s);
+    let start = |s: std::sync::Arc<ServerScript>, store: std::sync::Arc<Store>| {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let wait = tokio::spawn(async move {
+            let send = |m| {
+                let _ = tx.send(m);
+                std::future::ready(())
+            };
+            store.wait_result(&s, "task-1", send).await
+        });
+        (wait, rx)
+    };
+    let (first, mut sent) = start(s.clone(), store.clone());
+    let asked = tokio::time::timeout(Duration::from_secs(2), sent.recv()).await;
+    assert_eq!(asked.unwrap().unwrap()["id"], "task-1:k");
+    first.abort();
+    let (second, mut again) = start(s.clone(), store.clone());
+    let asked = tokio::time::timeout(Duration::from_secs(2), again.recv()).await;
+    assert_eq!(asked.unwrap().unwrap()["id"], "task-1:k");
+    store.arrived(
+        &s,
+        &json!({"jsonrpc": "2.0", "id": "task-1:k", "result": {}}),
+    );
+    let outcome = tokio::time::timeout(Duration::from_secs(2), second).await;
+    assert!(matches!(outcome.unwrap().unwrap(), Reply::Result(_)));
+    assert!(again.try_recv().is_err());
+}

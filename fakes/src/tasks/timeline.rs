@@ -26,7 +26,8 @@ pub struct Task {
     /// When the last of them was answered.
     settling_from: Option<Instant>,
     cancelled_at: Option<Instant>,
-    /// 2025-11-25: the input requests sent (on a `tasks/result` stream), by request id.
+    /// 2025-11-25: the input requests sent (on a `tasks/result` stream): the key of each,
+    /// by request id.
     pub sent: BTreeMap<String, String>,
 }
 
@@ -122,6 +123,11 @@ impl Task {
             self.settling_from = Some(now);
         }
         true
+    }
+
+    /// Whether the current phase's input request `key` was answered.
+    pub fn is_answered(&self, key: &str) -> bool {
+        self.answered.contains(key)
     }
 
     /// Moves the task to `cancelled` at `now`.
