@@ -77,3 +77,46 @@ async fn a_task_result_streams_its_input_request_then_the_outcome() {
     let outcome = at(&|e| matches!(e, Event::Sent { message } if message["id"] == 3));
     assert!(asked < answered && answered < outcome, "{events:?}");
 }
+
+/// 2026-07-28 over HTTP: a call declaring the extension creates a task; `tasks/get` needs
+/// `Mcp-Name` = the task id (else 400, -32020) and shows the result once completed.
+#[tokio::test]
+async fn a_modern_task_is_polled_with_its_id_as_mcp_name() {
+    const V: &str = "2026-07-28";
+    let server = json!({"era": "modern", "tasks": [{"tool": "slow", "phases": [
+        {"status": "working", "ms": 50}, {"status": "completed"}],
+        "result": {"content": [{"type": "text", "text": "done"}]}}]});
+    let trial = Trial::start("tasks-modern-http", server, None).await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": V,
+        "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    let body = |id: u32, method: &str, params: serde_json::Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    let parsed = |r: &support::Reply| -> serde_json::Value {
+        serde_json::from_slice(&r.body).expect("a JSON body")
+    };
+    let call = body(1, "tools/call", json!({"name": "slow", "_meta": meta}));
+    let headers = [
+        ("MCP-Protocol-Version", V),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "slow"),
+    ];
+    let created = parsed(&trial.post(&headers, &call).await);
+    assert_eq!(created["result"]["resultType"], "task");
+    assert_eq!(created["result"]["taskId"], "task-1");
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    let get = body(2, "tasks/get", json!({"taskId": "task-1", "_meta": meta}));
+    let mut headers = vec![("MCP-Protocol-Version", V), ("Mcp-Method", "tasks/get")];
+    let refused = trial.post(&headers, &get).await;
+    assert_eq!(refused.status, 400);
+    assert_eq!(parsed(&refused)["error"]["code"], -32020);
+    headers.push(("Mcp-Name", "task-1"));
+    let polled = trial.post(&headers, &get).await;
+    assert_eq!(polled.status, 200);
+    let polled = parsed(&polled);
+    assert_eq!(polled["result"]["resultType"], "complete");
+    assert_eq!(polled["result"]["status"], "completed");
+    assert_eq!(polled["result"]["result"]["content"][0]["text"], "done");
+    trial.finish().await;
+}
