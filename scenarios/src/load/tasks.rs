@@ -325,3 +325,27 @@ mod tests {
         assert_eq!(problem("legacy", empty_tool).0, "server.tasks[0].tool");
     }
 }
+
+#[cfg(test)]
+mod budget_tests {
+    use serde_json::json;
+
+    use crate::model::Scenario;
+
+    /// The deadline lint's budget counts the run of a task the plan's call drives.
+    #[test]
+    fn a_task_run_counts_in_the_deadline_budget() {
+        let server = serde_json::from_value(json!({"tasks": [{"tool": "slow",
+            "poll_interval_ms": 50, "phases": [{"status": "working", "ms": 300},
+            {"status": "completed"}], "result": {"content": []}}]}))
+        .unwrap();
+        let mut s = Scenario::serving(server);
+        s.plan = serde_json::from_value(json!([{"op": "connect"},
+            {"op": "call_tool", "name": "slow"}]))
+        .unwrap();
+        let with = crate::load::deadline::budget(&s).0;
+        s.server.tasks.clear();
+        let without = crate::load::deadline::budget(&s).0;
+        assert_eq!(with - without, 350);
+    }
+}
