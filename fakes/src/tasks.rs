@@ -227,7 +227,10 @@ impl Store {
                 }
             }
             "tasks/list" => {
-                if params.and_then(|p| p.get("cursor")).is_some() {
+                if params
+                    .and_then(|p| p.get("cursor"))
+                    .is_some_and(|c| !c.is_null())
+                {
                     // The fake lists every task on one page: it never hands out a cursor.
                     return invalid("Invalid params: unknown cursor");
                 }
