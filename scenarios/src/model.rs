@@ -15,6 +15,7 @@ pub mod file;
 pub mod http;
 pub mod robust;
 pub mod sends;
+pub mod tasks;
 pub mod timing;
 
 use schemars::JsonSchema;
@@ -32,6 +33,7 @@ pub use http::{
 };
 pub use robust::{Emit, Faults, Then, Truncate};
 pub use sends::{Send, SendAt, Via};
+pub use tasks::{CancelMode, TaskPhase, TaskScript, TaskStatus};
 pub use timing::TimeScale;
 
 /// The `serverInfo.name` of the fakes' built-in answers (`initialize`, `server/discover`).
@@ -223,6 +225,14 @@ pub struct ServerScript {
     /// client metadata document URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<auth::AuthScript>,
+    /// Tools whose calls the fake runs as tasks, with each task's statuses over time and
+    /// outcome (see [`tasks`]). A non-empty list declares the task capability: at 2025-11-25
+    /// `{"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}` in
+    /// `initialize`, at 2026-07-28 the `io.modelcontextprotocol/tasks` extension in
+    /// `server/discover` (`capabilities` still merges on top). The fake then answers the
+    /// `tasks/*` methods of the era itself, before any handler.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskScript>,
 }
 
 /// One scripted answer.
