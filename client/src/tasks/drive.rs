@@ -14,7 +14,7 @@
 //! caller's cancel and the task's maximum time stop the whole loop at once (a poll in flight
 //! is dropped, not announced) and cancel the task with `tasks/cancel`.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::future::{Future, pending};
 use std::pin::pin;
 
@@ -113,7 +113,7 @@ impl Drive<'_> {
         let modern = self.modern();
         let mut statuses = self.session.router().listener().task_statuses();
         let mut interval = poll_interval(created, modern, DEFAULT_POLL_INTERVAL);
-        let mut answered = HashSet::new();
+        let mut answered = HashMap::new();
         let mut task = created.clone();
         // A modern CreateTaskResult carries no result and no input requests: poll first.
         let mut seen = !modern;
@@ -156,12 +156,12 @@ impl Drive<'_> {
     }
 
     /// Modern era: answers the `inputRequests` of `task` not answered yet with one
-    /// `tasks/update` (each key once, remembered in `answered`).
+    /// `tasks/update` (each key once: the answers given are remembered in `answered`).
     async fn answer(
         &self,
         id: &str,
         task: &Value,
-        answered: &mut HashSet<String>,
+        answered: &mut HashMap<String, Value>,
     ) -> Result<(), Error> {
         // A task shown input_required without requests (an eventually consistent server)
         // has nothing to answer yet.
@@ -171,14 +171,22 @@ impl Drive<'_> {
         let again = self.session.seams().answers_again();
         let fresh: Vec<_> = requests
             .iter()
-            .filter(|(key, _)| again || !answered.contains(*key))
+            .filter(|(key, _)| again || !answered.contains_key(*key))
             .collect();
         if fresh.is_empty() {
             return Ok(());
         }
         let listener = self.session.router().listener();
-        let responses = input_responses(fresh, self.input, listener)?;
-        answered.extend(responses.keys().cloned());
+        let mut responses = input_responses(fresh, self.input, listener)?;
+        if again {
+            // A client that keeps no track sends every answer it ever gave.
+            for (key, response) in answered.iter() {
+                responses
+                    .entry(key.clone())
+                    .or_insert_with(|| response.clone());
+            }
+        }
+        answered.extend(responses.iter().map(|(k, v)| (k.clone(), v.clone())));
         let responses = Value::Object(responses);
         self.send("tasks/update", id, Some(responses)).await?;
         Ok(())

@@ -46,8 +46,9 @@ pub(crate) trait TaskSeams {
         true
     }
 
-    /// Modern era: whether an `inputRequests` key already answered is answered again;
-    /// correct: never (each key once).
+    /// Modern era: whether an `inputRequests` key already answered is answered again (on a
+    /// poll that still lists it, and in every later `tasks/update`); correct: never (each
+    /// key once).
     fn answers_again(&self) -> bool {
         false
     }
