@@ -533,6 +533,7 @@ mod tests {
     fn received(message: Value) -> Record {
         Record {
             pid: 1,
+            at_ms: None,
             event: Event::Received { message },
         }
     }
@@ -540,6 +541,7 @@ mod tests {
     fn post() -> Record {
         Record {
             pid: 1,
+            at_ms: None,
             event: Event::HttpRequest {
                 method: "POST".into(),
                 path: "/mcp".into(),
@@ -555,6 +557,7 @@ mod tests {
     fn sent(message: Value) -> Record {
         Record {
             pid: 1,
+            at_ms: None,
             event: Event::Sent { message },
         }
     }
@@ -562,6 +565,7 @@ mod tests {
     fn request(method: &str) -> Record {
         Record {
             pid: 1,
+            at_ms: None,
             event: Event::HttpRequest {
                 method: method.into(),
                 path: "/mcp".into(),
@@ -599,6 +603,7 @@ mod tests {
             received(json!({"id": 2, "result": {}})),
             Record {
                 pid: 1,
+                at_ms: None,
                 event: Event::Connected,
             },
             sent(json!({"id": 2, "result": {"content": []}})),
@@ -640,6 +645,7 @@ mod tests {
             post(),
             Record {
                 pid: 1,
+                at_ms: None,
                 event: Event::SentRaw {
                     line: "[note: a batch of 2]".into(),
                 },
