@@ -21,7 +21,19 @@
 // token is read off the outgoing request: the SDK uses its request id and hands the callback
 // the notification without it). `max_timeout_ms` is resetTimeoutOnProgress with
 // maxTotalTimeout. The SDK has no 2026-07-28 client: `discover` and `listen` are left to the
-// kit's unsupported_op, and a modern or dual era is refused at connect.
+// kit's unsupported_op, and a modern or dual era is refused at connect (so are its tasks).
+//
+// Tasks (CLIENTS.md § Tasks, 2025-11-25 only): the SDK's experimental task API,
+// client.experimental.tasks. A call_tool with `task` is callToolStream: the step's ttl becomes
+// its `task` option (the SDK then augments the call whatever the server declared), no ttl
+// leaves augmentation to the SDK (it augments a tool listTools cached as optional or required
+// when the server declared tasks.requests.tools.call); the SDK polls and fetches the result
+// itself. Its stream is cancelled the only way it offers, the AbortSignal of its options; that
+// sends no tasks/cancel, so a cancel or an expired `max_timeout_ms` is followed by
+// tasks.cancelTask(taskId), as a user would. get_task, task_result, list_tasks and cancel_task
+// are getTask, getTaskResult, listTasks (every page) and cancelTask; notifications/tasks/status
+// reach a TaskStatusNotificationSchema handler. Errors are left as the SDK raises them (a
+// failed task is its own InternalError "Task … failed", not the server's error).
 //
 // Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set; CLIENTS.md, "Authorization"): the
 // transport gets the SDK's `authProvider`, the kit's MemoryOAuthProvider: an OAuthClientProvider written as the SDK's
@@ -46,6 +58,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
@@ -57,6 +70,7 @@ import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
+  TaskStatusNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -244,6 +258,9 @@ class Connection {
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, ({ params }) => {
       EVENTS.add({ type: 'resource_updated', uri: params.uri });
     });
+    client.setNotificationHandler(TaskStatusNotificationSchema, ({ params }) => {
+      EVENTS.add({ type: 'task_status', taskId: params.taskId, status: params.status });
+    });
   }
 
   makeTransport() {
@@ -294,17 +311,29 @@ class Connection {
     return paginate((cursor) => this.client[method]({ cursor }, this.options), key, { check: false });
   }
 
+  /** The onprogress option of a call with `progress`, reporting each notification as an event. */
+  progressOption(options) {
+    const slot = {};
+    this.progressSlot = slot;
+    options.onprogress = (params) => {
+      const event = { type: 'progress', progressToken: slot.token ?? null, progress: params.progress };
+      if (params.total !== undefined) event.total = params.total;
+      if (params.message !== undefined) event.message = params.message;
+      EVENTS.add(event);
+    };
+  }
+
+  /**
+   * A call_tool step. With `task` or `background` it is the SDK's task API (see taskCall); a
+   * plain call is Client.callTool, and when that refuses a tool it cached as taskSupport
+   * `required` (a local McpError telling its user to call callToolStream instead), the step
+   * does what the message says.
+   */
   async callTool(step, context) {
+    if (step.task != null || step.background === true) return this.taskCall(step, context);
     const options = { ...this.options };
     if (step.progress) {
-      const slot = {};
-      this.progressSlot = slot;
-      options.onprogress = (params) => {
-        const event = { type: 'progress', progressToken: slot.token ?? null, progress: params.progress };
-        if (params.total !== undefined) event.total = params.total;
-        if (params.message !== undefined) event.message = params.message;
-        EVENTS.add(event);
-      };
+      this.progressOption(options);
       if (step.max_timeout_ms != null) {
         options.resetTimeoutOnProgress = true;
         options.maxTotalTimeout = step.max_timeout_ms;
@@ -313,9 +342,112 @@ class Connection {
     if (context.signal) options.signal = context.signal;
     try {
       return toolResult(await this.client.callTool({ name: step.name, arguments: step.arguments ?? {} }, undefined, options), SEEN);
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.InvalidRequest && /requires task-based execution\. Use client\.experimental\.tasks\.callToolStream\(\) instead/.test(error.message)) {
+        log(`the SDK refused a plain call of ${JSON.stringify(step.name)} (taskSupport required): calling callToolStream, as its message says`);
+        return this.taskCall(step, context);
+      }
+      throw error;
     } finally {
       this.progressSlot = undefined;
     }
+  }
+
+  /**
+   * A call through client.experimental.tasks.callToolStream. The step's ttl is passed as the
+   * stream's `task` option, which the SDK sends as given (it trusts an explicit task option);
+   * without a ttl the option is left out and the SDK decides, augmenting the call when the
+   * server declared tasks.requests.tools.call and listTools cached the tool as optional or
+   * required. The SDK polls tasks/get itself (its pollInterval, else its default) and fetches
+   * tasks/result; the adapter only reads the stream: taskCreated (the task id, and the whole
+   * report for `background`), result, error.
+   *
+   * Cancelling: the SDK has no cancel for its stream beyond the request options' AbortSignal,
+   * and aborting that sends no tasks/cancel, so the caller's cancel (or `max_timeout_ms`, which
+   * bounds the whole stream) aborts the signal and then calls tasks.cancelTask with the task id
+   * the stream announced, as a user of the SDK would. Whatever the SDK sends on the abort is
+   * its own doing.
+   */
+  async taskCall(step, context) {
+    const { tasks } = this.client.experimental;
+    const controller = new AbortController();
+    let why;
+    const stop = (kind, message) => {
+      if (why !== undefined) return;
+      why = new StepError(kind, message);
+      controller.abort(why);
+    };
+    const callerCancel = () => stop('cancelled', 'the caller cancelled the call');
+    if (context.signal?.aborted) callerCancel();
+    context.signal?.addEventListener('abort', callerCancel, { once: true });
+    const timer =
+      step.max_timeout_ms != null
+        ? setTimeout(() => stop('timeout', `the task call took longer than max_timeout_ms (${step.max_timeout_ms} ms)`), step.max_timeout_ms)
+        : undefined;
+    const stopped = new Promise((resolve) => controller.signal.addEventListener('abort', () => resolve({ stopped: true }), { once: true }));
+    const options = { ...this.options, signal: controller.signal };
+    if (step.task?.ttl != null) options.task = { ttl: step.task.ttl };
+    if (step.progress) this.progressOption(options);
+    const stream = tasks.callToolStream({ name: step.name, arguments: step.arguments ?? {} }, undefined, options);
+    let taskId;
+    try {
+      for (;;) {
+        const next = stream.next();
+        next.catch(() => {}); // still pending when the race is lost to a cancel
+        const item = await Promise.race([next, stopped]);
+        if (item.stopped) break;
+        if (item.done) throw new Error('the SDK\'s callToolStream ended without a result or an error');
+        const message = item.value;
+        if (message.type === 'taskCreated') {
+          taskId = message.task.taskId;
+          log(`task ${JSON.stringify(taskId)} created (${message.task.status})`);
+          if (step.background === true) return { task: message.task };
+        } else if (message.type === 'taskStatus') {
+          log(`task ${JSON.stringify(message.task.taskId)} is ${message.task.status}`);
+        } else if (message.type === 'result') {
+          return toolResult(message.result, SEEN);
+        } else if (message.type === 'error') {
+          // A task that ended cancelled without the caller asking: the SDK's own McpError
+          // (InternalError) naming it; the contract's kind is cancelled. A failed task is
+          // left as the SDK raises it (its InternalError, not the server's error).
+          if (taskId !== undefined && message.error instanceof McpError && message.error.message === `MCP error ${ErrorCode.InternalError}: Task ${taskId} was cancelled`) {
+            throw new StepError('cancelled', describe(message.error));
+          }
+          throw message.error;
+        }
+      }
+      if (taskId !== undefined) {
+        try {
+          await tasks.cancelTask(taskId, this.options);
+        } catch (error) {
+          log(`tasks/cancel of ${JSON.stringify(taskId)} failed:`, describe(error));
+        }
+      }
+      throw why;
+    } finally {
+      clearTimeout(timer);
+      context.signal?.removeEventListener('abort', callerCancel);
+      this.progressSlot = undefined;
+      // Ends the generator: at once when it waits at a yield (background), else once its
+      // current step settles (a cancel); nothing more is sent either way.
+      stream.return().catch(() => {});
+    }
+  }
+
+  /**
+   * Every page of tasks/list through tasks.listTasks(cursor), the loop its users write (as
+   * listAll: follow nextCursor until it is absent, nothing checked). The SDK sends no params
+   * for a falsy cursor.
+   */
+  async listTasks() {
+    const all = [];
+    let cursor;
+    do {
+      const page = await this.client.experimental.tasks.listTasks(cursor, this.options);
+      all.push(...page.tasks);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return { tasks: all };
   }
 
   /**
@@ -374,14 +506,14 @@ Error.stackTraceLimit = 50; // deep enough for classify to see cacheToolMetadata
 await run({
   name: `ts-sdk-adapter ${SDK}`,
   classify,
-  features: ['roots', 'sampling', 'elicitation', 'oauth'], // what the kit may ask of the SDK
+  features: ['roots', 'sampling', 'elicitation', 'oauth', 'tasks'], // what the kit may ask of the SDK
   events: EVENTS,
   // The SDK always offers LATEST_PROTOCOL_VERSION in initialize and has no server/discover.
   limits: (env) => (env.era === 'legacy' && env.protocolVersion === LATEST_PROTOCOL_VERSION ? [] : ['choose_version']),
   ops: {
     async connect(step, { env }) {
       if (env.era !== 'legacy') {
-        throw new StepError('unsupported_op', `${SDK} speaks only the initialize-handshake era; it has no ${env.era}-era client (no server/discover probe, no per-request _meta)`);
+        throw new StepError('unsupported_op', `${SDK} speaks only the initialize-handshake era; it has no ${env.era}-era client (no server/discover probe, no per-request _meta, no tasks extension: its tasks are those of 2025-11-25)`);
       }
       if (env.auth && env.transport === 'http' && !oauth) oauth = new MemoryOAuthProvider(env, 'mcp-harness ts-sdk adapter');
       let attempt;
@@ -407,6 +539,11 @@ await run({
       list_resource_templates: () => connection.listAll('listResourceTemplates', 'resourceTemplates'),
       list_prompts: () => connection.listAll('listPrompts', 'prompts'),
       call_tool: (step, context) => connection.callTool(step, context),
+      // The SDK's experimental task API (client.experimental.tasks), one request each.
+      get_task: async ({ task_id: taskId }) => ({ task: await connection.client.experimental.tasks.getTask(taskId, connection.options) }),
+      task_result: async ({ task_id: taskId }) => toolResult(await connection.client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, connection.options), SEEN),
+      list_tasks: () => connection.listTasks(),
+      cancel_task: ({ task_id: taskId }) => connection.client.experimental.tasks.cancelTask(taskId, connection.options).then(() => ({})),
       async read_resource({ uri }) {
         const result = await connection.client.readResource({ uri }, connection.options);
         return { contents: result.contents.map((c) => contentsAsSeen(c, SEEN)) };
