@@ -310,3 +310,54 @@ fn failed(error: JsonObject) -> StepError {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_task_steps_declare_the_extension() {
+        let plain = [json!("connect"), json!({"op":"call_tool","name":"slow"})];
+        assert!(!planned(&plain));
+        for step in [
+            json!({"op":"call_tool","name":"slow","task":{}}),
+            json!({"op":"call_tool","name":"slow","background":true}),
+            json!({"op":"get_task","task_id":"t"}),
+            json!({"op":"cancel_task","task_id":"t"}),
+        ] {
+            assert!(planned(&[json!("connect"), step.clone()]), "{step}");
+        }
+        let mut capabilities = ClientCapabilities::default();
+        declare(&mut capabilities);
+        assert!(capabilities.supports_tasks());
+    }
+
+    #[test]
+    fn a_failed_task_reports_its_error_code() {
+        let error = json!({"code": -32602, "message": "refused"});
+        let Value::Object(error) = error else {
+            unreachable!()
+        };
+        let reported = failed(error);
+        assert_eq!(reported.kind, Kind::ProtocolError);
+        assert_eq!(reported.code, Some(-32602));
+        let reported = failed(JsonObject::new());
+        assert_eq!(reported.kind, Kind::InvalidResponse);
+    }
+
+    #[test]
+    fn the_earlier_of_cancel_and_bound_names_the_outcome() {
+        let call = CallTool {
+            cancel_after: Some(Duration::from_millis(500)),
+            max_timeout: Some(Duration::from_millis(300)),
+            ..CallTool::default()
+        };
+        assert_eq!(Limit::of(&call).map(|l| l.kind), Some(Kind::Timeout));
+        let call = CallTool {
+            max_timeout: Some(Duration::from_secs(3)),
+            ..call
+        };
+        assert_eq!(Limit::of(&call).map(|l| l.kind), Some(Kind::Cancelled));
+        assert!(Limit::of(&CallTool::default()).is_none());
+    }
+}
