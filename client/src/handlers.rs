@@ -4,11 +4,13 @@
 //! The caller gives one answer per method ([`Handlers::from_json`]); the client declares
 //! exactly the capabilities those answers serve, and answers each such request with the
 //! answer's value as its `result`. In the 2026-07-28 era the same answers serve the input
-//! requests of `input_required` results. Two members of an answer are the client's own, never
-//! sent: `delay_ms` (wait that long before answering, as a user taking time would; a
-//! cancellation arriving meanwhile means no answer at all) and, on an elicitation answer,
-//! `defaults: true` (fill each member the requested schema gives a `default` and the answer's
-//! `content` leaves out, as a user accepting a pre-filled form would).
+//! requests of `input_required` results and of tasks. A task's request (2025-11-25, during
+//! `tasks/result`) is answered with its related-task `_meta` (see the listener). Two members
+//! of an answer are the client's own, never sent: `delay_ms` (wait that long before
+//! answering, as a user taking time would; a cancellation arriving meanwhile means no answer
+//! at all) and, on an elicitation answer, `defaults: true` (fill each member the requested
+//! schema gives a `default` and the answer's `content` leaves out, as a user accepting a
+//! pre-filled form would).
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -15,6 +15,7 @@
 //! | stdio (newline-delimited JSON-RPC to a child process) | implemented | `transport::stdio` |
 //! | Streamable HTTP 2025-03-26+ (POST + JSON or SSE, sessions, GET stream, TLS, bearer) | implemented | `transport::http` |
 //! | 2026-07-28 era on both transports (`_meta`, `server/discover`, dual-era fallback, MRTR, `ttlMs` cache, `Mcp-Method`/`Mcp-Name`) | implemented, chosen by [`ClientOptions::era`] | `era`, `transport::http::modern` |
+//! | tasks as requestor of `tools/call`: 2025-11-25 and the 2026-07-28 extension ([`Client::call_tool_as_task`]) | implemented | `tasks` |
 //! | OAuth 2.1 authorization over HTTP (discovery, registration, PKCE, `state`/`iss`, `resource`, refresh, step-up) | implemented, with [`HttpOptions::auth`] | `auth` |
 //! | HTTP+SSE (2024-11-05) | not implemented | — |
 //!
@@ -79,6 +80,7 @@ mod router;
 mod schema;
 mod seams;
 mod session;
+mod tasks;
 mod tools;
 mod transport;
 
@@ -104,6 +106,7 @@ pub mod decode {
     pub use crate::jsonrpc::{Incoming, classify, response_id};
     pub use crate::transport::framing::*;
 }
+pub use tasks::{DEFAULT_POLL_INTERVAL, TaskCall, TaskOptions};
 pub use tools::{ToolOutput, ToolResult};
 /// The destination policy for URLs a server names (SSRF): see `transport/http/security`.
 pub use transport::http::security::{

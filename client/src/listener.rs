@@ -20,11 +20,12 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, oneshot, watch};
 
 use crate::handlers::{Handled, Handlers, Spoken};
 use crate::seams::Seams;
 use crate::seams::wire::Wire;
+use crate::tasks::seams::TaskSeams;
 
 /// `_meta` key of the subscription a notification belongs to (2026-07-28).
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -78,6 +79,8 @@ pub(crate) struct Listener {
     subscriptions: Mutex<HashMap<i64, Option<oneshot::Sender<Value>>>>,
     /// Listings whose cached pages are to be dropped (a list change arrived).
     changed: Mutex<HashSet<String>>,
+    /// The last `notifications/tasks/status` received (its params), for whoever watches.
+    task_status: watch::Sender<Value>,
     replier: Arc<OnceLock<Replier>>,
 }
 
@@ -96,6 +99,7 @@ impl Listener {
             answering: Arc::default(),
             subscriptions: Mutex::new(HashMap::new()),
             changed: Mutex::new(HashSet::new()),
+            task_status: watch::Sender::new(Value::Null),
             replier: Arc::default(),
         }
     }
@@ -213,10 +217,20 @@ impl Listener {
             version: &offered,
         };
         let roots = lock(&self.roots).clone();
-        match self
+        let handled = self
             .handlers
-            .handle(method, params, &roots, spoken, &self.seams)
-        {
+            .handle(method, params, &roots, spoken, &self.seams);
+        // An answer about a task carries the task's related-task `_meta` (2025-11-25).
+        let related = self
+            .seams
+            .answer_related(crate::tasks::related_task(params));
+        let handled = match (handled, related) {
+            (Handled::Result(result, delay), Some(related)) => {
+                Handled::Result(crate::tasks::with_related_task(result, related), delay)
+            }
+            (handled, _) => handled,
+        };
+        match handled {
             Handled::Unhandled => None,
             Handled::Error(code, message) => Some(Some(crate::jsonrpc::error_response(
                 id.clone(),
@@ -364,6 +378,12 @@ impl Listener {
         lock(&self.subscriptions).remove(&id);
     }
 
+    /// A watch on the task status notifications: each change is the last one's params
+    /// (only a deliberate defect waits on it; the correct client polls).
+    pub(crate) fn task_statuses(&self) -> watch::Receiver<Value> {
+        self.task_status.subscribe()
+    }
+
     /// Whether a listing's cached pages are to be dropped (a list change arrived since the
     /// last call); clears the mark.
     pub(crate) fn take_changed(&self, method: &str) -> bool {
@@ -420,6 +440,13 @@ impl Listener {
                 }
             }
             "notifications/cancelled" => return self.cancelled(params),
+            "notifications/tasks/status" => {
+                self.push(
+                    json!({"type": "task_status", "taskId": field(params, "taskId"),
+                    "status": field(params, "status")}),
+                );
+                self.task_status.send_replace(params.clone());
+            }
             _ => {}
         }
         None

@@ -55,6 +55,15 @@ impl ListKind {
         duplicate: ErrorKind::DuplicateName,
     };
 
+    /// `tasks/list` (2025-11-25): tasks by `taskId`. Not a listing the modern cache knows:
+    /// the 2026-07-28 tasks extension has no `tasks/list`.
+    pub(crate) const TASKS: ListKind = ListKind {
+        method: "tasks/list",
+        entries: "tasks",
+        key: "taskId",
+        duplicate: ErrorKind::DuplicateName,
+    };
+
     /// Whether `method` is one of the listings.
     pub(crate) fn is_listing(method: &str) -> bool {
         [

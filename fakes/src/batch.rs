@@ -252,6 +252,7 @@ mod tests {
             faults: None,
             sends: Vec::new(),
             listen: None,
+            task: None,
         }
     }
 

@@ -15,6 +15,7 @@
 //! | [`recorder`] | the append-only, capped transcript writer |
 //! | [`sends`] | messages the fake starts itself: `$request` substitution, awaited responses |
 //! | [`stdio`] | the newline-delimited JSON-RPC server loop on stdin/stdout |
+//! | [`tasks`] | scripted tasks of both eras: the store, phases over time, the answers |
 //! | [`http`] | the Streamable HTTP fake on `127.0.0.1`, run inside the runner's process |
 //! | [`tls`] | the run's CAs and certificates, and the rustls configs made from them |
 
@@ -28,4 +29,5 @@ pub mod recorder;
 pub mod script;
 pub mod sends;
 pub mod stdio;
+pub mod tasks;
 pub mod tls;

@@ -27,10 +27,13 @@ pub const UNSUPPORTED_VERSION: i64 = -32022;
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The methods whose `Mcp-Name` header mirrors a body field, and that field.
-const NAMED: [(&str, &str); 3] = [
+const NAMED: [(&str, &str); 6] = [
     ("tools/call", "name"),
     ("prompts/get", "name"),
     ("resources/read", "uri"),
+    ("tasks/get", "taskId"),
+    ("tasks/update", "taskId"),
+    ("tasks/cancel", "taskId"),
 ];
 
 /// Reads an HTTP request header by its lower-case name.
@@ -65,10 +68,13 @@ pub fn is_modern(script: &ServerScript, method: &str, params: Option<&Value>) ->
 }
 
 /// Decides the answer to a request. `header` reads an HTTP request header (lower-case
-/// name); over stdio it is `None` and no header is checked.
+/// name); over stdio it is `None` and no header is checked. A modern request the task
+/// engine answers (`tasks`, after the checks) goes no further; a legacy one is left to the
+/// transport, which knows the version in force (see [`crate::tasks::Store::legacy`]).
 pub fn decide(
     script: &ServerScript,
     tally: &script::Tally,
+    tasks: &crate::tasks::Store,
     revision: Option<&str>,
     method: &str,
     params: Option<&Value>,
@@ -81,6 +87,9 @@ pub fn decide(
     }
     if let Err(refusal) = admit(script, method, params, header) {
         return Decision::Refuse(refusal);
+    }
+    if let Some(answer) = tasks.modern(script, method, params) {
+        return Decision::Answer(Box::new(answer));
     }
     let mut answer = script::choose_at(script, tally, revision, method, params);
     let handled = script.handlers.iter().any(|h| h.method == method);
@@ -272,12 +281,20 @@ pub fn on_subscription(mut message: Value, id: &Value) -> Value {
     message
 }
 
-/// The built-in `server/discover` result: the supported versions, tools, no caching, and
-/// the server's name in the result's `_meta`.
+/// The built-in `server/discover` result: the supported versions, tools (and the tasks
+/// extension, for a script with tasks), no caching, and the server's name in the result's
+/// `_meta`.
 pub fn discover_result(script: &ServerScript) -> Value {
+    let mut capabilities = crate::script::capabilities(script, None);
+    if !script.tasks.is_empty() {
+        // Under the script's own: declared ones merge on top of what the script implies.
+        let mut derived = json!({"extensions": {crate::tasks::EXTENSION: {}}});
+        crate::script::merge(&mut derived, &capabilities);
+        capabilities = derived;
+    }
     json!({
         "supportedVersions": script.modern.supported_versions,
-        "capabilities": crate::script::capabilities(script, None),
+        "capabilities": capabilities,
         "ttlMs": 0,
         "cacheScope": "public",
         "_meta": {
@@ -326,6 +343,7 @@ mod tests {
         let init = refusal(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "initialize",
             Some(&json!({})),
@@ -335,6 +353,7 @@ mod tests {
         let bare = refusal(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "tools/list",
             None,
@@ -344,6 +363,7 @@ mod tests {
         let old = refusal(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "tools/list",
             Some(&meta("2025-11-25")),
@@ -359,6 +379,7 @@ mod tests {
         let found = result(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "server/discover",
             Some(&meta("2026-07-28")),
@@ -369,6 +390,7 @@ mod tests {
         let listed = result(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "tools/list",
             Some(&meta("2026-07-28")),
@@ -378,6 +400,7 @@ mod tests {
         let unknown = refusal(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "nope",
             Some(&meta("2026-07-28")),
@@ -436,6 +459,7 @@ mod tests {
         let found = result(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "server/discover",
             Some(&meta("2026-07-28")),
@@ -454,6 +478,7 @@ mod tests {
         let answer = |script: &ServerScript| match decide(
             script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "subscriptions/listen",
             Some(&params),
@@ -497,6 +522,7 @@ mod tests {
         let init = result(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "initialize",
             Some(&json!({"protocolVersion": "2025-06-18"})),
@@ -506,6 +532,7 @@ mod tests {
         let found = result(decide(
             &script,
             &script::Tally::default(),
+            &crate::tasks::Store::default(),
             None,
             "server/discover",
             Some(&meta("2026-07-28")),

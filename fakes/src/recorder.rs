@@ -26,6 +26,9 @@ pub const MESSAGE_CAP: usize = 5_000;
 #[derive(Debug)]
 pub struct Recorder {
     pid: u32,
+    /// When the recorder was opened (the fake's start): `Received` records carry the time
+    /// since then (`at_ms`).
+    started: std::time::Instant,
     cap: usize,
     state: Mutex<State>,
 }
@@ -54,6 +57,7 @@ impl Recorder {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         Ok(Self {
             pid: std::process::id(),
+            started: std::time::Instant::now(),
             cap,
             state: Mutex::new(State {
                 file,
@@ -135,8 +139,11 @@ impl Recorder {
     }
 
     fn append(&self, state: &mut State, event: Event) {
+        let at_ms = matches!(event, Event::Received { .. })
+            .then(|| u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX));
         let record = Record {
             pid: self.pid,
+            at_ms,
             event,
         };
         let start = state.pending.len();

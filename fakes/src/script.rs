@@ -40,6 +40,10 @@ pub struct Answer {
     /// acknowledges: `notifications/subscriptions/acknowledged`, then the rule's messages on
     /// the subscription's stream, which stays open (see [`crate::modern`]).
     pub listen: Option<Value>,
+    /// What the task engine asks of the transport besides the reply: wait for a task's
+    /// outcome (the reply is then a placeholder), or send a task's status notifications
+    /// after it (see [`crate::tasks`]).
+    pub task: Option<crate::tasks::Work>,
 }
 
 impl Answer {
@@ -52,6 +56,7 @@ impl Answer {
             faults: None,
             sends: Vec::new(),
             listen: None,
+            task: None,
         }
     }
 }
@@ -117,6 +122,7 @@ pub fn choose_at(
             faults: h.faults.clone(),
             sends: h.sends.clone(),
             listen: None,
+            task: None,
         },
         // Only for scripts that do not list tools themselves: there, an unmatched cursor is
         // an error, not a fresh listing.
@@ -183,7 +189,7 @@ pub fn capabilities(script: &ServerScript, version: Option<&str>) -> Value {
 }
 
 /// Merges `extra` into `into`: members of two objects recursively, anything else replaced.
-fn merge(into: &mut Value, extra: &Value) {
+pub(crate) fn merge(into: &mut Value, extra: &Value) {
     match (into, extra) {
         (Value::Object(into), Value::Object(extra)) => {
             for (key, value) in extra {
@@ -199,9 +205,14 @@ fn merge(into: &mut Value, extra: &Value) {
     }
 }
 
+/// The capabilities the script implies, before its own `capabilities` are merged in; tasks
+/// (at 2025-11-25 and later) included.
 fn derived_capabilities(script: &ServerScript, version: Option<&str>) -> Value {
     let mut declared = serde_json::Map::new();
     declared.insert("tools".into(), json!({}));
+    if !script.tasks.is_empty() && version.is_some_and(|v| v >= crate::tasks::FIRST_REVISION) {
+        declared.insert("tasks".into(), crate::tasks::legacy_capability());
+    }
     for handler in &script.handlers {
         let feature = match handler.method.split('/').next() {
             Some("resources") => "resources",
@@ -217,7 +228,8 @@ fn derived_capabilities(script: &ServerScript, version: Option<&str>) -> Value {
 }
 
 /// The tools a script can call, for the built-in `tools/list` answer: every name that a
-/// `tools/call` handler matches, in order, once each. A client may list tools before calling
+/// `tools/call` handler matches, in order, once each, then each task's tool (with
+/// `execution.taskSupport` `optional` when a handler answers it too, else `required`). A client may list tools before calling
 /// one (to learn its output schema), and a fake that advertises tools must then know them.
 fn scripted_tools(script: &ServerScript) -> Vec<Value> {
     let mut names: Vec<&str> = Vec::new();
@@ -231,10 +243,25 @@ fn scripted_tools(script: &ServerScript) -> Vec<Value> {
             names.push(name);
         }
     }
-    names
+    let mut tools: Vec<Value> = names
         .into_iter()
         .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
-        .collect()
+        .collect();
+    // A task's tool: one a handler also answers may be called either way; one only the
+    // task engine answers must be called as a task (a plain call gets the default -32601,
+    // what the 2025-11-25 text asks of a server then).
+    for task in &script.tasks {
+        let listed = tools.iter_mut().find(|t| t["name"] == task.tool.as_str());
+        let (tool, support) = match listed {
+            Some(tool) => (tool, "optional"),
+            None => {
+                tools.push(json!({"name": task.tool, "inputSchema": {"type": "object"}}));
+                (tools.last_mut().expect("just pushed"), "required")
+            }
+        };
+        tool["execution"] = json!({ "taskSupport": support });
+    }
+    tools
 }
 
 /// The built-in answer to a method no handler covers, for a script with no handlers.

@@ -34,6 +34,7 @@ use crate::modern::{self, Decision};
 use crate::recorder::Recorder;
 use crate::script;
 use crate::sends::{self, Awaited};
+use crate::tasks::{self, Work};
 
 mod faults;
 
@@ -63,6 +64,7 @@ pub async fn serve(
     let fake = Arc::new(Fake {
         script,
         tally: script::Tally::default(),
+        tasks: tasks::Store::default(),
         revision,
         negotiated: std::sync::Mutex::new(None),
         recorder,
@@ -94,6 +96,8 @@ struct Fake {
     script: ServerScript,
     /// How often the rules with `times` have answered.
     tally: script::Tally,
+    /// The tasks the fake created.
+    tasks: tasks::Store,
     revision: Option<String>,
     /// The version the last `initialize` answered with a result settled on.
     negotiated: std::sync::Mutex<Option<String>>,
@@ -253,10 +257,15 @@ impl Fake {
         let response_to = jsonrpc::is_response(&message)
             .then(|| message.get("id").cloned())
             .flatten();
+        let answer_to_task =
+            (response_to.is_some() && !self.script.tasks.is_empty()).then(|| message.clone());
         self.recorder.buffer(Event::Received { message });
         // Recorded first: whatever a waiting rule sends next comes after it.
         if let Some(id) = response_to {
             self.awaited.answered(&id);
+        }
+        if let Some(message) = answer_to_task {
+            self.tasks.arrived(&self.script, &message);
         }
         if let Some((id, answer)) = request {
             let fake = Arc::clone(self);
@@ -268,8 +277,27 @@ impl Fake {
     /// version in force.
     fn decide(&self, method: &str, params: Option<&Value>) -> script::Answer {
         let revision = self.revision.as_deref();
-        let answer = match modern::decide(&self.script, &self.tally, revision, method, params, None)
-        {
+        if !modern::is_modern(&self.script, method, params) {
+            let negotiated = self
+                .negotiated
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let version = negotiated.as_deref().or(revision);
+            if let Some(answer) = self.tasks.legacy(&self.script, version, method, params) {
+                return answer;
+            }
+        }
+        let tasks = &self.tasks;
+        let answer = match modern::decide(
+            &self.script,
+            &self.tally,
+            tasks,
+            revision,
+            method,
+            params,
+            None,
+        ) {
             Decision::Answer(answer) => *answer,
             Decision::Refuse(refusal) => script::Answer::reply(Reply::Error(refusal.error)),
         };
@@ -291,6 +319,7 @@ impl Fake {
         self.recorder.record_all(batch::received_records(&items));
         for item in &items {
             self.awaited.arrived(item);
+            self.tasks.arrived(&self.script, item);
         }
         let negotiated = self
             .negotiated
@@ -335,6 +364,23 @@ impl Fake {
             self.send(modern::acknowledgement(&id, &filter)).await;
             return self.play_sends(&answer.sends, &trigger, Some(&id)).await;
         }
+        match answer.task.take() {
+            Some(Work::Result(task)) => {
+                // Waits here, in the request's own task: the reader goes on reading.
+                self.recorder.flush();
+                let reply = self
+                    .tasks
+                    .wait_result(&self.script, &task, |m| self.send(m))
+                    .await;
+                answer.reply = reply;
+            }
+            Some(Work::Watch(task)) => {
+                let (script, tasks) = (&self.script, &self.tasks);
+                self.answer_now(id, answer.reply).await;
+                return tasks.watch_status(script, &task, |m| self.send(m)).await;
+            }
+            None => {}
+        }
         let (before, after) = sends::split(&std::mem::take(&mut answer.sends));
         self.play_sends(&before, &trigger, None).await;
         let due = arrived + Duration::from_millis(answer.delay_ms);
@@ -353,6 +399,15 @@ impl Fake {
             },
         }
         self.play_sends(&after, &trigger, None).await;
+    }
+
+    /// Sends a plain reply to the request `id` at once.
+    async fn answer_now(&self, id: Value, reply: Reply) {
+        match reply {
+            Reply::Result(result) => self.send(jsonrpc::result(&id, result)).await,
+            Reply::Error(error) => self.send(jsonrpc::error(&id, &error)).await,
+            Reply::Hang | Reply::Exit(_) | Reply::RawLine(_) => {}
+        }
     }
 
     /// Sends a rule's messages in order, each after its delay, its `$request` pointers filled

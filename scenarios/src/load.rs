@@ -17,6 +17,7 @@ pub mod deadline;
 mod meaning;
 mod resolve;
 pub mod sources;
+mod tasks;
 pub mod variants;
 
 use std::collections::HashMap;
@@ -565,6 +566,40 @@ mod tests {
         let modern = MINIMAL.replace(r#""plan""#, r#""client_era": "modern", "plan""#);
         let case = load_case(&dir, &write(&dir, "modern.json", &modern)).unwrap();
         assert_eq!(case.scenario.protocol_version, "2026-07-28");
+    }
+
+    #[test]
+    fn tasks_and_spaced_load_and_their_errors_name_the_file_and_field() {
+        let dir = temp_dir("tasks");
+        let tasks = r#""server": {"tasks": [{"tool": "slow", "poll_interval_ms": 200,
+            "phases": [{"status": "working", "ms": 300}, {"status": "completed"}],
+            "result": {"content": []}}]}, "plan""#;
+        let spaced = r#""wire": [{"check": "polls apart", "filter": {"method": "tasks/get"},
+            "spaced": {"method": "tasks/get"}, "min_ms": 150, "broken_by": ["x"]}, "#;
+        let text = MINIMAL
+            .replace(r#""plan""#, tasks)
+            .replace(r#""wire": ["#, spaced);
+        let case = load_case(&dir, &write(&dir, "task.json", &text)).unwrap();
+        assert_eq!(case.scenario.server.tasks[0].task_id, "task-1");
+        assert_eq!(case.scenario.server.tasks[0].ttl_ms, Some(60_000));
+        assert!(matches!(
+            &case.scenario.checks[0].rule,
+            crate::model::Rule::Wire(w) if matches!(w.rule, crate::model::WireRule::Spaced { min_ms: 150, .. })
+        ));
+        let early = text.replace(
+            r#"{"status": "working", "ms": 300}, "#,
+            r#"{"status": "completed", "ms": 300}, {"status": "working"}, "#,
+        );
+        let err = load_case(&dir, &write(&dir, "early.json", &early)).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("early.json"), "{shown}");
+        assert!(
+            shown.contains("server.tasks[0].phases[0].status"),
+            "{shown}"
+        );
+        let no_gap = text.replace(r#", "min_ms": 150"#, "");
+        let err = load_case(&dir, &write(&dir, "no-gap.json", &no_gap)).unwrap_err();
+        assert!(err.to_string().contains("min_ms"), "{err}");
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod file;
 pub mod http;
 pub mod robust;
 pub mod sends;
+pub mod tasks;
 pub mod timing;
 
 use schemars::JsonSchema;
@@ -32,6 +33,7 @@ pub use http::{
 };
 pub use robust::{Emit, Faults, Then, Truncate};
 pub use sends::{Send, SendAt, Via};
+pub use tasks::{CancelMode, TaskPhase, TaskScript, TaskStatus};
 pub use timing::TimeScale;
 
 /// The `serverInfo.name` of the fakes' built-in answers (`initialize`, `server/discover`).
@@ -223,6 +225,14 @@ pub struct ServerScript {
     /// client metadata document URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<auth::AuthScript>,
+    /// Tools whose calls the fake runs as tasks, with each task's statuses over time and
+    /// outcome (see [`tasks`]). A non-empty list declares the task capability: at 2025-11-25
+    /// `{"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}` in
+    /// `initialize`, at 2026-07-28 the `io.modelcontextprotocol/tasks` extension in
+    /// `server/discover` (`capabilities` still merges on top). The fake then answers the
+    /// `tasks/*` methods of the era itself, before any handler.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskScript>,
 }
 
 /// One scripted answer.
@@ -389,11 +399,47 @@ pub enum Step {
         progress: bool,
         /// With `progress`: restart the call's timeout whenever a progress notification for
         /// it arrives, but give up (`timeout`) once this many milliseconds have passed since
-        /// the call was sent, whatever arrived. A client that cannot do this answers
-        /// `unsupported_op`.
+        /// the call was sent, whatever arrived. With `task`: give the whole task up after
+        /// this many milliseconds since the call was sent (`tasks/cancel`, then `timeout`).
+        /// A client that cannot do this answers `unsupported_op`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_timeout_ms: Option<u64>,
+        /// The caller accepts running this call as a task (2025-11-25 tasks, or the
+        /// 2026-07-28 tasks extension): an object, whose `ttl` (milliseconds) a legacy
+        /// client sends as `params.task.ttl`. Legacy: the call is task-augmented only when the
+        /// server declared `tasks.requests.tools.call` and the tool's `execution.taskSupport`
+        /// (from the last `list_tools`) is `optional` or `required`; modern: the request
+        /// declares the tasks extension in its client capabilities. A task the server creates
+        /// is driven to its end (polled, its input requests answered) and the final outcome
+        /// reported as a plain call's; `cancel_after_ms` cancels it with `tasks/cancel`, and
+        /// `max_timeout_ms` gives the whole task up (`tasks/cancel`, then `timeout`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task: Option<Map<String, Value>>,
+        /// With `task`: do not drive the task; report `{"task": <the task as received>}` as
+        /// soon as the server created it (a plain result is reported as a plain call's).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        background: bool,
     },
+    /// One `tasks/get` of the task `task_id`; reports `{"task": <the task as received>}`
+    /// (`resultType` may be dropped).
+    GetTask {
+        /// The task's id, as the server gave it.
+        task_id: String,
+    },
+    /// Cancel the task `task_id` with `tasks/cancel`; reports `{}`.
+    CancelTask {
+        /// The task's id, as the server gave it.
+        task_id: String,
+    },
+    /// 2025-11-25 tasks: `tasks/result` of the task `task_id` (it blocks until the task
+    /// ends), reported as `call_tool` reports a call's outcome.
+    TaskResult {
+        /// The task's id, as the server gave it.
+        task_id: String,
+    },
+    /// 2025-11-25 tasks: list every task (`tasks/list`), following pagination cursors;
+    /// reports `{"tasks": [<each task as received>]}`.
+    ListTasks,
     /// Close the connection and shut the server down.
     Close,
     /// Modern era: send `server/discover` and report its result.
@@ -497,6 +543,10 @@ impl Step {
             | Step::Complete { .. }
             | Step::Ping
             | Step::SetLoggingLevel { .. } => "CONTRACT-14",
+            Step::GetTask { .. }
+            | Step::CancelTask { .. }
+            | Step::TaskResult { .. }
+            | Step::ListTasks => "CONTRACT-8",
             _ => "CONTRACT-8",
         }
     }
@@ -523,6 +573,10 @@ impl Step {
             Step::SubscribeResource { .. } => "subscribe_resource",
             Step::UnsubscribeResource { .. } => "unsubscribe_resource",
             Step::Listen { .. } => "listen",
+            Step::GetTask { .. } => "get_task",
+            Step::CancelTask { .. } => "cancel_task",
+            Step::TaskResult { .. } => "task_result",
+            Step::ListTasks => "list_tasks",
         }
     }
 
@@ -537,6 +591,7 @@ impl Step {
         Step::ListResourceTemplates,
         Step::ListPrompts,
         Step::Ping,
+        Step::ListTasks,
     ];
 
     /// The step of an op that takes no arguments, by name.

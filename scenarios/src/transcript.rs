@@ -12,6 +12,10 @@ use serde_json::Value;
 pub struct Record {
     /// The process that recorded it.
     pub pid: u32,
+    /// On `Received` records: when the message arrived, in milliseconds since the fake
+    /// started (what the `spaced` wire rule judges). Absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
     /// What happened.
     #[serde(flatten)]
     pub event: Event,
@@ -128,12 +132,14 @@ mod tests {
     fn round_trips_and_tolerates_a_torn_last_line() {
         let record = Record {
             pid: 7,
+            at_ms: Some(12),
             event: Event::Received {
                 message: serde_json::json!({"jsonrpc": "2.0", "method": "ping", "id": 1}),
             },
         };
         let line = serde_json::to_string(&record).unwrap();
         assert!(line.contains(r#""event":"received""#), "{line}");
+        assert!(line.contains(r#""at_ms":12"#), "{line}");
         let text = format!("{line}\n{{\"pid\":7,\"ev");
         assert_eq!(parse(&text).unwrap(), vec![record]);
         assert!(parse("{\"pid\":1}\n{}\n").is_err());

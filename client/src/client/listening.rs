@@ -63,9 +63,8 @@ impl Client {
     ) -> Result<ToolResult, Error> {
         let listener = self.session.router().listener();
         let token = listener.new_progress(max_timeout);
-        let outcome = self
-            .call_tool_inner(name, arguments, token.clone(), input, cancel)
-            .await;
+        let called = self.call_tool_inner(name, arguments, token.clone(), input, None, cancel);
+        let outcome = super::tasks::done(called.await);
         if let Some(token) = token {
             listener.end_progress(&token);
         }

@@ -11,6 +11,7 @@
 mod features;
 mod listening;
 pub(crate) mod seams;
+mod tasks;
 
 use std::future::{Future, pending};
 use std::sync::Arc;
@@ -28,6 +29,8 @@ use crate::listing::{ListKind, Listing};
 use crate::options::{ClientOptions, HttpOptions, StdioCommand};
 use crate::router::Router;
 use crate::session::Session;
+use crate::tasks::drive::Called;
+use crate::tasks::{TaskCall, TaskOptions};
 use crate::tools::{self, ToolResult};
 use crate::transport::{HttpTransport, StdioTransport, Transport};
 use seams::ClientSeams;
@@ -43,6 +46,8 @@ pub struct Client {
     schemas: crate::schema::Known,
     /// The tasks carrying `subscriptions/listen` streams (see [`listening`]).
     listens: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The tools' `execution.taskSupport` from the last listing (see [`tasks`]).
+    task_support: crate::tasks::Support,
 }
 
 /// The era the connection speaks, with what connect found.
@@ -131,6 +136,7 @@ impl Client {
             connection,
             schemas: Default::default(),
             listens: Default::default(),
+            task_support: Default::default(),
         })
     }
 
@@ -157,6 +163,7 @@ impl Client {
         let keep_invalid = session.seams().keep_invalid_header_tools();
         let tools = param_headers::admit(session.transport().param_headers(), keep_invalid, tools);
         let tools = self.schemas.remembered(tools);
+        self.task_support.remember(&tools);
         Ok(self.session.seams().tools_returned(tools))
     }
 
@@ -247,14 +254,19 @@ impl Client {
     }
 
     /// Calls the tool `name` with `arguments`.
+    ///
+    /// In the legacy eras a tool the server requires to run as a task (its
+    /// `execution.taskSupport` is `required` in the last listing, and the server declared
+    /// task-augmented `tools/call`) is called as one and the task driven to its end, as
+    /// [`Client::call_tool_as_task`] does.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResult, Error> {
         self.call_tool_cancellable(name, arguments, pending()).await
     }
 
     /// Calls the tool `name`, giving up with kind `cancelled` when `cancel` completes first.
     ///
-    /// Cancelling stops the local wait and sends `notifications/cancelled`; it does not prove
-    /// that the server stopped the work.
+    /// Cancelling stops the local wait and sends `notifications/cancelled` (a task is
+    /// cancelled with `tasks/cancel`); it does not prove that the server stopped the work.
     pub async fn call_tool_cancellable(
         &self,
         name: &str,
@@ -275,20 +287,23 @@ impl Client {
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
     ) -> Result<ToolResult, Error> {
-        self.call_tool_inner(name, arguments, None, input, cancel)
-            .await
+        let called = self.call_tool_inner(name, arguments, None, input, None, cancel);
+        tasks::done(called.await)
     }
 
-    /// `tools/call`, with `progress_token` in `params._meta` when given.
+    /// `tools/call`, with `progress_token` in `params._meta` when given; as a task when the
+    /// server makes it one (`task`: the caller accepts one; see [`tasks`]).
     async fn call_tool_inner(
         &self,
         name: &str,
         arguments: Value,
         progress_token: Option<Value>,
         input: &InputHandler,
+        task: Option<&TaskOptions>,
         cancel: impl Future<Output = ()>,
-    ) -> Result<ToolResult, Error> {
+    ) -> Result<TaskCall, Error> {
         self.require("tools/call")?;
+        let started = tokio::time::Instant::now();
         // Built member by member: `json!` would copy the arguments through the serializer.
         let mut params = serde_json::Map::new();
         params.insert("name".into(), Value::from(name));
@@ -297,18 +312,47 @@ impl Client {
             params.insert("_meta".into(), json!({"progressToken": token}));
         }
         let params = Value::Object(params);
-        let result = match &self.connection {
-            Connection::Legacy(_) => self.request("tools/call", params, cancel).await,
-            Connection::Modern(modern) => self.call_modern(modern, params, input, cancel).await,
+        let mut cancel = std::pin::pin!(cancel);
+        let called = match &self.connection {
+            Connection::Legacy(_) => self.call_legacy(name, params, task, cancel.as_mut()).await,
+            Connection::Modern(modern) => {
+                let accept = task.is_some();
+                self.call_modern(modern, params, input, accept, cancel.as_mut())
+                    .await
+            }
         };
+        let result = match called {
+            Ok(Called::Task(created)) if task.is_some_and(|t| t.background) => {
+                return Ok(TaskCall::Task(created.task));
+            }
+            Ok(Called::Task(created)) => {
+                let max = task.and_then(|t| t.max_time);
+                self.drive(created, input, max.map(|max| started + max), cancel)
+                    .await
+            }
+            Ok(Called::Done(result)) => Ok(result),
+            Err(e) => Err(e),
+        };
+        self.tool_result(Some(name), result)
+            .await
+            .map(TaskCall::Done)
+    }
+
+    /// A `tools/call` result (or the failure to get one) as the caller's answer: checked
+    /// against the tool's output schema (when `name` is known), its content as seen.
+    async fn tool_result(
+        &self,
+        name: Option<&str>,
+        result: Result<Value, Error>,
+    ) -> Result<ToolResult, Error> {
         let seams = self.session.seams();
-        let result = match result {
-            Ok(result) => {
+        let result = match (result, name) {
+            (Ok(result), Some(name)) => {
                 let budget = self.session.options().request_timeout;
                 let policy = seams.schema_policy();
                 self.schemas.check(name, result, policy, budget).await
             }
-            failed => failed,
+            (result, _) => result,
         };
         let output = result.and_then(|result| {
             // Read before the answer is taken, reported after it: `isError` wins.
@@ -322,25 +366,28 @@ impl Client {
         seams.call_outcome(output, &self.session).await
     }
 
-    /// A modern `tools/call`. Refused with `HeaderMismatch` (-32020) over HTTP, the tools are
-    /// listed again (not from the cache) and, when the tool's `x-mcp-header` annotations
-    /// changed, the call is made once more with the headers they now ask for.
-    async fn call_modern(
+    /// A modern `tools/call` (declaring the tasks extension when the caller `accept`s a
+    /// task). Refused with `HeaderMismatch` (-32020) over HTTP, the tools are listed again
+    /// (not from the cache) and, when the tool's `x-mcp-header` annotations changed, the
+    /// call is made once more with the headers they now ask for.
+    async fn call_modern<C: Future<Output = ()>>(
         &self,
         modern: &Modern,
         params: Value,
         input: &InputHandler,
-        cancel: impl Future<Output = ()>,
-    ) -> Result<Value, Error> {
-        let (session, mut cancel) = (&self.session, std::pin::pin!(cancel));
+        accept: bool,
+        mut cancel: std::pin::Pin<&mut C>,
+    ) -> Result<Called, Error> {
+        let session = &self.session;
         let name = params["name"].as_str().unwrap_or_default().to_owned();
         let known = session.transport().param_headers().cloned();
         let first = modern
-            .call_with_input(
+            .call(
                 session,
                 "tools/call",
                 params.clone(),
                 input,
+                accept,
                 cancel.as_mut(),
             )
             .await;
@@ -360,7 +407,7 @@ impl Client {
             return first;
         }
         modern
-            .call_with_input(session, "tools/call", params, input, cancel)
+            .call(session, "tools/call", params, input, accept, cancel)
             .await
     }
 
@@ -396,6 +443,16 @@ impl Client {
         params: Value,
         cancel: impl Future<Output = ()>,
     ) -> Result<Value, Error> {
+        self.start_request(method, params).await?.wait(cancel).await
+    }
+
+    /// Sends a legacy-era request (after a new session, when the HTTP server ended the last
+    /// one); the handle waits for its answer.
+    async fn start_request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<crate::session::InFlight<'_>, Error> {
         let session = &self.session;
         let lost = session.transport().take_session_lost();
         if session.seams().renew_lost_session(lost) {
@@ -409,7 +466,7 @@ impl Client {
                 ..e
             })?;
         }
-        session.start(method, params)?.wait(cancel).await
+        session.start(method, params)
     }
 }
 
@@ -428,10 +485,15 @@ enum Need {
 /// protocol `version` agreed. A feature's requests need its capability (`tools`,
 /// `resources`, `prompts`, `completions`, `logging`), but in 2024-11-05, which had
 /// completion requests and no `completions` capability to declare; 2026-07-28 has no `ping`
-/// and no `logging/setLevel`.
+/// and no `logging/setLevel`, and its tasks extension no `tasks/result` and no `tasks/list`.
+/// Legacy `tasks/list` and `tasks/cancel` need `tasks` (and its `list` or `cancel`, see
+/// [`tasks`]).
 fn need(method: &str, modern: bool, version: Option<&str>) -> Need {
     let capability = match method {
-        "ping" | "logging/setLevel" if modern => return Need::NotInRevision,
+        "ping" | "logging/setLevel" | "tasks/result" | "tasks/list" if modern => {
+            return Need::NotInRevision;
+        }
+        "tasks/list" | "tasks/cancel" if !modern => "tasks",
         "completion/complete" if !modern && version == Some("2024-11-05") => {
             return Need::Nothing;
         }

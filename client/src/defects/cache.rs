@@ -1,17 +1,27 @@
 //! Seam: the result cache. How long a modern result may be reused.
 //!
 //! Defects here: `no-cache`, `ignore-ttl`, `cache-mrtr-retry`, `cache-key-method-only`,
-//! `keep-pages-on-invalid-cursor`.
+//! `keep-pages-on-invalid-cursor`, `task-cache-get` (a `tasks/get` result kept by its `ttlMs`,
+//! as if it were cacheable).
+
+use serde_json::Value;
 
 use super::Defects;
-use crate::era::cache::{Lifetime, cacheable};
+use crate::era::cache::{Lifetime, by_ttl, cacheable};
 
 impl Defects {
     /// How long the result of `method` may be reused (`retry`: it answers a multi round-trip
     /// retry); correct: `lifetime`.
-    pub(crate) fn cache_lifetime(&self, method: &str, retry: bool, lifetime: Lifetime) -> Lifetime {
+    pub(crate) fn cache_lifetime(
+        &self,
+        method: &str,
+        retry: bool,
+        result: &Value,
+        lifetime: Lifetime,
+    ) -> Lifetime {
         match retry {
             _ if self.no_cache => Lifetime::Never,
+            false if method == "tasks/get" && self.task_cache_get => by_ttl(result),
             false if cacheable(method) && self.ignore_ttl => Lifetime::Forever,
             true if self.cache_mrtr_retry => Lifetime::Forever,
             _ => lifetime,

@@ -1,13 +1,19 @@
 //! The library without the `defects` feature takes every hook's default; the driver with
 //! no defect switched on takes `hooks.rs`. Both must be the same correct client.
 
+use std::time::Duration;
+
 use serde_json::json;
+
+use crate::era::cache::Lifetime;
+use crate::error::{Error, ErrorKind};
 
 use crate::client::seams::ClientSeams;
 use crate::era::seams::EraSeams;
 use crate::handshake::seams::HandshakeSeams;
 use crate::seams::Seams;
 use crate::seams::wire::{Telling, Wire};
+use crate::tasks::seams::TaskSeams;
 
 /// Every hook at its default, as the library without the feature has them.
 struct Plain;
@@ -20,6 +26,7 @@ impl Wire for Plain {
 impl EraSeams for Plain {}
 impl HandshakeSeams for Plain {}
 impl ClientSeams for Plain {}
+impl TaskSeams for Plain {}
 
 #[test]
 fn no_defect_on_decides_as_the_defaults_do() {
@@ -128,6 +135,63 @@ fn no_defect_on_decides_as_the_defaults_do() {
             plain.discard_pages_on_invalid_cursor(),
             plain.keep_invalid_header_tools(),
         ]
+    );
+    // Tasks: augmentation, polling, answering, cancelling and a task's end.
+    for declared in [true, false] {
+        for support in [None, Some("forbidden"), Some("optional"), Some("required")] {
+            for asked in [true, false] {
+                assert_eq!(
+                    off.augments(declared, support, asked, crate::tasks::augment),
+                    plain.augments(declared, support, asked, crate::tasks::augment)
+                );
+            }
+        }
+        for method in ["tools/call", "resources/read", "tasks/get"] {
+            assert_eq!(
+                off.may_create_task(method, declared),
+                plain.may_create_task(method, declared)
+            );
+        }
+    }
+    let interval = Duration::from_millis(250);
+    assert_eq!(off.poll_delay(interval), plain.poll_delay(interval));
+    assert_eq!(
+        [
+            off.waits_for_status(),
+            off.result_on_input_required(),
+            off.answers_again(),
+            off.cancels_by_notification(),
+        ],
+        [
+            plain.waits_for_status(),
+            plain.result_on_input_required(),
+            plain.answers_again(),
+            plain.cancels_by_notification(),
+        ]
+    );
+    let params = json!({"taskId": "t"});
+    assert_eq!(
+        off.task_params(params.clone(), "t"),
+        plain.task_params(params, "t")
+    );
+    let related = json!({"taskId": "t"});
+    assert_eq!(
+        off.answer_related(Some(&related)),
+        plain.answer_related(Some(&related))
+    );
+    let failed = || Error::new(ErrorKind::ProtocolError, "failed");
+    assert_eq!(off.failed_outcome(failed()), plain.failed_outcome(failed()));
+    let got = json!({"ttlMs": 60000});
+    for method in ["tasks/get", "tools/list"] {
+        let correct = crate::era::cache::lifetime(method, &got, false);
+        assert_eq!(
+            off.cache_lifetime(method, false, &got, correct),
+            plain.cache_lifetime(method, false, &got, correct)
+        );
+    }
+    assert_eq!(
+        off.cache_lifetime("tasks/get", false, &got, Lifetime::Never),
+        Lifetime::Never
     );
     // What is sent: the correct client writes each message as built, with a fresh id.
     let memory = off.memory(Some("2026-07-28".into()));

@@ -24,6 +24,7 @@ use crate::schema::Policy as SchemaPolicy;
 use crate::seams::Seams;
 use crate::seams::wire::{AfterCut, AfterExit, Body, Pkce, Stop, Telling, TokenMethod, Wire};
 use crate::session::{InFlight, Session};
+use crate::tasks::seams::TaskSeams;
 use crate::tools::{ToolOutput, ToolResult};
 
 impl Wire for Seams {
@@ -393,8 +394,14 @@ impl EraSeams for Seams {
         self.0.retry_version(error, tried, choose)
     }
 
-    fn cache_lifetime(&self, method: &str, retry: bool, lifetime: Lifetime) -> Lifetime {
-        self.0.cache_lifetime(method, retry, lifetime)
+    fn cache_lifetime(
+        &self,
+        method: &str,
+        retry: bool,
+        result: &Value,
+        lifetime: Lifetime,
+    ) -> Lifetime {
+        self.0.cache_lifetime(method, retry, result, lifetime)
     }
 
     fn cache_key(&self, method: &str, key: String) -> String {
@@ -519,5 +526,53 @@ impl ClientSeams for Seams {
 
     fn listen_filter(&self, requested: &Value, acknowledged: Value) -> Value {
         self.0.listen_filter(requested, acknowledged)
+    }
+}
+
+impl TaskSeams for Seams {
+    fn augments(
+        &self,
+        declared: bool,
+        support: Option<&str>,
+        asked: bool,
+        decide: impl FnOnce(bool, Option<&str>, bool) -> bool,
+    ) -> bool {
+        self.0.augments(declared, support, asked, decide)
+    }
+
+    fn may_create_task(&self, method: &str, valid: bool) -> bool {
+        self.0.may_create_task(method, valid)
+    }
+
+    fn poll_delay(&self, interval: Duration) -> Duration {
+        self.0.poll_delay(interval)
+    }
+
+    fn waits_for_status(&self) -> bool {
+        self.0.waits_for_status()
+    }
+
+    fn result_on_input_required(&self) -> bool {
+        self.0.result_on_input_required()
+    }
+
+    fn answers_again(&self) -> bool {
+        self.0.answers_again()
+    }
+
+    fn task_params(&self, params: Value, task_id: &str) -> Value {
+        self.0.task_params(params, task_id)
+    }
+
+    fn cancels_by_notification(&self) -> bool {
+        self.0.cancels_by_notification()
+    }
+
+    fn answer_related<'a>(&self, related: Option<&'a Value>) -> Option<&'a Value> {
+        self.0.answer_related(related)
+    }
+
+    fn failed_outcome(&self, error: Error) -> Result<Value, Error> {
+        self.0.failed_outcome(error)
     }
 }

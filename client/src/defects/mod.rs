@@ -25,6 +25,7 @@
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
+//! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
 //! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
 //! | destinations (SSRF) | `ssrf.rs` | whether a discovered URL's destination is judged, once or where it is connected to; redirects to other origins |
 //!
@@ -47,6 +48,7 @@ pub(crate) mod sent;
 pub(crate) mod shutdown;
 pub(crate) mod ssrf;
 pub(crate) mod streams;
+pub(crate) mod tasks;
 pub(crate) mod tls;
 pub(crate) mod versions;
 
@@ -71,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 141] = [
+    pub const NAMES: [&'static str; 154] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -213,6 +215,19 @@ impl Defects {
         "no-post-stream-resume",
         "ignore-retry-field",
         "ignore-get-stream-messages",
+        "task-ignore-capability",
+        "task-ignore-required",
+        "task-busy-poll",
+        "task-cancel-notification",
+        "task-wait-for-status",
+        "task-no-related-meta",
+        "task-meta-on-polls",
+        "task-poll-through-input",
+        "task-answer-twice",
+        "task-no-mcp-name",
+        "task-cache-get",
+        "task-any-request",
+        "task-failed-as-ok",
     ];
 
     /// Every name [`Defects::enable`] accepts: [`Defects::NAMES`] and the seams' own lists.
@@ -367,6 +382,19 @@ impl Defects {
             "no-post-stream-resume" => &mut self.no_post_stream_resume,
             "ignore-retry-field" => &mut self.ignore_retry_field,
             "ignore-get-stream-messages" => &mut self.ignore_get_stream_messages,
+            "task-ignore-capability" => &mut self.task_ignore_capability,
+            "task-ignore-required" => &mut self.task_ignore_required,
+            "task-busy-poll" => &mut self.task_busy_poll,
+            "task-cancel-notification" => &mut self.task_cancel_notification,
+            "task-wait-for-status" => &mut self.task_wait_for_status,
+            "task-no-related-meta" => &mut self.task_no_related_meta,
+            "task-meta-on-polls" => &mut self.task_meta_on_polls,
+            "task-poll-through-input" => &mut self.task_poll_through_input,
+            "task-answer-twice" => &mut self.task_answer_twice,
+            "task-no-mcp-name" => &mut self.task_no_mcp_name,
+            "task-cache-get" => &mut self.task_cache_get,
+            "task-any-request" => &mut self.task_any_request,
+            "task-failed-as-ok" => &mut self.task_failed_as_ok,
             _ => return self.auth.enable(name) || self.ssrf.enable(name),
         };
         *flag = true;
@@ -410,6 +438,7 @@ mod tests {
             include_str!("sent.rs"),
             include_str!("shutdown.rs"),
             include_str!("streams.rs"),
+            include_str!("tasks.rs"),
             include_str!("tls.rs"),
             include_str!("versions.rs"),
         ]

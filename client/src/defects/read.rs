@@ -293,7 +293,7 @@ mod tests {
     #[test]
     fn result_type_is_read_unless_ignored() {
         let banana = json!({"resultType":"banana"});
-        let shape = |r| crate::era::mrtr::shape(r, "m", false);
+        let shape = |r| crate::era::mrtr::shape(r, "m", false, false);
         assert!(
             Defects::default()
                 .result_shape(banana.clone(), shape)

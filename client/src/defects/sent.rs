@@ -7,7 +7,8 @@
 //! `bare-retry`, `no-input-responses`, `omit-declined`, `state-on-fresh-request`,
 //! `drop-prompt-arguments`, `drop-completion-context`, `ignore-server-capabilities`; over HTTP
 //! `no-bearer`, `no-session-id`, `no-protocol-version-header`, `text-plain-body`,
-//! `accept-json-only`, `no-mcp-method-header`, `no-mcp-name-header`.
+//! `accept-json-only`, `no-mcp-method-header`, `no-mcp-name-header`, `task-no-mcp-name`
+//! (`Mcp-Name` left off the tasks extension's requests).
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -123,7 +124,9 @@ impl Outgoing {
             }
         }
         match method {
-            _ if ListKind::is_listing(method) && d.mangle_cursor => {
+            _ if (ListKind::is_listing(method) || method == ListKind::TASKS.method)
+                && d.mangle_cursor =>
+            {
                 if let Some(Value::String(cursor)) = p.get_mut("cursor") {
                     cursor.push('x');
                 }
@@ -217,6 +220,9 @@ impl Defects {
     pub(crate) fn http_request(&self, request: &mut reqwest::Request) {
         let post = request.method() == reqwest::Method::POST;
         let headers = request.headers_mut();
+        let about_task = headers
+            .get("mcp-method")
+            .is_some_and(|m| m.as_bytes().starts_with(b"tasks/"));
         let mut drop = |name: &str, yes: bool| {
             if yes {
                 headers.remove(name);
@@ -230,6 +236,7 @@ impl Defects {
         }
         drop("mcp-method", self.no_mcp_method_header);
         drop("mcp-name", self.no_mcp_name_header);
+        drop("mcp-name", self.task_no_mcp_name && about_task);
         if self.text_plain_body {
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
         }

@@ -56,7 +56,8 @@ pub(super) fn progress(step: &Value) -> Result<Option<Option<Duration>>, Error> 
     };
     if max.is_some() && !asked {
         return Err(malformed(
-            "call_tool: max_timeout_ms bounds a call that asks for progress; add \"progress\": true"
+            "call_tool: max_timeout_ms bounds a call that asks for progress or accepts a task; \
+             add \"progress\": true or \"task\": {}"
                 .into(),
         ));
     }

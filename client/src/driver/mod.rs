@@ -13,6 +13,7 @@ mod headless;
 mod listening;
 mod plan;
 mod step;
+mod tasks;
 
 use std::process::ExitCode;
 

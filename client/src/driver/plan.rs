@@ -14,7 +14,8 @@ use super::step::{input_handler, not_connected};
 use crate::client::Client;
 use crate::era::{Connected, Era};
 use crate::error::{Error, ErrorKind};
-use crate::tools::ToolOutput;
+use crate::tasks::TaskCall;
+use crate::tools::{ToolOutput, ToolResult};
 
 /// Runs every step of `config.plan`, writing outcome lines to `out`; closes any connection
 /// left open at the end (without a line). Fails only if `out` cannot be written.
@@ -45,6 +46,9 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
                 Some(client) => client.discover().await,
                 None => Err(not_connected()),
             },
+            Some(op @ ("get_task" | "cancel_task" | "task_result" | "list_tasks")) => {
+                super::tasks::run(op, step, connection.as_ref()).await
+            }
             Some("sleep") => sleep(step).await,
             Some(
                 op @ ("events"
@@ -136,7 +140,11 @@ async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, E
         },
     };
     let input = input_handler(step)?;
-    let progress = super::listening::progress(step)?;
+    let task = super::tasks::options(step)?;
+    let progress = match task {
+        Some(_) => None,
+        None => super::listening::progress(step)?,
+    };
     let client = connection.ok_or_else(not_connected)?;
     let cancel = async {
         match cancel_after {
@@ -144,6 +152,13 @@ async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, E
             None => std::future::pending().await,
         }
     };
+    if let Some(options) = task {
+        let called = client.call_tool_as_task(name, arguments, &options, &input, cancel);
+        return match called.await? {
+            TaskCall::Done(output) => Ok(reported(output)),
+            TaskCall::Task(task) => Ok(json!({"task": task})),
+        };
+    }
     let output = match progress {
         Some(max) => {
             client
@@ -156,12 +171,17 @@ async fn call_tool(step: &Value, connection: Option<&Client>) -> Result<Value, E
                 .await
         }
     }?;
+    Ok(reported(output))
+}
+
+/// A call's outcome as `call_tool` reports it: `structured` else `text`, and `content`.
+pub(super) fn reported(output: ToolResult) -> Value {
     let mut ok = match output.output {
         ToolOutput::Structured(value) => json!({"structured": value}),
         ToolOutput::Text(texts) => json!({"text": texts}),
     };
     ok["content"] = Value::Array(output.content);
-    Ok(ok)
+    ok
 }
 
 /// `{"op":"sleep","ms":N}`: waits N ms (lets a cache entry expire); needs no connection.

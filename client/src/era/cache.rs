@@ -38,10 +38,7 @@ pub(crate) fn lifetime(method: &str, result: &Value, retry: bool) -> Lifetime {
     if retry || !cacheable(method) {
         return Lifetime::Never;
     }
-    match ttl_ms(result) {
-        Some(ms) => Lifetime::For(Duration::from_millis(ms)),
-        None => Lifetime::Never,
-    }
+    by_ttl(result)
 }
 
 /// Whether a result of `method` is ever kept: a listing page or a `resources/read` result.
@@ -91,6 +88,13 @@ impl ResultCache {
         };
         self.entries.insert(key, (expires, result.clone()));
     }
+}
+
+/// How long a result may be kept by its `ttlMs` alone, whatever its method.
+pub(crate) fn by_ttl(result: &Value) -> Lifetime {
+    ttl_ms(result).map_or(Lifetime::Never, |ms| {
+        Lifetime::For(Duration::from_millis(ms))
+    })
 }
 
 /// A positive `ttlMs`; absent, zero, negative or not a number means "do not keep".
@@ -183,7 +187,12 @@ mod tests {
                 Lifetime::For(Duration::from_secs(5))
             );
         }
-        for method in ["prompts/get", "completion/complete", "server/discover"] {
+        for method in [
+            "prompts/get",
+            "completion/complete",
+            "server/discover",
+            "tasks/get",
+        ] {
             assert_eq!(lifetime(method, &r, false), Lifetime::Never);
         }
         let mut c = ResultCache::default();

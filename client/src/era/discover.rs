@@ -181,8 +181,8 @@ pub(crate) fn no_common_version(error: Error) -> Error {
 /// Takes in a `DiscoverResult`: its `resultType`, and a version both sides speak.
 async fn accept(session: &Session, result: Value, sent: String) -> Result<Connected, Error> {
     let seams = session.seams();
-    let (Shape::Complete(result) | Shape::InputRequired(result)) =
-        seams.result_shape(result, |r| mrtr::shape(r, "server/discover", false))?;
+    let (Shape::Complete(result) | Shape::InputRequired(result) | Shape::Task(result)) =
+        seams.result_shape(result, |r| mrtr::shape(r, "server/discover", false, false))?;
     let version = match result.get("supportedVersions").and_then(Value::as_array) {
         None => sent,
         Some(listed) => {

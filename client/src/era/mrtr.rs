@@ -86,11 +86,19 @@ pub(crate) enum Shape {
     Complete(Value),
     /// More input is needed: an `InputRequiredResult`.
     InputRequired(Value),
+    /// The server made the request a task: a `CreateTaskResult` (the tasks extension).
+    Task(Value),
 }
 
 /// Reads `resultType`. `input_required` is only valid where the method may return it
-/// (`may_require_input`); an unknown value is invalid.
-pub(crate) fn shape(result: Value, method: &str, may_require_input: bool) -> Result<Shape, Error> {
+/// (`may_require_input`), `task` only where a task may answer it (`may_create_task`, see
+/// [`crate::tasks::may_create_task`]); an unknown value is invalid.
+pub(crate) fn shape(
+    result: Value,
+    method: &str,
+    may_require_input: bool,
+    may_create_task: bool,
+) -> Result<Shape, Error> {
     if !result.is_object() {
         return Err(Error::invalid(format!(
             "the {method} result is not an object"
@@ -105,6 +113,12 @@ pub(crate) fn shape(result: Value, method: &str, may_require_input: bool) -> Res
         Some(Value::String(t)) if t == "input_required" => Err(Error::invalid(format!(
             "the server answered {method} with resultType \"input_required\", which that \
              method may not return"
+        ))),
+        Some(Value::String(t)) if t == "task" && may_create_task => Ok(Shape::Task(result)),
+        Some(Value::String(t)) if t == "task" => Err(Error::invalid(format!(
+            "the server answered {method} with a CreateTaskResult (resultType \"task\"), \
+             which is invalid here: only a tools/call that declared the tasks extension may \
+             become a task"
         ))),
         Some(other) => Err(Error::invalid(format!(
             "the {method} result has resultType {other}, which this client does not recognise"
@@ -146,16 +160,7 @@ pub(crate) fn retry_params(
                 "inputRequests is not an object: {requests}"
             )));
         };
-        let mut responses = Map::new();
-        for (key, request) in requests {
-            let Some(method) = request.get("method").and_then(Value::as_str) else {
-                return Err(Error::invalid(format!(
-                    "the input request {key:?} has no string \"method\": {request}"
-                )));
-            };
-            let params = request.get("params").unwrap_or(&Value::Null);
-            responses.insert(key.clone(), input.respond(method, params, listener)?);
-        }
+        let responses = input_responses(requests, input, listener)?;
         params.insert("inputResponses".into(), Value::Object(responses));
     }
     if let Some(state) = state {
@@ -167,6 +172,26 @@ pub(crate) fn retry_params(
         params.insert("requestState".into(), Value::String(state.clone()));
     }
     Ok(Value::Object(params))
+}
+
+/// The answers to `requests` (input requests by key), one per key, by `input` or else the
+/// `listener`'s handlers; a request without a string `method` is `invalid_response`.
+pub(crate) fn input_responses<'a>(
+    requests: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    input: &InputHandler,
+    listener: &Listener,
+) -> Result<Map<String, Value>, Error> {
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let Some(method) = request.get("method").and_then(Value::as_str) else {
+            return Err(Error::invalid(format!(
+                "the input request {key:?} has no string \"method\": {request}"
+            )));
+        };
+        let params = request.get("params").unwrap_or(&Value::Null);
+        responses.insert(key.clone(), input.respond(method, params, listener)?);
+    }
+    Ok(responses)
 }
 
 #[cfg(test)]
@@ -182,24 +207,36 @@ mod tests {
     #[test]
     fn result_types() {
         assert!(matches!(
-            shape(json!({}), "m", false),
+            shape(json!({}), "m", false, false),
             Ok(Shape::Complete(_))
         ));
         let done = json!({"resultType":"complete"});
-        assert!(matches!(shape(done, "m", false), Ok(Shape::Complete(_))));
+        assert!(matches!(
+            shape(done, "m", false, false),
+            Ok(Shape::Complete(_))
+        ));
         let more = json!({"resultType":"input_required"});
         assert!(matches!(
-            shape(more.clone(), "m", true),
+            shape(more.clone(), "m", true, false),
             Ok(Shape::InputRequired(_))
         ));
-        let e = shape(more, "tools/list", false).unwrap_err();
+        let e = shape(more, "tools/list", false, false).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidResponse);
+        let task = json!({"resultType":"task","taskId":"t","status":"working"});
+        assert!(matches!(
+            shape(task.clone(), "tools/call", true, true),
+            Ok(Shape::Task(_))
+        ));
+        for method in ["tools/call", "resources/read", "tasks/get"] {
+            let e = shape(task.clone(), method, true, false).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::InvalidResponse, "{method}");
+        }
         for bad in [
             json!({"resultType":"banana"}),
             json!({"resultType":1}),
             json!([]),
         ] {
-            let e = shape(bad.clone(), "m", true).unwrap_err();
+            let e = shape(bad.clone(), "m", true, true).unwrap_err();
             assert_eq!(e.kind, ErrorKind::InvalidResponse, "{bad}");
         }
     }

@@ -1,7 +1,9 @@
 //! The modern era's operations over a session: fresh `_meta` on every request, a retry with
 //! another version on -32022, listing pages (`tools/list`, `resources/list`, …) through the
 //! result cache, and `tools/call`, `resources/read` and `prompts/get` as a multi round-trip
-//! loop (new id and fresh `_meta` per round, no round's result reused).
+//! loop (new id and fresh `_meta` per round, no round's result reused), where a `tools/call`
+//! that accepts a task may end with one (the tasks extension), and the tasks extension's own
+//! requests.
 
 use std::future::{Future, pending};
 use std::pin::{Pin, pin};
@@ -17,6 +19,8 @@ use super::{Discovery, UNSUPPORTED_PROTOCOL_VERSION, meta};
 use crate::error::Error;
 use crate::jsonrpc::INVALID_PARAMS;
 use crate::session::Session;
+use crate::tasks::drive::{Called, Created, Drive, TaskEra};
+use crate::tasks::{self, seams::TaskSeams};
 
 /// A connection in the modern era: what `server/discover` found, the version in use, and the
 /// result cache.
@@ -97,9 +101,35 @@ impl Modern {
         let cancel = pin!(pending::<()>());
         let declared = session.router().listener().modern_capabilities(None);
         let capabilities = session.seams().client_capabilities(&declared, &self.found);
-        let (Shape::Complete(result) | Shape::InputRequired(result)) = self
+        let (shape, _) = self
             .request(session, method, &params, &capabilities, cancel)
             .await?;
+        let (Shape::Complete(result) | Shape::InputRequired(result) | Shape::Task(result)) = shape;
+        self.offer(session, key, method, &result, false);
+        Ok(result)
+    }
+
+    /// A request of the tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`),
+    /// declaring the extension; its result as received. Like every modern result it is
+    /// offered to the cache, whose rules keep none of these (a task's state is never reused).
+    pub(crate) async fn task_request(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, Error> {
+        let key = match self.fresh_or_key(session, method, &params) {
+            Ok(result) => return Ok(result),
+            Err(key) => key,
+        };
+        let cancel = pin!(pending::<()>());
+        let declared = session.router().listener().modern_capabilities(None);
+        let declared = tasks::with_extension(declared);
+        let capabilities = session.seams().client_capabilities(&declared, &self.found);
+        let (shape, _) = self
+            .request(session, method, &params, &capabilities, cancel)
+            .await?;
+        let (Shape::Complete(result) | Shape::InputRequired(result) | Shape::Task(result)) = shape;
         self.offer(session, key, method, &result, false);
         Ok(result)
     }
@@ -118,12 +148,9 @@ impl Modern {
         lock(&self.cache).fresh(&key).ok_or(key)
     }
 
-    /// `method` (`tools/call`, `resources/read`, `prompts/get`) with multi round-trips: each
-    /// `input_required` result is answered by a retry of the original params plus
-    /// `inputResponses` and the echoed `requestState`, with a new id and fresh `_meta`, until
-    /// a complete result (at most [`MAX_ROUNDS`] rounds), which is returned as received. Like
-    /// every modern result it is offered to the cache, whose rules say what is kept (see
-    /// [`cache::lifetime`]; never a retry's result).
+    /// `method` (`tools/call`, `resources/read`, `prompts/get`) with multi round-trips, as
+    /// [`Modern::call`] without accepting a task. A `CreateTaskResult` is then invalid; only
+    /// a deliberate defect takes one, and drives it to its end.
     pub(crate) async fn call_with_input(
         &self,
         session: &Session,
@@ -132,26 +159,68 @@ impl Modern {
         input: &InputHandler,
         cancel: impl Future<Output = ()>,
     ) -> Result<Value, Error> {
+        let mut cancel = pin!(cancel);
+        match self
+            .call(session, method, params, input, false, cancel.as_mut())
+            .await?
+        {
+            Called::Done(result) => Ok(result),
+            Called::Task(created) => {
+                let drive = Drive {
+                    session,
+                    era: TaskEra::Modern(self),
+                    call_id: created.call_id,
+                    input,
+                    deadline: None,
+                };
+                drive.run(&created.task, cancel).await
+            }
+        }
+    }
+
+    /// `method` (`tools/call`, `resources/read`, `prompts/get`) with multi round-trips: each
+    /// `input_required` result is answered by a retry of the original params plus
+    /// `inputResponses` and the echoed `requestState`, with a new id and fresh `_meta`, until
+    /// a complete result (at most [`MAX_ROUNDS`] rounds), which is returned as received. Like
+    /// every modern result it is offered to the cache, whose rules say what is kept (see
+    /// [`cache::lifetime`]; never a retry's result). With `accept_task` the requests declare
+    /// the tasks extension, and a `CreateTaskResult` ends the call as [`Called::Task`].
+    pub(crate) async fn call<C: Future<Output = ()>>(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        input: &InputHandler,
+        accept_task: bool,
+        mut cancel: Pin<&mut C>,
+    ) -> Result<Called, Error> {
         let key = match self.fresh_or_key(session, method, &params) {
-            Ok(result) => return Ok(result),
+            Ok(result) => return Ok(Called::Done(result)),
             Err(key) => key,
         };
         let listener = session.router().listener();
         let declared = listener.modern_capabilities(Some(&input.capabilities()));
+        let declared = match accept_task {
+            true => tasks::with_extension(declared),
+            false => declared,
+        };
         let capabilities = session.seams().client_capabilities(&declared, &self.found);
-        let mut cancel = pin!(cancel);
         let mut request = params.clone();
         for round in 0..MAX_ROUNDS {
-            let shape = self
+            let (shape, call_id) = self
                 .request(session, method, &request, &capabilities, cancel.as_mut())
                 .await?;
             match shape {
                 Shape::Complete(result) => {
                     self.offer(session, key, method, &result, round > 0);
-                    return Ok(result);
+                    return Ok(Called::Done(result));
                 }
                 Shape::InputRequired(result) => {
                     request = mrtr::retry_params(&params, &result, input, listener)?;
+                }
+                Shape::Task(result) => {
+                    let task = tasks::modern_task(&result);
+                    return Ok(Called::Task(Created { task, call_id }));
                 }
             }
         }
@@ -164,15 +233,17 @@ impl Modern {
     pub(crate) async fn discover(&self, session: &Session) -> Result<Value, Error> {
         let cancel = pin!(pending::<()>());
         let declared = session.router().listener().modern_capabilities(None);
-        let (Shape::Complete(result) | Shape::InputRequired(result)) = self
+        let (shape, _) = self
             .request(session, "server/discover", &json!({}), &declared, cancel)
             .await?;
+        let (Shape::Complete(result) | Shape::InputRequired(result) | Shape::Task(result)) = shape;
         Ok(result)
     }
 
     /// Sends `method` with `params` plus fresh `_meta`; on -32022 switches to a version both
     /// sides speak and sends it again (new id). Returns the result by its `resultType`, which
-    /// only `tools/call`, `resources/read` and `prompts/get` may give as `input_required`.
+    /// only `tools/call`, `resources/read` and `prompts/get` may give as `input_required`, and
+    /// only a `tools/call` declaring the tasks extension as `task`; with the id it answered.
     async fn request<C: Future<Output = ()>>(
         &self,
         session: &Session,
@@ -180,17 +251,22 @@ impl Modern {
         params: &Value,
         capabilities: &Value,
         mut cancel: Pin<&mut C>,
-    ) -> Result<Shape, Error> {
+    ) -> Result<(Shape, i64), Error> {
         let seams = session.seams();
         let may_require_input = mrtr::may_require_input(method);
+        let extension = format!("/extensions/{}", tasks::EXTENSION.replace('/', "~1"));
+        let declared = capabilities.pointer(&extension).is_some();
+        let may_task = seams.may_create_task(method, tasks::may_create_task(method, declared));
         let mut tried: Vec<String> = Vec::new();
         loop {
             let version = lock(&self.version).clone();
             let full = meta::with_meta(params.clone(), &version, capabilities);
-            let error = match session.start(method, full)?.wait(cancel.as_mut()).await {
+            let in_flight = session.start(method, full)?;
+            let id = in_flight.id();
+            let error = match in_flight.wait(cancel.as_mut()).await {
                 Ok(result) => {
-                    return seams
-                        .result_shape(result, |r| mrtr::shape(r, method, may_require_input));
+                    let shape = |r| mrtr::shape(r, method, may_require_input, may_task);
+                    return seams.result_shape(result, shape).map(|shape| (shape, id));
                 }
                 Err(e) if e.code == Some(UNSUPPORTED_PROTOCOL_VERSION) => e,
                 Err(e) => return Err(e),
@@ -207,7 +283,9 @@ impl Modern {
     /// Offers a complete result to the cache, which keeps it for as long as it may be reused.
     fn offer(&self, session: &Session, key: String, method: &str, result: &Value, retry: bool) {
         let lifetime = cache::lifetime(method, result, retry);
-        let lifetime = session.seams().cache_lifetime(method, retry, lifetime);
+        let lifetime = session
+            .seams()
+            .cache_lifetime(method, retry, result, lifetime);
         lock(&self.cache).store(key, result, lifetime);
     }
 }

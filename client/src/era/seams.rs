@@ -66,7 +66,13 @@ pub(crate) trait EraSeams {
     }
 
     /// How long the result of `method` may be reused; correct: `lifetime`.
-    fn cache_lifetime(&self, _method: &str, _retry: bool, lifetime: Lifetime) -> Lifetime {
+    fn cache_lifetime(
+        &self,
+        _method: &str,
+        _retry: bool,
+        _result: &Value,
+        lifetime: Lifetime,
+    ) -> Lifetime {
         lifetime
     }
 

@@ -13,6 +13,7 @@
 //! | `HandshakeSeams` | `handshake/seams.rs` | the `initialize` handshake: the answer, the version header, what else is sent |
 //! | `EraSeams` | `era/seams.rs` | the probe, the fallback, the version retry, the result cache |
 //! | `ClientSeams` | `client/seams.rs` | listings, results, content, schemas, subscriptions, a connect's last steps |
+//! | `TaskSeams` | `tasks/seams.rs` | tasks: augmenting a call, polling, a task's input requests, cancelling, a task's end |
 //!
 //! Without the `defects` feature, [`Seams`] is an empty value that takes every default, so the
 //! library as built has no switch at all. With it, [`Seams`] carries the switchboard

@@ -342,6 +342,46 @@ pub struct Defects {
     /// its requests go unanswered and its notifications unseen (breaks: messages on the GET
     /// stream are handled).
     pub(crate) ignore_get_stream_messages: bool,
+    // Tasks (seam `tasks.rs`; `task-no-mcp-name` in `sent.rs`, `task-cache-get` in `cache.rs`).
+    /// Legacy: task-augment a call that accepts a task even when the server did not declare
+    /// `tasks.requests.tools.call` or the tool's taskSupport is absent or `forbidden` (breaks:
+    /// augmentation only where declared).
+    pub(crate) task_ignore_capability: bool,
+    /// Legacy: augment only calls that accept a task, so a `required` tool called without one
+    /// is called plainly (breaks: a required tool is invoked as a task).
+    pub(crate) task_ignore_required: bool,
+    /// Poll `tasks/get` every 5 ms, whatever the poll interval (breaks: the poll interval is
+    /// respected).
+    pub(crate) task_busy_poll: bool,
+    /// Cancel a task with `notifications/cancelled` naming its `tools/call` instead of
+    /// `tasks/cancel` (breaks: tasks are cancelled with tasks/cancel).
+    pub(crate) task_cancel_notification: bool,
+    /// Never poll: wait for a status notification, then act on it (breaks: status
+    /// notifications are not relied on).
+    pub(crate) task_wait_for_status: bool,
+    /// Legacy: answer a task's input request without its related-task `_meta` (breaks: the
+    /// answer carries the related task).
+    pub(crate) task_no_related_meta: bool,
+    /// Put related-task `_meta` on `tasks/get`, `tasks/result` and `tasks/cancel` (breaks:
+    /// requestors SHOULD NOT include it there).
+    pub(crate) task_meta_on_polls: bool,
+    /// Legacy: at `input_required` keep polling and never call `tasks/result` until the task
+    /// ends (breaks: tasks/result is called on input_required).
+    pub(crate) task_poll_through_input: bool,
+    /// Modern: answer every `inputRequests` key on every poll (breaks: each key is answered
+    /// once).
+    pub(crate) task_answer_twice: bool,
+    /// Modern HTTP: send `tasks/*` without `Mcp-Name` (breaks: Mcp-Name is the taskId).
+    pub(crate) task_no_mcp_name: bool,
+    /// Modern: keep a `tasks/get` result by its `ttlMs` as if it were cacheable (breaks: a
+    /// task's state is never cached).
+    pub(crate) task_cache_get: bool,
+    /// Modern: take a `CreateTaskResult` for any request and poll it (breaks: a
+    /// CreateTaskResult to a request that cannot create a task is invalid).
+    pub(crate) task_any_request: bool,
+    /// Modern: report a `failed` task as an empty success (breaks: a failed task is a
+    /// protocol_error with its code).
+    pub(crate) task_failed_as_ok: bool,
     /// The authorization seam's flags (`auth.rs`).
     pub(crate) auth: AuthDefects,
     /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).

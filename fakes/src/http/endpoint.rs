@@ -47,6 +47,8 @@ pub struct Fake {
     /// How often the script's rules with `times` have answered (across connections and
     /// sessions).
     pub tally: script::Tally,
+    /// The tasks the fake created (across connections and sessions).
+    pub tasks: crate::tasks::Store,
     /// Where the transcript goes.
     pub recorder: Recorder,
     /// The bearer token every request must carry, if any.
@@ -148,6 +150,15 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
         .filter(|m| jsonrpc::is_response(m))
         .filter_map(|m| m.get("id").cloned())
         .collect();
+    // The same, whole, for the task engine (an answered input request).
+    let answers: Vec<Value> = match fake.scenario.server.tasks.is_empty() {
+        true => Vec::new(),
+        false => messages
+            .iter()
+            .filter(|m| jsonrpc::is_response(m))
+            .cloned()
+            .collect(),
+    };
     let mut recorded = headers::recorded(&parts.headers, fake.token.as_deref());
     if let Some(label) = auth_label {
         match label {
@@ -198,6 +209,9 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
     if !responses.is_empty() {
         // Recorded first, so what a waiting rule sends next comes after them.
         fake.recorder.flush();
+        for message in &answers {
+            fake.tasks.arrived(&fake.scenario.server, message);
+        }
         for id in &responses {
             fake.live.awaited.answered(id);
         }
@@ -348,6 +362,14 @@ impl Fake {
         }
         match incoming {
             Incoming::Request { id, method, params } => {
+                let version = self.negotiated().or_else(|| self.revision.clone());
+                let script = &self.scenario.server;
+                if let Some(answer) = self
+                    .tasks
+                    .legacy(script, version.as_deref(), method, params)
+                {
+                    return answer_verdict(id, false, answer, message);
+                }
                 let answer = script::choose_at(
                     &self.scenario.server,
                     &self.tally,
@@ -439,7 +461,15 @@ impl Fake {
         let header = |name: &str| headers::single(headers, name).map(str::to_owned);
         let revision = self.revision.as_deref();
         Some(
-            match modern::decide(script, &self.tally, revision, method, params, Some(&header)) {
+            match modern::decide(
+                script,
+                &self.tally,
+                &self.tasks,
+                revision,
+                method,
+                params,
+                Some(&header),
+            ) {
                 Decision::Answer(answer) => answer_verdict(id, false, *answer, message),
                 Decision::Refuse(refusal) => Verdict::Refuse {
                     id: id.clone(),

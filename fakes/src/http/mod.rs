@@ -17,6 +17,7 @@
 //! | `live` | streams written over time: rules' messages, the GET stream, resumption |
 //! | `headers` | the recorded allow-list, bearer token, media types, version |
 //! | `auth` | an authorization case's authorization server(s) and protected resource |
+//! | `task_stream` | 2025-11-25 tasks: the `tasks/result` stream, status notifications |
 
 mod auth;
 mod endpoint;
@@ -25,6 +26,7 @@ mod live;
 mod reply;
 mod session;
 mod sse;
+mod task_stream;
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -155,6 +157,7 @@ async fn start_on(
     let fake = Arc::new(Fake {
         scenario: config.scenario,
         tally: crate::script::Tally::default(),
+        tasks: crate::tasks::Store::default(),
         recorder,
         token: config.bearer_token,
         revision: config.revision,

@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::endpoint::{Conn, Fake};
 use super::sse::{self, End, Paced};
 use crate::script::Answer;
+use crate::tasks::Work;
 use crate::{batch, faults, jsonrpc, sends};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -317,6 +318,11 @@ async fn scripted(
     trigger: Option<Value>,
 ) -> Response {
     let fake = &conn.fake;
+    match answer.task.take() {
+        Some(Work::Result(task)) => return super::task_stream::result(conn, id, task),
+        Some(Work::Watch(task)) => super::task_stream::watch(fake, task),
+        None => {}
+    }
     let http = answer.http.take().unwrap_or_default();
     if let Some(filter) = answer.listen.take() {
         return listening(conn, id, filter, answer.sends, trigger);
@@ -706,11 +712,12 @@ fn emitted_events(fake: &Fake, emit: &Emit) -> Vec<u8> {
 /// Records `StreamClosed` for a request left unanswered when it is dropped: the client
 /// closed the response stream (or the trial ended with the request still open).
 #[derive(Debug)]
-struct CloseGuard {
+pub(super) struct CloseGuard {
     fake: std::sync::Arc<Fake>,
     id: Value,
-    /// Set when the fake ended the stream itself (a subscription closed gracefully).
-    ended: Arc<AtomicBool>,
+    /// Set when the fake ended the stream itself (a subscription closed gracefully, a task's
+    /// outcome written).
+    pub(super) ended: Arc<AtomicBool>,
 }
 
 impl Drop for CloseGuard {
@@ -725,7 +732,7 @@ impl Drop for CloseGuard {
 
 /// A guard for a request the fake never answers, in every era: a 2026-07-28 client cancels by
 /// closing the stream, and seed 000 asks a 2025 client to abort the HTTP request as well.
-fn close_guard(conn: &Conn, id: &Value) -> CloseGuard {
+pub(super) fn close_guard(conn: &Conn, id: &Value) -> CloseGuard {
     CloseGuard {
         fake: std::sync::Arc::clone(&conn.fake),
         id: id.clone(),
@@ -745,7 +752,7 @@ fn scripted_status(status: u16) -> StatusCode {
     StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-fn with_body(status: StatusCode, body: Body) -> Response {
+pub(super) fn with_body(status: StatusCode, body: Body) -> Response {
     let mut response = Response::new(body);
     *response.status_mut() = status;
     response
@@ -757,7 +764,7 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
     response
 }
 
-fn set(response: &mut Response, name: HeaderName, value: &'static str) {
+pub(super) fn set(response: &mut Response, name: HeaderName, value: &'static str) {
     response
         .headers_mut()
         .insert(name, HeaderValue::from_static(value));

@@ -6,7 +6,8 @@
 //! snapshot whose trial no longer exists is reported ([`stale`]).
 //!
 //! Nondeterminism is removed before comparison: pids become `server#N`, implementation
-//! versions become `[version]`, error messages (free text) are dropped from outcome lines.
+//! versions become `[version]`, a task's `createdAt`/`lastUpdatedAt` `[time]`, error messages
+//! (free text) are dropped from outcome lines.
 //! A failed comparison comes back as a message carrying the diff (libtest-mimic does not
 //! capture output); see [`compare`] for what insta does here and what it does not.
 
@@ -60,7 +61,8 @@ pub fn configure(workspace_root: &Path, bless: bool) {
 
 /// A rendered trial with the scaled durations the client reports (the reference client's
 /// cancellation reasons say `no response within N ms` for the request timeout and `within
-/// the maximum of N ms` for a call's `max_timeout_ms`) written back as the case states them,
+/// the maximum of N ms` for a call's `max_timeout_ms`) and the poll intervals of the tasks
+/// the fake plays written back as the case states them,
 /// so that snapshots do not depend on the run's time scale.
 pub fn unscale(text: String, scenario: &mcp_harness_scenarios::model::Scenario) -> String {
     use mcp_harness_scenarios::model::Step;
@@ -80,6 +82,20 @@ pub fn unscale(text: String, scenario: &mcp_harness_scenarios::model::Scenario) 
             &format!("{prefix} {scaled} ms"),
             &format!("{prefix} {} ms", scale.unscaled_ms(scaled)),
         );
+    }
+    // The poll interval a task hands the client, in either era's spelling.
+    let intervals = scenario
+        .server
+        .tasks
+        .iter()
+        .filter_map(|t| t.poll_interval_ms);
+    for scaled in intervals {
+        for key in ["pollInterval", "pollIntervalMs"] {
+            text = text.replace(
+                &format!("\"{key}\":{scaled}"),
+                &format!("\"{key}\":{}", scale.unscaled_ms(scaled)),
+            );
+        }
     }
     text
 }
@@ -396,6 +412,10 @@ fn normalize(v: &mut Value) {
                 if info && value.get("version").is_some() {
                     value["version"] = Value::from("[version]");
                 }
+                // A task's timestamps are the fake's clock.
+                if matches!(key.as_str(), "createdAt" | "lastUpdatedAt") && value.is_string() {
+                    *value = Value::from("[time]");
+                }
                 normalize(value);
             }
         }
@@ -533,6 +553,7 @@ mod tests {
     fn received(message: Value) -> Record {
         Record {
             pid: 1,
+            at_ms: None,
             event: Event::Received { message },
         }
     }
@@ -540,6 +561,7 @@ mod tests {
     fn post() -> Record {
         Record {
             pid: 1,
+            at_ms: None,
             event: Event::HttpRequest {
                 method: "POST".into(),
                 path: "/mcp".into(),
@@ -555,6 +577,7 @@ mod tests {
     fn sent(message: Value) -> Record {
         Record {
             pid: 1,
+            at_ms: None,
             event: Event::Sent { message },
         }
     }
@@ -562,6 +585,7 @@ mod tests {
     fn request(method: &str) -> Record {
         Record {
             pid: 1,
+            at_ms: None,
             event: Event::HttpRequest {
                 method: method.into(),
                 path: "/mcp".into(),
@@ -599,6 +623,7 @@ mod tests {
             received(json!({"id": 2, "result": {}})),
             Record {
                 pid: 1,
+                at_ms: None,
                 event: Event::Connected,
             },
             sent(json!({"id": 2, "result": {"content": []}})),
@@ -640,6 +665,7 @@ mod tests {
             post(),
             Record {
                 pid: 1,
+                at_ms: None,
                 event: Event::SentRaw {
                     line: "[note: a batch of 2]".into(),
                 },

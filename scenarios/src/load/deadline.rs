@@ -42,7 +42,7 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
 /// What a correct but slow client may spend, in milliseconds (unscaled, as the file states
 /// it; the time scale multiplies the deadline and every part alike): one request timeout for
 /// starting, the answered steps and closing, plus the bound of every step that may end by its
-/// timeout or its cancel, plus every sleep. Also returns the parts, for the message.
+/// timeout or its cancel, plus every sleep, plus the run of every task a call drives. Also returns the parts, for the message.
 pub fn budget(s: &Scenario) -> (u64, Vec<String>) {
     let t = s.timeout_ms;
     let mut total = t;
@@ -71,8 +71,31 @@ pub fn budget(s: &Scenario) -> (u64, Vec<String>) {
             total = total.saturating_add(b);
             parts.push(format!("{b} ms (plan[{i}], {})", step.op()));
         }
+        if let Step::CallTool {
+            name,
+            cancel_after_ms: None,
+            ..
+        } = step
+            && let Some(run) = task_run_ms(s, name)
+        {
+            total = total.saturating_add(run);
+            parts.push(format!(
+                "{run} ms (plan[{i}], the task's phases and one poll)"
+            ));
+        }
     }
     (total, parts)
+}
+
+/// How long a task of the tool `name` runs as scripted (its phases' `ms` and `settles_ms`),
+/// plus one poll interval: what a client driving it to its end waits at least.
+fn task_run_ms(s: &Scenario, name: &str) -> Option<u64> {
+    let task = s.server.tasks.iter().find(|t| t.tool == name)?;
+    let phases = task
+        .phases
+        .iter()
+        .map(|p| p.ms.unwrap_or(0).saturating_add(p.settles_ms));
+    Some(phases.fold(task.poll_interval_ms.unwrap_or(0), u64::saturating_add))
 }
 
 /// The rules that may answer step `i`'s request, where the step's op names one request (a

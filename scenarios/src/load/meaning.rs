@@ -23,6 +23,7 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
         file.server.handlers.len(),
         s.transports.contains(&Transport::Https),
     )?;
+    super::tasks::check(&s.server)?;
     matchers(s)?;
     redirect_urls(s)?;
     auth(s)?;
@@ -432,7 +433,10 @@ fn observes_traffic(s: &Scenario) -> Result<(), Problem> {
         Endpoint::InsecureRemote | Endpoint::UntrustedCa | Endpoint::WrongName
     );
     let observes = s.checks.iter().any(|c| match &c.rule {
-        Rule::Wire(w) => !matches!(w.rule, WireRule::NotSent(_)) && w.revisions.is_empty(),
+        Rule::Wire(w) => {
+            !matches!(w.rule, WireRule::NotSent(_) | WireRule::Spaced { .. })
+                && w.revisions.is_empty()
+        }
         Rule::Lifecycle(_) => true,
         Rule::Step { .. } => refuses_before_sending,
     });

@@ -104,6 +104,10 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
             crate::model::WireRule::Every(m) => {
                 crate::model::WireRule::Every(expand_fake(&m, &at)?)
             }
+            crate::model::WireRule::Spaced { matcher, min_ms } => crate::model::WireRule::Spaced {
+                matcher: expand_fake(&matcher, &at)?,
+                min_ms,
+            },
         };
         checks.push(CaseCheck {
             name: w.check.clone(),

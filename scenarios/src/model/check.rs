@@ -144,6 +144,15 @@ pub enum WireRule {
     NotSent(Value),
     /// Every item considered matches this (and there is at least one).
     Every(Value),
+    /// Consecutive messages matching `matcher` arrived at least `min_ms` apart, as the fake's
+    /// clock saw them (`at_ms`); fewer than two such messages pass.
+    Spaced {
+        /// The matcher.
+        matcher: Value,
+        /// The least gap, in milliseconds as the case states it: the judge scales it by the
+        /// trial's time scale.
+        min_ms: u64,
+    },
 }
 
 impl WireRule {
@@ -153,7 +162,8 @@ impl WireRule {
             WireRule::First(ms) | WireRule::Sequence(ms) => ms.iter().collect(),
             WireRule::Sent { matcher, .. }
             | WireRule::NotSent(matcher)
-            | WireRule::Every(matcher) => {
+            | WireRule::Every(matcher)
+            | WireRule::Spaced { matcher, .. } => {
                 vec![matcher]
             }
         }

@@ -15,6 +15,9 @@
 //!   `handlers[].faults.drip_ms`, `handlers[].faults.duplicate_after_ms`, `http.retry_ms`
 //!   and `http.keepalive_ms` (both fakes: the runner scales the script the HTTPS fake plays
 //!   in-process, and hands the stdio fake `--time-scale F`);
+//! - a task's `phases[].ms`, `phases[].settles_ms` and `poll_interval_ms` (not its `ttl_ms`,
+//!   a value the client sees: [`UNSCALED_FIELDS`]);
+//! - the `spaced` wire rule's `min_ms`, scaled by the judge ([`JUDGED_FIELDS`]);
 //! - the plan's `call_tool.cancel_after_ms`, `call_tool.max_timeout_ms` and `sleep.ms` (in
 //!   `MCP_HARNESS_PLAN`).
 //!
@@ -41,7 +44,17 @@ pub const SCALED_FIELDS: &[&str] = &[
     "retry_ms",
     "keepalive_ms",
     "ms",
+    "settles_ms",
+    "poll_interval_ms",
 ];
+
+/// Duration fields a check compares with what it saw (the `spaced` wire rule's `min_ms`):
+/// the judge multiplies them by the trial's time scale ([`Scenario::time_scale`]).
+pub const JUDGED_FIELDS: &[&str] = &["min_ms"];
+
+/// Fields named like durations that are never scaled: values the client sees and may
+/// compare, not waits (a task's `ttl_ms`).
+pub const UNSCALED_FIELDS: &[&str] = &["ttl_ms"];
 
 /// The run-wide factor every case duration is multiplied by: 1 on an idle machine, more on a
 /// loaded or slow one. Between [`TimeScale::MIN`] and [`TimeScale::MAX`].
@@ -139,6 +152,9 @@ impl ServerScript {
     pub fn scale(&mut self, scale: TimeScale) {
         self.http.retry_ms = self.http.retry_ms.map(|ms| scale.ms(ms));
         self.http.keepalive_ms = self.http.keepalive_ms.map(|ms| scale.ms(ms));
+        for task in &mut self.tasks {
+            task.scale(scale);
+        }
         for handler in &mut self.handlers {
             handler.delay_ms = scale.ms(handler.delay_ms);
             for send in &mut handler.sends {
@@ -203,7 +219,11 @@ impl Step {
             | Step::Events { .. }
             | Step::SubscribeResource { .. }
             | Step::UnsubscribeResource { .. }
-            | Step::Listen { .. } => {}
+            | Step::Listen { .. }
+            | Step::GetTask { .. }
+            | Step::CancelTask { .. }
+            | Step::TaskResult { .. }
+            | Step::ListTasks => {}
         }
     }
 }
@@ -243,7 +263,12 @@ mod tests {
         ] {
             property_names(&serde_json::to_value(schema).unwrap(), &mut found);
         }
-        let listed: BTreeSet<String> = SCALED_FIELDS.iter().map(|s| s.to_string()).collect();
+        let listed: BTreeSet<String> = SCALED_FIELDS
+            .iter()
+            .chain(JUDGED_FIELDS)
+            .chain(UNSCALED_FIELDS)
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(
             found, listed,
             "a duration field was added to (or removed from) the case model: scale it in \
@@ -302,7 +327,13 @@ mod tests {
                 {"method": "tools/list", "reply": "hang"}
             ],
             "http": {"retry_ms": 500, "keepalive_ms": 250},
-            "stderr_noise_bytes": 100
+            "stderr_noise_bytes": 100,
+            "tasks": [{"tool": "slow", "poll_interval_ms": 100, "ttl_ms": 5000,
+                       "phases": [{"status": "working", "ms": 300},
+                                  {"status": "input_required", "settles_ms": 20,
+                                   "input_requests": {"a": {"method": "ping"}}},
+                                  {"status": "completed"}],
+                       "result": {"content": []}}]
         }))
         .unwrap();
         let plan: Vec<Step> = serde_json::from_value(json!([
@@ -317,7 +348,14 @@ mod tests {
         let mut s = Scenario::serving(server);
         s.plan = plan;
         s.timeout_ms = 1000;
-        let before = seen(&s);
+        let before: Vec<(String, u64)> = seen(&s)
+            .into_iter()
+            .filter(|(p, _)| {
+                !UNSCALED_FIELDS
+                    .iter()
+                    .any(|f| p.ends_with(&format!(".{f}")))
+            })
+            .collect();
         let keys: BTreeSet<String> = before
             .iter()
             .map(|(p, _)| p.rsplit(['.']).next().unwrap().to_owned())
@@ -329,7 +367,15 @@ mod tests {
         );
 
         let scaled = s.clone().scaled(TimeScale::new(2.0).unwrap());
-        let after = seen(&scaled);
+        let after: Vec<(String, u64)> = seen(&scaled)
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with(".ttl_ms"))
+            .collect();
+        assert_eq!(
+            scaled.server.tasks[0].ttl_ms,
+            Some(5000),
+            "a ttl is never scaled"
+        );
         let doubled: Vec<(String, u64)> = before.iter().map(|(p, n)| (p.clone(), n * 2)).collect();
         assert_eq!(after, doubled);
         assert_eq!(scaled.time_scale, TimeScale::new(2.0).unwrap());

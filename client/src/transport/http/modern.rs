@@ -26,7 +26,8 @@ const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 /// The `Mcp-Method` header of every request, `Mcp-Name` for `tools/call` and `prompts/get`
-/// (`params.name`) and `resources/read` (`params.uri`), and for `tools/call` of a listed tool
+/// (`params.name`), `resources/read` (`params.uri`) and the tasks extension's `tasks/get`,
+/// `tasks/update` and `tasks/cancel` (`params.taskId`), and for `tools/call` of a listed tool
 /// one `Mcp-Param-{Name}` per `x-mcp-header` argument present (see
 /// [`crate::era::param_headers`]). Unsafe values are sent as `=?base64?…?=`.
 pub(super) fn mirrored_headers(message: &Value, known: &ParamHeaders, seams: &Seams) -> HeaderMap {
@@ -39,6 +40,7 @@ pub(super) fn mirrored_headers(message: &Value, known: &ParamHeaders, seams: &Se
     let source = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return headers,
     };
     let params = message.get("params");
@@ -144,6 +146,13 @@ mod tests {
             mirrored_headers(&read, &known, &seams)["mcp-name"],
             "file:///a b"
         );
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let task = json!({"method": method, "params": {"taskId": "task-1"}});
+            assert_eq!(
+                mirrored_headers(&task, &known, &seams)["mcp-name"],
+                "task-1"
+            );
+        }
         let list = json!({"method":"tools/list","params":{"name":"x"}});
         let h = mirrored_headers(&list, &known, &seams);
         assert_eq!(h["mcp-method"], "tools/list");

@@ -6,7 +6,7 @@ use serde_json::Value;
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::matcher::{self, Captures};
 use mcp_harness_scenarios::model::{
-    ErrorExpectation, ErrorKind, LifecycleEvent, StepOutcome, WireExpectation, WireRule,
+    ErrorExpectation, ErrorKind, LifecycleEvent, StepOutcome, TimeScale, WireExpectation, WireRule,
 };
 use mcp_harness_scenarios::transcript::Event;
 
@@ -81,21 +81,28 @@ fn error_accepted(
     (want.code.is_none() || want.code == code) && (want.status.is_none() || want.status == status)
 }
 
+/// Judges a wire check on `received`, the items of its stream in order; `times` holds when
+/// each arrived by the fake's clock (`at_ms`), for the messages (one per item), and is
+/// empty for the other streams; `scale` is the trial's time scale, which a `spaced` rule's
+/// `min_ms` is multiplied by.
 pub(super) fn wire_check(
     w: &WireExpectation,
     received: &[&Value],
+    times: &[Option<u64>],
     seed: &Captures,
+    scale: TimeScale,
 ) -> Result<(), (String, String)> {
     // `filter` narrows what every rule looks at.
-    let considered: Vec<&Value> = received
+    let (considered, times): (Vec<&Value>, Vec<Option<u64>>) = received
         .iter()
-        .copied()
-        .filter(|got| {
+        .enumerate()
+        .filter(|(_, got)| {
             w.filter
                 .as_ref()
                 .is_none_or(|f| matcher::matches(f, got, &mut seed.clone()).is_ok())
         })
-        .collect();
+        .map(|(i, got)| (*got, times.get(i).copied().flatten()))
+        .unzip();
     let received = considered.as_slice();
     // `when`: the rule binds only once the client took up what it is about.
     if let Some(when) = &w.when
@@ -184,6 +191,9 @@ pub(super) fn wire_check(
             }
             Ok(())
         }
+        WireRule::Spaced { matcher: m, min_ms } => {
+            spaced(m, scale.ms(*min_ms), received, &times, seed)
+        }
         WireRule::NotSent(m) => match received
             .iter()
             .find(|got| matcher::matches(m, got, &mut seed.clone()).is_ok())
@@ -195,6 +205,47 @@ pub(super) fn wire_check(
             None => Ok(()),
         },
     }
+}
+
+/// Consecutive messages matching `m` arrived at least `min_ms` apart: the first pair that
+/// came closer is named, with the gap.
+fn spaced(
+    m: &Value,
+    min_ms: u64,
+    received: &[&Value],
+    times: &[Option<u64>],
+    seed: &Captures,
+) -> Result<(), (String, String)> {
+    let expected = || {
+        format!(
+            "messages matching {} at least {min_ms} ms apart",
+            matcher::full(m)
+        )
+    };
+    let matching: Vec<(usize, Option<u64>)> = received
+        .iter()
+        .enumerate()
+        .filter(|(_, got)| matcher::matches(m, got, &mut seed.clone()).is_ok())
+        .map(|(i, _)| (i, times.get(i).copied().flatten()))
+        .collect();
+    let name = |i: usize| format!("message {} ({})", i + 1, matcher::short(received[i]));
+    for pair in matching.windows(2) {
+        let [(a, at_a), (b, at_b)] = [pair[0], pair[1]];
+        let (Some(at_a), Some(at_b)) = (at_a, at_b) else {
+            return Err((
+                expected(),
+                format!("no arrival time recorded for {} or {}", name(a), name(b)),
+            ));
+        };
+        let gap = at_b.saturating_sub(at_a);
+        if gap < min_ms {
+            return Err((
+                expected(),
+                format!("{} came {gap} ms after {}", name(b), name(a)),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The messages seen, and the one closest to `m` with where it departs from it.
@@ -320,14 +371,58 @@ mod tests {
         let get = json!({"method": "GET", "status": 200});
         let seed = Captures::new();
         assert!(
-            wire_check(&check, &[&post], &seed).is_ok(),
+            wire_check(&check, &[&post], &[], &seed, TimeScale::ONE).is_ok(),
             "no GET: nothing to judge"
         );
         assert!(
-            wire_check(&check, &[&post, &get], &seed).is_err(),
+            wire_check(&check, &[&post, &get], &[], &seed, TimeScale::ONE).is_err(),
             "opened, never reopened"
         );
-        assert!(wire_check(&check, &[&get, &post, &get], &seed).is_ok());
+        assert!(wire_check(&check, &[&get, &post, &get], &[], &seed, TimeScale::ONE).is_ok());
+    }
+
+    #[test]
+    fn spaced_judges_the_gaps_between_matching_messages_scaled() {
+        use mcp_harness_scenarios::model::WireStream;
+        use serde_json::json;
+        let check = WireExpectation {
+            on: WireStream::Messages,
+            filter: Some(json!({"method": {"$one_of": ["tasks/get", "tools/call"]}})),
+            rule: WireRule::Spaced {
+                matcher: json!({"method": "tasks/get"}),
+                min_ms: 100,
+            },
+            revisions: Vec::new(),
+            when: None,
+        };
+        let call = json!({"method": "tools/call", "id": 1});
+        let get = |id: u32| json!({"method": "tasks/get", "id": id});
+        let ping = json!({"method": "ping", "id": 9});
+        let (g2, g3, g4) = (get(2), get(3), get(4));
+        let seed = Captures::new();
+        let one = TimeScale::ONE;
+        let messages = [&call, &g2, &ping, &g3, &g4];
+        // Polls 150 ms apart pass; a ping between them is not one of them.
+        let apart = [Some(0), Some(10), Some(50), Some(160), Some(310)];
+        assert_eq!(wire_check(&check, &messages, &apart, &seed, one), Ok(()));
+        // A poll 40 ms after the one before fails, naming both and the gap.
+        let close = [Some(0), Some(10), Some(50), Some(160), Some(200)];
+        let (expected, actual) = wire_check(&check, &messages, &close, &seed, one).unwrap_err();
+        assert!(expected.contains("at least 100 ms apart"), "{expected}");
+        assert!(
+            actual.contains("message 4")
+                && actual.contains("message 3")
+                && actual.contains("40 ms"),
+            "{actual}"
+        );
+        // At a time scale of 2 the least gap is 200 ms: 150 ms apart is too close.
+        let two = TimeScale::new(2.0).unwrap();
+        assert!(wire_check(&check, &messages, &apart, &seed, two).is_err());
+        // Fewer than two polls: nothing to judge.
+        assert_eq!(
+            wire_check(&check, &[&call, &g2], &[Some(0), Some(1)], &seed, one),
+            Ok(())
+        );
     }
 
     #[test]

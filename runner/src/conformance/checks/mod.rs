@@ -217,6 +217,14 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     c.always_on = false;
     let seed = expect::seed(case);
     let received = run.received();
+    // When each received message arrived, by the fake's clock (the `spaced` rule).
+    let arrived: Vec<Option<u64>> = run
+        .records
+        .iter()
+        .flatten()
+        .filter(|r| matches!(r.event, Event::Received { .. }))
+        .map(|r| r.at_ms)
+        .collect();
     let http_requests = rules::http_requests(run);
     let printed = client_output(run);
     let negotiated = run
@@ -261,6 +269,10 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                 if !at_this_revision {
                     continue;
                 }
+                let times: &[Option<u64>] = match w.on {
+                    WireStream::Messages => &arrived,
+                    _ => &[],
+                };
                 let items: Vec<&Value> = match w.on {
                     WireStream::Messages => received.clone(),
                     WireStream::HttpRequests => http_requests.iter().collect(),
@@ -268,7 +280,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                     WireStream::ClientOutput => printed.iter().collect(),
                     WireStream::Transcript => both_ways.iter().collect(),
                 };
-                expect::wire_check(w, &items, &seed)
+                expect::wire_check(w, &items, times, &seed, s.time_scale)
             }
             Rule::Lifecycle(events) => expect::lifecycle_check(events, run),
         };
@@ -468,7 +480,11 @@ mod tests {
     use serde_json::json;
 
     fn record(pid: u32, event: Event) -> Record {
-        Record { pid, event }
+        Record {
+            pid,
+            at_ms: None,
+            event,
+        }
     }
 
     #[test]

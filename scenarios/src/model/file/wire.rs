@@ -9,8 +9,9 @@ use crate::model::WireStream;
 use crate::model::check::{WireExpectation, WireRule};
 
 /// A check on what the fake received from the client: one line naming it, exactly one rule
-/// (`first`, `sequence`, `sent` with an optional `count`, `not_sent`, or `every` with an
-/// optional `filter`), and the broken clients that must fail it.
+/// (`first`, `sequence`, `sent` with an optional `count`, `not_sent`, `every`, or `spaced`
+/// with its `min_ms`; each with an optional `filter`), and the broken clients that must fail
+/// it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(try_from = "RawWireCheck", into = "RawWireCheck")]
 #[schemars(with = "RawWireCheck")]
@@ -26,7 +27,7 @@ pub struct WireCheck {
 }
 
 /// A check on what the fake received from the client. Exactly one of `first`, `sequence`,
-/// `sent`, `not_sent` and `every` is given. Matchers may bind values with
+/// `sent`, `not_sent`, `every` and `spaced` is given. Matchers may bind values with
 /// `{"$capture": "name"}` and compare later ones with `{"$same": "name"}`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename = "WireCheck")]
@@ -70,6 +71,15 @@ pub struct RawWireCheck {
     /// Every item considered matches this (and there is at least one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     every: Option<Value>,
+    /// Messages (`on: messages` only) matching this arrived spaced out: each at least
+    /// `min_ms` after the one before, by the fake's clock; fewer than two pass. E.g. a
+    /// client's `tasks/get` polls honouring the poll interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spaced: Option<Value>,
+    /// With `spaced`: the least gap between two matching messages, in milliseconds (scaled
+    /// with the trial, like every duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min_ms: Option<u64>,
     /// Check only in trials of these revisions (of the case's `revisions`); all if omitted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     revisions: Vec<String>,
@@ -94,22 +104,46 @@ impl TryFrom<RawWireCheck> for WireCheck {
     type Error = String;
 
     fn try_from(raw: RawWireCheck) -> Result<Self, String> {
-        let rule = match (raw.first, raw.sequence, raw.sent, raw.not_sent, raw.every) {
-            (Some(ms), None, None, None, None) => WireRule::First(ms),
-            (None, Some(ms), None, None, None) => WireRule::Sequence(ms),
-            (None, None, Some(matcher), None, None) => WireRule::Sent {
+        let rule = match (
+            raw.first,
+            raw.sequence,
+            raw.sent,
+            raw.not_sent,
+            raw.every,
+            raw.spaced,
+        ) {
+            (Some(ms), None, None, None, None, None) => WireRule::First(ms),
+            (None, Some(ms), None, None, None, None) => WireRule::Sequence(ms),
+            (None, None, Some(matcher), None, None, None) => WireRule::Sent {
                 matcher,
                 count: raw.count,
             },
-            (None, None, None, Some(m), None) => WireRule::NotSent(m),
-            (None, None, None, None, Some(m)) => WireRule::Every(m),
+            (None, None, None, Some(m), None, None) => WireRule::NotSent(m),
+            (None, None, None, None, Some(m), None) => WireRule::Every(m),
+            (None, None, None, None, None, Some(matcher)) => {
+                let Some(min_ms) = raw.min_ms else {
+                    return Err("`spaced` needs `min_ms`: the least gap, in milliseconds".into());
+                };
+                if raw.on != WireStream::Messages {
+                    return Err(
+                        "`spaced` judges messages: only the fake's received messages carry \
+                         their arrival time (leave `on` out)"
+                            .into(),
+                    );
+                }
+                WireRule::Spaced { matcher, min_ms }
+            }
             _ => {
                 return Err(
-                    "expected exactly one of `first`, `sequence`, `sent`, `not_sent` and `every`"
+                    "expected exactly one of `first`, `sequence`, `sent`, `not_sent`, `every` \
+                     and `spaced`"
                         .into(),
                 );
             }
         };
+        if raw.min_ms.is_some() && !matches!(rule, WireRule::Spaced { .. }) {
+            return Err("`min_ms` goes with `spaced`".into());
+        }
         if raw.count.is_some() && !matches!(rule, WireRule::Sent { .. }) {
             return Err("`count` goes with `sent`".into());
         }
@@ -150,6 +184,10 @@ impl From<WireCheck> for RawWireCheck {
             }
             WireRule::NotSent(m) => raw.not_sent = Some(m),
             WireRule::Every(m) => raw.every = Some(m),
+            WireRule::Spaced { matcher, min_ms } => {
+                raw.spaced = Some(matcher);
+                raw.min_ms = Some(min_ms);
+            }
         }
         raw
     }
