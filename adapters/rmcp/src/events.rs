@@ -63,6 +63,16 @@ pub(crate) fn resource_updated(uri: &str) -> Value {
     json!({ "type": "resource_updated", "uri": uri })
 }
 
+/// `{"type":"task_status","taskId":T,"status":S}` from rmcp's `notifications/tasks`.
+pub(crate) fn task_status(params: &rmcp::model::TaskStatusNotificationParams) -> Value {
+    let task = &params.task.task;
+    json!({
+        "type": "task_status",
+        "taskId": task.task_id,
+        "status": serde_json::to_value(task.status).unwrap_or(Value::Null),
+    })
+}
+
 /// The event for a notification that reached the caller through a `subscriptions/listen`
 /// subscription (rmcp routes those past the handler), if it is one the contract reports.
 pub(crate) fn from_notification(notification: &rmcp::model::ServerNotification) -> Option<Value> {
@@ -73,6 +83,7 @@ pub(crate) fn from_notification(notification: &rmcp::model::ServerNotification) 
         N::ResourceListChangedNotification(_) => Some(list_changed("resources")),
         N::ResourceUpdatedNotification(n) => Some(resource_updated(&n.params.uri)),
         N::LoggingMessageNotification(n) => Some(log(&n.params)),
+        N::TaskStatusNotification(n) => Some(task_status(&n.params)),
         _ => None,
     }
 }

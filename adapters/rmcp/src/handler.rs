@@ -7,7 +7,7 @@
 //!   Without either, rmcp's default answer is left as it is (sampling refused with -32601, no
 //!   roots, an elicitation declined), so a plan without handlers sees rmcp unchanged.
 //! - Notifications rmcp hands over (`on_progress`, `on_logging_message`, `on_*_list_changed`,
-//!   `on_resource_updated`) become events for the next `events` step. Progress is surfaced
+//!   `on_resource_updated`, `on_task_status`) become events for the next `events` step. Progress is surfaced
 //!   only for a token of a call in flight that asked for it: the registry rmcp's own
 //!   `ProgressDispatcher` keeps, kept here so that events stay in arrival order.
 //!
@@ -26,7 +26,7 @@ use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, ListRootsResult,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    ResourceUpdatedNotificationParam,
+    ResourceUpdatedNotificationParam, TaskStatusNotificationParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde::de::DeserializeOwned;
@@ -248,6 +248,15 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
         self.events.push(events::resource_updated(&params.uri));
+        std::future::ready(())
+    }
+
+    fn on_task_status(
+        &self,
+        params: TaskStatusNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.events.push(events::task_status(&params));
         std::future::ready(())
     }
 

@@ -6,7 +6,8 @@
 //! duplicate-name checks, no URL policy, no version check, and no timeout beyond rmcp's own
 //! per-request option (`PeerRequestOptions::timeout`). On authorization trials it is rmcp's
 //! OAuth client, with the application's part (authorize on a challenge, then run the step
-//! again) in `oauth.rs`.
+//! again) in `oauth.rs`. Tasks are rmcp's 2026-07-28 task calls, polled as rmcp leaves it to
+//! its user (`tasks.rs`).
 
 mod events;
 mod failure;
@@ -14,6 +15,7 @@ mod handler;
 mod oauth;
 mod requests;
 mod session;
+mod tasks;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -58,7 +60,8 @@ impl Rmcp {
 
 impl Adapter for Rmcp {
     type Connection = Session;
-    const FEATURES: &'static [&'static str] = &["roots", "sampling", "elicitation", "oauth"];
+    const FEATURES: &'static [&'static str] =
+        &["roots", "sampling", "elicitation", "oauth", "tasks"];
 
     const OPS: &'static [&'static str] = &[
         "list_tools",
@@ -77,6 +80,10 @@ impl Adapter for Rmcp {
         "subscribe_resource",
         "unsubscribe_resource",
         "listen",
+        "get_task",
+        "cancel_task",
+        "task_result",
+        "list_tasks",
     ];
 
     async fn connect(
@@ -123,6 +130,7 @@ async fn perform(session: &mut Session, env: &Env, step: &Step) -> Result<Value,
     let timeout = env.timeout;
     match step {
         Step::ListTools => session.list_tools().await,
+        Step::CallTool(call) if call.is_task() => session.call_task(call, timeout).await,
         Step::CallTool(call) => session.call_tool(call, timeout).await,
         Step::Discover => session.discover().await,
         Step::ListResources => session.list_resources().await,
@@ -150,6 +158,9 @@ async fn perform(session: &mut Session, env: &Env, step: &Step) -> Result<Value,
         Step::SubscribeResource { uri } => session.subscribe_resource(uri, timeout).await,
         Step::UnsubscribeResource { uri } => session.unsubscribe_resource(uri, timeout).await,
         Step::Listen { notifications } => session.listen(notifications, timeout).await,
+        Step::GetTask { task_id } => session.get_task(task_id, timeout).await,
+        Step::CancelTask { task_id } => session.cancel_task(task_id, timeout).await,
+        Step::TaskResult { .. } | Step::ListTasks => Err(tasks::no_such_request(step.op())),
         other => Err(StepError::unsupported(format!(
             "this adapter does not implement {}",
             other.op()

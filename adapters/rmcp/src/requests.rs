@@ -189,7 +189,7 @@ pub(crate) async fn listed<T: serde::Serialize>(
 
 /// Runs one rmcp helper under the contract's per-request timeout. On expiry the helper's future
 /// is dropped, and rmcp sends `notifications/cancelled` for its request.
-async fn within<T>(
+pub(crate) async fn within<T>(
     timeout: Option<Duration>,
     request: impl Future<Output = T>,
 ) -> Result<T, StepError> {

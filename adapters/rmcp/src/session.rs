@@ -353,7 +353,7 @@ impl Session {
 }
 
 /// The contract's reading of a tool result (the kit's), from the JSON rmcp writes for it.
-fn call_output(result: CallToolResult) -> Result<Value, StepError> {
+pub(crate) fn call_output(result: CallToolResult) -> Result<Value, StepError> {
     tool_result(&to_value(&result)?)
 }
 
@@ -378,6 +378,11 @@ fn client_info(env: &Env, handlers: &Map<String, Value>) -> ClientConfig {
             Ok(declared) => info.capabilities = declared,
             Err(e) => eprintln!("rmcp-adapter: could not declare the client capabilities: {e}"),
         }
+    }
+    // The tasks extension, for a plan with a task step (rmcp stamps these capabilities on
+    // every request of a modern connection).
+    if env.era != Era::Legacy && crate::tasks::planned(&env.plan) {
+        crate::tasks::declare(&mut info.capabilities);
     }
     info
 }
