@@ -765,6 +765,7 @@ const LISTINGS = {
   resources: ['uri', 'duplicate_name'],
   resourceTemplates: ['uriTemplate', 'duplicate_name'],
   prompts: ['name', 'duplicate_name'],
+  tasks: ['taskId', 'duplicate_name'],
 };
 
 /** The most pages one checked listing follows before it fails (the reference client's cap). */
@@ -778,10 +779,11 @@ export const PAGE_CAP = 1000;
  * return a shorter list. `check: false` is the bare loop a library's users write (follow
  * `nextCursor` until absent or null, nothing more): for adapters whose library has no guard.
  * @param {(cursor: string|undefined) => Promise<any>} fetchPage
- * @param {'tools'|'resources'|'resourceTemplates'|'prompts'} key
+ * @param {'tools'|'resources'|'resourceTemplates'|'prompts'|'tasks'} key
  * @param {{check?: boolean, maxPages?: number}} [options]
  */
 export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_CAP } = {}) {
+  if (!Object.hasOwn(LISTINGS, key)) throw new TypeError(`paginate: unknown listing ${JSON.stringify(key)}; expected one of ${Object.keys(LISTINGS).join(', ')}`);
   const [idMember, duplicateKind] = LISTINGS[key];
   const entries = [];
   const cursors = new Set();

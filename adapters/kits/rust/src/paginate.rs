@@ -45,11 +45,12 @@ fn identity(key: &str) -> &'static str {
     match key {
         "resources" => "uri",
         "resourceTemplates" => "uriTemplate",
+        "tasks" => "taskId",
         _ => "name",
     }
 }
 
-/// Lists everything under `key` (`tools`, `resources`, `resourceTemplates`, `prompts`):
+/// Lists everything under `key` (`tools`, `resources`, `resourceTemplates`, `prompts`, `tasks`):
 /// `fetch(cursor)` returns one page's result object as received. Reports `{key: [entries]}`.
 pub async fn paginate<F, Fut>(key: &str, guards: Guards, mut fetch: F) -> Result<Value, StepError>
 where
