@@ -94,19 +94,7 @@ impl Modern {
         method: &str,
         params: Value,
     ) -> Result<Value, Error> {
-        let key = match self.fresh_or_key(session, method, &params) {
-            Ok(result) => return Ok(result),
-            Err(key) => key,
-        };
-        let cancel = pin!(pending::<()>());
-        let declared = session.router().listener().modern_capabilities(None);
-        let capabilities = session.seams().client_capabilities(&declared, &self.found);
-        let (shape, _) = self
-            .request(session, method, &params, &capabilities, cancel)
-            .await?;
-        let (Shape::Complete(result) | Shape::InputRequired(result) | Shape::Task(result)) = shape;
-        self.offer(session, key, method, &result, false);
-        Ok(result)
+        self.one_round(session, method, params, false).await
     }
 
     /// A request of the tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`),
@@ -118,13 +106,26 @@ impl Modern {
         method: &str,
         params: Value,
     ) -> Result<Value, Error> {
+        self.one_round(session, method, params, true).await
+    }
+
+    /// One round trip through the cache, declaring the tasks extension when `extension`.
+    async fn one_round(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        extension: bool,
+    ) -> Result<Value, Error> {
         let key = match self.fresh_or_key(session, method, &params) {
             Ok(result) => return Ok(result),
             Err(key) => key,
         };
         let cancel = pin!(pending::<()>());
-        let declared = session.router().listener().modern_capabilities(None);
-        let declared = tasks::with_extension(declared);
+        let mut declared = session.router().listener().modern_capabilities(None);
+        if extension {
+            declared = tasks::with_extension(declared);
+        }
         let capabilities = session.seams().client_capabilities(&declared, &self.found);
         let (shape, _) = self
             .request(session, method, &params, &capabilities, cancel)
