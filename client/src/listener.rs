@@ -25,6 +25,7 @@ use tokio::sync::{Notify, oneshot, watch};
 use crate::handlers::{Handled, Handlers, Spoken};
 use crate::seams::Seams;
 use crate::seams::wire::Wire;
+use crate::tasks::received::{self, Received};
 use crate::tasks::seams::TaskSeams;
 
 /// `_meta` key of the subscription a notification belongs to (2026-07-28).
@@ -81,6 +82,8 @@ pub(crate) struct Listener {
     changed: Mutex<HashSet<String>>,
     /// The last `notifications/tasks/status` received (its params), for whoever watches.
     task_status: watch::Sender<Value>,
+    /// The tasks the client runs as a receiver (2025-11-25).
+    received: Arc<Received>,
     replier: Arc<OnceLock<Replier>>,
 }
 
@@ -100,6 +103,7 @@ impl Listener {
             subscriptions: Mutex::new(HashMap::new()),
             changed: Mutex::new(HashSet::new()),
             task_status: watch::Sender::new(Value::Null),
+            received: Arc::new(Received::new(seams)),
             replier: Arc::default(),
         }
     }
@@ -216,6 +220,11 @@ impl Listener {
             modern: false,
             version: &offered,
         };
+        if self.handlers.serves_tasks(spoken)
+            && let Some(reply) = self.task_request(id, method, params, spoken)
+        {
+            return Some(reply);
+        }
         let roots = lock(&self.roots).clone();
         let handled = self
             .handlers
@@ -254,6 +263,62 @@ impl Listener {
                 }
             }
         }
+    }
+
+    /// A request the client answers as a task receiver: a task-augmented request it serves
+    /// as a task (answered at once with the created task), or a request about its tasks
+    /// (`tasks/result` answered once the task ended). `None`: neither.
+    fn task_request(
+        &self,
+        id: &Value,
+        method: &str,
+        params: &Value,
+        spoken: Spoken<'_>,
+    ) -> Option<Option<Value>> {
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        if method == "tasks/result" {
+            let Some(runtime) = runtime else {
+                let why = "tasks/result needs the client's runtime";
+                let error = (crate::jsonrpc::INTERNAL_ERROR, why.to_owned());
+                return Some(Some(received::response(id.clone(), Err(error))));
+            };
+            let (store, replier, seams, id) = (
+                Arc::clone(&self.received),
+                Arc::clone(&self.replier),
+                self.seams,
+                id.clone(),
+            );
+            let params = params.clone();
+            runtime.spawn(async move {
+                let reply = received::response(id, store.result(&params).await);
+                let fallback = reply.clone();
+                if let Some(reply) = seams.request_reply(Some(reply), || fallback)
+                    && let Some(send) = replier.get()
+                {
+                    send(reply);
+                }
+            });
+            return Some(None);
+        }
+        if let Some(reply) = self.received.serve(method, params) {
+            return Some(Some(received::response(id.clone(), reply)));
+        }
+        if !self.handlers.as_task(method, params, spoken) || !self.seams.serves_as_task() {
+            return None;
+        }
+        let roots = lock(&self.roots).clone();
+        let (outcome, delay) = match self
+            .handlers
+            .handle(method, params, &roots, spoken, &self.seams)
+        {
+            Handled::Result(result, delay) => (Ok(result), delay),
+            Handled::Error(code, message) => (Err((code, message)), None),
+            Handled::Unhandled => return None,
+        };
+        let created = self
+            .received
+            .create(params, outcome, delay, runtime.as_ref());
+        Some(Some(crate::jsonrpc::result_response(id.clone(), created)))
     }
 
     fn answer_later(

@@ -575,4 +575,28 @@ impl TaskSeams for Seams {
     fn failed_outcome(&self, error: Error) -> Result<Value, Error> {
         self.0.failed_outcome(error)
     }
+
+    fn serves_as_task(&self) -> bool {
+        self.0.serves_as_task()
+    }
+
+    fn created_status(&self, working: &'static str) -> &'static str {
+        self.0.created_status(working)
+    }
+
+    fn result_waits(&self) -> bool {
+        self.0.result_waits()
+    }
+
+    fn result_related(&self, with: bool) -> bool {
+        self.0.result_related(with)
+    }
+
+    fn refuses_terminal_cancel(&self) -> bool {
+        self.0.refuses_terminal_cancel()
+    }
+
+    fn refuses_unknown_task(&self) -> bool {
+        self.0.refuses_unknown_task()
+    }
 }

@@ -75,6 +75,42 @@ pub(crate) trait TaskSeams {
     fn failed_outcome(&self, error: Error) -> Result<Value, Error> {
         Err(error)
     }
+
+    // The client as a task receiver (2025-11-25, `tasks/received.rs`).
+
+    /// Whether a task-augmented request of a method declared in `tasks.requests` is served
+    /// as a task; correct: yes (it MUST answer with a CreateTaskResult).
+    fn serves_as_task(&self) -> bool {
+        true
+    }
+
+    /// The status a received task is created with; correct: `working` (MUST).
+    fn created_status(&self, working: &'static str) -> &'static str {
+        working
+    }
+
+    /// Whether `tasks/result` of a task not yet ended waits for its end; correct: yes
+    /// (MUST block).
+    fn result_waits(&self) -> bool {
+        true
+    }
+
+    /// Whether the result of `tasks/result` carries the related-task `_meta`; correct:
+    /// `with` (always: MUST).
+    fn result_related(&self, with: bool) -> bool {
+        with
+    }
+
+    /// Whether cancelling a task already ended is refused with -32602; correct: yes (MUST).
+    fn refuses_terminal_cancel(&self) -> bool {
+        true
+    }
+
+    /// Whether a request about an unknown task id is refused with -32602; correct: yes
+    /// (MUST).
+    fn refuses_unknown_task(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(not(feature = "defects"))]
