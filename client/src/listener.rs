@@ -307,14 +307,15 @@ impl Listener {
             return None;
         }
         let roots = lock(&self.roots).clone();
-        let (outcome, delay) = match self
-            .handlers
-            .handle(method, params, &roots, spoken, &self.seams)
-        {
-            Handled::Result(result, delay) => (Ok(result), delay),
-            Handled::Error(code, message) => (Err((code, message)), None),
-            Handled::Unhandled => return None,
-        };
+        let (outcome, delay) =
+            match self
+                .handlers
+                .handle(method, params, &roots, spoken, &self.seams)
+            {
+                Handled::Result(result, delay) => (Ok(result), delay),
+                Handled::Error(code, message) => (Err((code, message)), None),
+                Handled::Unhandled => return None,
+            };
         let created = self
             .received
             .create(params, outcome, delay, runtime.as_ref());

@@ -164,7 +164,10 @@ impl Received {
                 match self.seams.refuses_terminal_cancel() {
                     true => Err((
                         INVALID_PARAMS,
-                        format!("the task {key} already ended ({}); it cannot be cancelled", entry.status),
+                        format!(
+                            "the task {key} already ended ({}); it cannot be cancelled",
+                            entry.status
+                        ),
                     )),
                     false => Ok(entry.view(key)),
                 }

@@ -29,7 +29,10 @@ async fn a_task_works_then_completes_with_the_handlers_answer() {
     let other = id_of(&s.create(&json!({"task": {}}), Ok(json!({})), None, None));
     assert_ne!(id, other, "ids are unique");
     assert!(id.len() >= 20, "and not guessable: {id}");
-    let get = s.serve("tasks/get", &json!({"taskId": id})).unwrap().unwrap();
+    let get = s
+        .serve("tasks/get", &json!({"taskId": id}))
+        .unwrap()
+        .unwrap();
     assert_eq!(get["status"], "working");
     assert_eq!(get["_meta"], Value::Null);
     let started = std::time::Instant::now();
@@ -37,7 +40,10 @@ async fn a_task_works_then_completes_with_the_handlers_answer() {
     assert!(started.elapsed() >= Duration::from_millis(50), "it waited");
     assert_eq!(result["model"], "m");
     assert_eq!(result["_meta"][RELATED_TASK], json!({"taskId": id}));
-    let get = s.serve("tasks/get", &json!({"taskId": id})).unwrap().unwrap();
+    let get = s
+        .serve("tasks/get", &json!({"taskId": id}))
+        .unwrap()
+        .unwrap();
     assert_eq!(get["status"], "completed");
     let list = s.serve("tasks/list", &json!({})).unwrap().unwrap();
     assert_eq!(list["tasks"].as_array().unwrap().len(), 2);
@@ -60,7 +66,10 @@ async fn cancelling_a_working_task_ends_it_for_good_and_unknown_ids_are_refused(
     let cancelled = s.serve("tasks/cancel", &json!({"taskId": id})).unwrap();
     assert_eq!(cancelled.unwrap()["status"], "cancelled");
     tokio::time::sleep(Duration::from_millis(60)).await;
-    let get = s.serve("tasks/get", &json!({"taskId": id})).unwrap().unwrap();
+    let get = s
+        .serve("tasks/get", &json!({"taskId": id}))
+        .unwrap()
+        .unwrap();
     assert_eq!(get["status"], "cancelled");
     assert!(s.result(&json!({"taskId": id})).await.is_err());
     for method in ["tasks/get", "tasks/cancel"] {
@@ -84,7 +93,10 @@ async fn a_handler_error_fails_the_task_with_that_error() {
         None,
     );
     let id = id_of(&created);
-    let get = s.serve("tasks/get", &json!({"taskId": id})).unwrap().unwrap();
+    let get = s
+        .serve("tasks/get", &json!({"taskId": id}))
+        .unwrap()
+        .unwrap();
     assert_eq!(get["status"], "failed");
     assert_eq!(
         s.result(&json!({"taskId": id})).await,
@@ -118,7 +130,15 @@ async fn the_defects_bend_the_receiver() {
     assert_eq!(s.result(&json!({"taskId": id})).await.unwrap(), json!({}));
     let s = with("receiver-cancel-terminal-ok");
     let id = id_of(&s.create(&json!({"task": {}}), Ok(json!({})), None, None));
-    assert!(s.serve("tasks/cancel", &json!({"taskId": id})).unwrap().is_ok());
+    assert!(
+        s.serve("tasks/cancel", &json!({"taskId": id}))
+            .unwrap()
+            .is_ok()
+    );
     let s = with("receiver-unknown-task-ok");
-    assert!(s.serve("tasks/get", &json!({"taskId": "x"})).unwrap().is_ok());
+    assert!(
+        s.serve("tasks/get", &json!({"taskId": "x"}))
+            .unwrap()
+            .is_ok()
+    );
 }
