@@ -24,6 +24,7 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
         s.transports.contains(&Transport::Https),
     )?;
     super::tasks::check(&s.server)?;
+    received_tasks(s)?;
     matchers(s)?;
     redirect_urls(s)?;
     auth(s)?;
@@ -58,6 +59,46 @@ fn redirect_urls(s: &Scenario) -> Result<(), Problem> {
             return Err((
                 format!("server.handlers[{i}].http.redirect.to"),
                 "a redirect to a URL needs `\"network\": \"isolated\"`; elsewhere use \"plain_http\" or \"other_host\"".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A `connect`'s `tasks`: each method has an answer in its `handlers`, and the case runs
+/// only at revisions with tasks (2025-11-25; the 2026-07-28 era has no server requests).
+fn received_tasks(s: &Scenario) -> Result<(), Problem> {
+    for (i, step) in s.plan.iter().enumerate() {
+        let Step::Connect {
+            handlers,
+            tasks: Some(tasks),
+        } = step
+        else {
+            continue;
+        };
+        for (j, method) in tasks.iter().enumerate() {
+            let answered = handlers
+                .as_ref()
+                .is_some_and(|h| h.contains_key(method.method()));
+            if !answered {
+                return Err((
+                    format!("plan[{i}].tasks[{j}]"),
+                    format!(
+                        "{:?} has no answer in this connect's handlers: a task completes with it",
+                        method.method()
+                    ),
+                ));
+            }
+        }
+        let other = s.revisions.iter().find(|r| r.as_str() != "2025-11-25");
+        if s.revisions.is_empty() || other.is_some() {
+            return Err((
+                format!("plan[{i}].tasks"),
+                format!(
+                    "a client serves requests as tasks at 2025-11-25 only; the case runs at {} \
+                     (set \"revisions\": [\"2025-11-25\"])",
+                    other.map_or("every revision", String::as_str)
+                ),
             ));
         }
     }
