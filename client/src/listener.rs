@@ -117,6 +117,11 @@ impl Listener {
     /// answers in the 2026-07-28 era, for methods no handler answers), through the seam.
     pub(crate) fn capabilities(&self, spoken: Spoken<'_>, extra: Option<&Value>) -> Value {
         let mut caps = self.handlers.capabilities(spoken);
+        if !self.seams.declares_tasks()
+            && let Value::Object(caps) = &mut caps
+        {
+            caps.remove("tasks");
+        }
         if let (Value::Object(caps), Some(Value::Object(extra))) = (&mut caps, extra) {
             for (name, cap) in extra {
                 caps.entry(name.clone()).or_insert_with(|| cap.clone());

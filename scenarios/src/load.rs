@@ -1042,12 +1042,18 @@ mod tests {
         };
         for (sends, location, says) in [
             (
-                format!("[{}, {make}]", get(r#"{"id": "make", "pointer": "/result"}"#)),
+                format!(
+                    "[{}, {make}]",
+                    get(r#"{"id": "make", "pointer": "/result"}"#)
+                ),
                 "server.handlers[0].sends[0].message.params.taskId.$response.id",
                 "await_response",
             ),
             (
-                format!("[{make}, {}]", get(r#"{"id": "make", "pointer": "result"}"#)),
+                format!(
+                    "[{make}, {}]",
+                    get(r#"{"id": "make", "pointer": "result"}"#)
+                ),
                 "server.handlers[0].sends[1].message.params.taskId.$response.pointer",
                 "`/`",
             ),

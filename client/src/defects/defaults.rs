@@ -190,6 +190,8 @@ fn no_defect_on_decides_as_the_defaults_do() {
             off.result_related(true),
             off.refuses_terminal_cancel(),
             off.refuses_unknown_task(),
+            off.declares_tasks(),
+            off.cancels_received(),
         ],
         [
             plain.serves_as_task(),
@@ -197,6 +199,8 @@ fn no_defect_on_decides_as_the_defaults_do() {
             plain.result_related(true),
             plain.refuses_terminal_cancel(),
             plain.refuses_unknown_task(),
+            plain.declares_tasks(),
+            plain.cancels_received(),
         ]
     );
     assert_eq!(

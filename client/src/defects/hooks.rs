@@ -599,4 +599,12 @@ impl TaskSeams for Seams {
     fn refuses_unknown_task(&self) -> bool {
         self.0.refuses_unknown_task()
     }
+
+    fn declares_tasks(&self) -> bool {
+        self.0.declares_tasks()
+    }
+
+    fn cancels_received(&self) -> bool {
+        self.0.cancels_received()
+    }
 }

@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 160] = [
+    pub const NAMES: [&'static str; 162] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -234,6 +234,8 @@ impl Defects {
         "receiver-result-no-meta",
         "receiver-cancel-terminal-ok",
         "receiver-unknown-task-ok",
+        "receiver-undeclared",
+        "receiver-cancel-ignored",
     ];
 
     /// Every name [`Defects::enable`] accepts: [`Defects::NAMES`] and the seams' own lists.
@@ -407,6 +409,8 @@ impl Defects {
             "receiver-result-no-meta" => &mut self.receiver_result_no_meta,
             "receiver-cancel-terminal-ok" => &mut self.receiver_cancel_terminal_ok,
             "receiver-unknown-task-ok" => &mut self.receiver_unknown_task_ok,
+            "receiver-undeclared" => &mut self.receiver_undeclared,
+            "receiver-cancel-ignored" => &mut self.receiver_cancel_ignored,
             _ => return self.auth.enable(name) || self.ssrf.enable(name),
         };
         *flag = true;

@@ -7,7 +7,7 @@
 //! `task-failed-as-ok`. (`task-no-mcp-name` is in `sent.rs`, `task-cache-get` in `cache.rs`.)
 //! As a task receiver: `receiver-plain-answer`, `receiver-not-working`,
 //! `receiver-result-early`, `receiver-result-no-meta`, `receiver-cancel-terminal-ok`,
-//! `receiver-unknown-task-ok`.
+//! `receiver-unknown-task-ok`, `receiver-undeclared`, `receiver-cancel-ignored`.
 
 use std::time::Duration;
 
@@ -122,6 +122,16 @@ impl Defects {
     pub(crate) fn refuses_unknown_task(&self) -> bool {
         !self.receiver_unknown_task_ok
     }
+
+    /// Receiver: whether the `tasks` capability is declared; correct: yes.
+    pub(crate) fn declares_tasks(&self) -> bool {
+        !self.receiver_undeclared
+    }
+
+    /// Receiver: whether `tasks/cancel` cancels a working task; correct: yes.
+    pub(crate) fn cancels_received(&self) -> bool {
+        !self.receiver_cancel_ignored
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +177,8 @@ mod tests {
         assert!(!with("receiver-result-no-meta").result_related(true));
         assert!(!with("receiver-cancel-terminal-ok").refuses_terminal_cancel());
         assert!(!with("receiver-unknown-task-ok").refuses_unknown_task());
+        assert!(!with("receiver-undeclared").declares_tasks());
+        assert!(!with("receiver-cancel-ignored").cancels_received());
         let failed = || Error::new(ErrorKind::ProtocolError, "f");
         assert!(ok.failed_outcome(failed()).is_err());
         assert_eq!(

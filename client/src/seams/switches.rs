@@ -398,6 +398,12 @@ pub struct Defects {
     /// Receiver: answer a request about an unknown task id with a made-up task (breaks:
     /// -32602).
     pub(crate) receiver_unknown_task_ok: bool,
+    /// Receiver: serve tasks without declaring the `tasks` capability (breaks: a receiver
+    /// declares it).
+    pub(crate) receiver_undeclared: bool,
+    /// Receiver: answer `tasks/cancel` of a working task with the task as it is, and let it
+    /// complete (breaks: cancelled before the answer, and for good).
+    pub(crate) receiver_cancel_ignored: bool,
     /// The authorization seam's flags (`auth.rs`).
     pub(crate) auth: AuthDefects,
     /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).

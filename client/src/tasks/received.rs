@@ -129,7 +129,7 @@ impl Received {
     fn finish(&self, id: &str) {
         let mut tasks = self.lock();
         if let Some(entry) = tasks.0.get_mut(id)
-            && !(entry.status == "cancelled")
+            && entry.status != "cancelled"
         {
             let status = match entry.outcome {
                 Ok(_) => "completed",
@@ -173,7 +173,9 @@ impl Received {
                 }
             }
             ("tasks/cancel", Some(entry)) => {
-                entry.set("cancelled");
+                if self.seams.cancels_received() {
+                    entry.set("cancelled");
+                }
                 Ok(entry.view(key))
             }
             ("tasks/get" | "tasks/cancel", None) => match self.seams.refuses_unknown_task() {

@@ -111,6 +111,18 @@ pub(crate) trait TaskSeams {
     fn refuses_unknown_task(&self) -> bool {
         true
     }
+
+    /// Whether the `tasks` capability the handlers imply is declared; correct: yes (a
+    /// receiver of task-augmented requests MUST declare it).
+    fn declares_tasks(&self) -> bool {
+        true
+    }
+
+    /// Whether `tasks/cancel` of a working task moves it to `cancelled` (for good) before
+    /// answering; correct: yes (MUST).
+    fn cancels_received(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(not(feature = "defects"))]
