@@ -412,6 +412,28 @@ mod tests {
     }
 
     #[test]
+    fn methods_served_as_tasks_are_declared_from_2025_11_25_and_need_a_handler() {
+        let mut h = handlers(json!({"sampling/createMessage": {}, "roots/list": {"roots": []}}));
+        let sampling = ["sampling/createMessage".to_owned()];
+        assert!(h.serve_as_tasks(&["roots/list".to_owned()]).is_err());
+        let e = h.serve_as_tasks(&["elicitation/create".to_owned()]);
+        assert!(e.unwrap_err().contains("no answer in handlers"));
+        h.serve_as_tasks(&sampling).unwrap();
+        assert_eq!(
+            h.capabilities(NEW)["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}}})
+        );
+        assert_eq!(h.capabilities(OLD).get("tasks"), None);
+        assert_eq!(h.capabilities(MODERN).get("tasks"), None);
+        let task = json!({"task": {}});
+        assert!(h.as_task("sampling/createMessage", &task, NEW));
+        assert!(!h.as_task("sampling/createMessage", &json!({}), NEW));
+        assert!(!h.as_task("sampling/createMessage", &task, OLD));
+        assert!(!h.as_task("roots/list", &task, NEW));
+        assert!(!Handlers::new().serves_tasks(NEW));
+    }
+
+    #[test]
     fn bad_handlers_are_refused_with_where() {
         for (bad, says) in [
             (json!({"ping": {}}), "handlers[\"ping\"]"),

@@ -144,6 +144,9 @@ mod tests {
         let bad = [
             handlers(&json!({"handlers": []})).unwrap_err(),
             handlers(&json!({"handlers": {"ping": {}}})).unwrap_err(),
+            handlers(&json!({"tasks": "sampling/createMessage"})).unwrap_err(),
+            handlers(&json!({"tasks": [1]})).unwrap_err(),
+            handlers(&json!({"tasks": ["sampling/createMessage"]})).unwrap_err(),
             progress(&json!({"progress": "yes"})).unwrap_err(),
             progress(&json!({"progress": true, "max_timeout_ms": -1})).unwrap_err(),
             progress(&json!({"max_timeout_ms": 5})).unwrap_err(),
@@ -151,6 +154,9 @@ mod tests {
         for e in bad {
             assert_eq!(e.kind, ErrorKind::UnsupportedOp, "{}", e.message);
         }
+        let sampling = json!({"handlers": {"sampling/createMessage": {}},
+            "tasks": ["sampling/createMessage"]});
+        assert!(handlers(&sampling).is_ok());
         assert_eq!(progress(&json!({})).unwrap(), None);
         assert_eq!(
             progress(&json!({"progress": true, "max_timeout_ms": 5})).unwrap(),
