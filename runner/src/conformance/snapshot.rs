@@ -597,6 +597,20 @@ mod tests {
         }
     }
 
+    #[test]
+    fn task_ids_the_client_mints_are_masked_and_the_fakes_are_kept() {
+        let records = [
+            received(json!({"id": "s", "result": {"task": {"taskId": "Zr4nd0m"}}})),
+            sent(json!({"id": "g", "method": "tasks/get", "params": {"taskId": "Zr4nd0m"}})),
+            sent(json!({"id": 3, "result": {"task": {"taskId": "task-1"}}})),
+        ];
+        let out = "taskId Zr4nd0m, again Zr4nd0m; the fake's task-1".to_owned();
+        assert_eq!(
+            mask_client_task_ids(&records, out),
+            "taskId [client-task-1], again [client-task-1]; the fake's task-1"
+        );
+    }
+
     fn request(method: &str) -> Record {
         Record {
             pid: 1,
