@@ -192,6 +192,8 @@ fn no_defect_on_decides_as_the_defaults_do() {
             off.refuses_unknown_task(),
             off.declares_tasks(),
             off.cancels_received(),
+            off.lists_received(),
+            off.task_times(),
         ],
         [
             plain.serves_as_task(),
@@ -201,6 +203,8 @@ fn no_defect_on_decides_as_the_defaults_do() {
             plain.refuses_unknown_task(),
             plain.declares_tasks(),
             plain.cancels_received(),
+            plain.lists_received(),
+            plain.task_times(),
         ]
     );
     assert_eq!(

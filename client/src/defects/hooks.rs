@@ -600,6 +600,14 @@ impl TaskSeams for Seams {
         self.0.refuses_unknown_task()
     }
 
+    fn lists_received(&self) -> bool {
+        self.0.lists_received()
+    }
+
+    fn task_times(&self) -> bool {
+        self.0.task_times()
+    }
+
     fn declares_tasks(&self) -> bool {
         self.0.declares_tasks()
     }

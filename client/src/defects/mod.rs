@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 162] = [
+    pub const NAMES: [&'static str; 164] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -236,6 +236,8 @@ impl Defects {
         "receiver-unknown-task-ok",
         "receiver-undeclared",
         "receiver-cancel-ignored",
+        "receiver-list-empty",
+        "receiver-task-bare",
     ];
 
     /// Every name [`Defects::enable`] accepts: [`Defects::NAMES`] and the seams' own lists.
@@ -411,6 +413,8 @@ impl Defects {
             "receiver-unknown-task-ok" => &mut self.receiver_unknown_task_ok,
             "receiver-undeclared" => &mut self.receiver_undeclared,
             "receiver-cancel-ignored" => &mut self.receiver_cancel_ignored,
+            "receiver-list-empty" => &mut self.receiver_list_empty,
+            "receiver-task-bare" => &mut self.receiver_task_bare,
             _ => return self.auth.enable(name) || self.ssrf.enable(name),
         };
         *flag = true;

@@ -7,7 +7,8 @@
 //! `task-failed-as-ok`. (`task-no-mcp-name` is in `sent.rs`, `task-cache-get` in `cache.rs`.)
 //! As a task receiver: `receiver-plain-answer`, `receiver-not-working`,
 //! `receiver-result-early`, `receiver-result-no-meta`, `receiver-cancel-terminal-ok`,
-//! `receiver-unknown-task-ok`, `receiver-undeclared`, `receiver-cancel-ignored`.
+//! `receiver-unknown-task-ok`, `receiver-undeclared`, `receiver-cancel-ignored`,
+//! `receiver-list-empty`, `receiver-task-bare`.
 
 use std::time::Duration;
 
@@ -123,6 +124,16 @@ impl Defects {
         !self.receiver_unknown_task_ok
     }
 
+    /// Receiver: whether `tasks/list` lists the tasks; correct: yes.
+    pub(crate) fn lists_received(&self) -> bool {
+        !self.receiver_list_empty
+    }
+
+    /// Receiver: whether a task carries its times and ttl; correct: yes.
+    pub(crate) fn task_times(&self) -> bool {
+        !self.receiver_task_bare
+    }
+
     /// Receiver: whether the `tasks` capability is declared; correct: yes.
     pub(crate) fn declares_tasks(&self) -> bool {
         !self.receiver_undeclared
@@ -179,6 +190,8 @@ mod tests {
         assert!(!with("receiver-unknown-task-ok").refuses_unknown_task());
         assert!(!with("receiver-undeclared").declares_tasks());
         assert!(!with("receiver-cancel-ignored").cancels_received());
+        assert!(!with("receiver-list-empty").lists_received());
+        assert!(!with("receiver-task-bare").task_times());
         let failed = || Error::new(ErrorKind::ProtocolError, "f");
         assert!(ok.failed_outcome(failed()).is_err());
         assert_eq!(

@@ -404,6 +404,11 @@ pub struct Defects {
     /// Receiver: answer `tasks/cancel` of a working task with the task as it is, and let it
     /// complete (breaks: cancelled before the answer, and for good).
     pub(crate) receiver_cancel_ignored: bool,
+    /// Receiver: answer `tasks/list` with no tasks (breaks: a task tasks/get finds is listed).
+    pub(crate) receiver_list_empty: bool,
+    /// Receiver: task objects without `createdAt`, `lastUpdatedAt` and `ttl` (breaks: every
+    /// task response carries them).
+    pub(crate) receiver_task_bare: bool,
     /// The authorization seam's flags (`auth.rs`).
     pub(crate) auth: AuthDefects,
     /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).

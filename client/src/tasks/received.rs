@@ -44,9 +44,17 @@ struct Entry {
 }
 
 impl Entry {
-    fn view(&self, id: &str) -> Value {
-        json!({"taskId": id, "status": self.status, "createdAt": self.created_at,
-            "lastUpdatedAt": self.updated_at, "ttl": self.ttl, "pollInterval": POLL_INTERVAL_MS})
+    /// The task object, as every task response carries it (without its times and ttl only
+    /// when `times` is false: a deliberate defect).
+    fn view(&self, id: &str, times: bool) -> Value {
+        let mut task = json!({"taskId": id, "status": self.status,
+            "pollInterval": POLL_INTERVAL_MS});
+        if times {
+            task["createdAt"] = json!(self.created_at);
+            task["lastUpdatedAt"] = json!(self.updated_at);
+            task["ttl"] = self.ttl.clone();
+        }
+        task
     }
 
     fn set(&mut self, status: &'static str) {
@@ -104,7 +112,7 @@ impl Received {
             outcome,
             changed: watch::Sender::new(status),
         };
-        let view = entry.view(&id);
+        let view = entry.view(&id, self.seams.task_times());
         {
             let mut tasks = self.lock();
             tasks.0.insert(id.clone(), entry);
@@ -148,6 +156,7 @@ impl Received {
     pub(crate) fn serve(&self, method: &str, params: &Value) -> Option<Reply> {
         let id = params.get("taskId").cloned().unwrap_or(Value::Null);
         let key = id.as_str().unwrap_or_default();
+        let times = self.seams.task_times();
         let mut tasks = self.lock();
         let found = tasks.0.get_mut(key);
         let answer = match (method, found) {
@@ -155,11 +164,12 @@ impl Received {
                 let (map, order) = &*tasks;
                 let list: Vec<Value> = order
                     .iter()
-                    .filter_map(|id| map.get(id).map(|e| e.view(id)))
+                    .filter(|_| self.seams.lists_received())
+                    .filter_map(|id| map.get(id).map(|e| e.view(id, times)))
                     .collect();
                 Ok(json!({"tasks": list}))
             }
-            ("tasks/get", Some(entry)) => Ok(entry.view(key)),
+            ("tasks/get", Some(entry)) => Ok(entry.view(key, times)),
             ("tasks/cancel", Some(entry)) if terminal(entry.status) => {
                 match self.seams.refuses_terminal_cancel() {
                     true => Err((
@@ -169,14 +179,14 @@ impl Received {
                             entry.status
                         ),
                     )),
-                    false => Ok(entry.view(key)),
+                    false => Ok(entry.view(key, times)),
                 }
             }
             ("tasks/cancel", Some(entry)) => {
                 if self.seams.cancels_received() {
                     entry.set("cancelled");
                 }
-                Ok(entry.view(key))
+                Ok(entry.view(key, times))
             }
             ("tasks/get" | "tasks/cancel", None) => match self.seams.refuses_unknown_task() {
                 true => Self::unknown(&id),

@@ -112,6 +112,18 @@ pub(crate) trait TaskSeams {
         true
     }
 
+    /// Whether `tasks/list` lists the client's tasks; correct: yes (a task `tasks/get` finds
+    /// MUST be listed).
+    fn lists_received(&self) -> bool {
+        true
+    }
+
+    /// Whether a task object carries `createdAt`, `lastUpdatedAt` and `ttl`; correct: yes
+    /// (MUST, in every task response).
+    fn task_times(&self) -> bool {
+        true
+    }
+
     /// Whether the `tasks` capability the handlers imply is declared; correct: yes (a
     /// receiver of task-augmented requests MUST declare it).
     fn declares_tasks(&self) -> bool {
