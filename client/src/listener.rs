@@ -308,7 +308,9 @@ impl Listener {
         if let Some(reply) = self.received.serve(method, params) {
             return Some(Some(received::response(id.clone(), reply)));
         }
-        if !self.handlers.as_task(method, params, spoken) || !self.seams.serves_as_task() {
+        let asked = params.get("task").is_some_and(Value::is_object);
+        let declared = self.handlers.as_task(method, params, spoken);
+        if !asked || !self.seams.serves_as_task(declared) {
             return None;
         }
         let roots = lock(&self.roots).clone();

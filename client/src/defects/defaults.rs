@@ -185,7 +185,8 @@ fn no_defect_on_decides_as_the_defaults_do() {
     // ended or unknown tasks refused.
     assert_eq!(
         [
-            off.serves_as_task(),
+            off.serves_as_task(true),
+            off.serves_as_task(false),
             off.result_waits(),
             off.result_related(true),
             off.refuses_terminal_cancel(),
@@ -196,7 +197,8 @@ fn no_defect_on_decides_as_the_defaults_do() {
             off.task_times(),
         ],
         [
-            plain.serves_as_task(),
+            plain.serves_as_task(true),
+            plain.serves_as_task(false),
             plain.result_waits(),
             plain.result_related(true),
             plain.refuses_terminal_cancel(),

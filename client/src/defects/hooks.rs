@@ -576,8 +576,8 @@ impl TaskSeams for Seams {
         self.0.failed_outcome(error)
     }
 
-    fn serves_as_task(&self) -> bool {
-        self.0.serves_as_task()
+    fn serves_as_task(&self, declared: bool) -> bool {
+        self.0.serves_as_task(declared)
     }
 
     fn created_status(&self, working: &'static str) -> &'static str {

@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 164] = [
+    pub const NAMES: [&'static str; 165] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -238,6 +238,7 @@ impl Defects {
         "receiver-cancel-ignored",
         "receiver-list-empty",
         "receiver-task-bare",
+        "receiver-any-method",
     ];
 
     /// Every name [`Defects::enable`] accepts: [`Defects::NAMES`] and the seams' own lists.
@@ -415,6 +416,7 @@ impl Defects {
             "receiver-cancel-ignored" => &mut self.receiver_cancel_ignored,
             "receiver-list-empty" => &mut self.receiver_list_empty,
             "receiver-task-bare" => &mut self.receiver_task_bare,
+            "receiver-any-method" => &mut self.receiver_any_method,
             _ => return self.auth.enable(name) || self.ssrf.enable(name),
         };
         *flag = true;

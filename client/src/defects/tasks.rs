@@ -8,7 +8,7 @@
 //! As a task receiver: `receiver-plain-answer`, `receiver-not-working`,
 //! `receiver-result-early`, `receiver-result-no-meta`, `receiver-cancel-terminal-ok`,
 //! `receiver-unknown-task-ok`, `receiver-undeclared`, `receiver-cancel-ignored`,
-//! `receiver-list-empty`, `receiver-task-bare`.
+//! `receiver-list-empty`, `receiver-task-bare`, `receiver-any-method`.
 
 use std::time::Duration;
 
@@ -91,9 +91,9 @@ impl Defects {
         }
     }
 
-    /// Receiver: whether a declared task-augmented request is served as a task; correct: yes.
-    pub(crate) fn serves_as_task(&self) -> bool {
-        !self.receiver_plain_answer
+    /// Receiver: whether a task-augmented request is served as a task; correct: `declared`.
+    pub(crate) fn serves_as_task(&self, declared: bool) -> bool {
+        (declared || self.receiver_any_method) && !self.receiver_plain_answer
     }
 
     /// Receiver: a new task's status; correct: `working`.
@@ -179,7 +179,8 @@ mod tests {
             with("task-no-related-meta").answer_related(Some(&related)),
             None
         );
-        assert!(!with("receiver-plain-answer").serves_as_task());
+        assert!(!with("receiver-plain-answer").serves_as_task(true));
+        assert!(with("receiver-any-method").serves_as_task(false));
         assert_eq!(
             with("receiver-not-working").created_status("working"),
             "completed"

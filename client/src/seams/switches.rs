@@ -409,6 +409,9 @@ pub struct Defects {
     /// Receiver: task objects without `createdAt`, `lastUpdatedAt` and `ttl` (breaks: every
     /// task response carries them).
     pub(crate) receiver_task_bare: bool,
+    /// Receiver: serve a task-augmented request as a task whatever its method, once any is
+    /// declared (breaks: an undeclared request type is processed normally).
+    pub(crate) receiver_any_method: bool,
     /// The authorization seam's flags (`auth.rs`).
     pub(crate) auth: AuthDefects,
     /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).

@@ -78,10 +78,11 @@ pub(crate) trait TaskSeams {
 
     // The client as a task receiver (2025-11-25, `tasks/received.rs`).
 
-    /// Whether a task-augmented request of a method declared in `tasks.requests` is served
-    /// as a task; correct: yes (it MUST answer with a CreateTaskResult).
-    fn serves_as_task(&self) -> bool {
-        true
+    /// Whether a task-augmented request the handlers answer is served as a task; correct:
+    /// when its method is `declared` in `tasks.requests` (then a CreateTaskResult MUST
+    /// answer it; otherwise it MUST be processed normally).
+    fn serves_as_task(&self, declared: bool) -> bool {
+        declared
     }
 
     /// The status a received task is created with; correct: `working` (MUST).
