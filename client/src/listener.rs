@@ -12,7 +12,7 @@
 //!
 //! A handler answer with a delay is sent later by a task of its own, unless the server
 //! cancelled the request meanwhile (`notifications/cancelled` naming it): then it is never
-//! answered.
+//! answered. Requests the client serves as a task receiver are answered in `receiving.rs`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -25,8 +25,10 @@ use tokio::sync::{Notify, oneshot, watch};
 use crate::handlers::{Handled, Handlers, Spoken};
 use crate::seams::Seams;
 use crate::seams::wire::Wire;
-use crate::tasks::received::{self, Received};
+use crate::tasks::received::Received;
 use crate::tasks::seams::TaskSeams;
+
+mod receiving;
 
 /// `_meta` key of the subscription a notification belongs to (2026-07-28).
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -268,65 +270,6 @@ impl Listener {
                 }
             }
         }
-    }
-
-    /// A request the client answers as a task receiver: a task-augmented request it serves
-    /// as a task (answered at once with the created task), or a request about its tasks
-    /// (`tasks/result` answered once the task ended). `None`: neither.
-    fn task_request(
-        &self,
-        id: &Value,
-        method: &str,
-        params: &Value,
-        spoken: Spoken<'_>,
-    ) -> Option<Option<Value>> {
-        let runtime = tokio::runtime::Handle::try_current().ok();
-        if method == "tasks/result" {
-            let Some(runtime) = runtime else {
-                let why = "tasks/result needs the client's runtime";
-                let error = (crate::jsonrpc::INTERNAL_ERROR, why.to_owned());
-                return Some(Some(received::response(id.clone(), Err(error))));
-            };
-            let (store, replier, seams, id) = (
-                Arc::clone(&self.received),
-                Arc::clone(&self.replier),
-                self.seams,
-                id.clone(),
-            );
-            let params = params.clone();
-            runtime.spawn(async move {
-                let reply = received::response(id, store.result(&params).await);
-                let fallback = reply.clone();
-                if let Some(reply) = seams.request_reply(Some(reply), || fallback)
-                    && let Some(send) = replier.get()
-                {
-                    send(reply);
-                }
-            });
-            return Some(None);
-        }
-        if let Some(reply) = self.received.serve(method, params) {
-            return Some(Some(received::response(id.clone(), reply)));
-        }
-        let asked = params.get("task").is_some_and(Value::is_object);
-        let declared = self.handlers.as_task(method, params, spoken);
-        if !asked || !self.seams.serves_as_task(declared) {
-            return None;
-        }
-        let roots = lock(&self.roots).clone();
-        let (outcome, delay) =
-            match self
-                .handlers
-                .handle(method, params, &roots, spoken, &self.seams)
-            {
-                Handled::Result(result, delay) => (Ok(result), delay),
-                Handled::Error(code, message) => (Err((code, message)), None),
-                Handled::Unhandled => return None,
-            };
-        let created = self
-            .received
-            .create(params, outcome, delay, runtime.as_ref());
-        Some(Some(crate::jsonrpc::result_response(id.clone(), created)))
     }
 
     fn answer_later(
