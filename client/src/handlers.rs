@@ -28,6 +28,9 @@ pub const HANDLED_METHODS: [&str; 3] =
 /// The first legacy revision with elicitation modes (`form`, `url`).
 const MODES_SINCE: &str = "2025-11-25";
 
+/// The first revision with tasks.
+const TASKS_SINCE: &str = "2025-11-25";
+
 /// One answer: the `result` sent, and how long to wait before sending it.
 #[derive(Debug, Clone, PartialEq)]
 struct Answer {
@@ -50,6 +53,9 @@ pub struct Handlers {
     roots: Option<Answer>,
     sampling: Option<Answer>,
     elicitation: Option<Elicitation>,
+    /// Methods served as tasks when a request asks (2025-11-25): declared in
+    /// `capabilities.tasks.requests` (see [`crate::tasks::received`]).
+    as_tasks: Vec<String>,
 }
 
 /// What the client does with one server request.
@@ -76,6 +82,12 @@ impl Spoken<'_> {
     /// Whether elicitation has modes (`form`, `url`) in this revision.
     fn has_modes(&self) -> bool {
         self.modern || self.version >= MODES_SINCE
+    }
+
+    /// Whether a server may augment its requests with tasks (2025-11-25's tasks; the
+    /// 2026-07-28 era has no server requests).
+    fn has_tasks(&self) -> bool {
+        !self.modern && self.version >= TASKS_SINCE
     }
 }
 
@@ -106,6 +118,42 @@ impl Handlers {
             }
         }
         Ok(out)
+    }
+
+    /// Serves `methods` (a subset of [`crate::tasks::received::TASK_METHODS`], each with a
+    /// handler) as tasks when a request asks, from 2025-11-25 on (connect's `tasks`).
+    pub fn serve_as_tasks(&mut self, methods: &[String]) -> Result<(), String> {
+        for method in methods {
+            if !crate::tasks::received::TASK_METHODS.contains(&method.as_str()) {
+                return Err(format!(
+                    "tasks: the client serves no {method:?} requests as tasks; expected some of {}",
+                    crate::tasks::received::TASK_METHODS.join(", ")
+                ));
+            }
+            if !self.answers(method) {
+                return Err(format!(
+                    "tasks: {method:?} has no answer in handlers; a task needs one to complete"
+                ));
+            }
+            if !self.as_tasks.contains(method) {
+                self.as_tasks.push(method.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a request `method` with `params` in `spoken` is served as a task: a legacy
+    /// revision with tasks, a method served as tasks, and `params.task` an object.
+    pub(crate) fn as_task(&self, method: &str, params: &Value, spoken: Spoken<'_>) -> bool {
+        spoken.has_tasks()
+            && self.as_tasks.iter().any(|m| m == method)
+            && params.get("task").is_some_and(Value::is_object)
+    }
+
+    /// Whether the client serves any request as a task in `spoken` (it then answers
+    /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`).
+    pub(crate) fn serves_tasks(&self, spoken: Spoken<'_>) -> bool {
+        spoken.has_tasks() && !self.as_tasks.is_empty()
     }
 
     /// Whether a handler answers `method`.
@@ -151,6 +199,10 @@ impl Handlers {
                 }
             };
             caps.insert("elicitation".into(), declared);
+        }
+        if self.serves_tasks(spoken) {
+            let tasks = crate::tasks::received::capability(&self.as_tasks);
+            caps.insert("tasks".into(), tasks);
         }
         Value::Object(caps)
     }
@@ -357,6 +409,28 @@ mod tests {
             by_mode.capabilities(MODERN),
             json!({"elicitation": {"form": {}, "url": {}}})
         );
+    }
+
+    #[test]
+    fn methods_served_as_tasks_are_declared_from_2025_11_25_and_need_a_handler() {
+        let mut h = handlers(json!({"sampling/createMessage": {}, "roots/list": {"roots": []}}));
+        let sampling = ["sampling/createMessage".to_owned()];
+        assert!(h.serve_as_tasks(&["roots/list".to_owned()]).is_err());
+        let e = h.serve_as_tasks(&["elicitation/create".to_owned()]);
+        assert!(e.unwrap_err().contains("no answer in handlers"));
+        h.serve_as_tasks(&sampling).unwrap();
+        assert_eq!(
+            h.capabilities(NEW)["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}}})
+        );
+        assert_eq!(h.capabilities(OLD).get("tasks"), None);
+        assert_eq!(h.capabilities(MODERN).get("tasks"), None);
+        let task = json!({"task": {}});
+        assert!(h.as_task("sampling/createMessage", &task, NEW));
+        assert!(!h.as_task("sampling/createMessage", &json!({}), NEW));
+        assert!(!h.as_task("sampling/createMessage", &task, OLD));
+        assert!(!h.as_task("roots/list", &task, NEW));
+        assert!(!Handlers::new().serves_tasks(NEW));
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC "invalid params", which a server answers to a cursor it does not know.
 pub(crate) const INVALID_PARAMS: i64 = -32602;
 
+/// JSON-RPC "internal error": a received task that cannot give its result (2025-11-25).
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+
 /// A request object with an integer id. Built member by member rather than with `json!`,
 /// which would copy `params` through the serializer on every request.
 /// The id a request is re-issued under when the 2026-07-28 revision says to send it again as

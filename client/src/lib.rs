@@ -106,6 +106,7 @@ pub mod decode {
     pub use crate::jsonrpc::{Incoming, classify, response_id};
     pub use crate::transport::framing::*;
 }
+pub use tasks::received::TASK_METHODS;
 pub use tasks::{DEFAULT_POLL_INTERVAL, TaskCall, TaskOptions};
 pub use tools::{ToolOutput, ToolResult};
 /// The destination policy for URLs a server names (SSRF): see `transport/http/security`.

@@ -12,7 +12,7 @@
 //!
 //! A handler answer with a delay is sent later by a task of its own, unless the server
 //! cancelled the request meanwhile (`notifications/cancelled` naming it): then it is never
-//! answered.
+//! answered. Requests the client serves as a task receiver are answered in `receiving.rs`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -25,7 +25,10 @@ use tokio::sync::{Notify, oneshot, watch};
 use crate::handlers::{Handled, Handlers, Spoken};
 use crate::seams::Seams;
 use crate::seams::wire::Wire;
+use crate::tasks::received::Received;
 use crate::tasks::seams::TaskSeams;
+
+mod receiving;
 
 /// `_meta` key of the subscription a notification belongs to (2026-07-28).
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -81,6 +84,8 @@ pub(crate) struct Listener {
     changed: Mutex<HashSet<String>>,
     /// The last `notifications/tasks/status` received (its params), for whoever watches.
     task_status: watch::Sender<Value>,
+    /// The tasks the client runs as a receiver (2025-11-25).
+    received: Arc<Received>,
     replier: Arc<OnceLock<Replier>>,
 }
 
@@ -100,6 +105,7 @@ impl Listener {
             subscriptions: Mutex::new(HashMap::new()),
             changed: Mutex::new(HashSet::new()),
             task_status: watch::Sender::new(Value::Null),
+            received: Arc::new(Received::new(seams)),
             replier: Arc::default(),
         }
     }
@@ -113,6 +119,11 @@ impl Listener {
     /// answers in the 2026-07-28 era, for methods no handler answers), through the seam.
     pub(crate) fn capabilities(&self, spoken: Spoken<'_>, extra: Option<&Value>) -> Value {
         let mut caps = self.handlers.capabilities(spoken);
+        if !self.seams.declares_tasks()
+            && let Value::Object(caps) = &mut caps
+        {
+            caps.remove("tasks");
+        }
         if let (Value::Object(caps), Some(Value::Object(extra))) = (&mut caps, extra) {
             for (name, cap) in extra {
                 caps.entry(name.clone()).or_insert_with(|| cap.clone());
@@ -216,6 +227,11 @@ impl Listener {
             modern: false,
             version: &offered,
         };
+        if self.handlers.serves_tasks(spoken)
+            && let Some(reply) = self.task_request(id, method, params, spoken)
+        {
+            return Some(reply);
+        }
         let roots = lock(&self.roots).clone();
         let handled = self
             .handlers

@@ -1,7 +1,8 @@
 //! Messages the fake starts itself (a handler's `sends`), transport-independent: filling in
-//! `{"$request": "/pointer"}` from the triggering request, splitting a rule's messages into
-//! those before and after its reply, and waiting for the client's response to a request the
-//! fake sent (`await_response`).
+//! `{"$request": "/pointer"}` from the triggering request and
+//! `{"$response": {"id": …, "pointer": "/pointer"}}` from the client's response to a request
+//! the fake sent earlier, splitting a rule's messages into those before and after its reply,
+//! and waiting for the client's response to a request the fake sent (`await_response`).
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -13,9 +14,11 @@ use tokio::sync::oneshot;
 use crate::jsonrpc;
 
 /// `message` with every member whose value is `{"$request": P}` replaced by the value at the
-/// JSON pointer `P` in `trigger` (the whole request or notification that matched the rule);
-/// an absent value becomes `null`.
-pub fn substitute(message: &Value, trigger: &Value) -> Value {
+/// JSON pointer `P` in `trigger` (the whole request or notification that matched the rule),
+/// and every member whose value is `{"$response": {"id": I, "pointer": P}}` by the value at
+/// `P` in the client's response to the request with id `I` the fake sent (kept by
+/// `responses`); an absent value becomes `null`.
+pub fn substitute(message: &Value, trigger: &Value, responses: &Awaited) -> Value {
     match message {
         Value::Object(map) if map.len() == 1 && map.contains_key("$request") => {
             match map.get("$request").and_then(Value::as_str) {
@@ -23,12 +26,31 @@ pub fn substitute(message: &Value, trigger: &Value) -> Value {
                 None => message.clone(),
             }
         }
+        Value::Object(map) if map.len() == 1 && map.contains_key("$response") => {
+            let reference = map.get("$response");
+            let id = reference.and_then(|r| r.get("id"));
+            let pointer = reference
+                .and_then(|r| r.get("pointer"))
+                .and_then(Value::as_str);
+            match (id, pointer) {
+                (Some(id), Some(pointer)) => responses
+                    .response(id)
+                    .and_then(|r| r.pointer(pointer).cloned())
+                    .unwrap_or(Value::Null),
+                _ => message.clone(),
+            }
+        }
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| (k.clone(), substitute(v, trigger)))
+                .map(|(k, v)| (k.clone(), substitute(v, trigger, responses)))
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.iter().map(|v| substitute(v, trigger)).collect()),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| substitute(v, trigger, responses))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -66,10 +88,12 @@ pub fn answers(message: &Value, id: &Value) -> bool {
     jsonrpc::is_response(message) && message.get("id") == Some(id)
 }
 
-/// The responses the fake is waiting for, by the id of the request it sent.
+/// The responses the fake is waiting for, by the id of the request it sent; and the
+/// responses the client sent, the last for each id (what `$response` refers to).
 #[derive(Debug, Default)]
 pub struct Awaited {
     waiting: Mutex<Vec<(Value, oneshot::Sender<()>)>>,
+    received: Mutex<Vec<(Value, Value)>>,
 }
 
 impl Awaited {
@@ -81,13 +105,28 @@ impl Awaited {
         rx
     }
 
-    /// Notes a message from the client: when it is a response, every wait for its id ends.
+    /// Notes a message from the client: when it is a response, it is kept (the last one per
+    /// id) and every wait for its id ends.
     pub fn arrived(&self, message: &Value) {
         if jsonrpc::is_response(message)
             && let Some(id) = message.get("id")
         {
+            {
+                let mut received = self.received.lock().unwrap_or_else(PoisonError::into_inner);
+                received.retain(|(kept, _)| kept != id);
+                received.push((id.clone(), message.clone()));
+            }
             self.answered(id);
         }
+    }
+
+    /// The client's last response to the request with `id`, if one came.
+    pub fn response(&self, id: &Value) -> Option<Value> {
+        let received = self.received.lock().unwrap_or_else(PoisonError::into_inner);
+        received
+            .iter()
+            .find(|(kept, _)| kept == id)
+            .map(|(_, m)| m.clone())
     }
 
     /// Ends every wait for a response with `id`.
@@ -125,7 +164,7 @@ mod tests {
             "progress": 1,
             "also": [{"$request": "/id"}, {"$request": "/params/missing"}],
             "two": {"$request": "/id", "other": 1}}});
-        let sent = substitute(&message, &trigger);
+        let sent = substitute(&message, &trigger, &Awaited::default());
         assert_eq!(sent["params"]["progressToken"], "tok");
         assert_eq!(sent["params"]["also"], json!([7, null]));
         // Only a one-member object is a reference.
@@ -148,6 +187,19 @@ mod tests {
         assert_eq!(via(&send("after", None), false), Via::Get);
         assert_eq!(via(&send("after", Some("post")), false), Via::Post);
         assert_eq!(via(&send("before", Some("post")), true), Via::Get);
+    }
+
+    #[test]
+    fn response_pointers_are_filled_from_the_clients_answer() {
+        let awaited = Awaited::default();
+        awaited.arrived(&json!({"jsonrpc": "2.0", "id": "make",
+            "result": {"task": {"taskId": "t-1"}}}));
+        let message = json!({"jsonrpc": "2.0", "id": "get", "method": "tasks/get", "params": {
+            "taskId": {"$response": {"id": "make", "pointer": "/result/task/taskId"}},
+            "none": {"$response": {"id": "other", "pointer": "/result"}}}});
+        let sent = substitute(&message, &json!({}), &awaited);
+        assert_eq!(sent["params"]["taskId"], "t-1");
+        assert_eq!(sent["params"]["none"], Value::Null);
     }
 
     #[tokio::test]

@@ -254,15 +254,13 @@ impl Fake {
         {
             self.lock_cancelled().push(id.clone());
         }
-        let response_to = jsonrpc::is_response(&message)
-            .then(|| message.get("id").cloned())
-            .flatten();
+        let response_to = jsonrpc::is_response(&message).then(|| message.clone());
         let answer_to_task =
             (response_to.is_some() && !self.script.tasks.is_empty()).then(|| message.clone());
         self.recorder.buffer(Event::Received { message });
         // Recorded first: whatever a waiting rule sends next comes after it.
-        if let Some(id) = response_to {
-            self.awaited.answered(&id);
+        if let Some(response) = response_to {
+            self.awaited.arrived(&response);
         }
         if let Some(message) = answer_to_task {
             self.tasks.arrived(&self.script, &message);
@@ -422,7 +420,7 @@ impl Fake {
                 self.recorder.flush();
                 tokio::time::sleep(Duration::from_millis(send.delay_ms)).await;
             }
-            let mut message = sends::substitute(&send.message, trigger);
+            let mut message = sends::substitute(&send.message, trigger, &self.awaited);
             let mut closing = false;
             if let Some(id) = subscription {
                 if self.lock_cancelled().contains(id) {

@@ -1033,6 +1033,48 @@ mod tests {
             "server.handlers[0].sends[0].message.params.progressToken"
         );
         assert!(err.message.contains("`/`"), "{}", err.message);
+        // A `$response` names an earlier awaited request of the same list, and a pointer.
+        let make = r#"{"message": {"jsonrpc": "2.0", "id": "make", "method": "ping"}, "await_response": true}"#;
+        let get = |reference: &str| {
+            format!(
+                r#"{{"message": {{"jsonrpc": "2.0", "id": "get", "method": "tasks/get", "params": {{"taskId": {{"$response": {reference}}}}}}}}}"#
+            )
+        };
+        for (sends, location, says) in [
+            (
+                format!(
+                    "[{}, {make}]",
+                    get(r#"{"id": "make", "pointer": "/result"}"#)
+                ),
+                "server.handlers[0].sends[0].message.params.taskId.$response.id",
+                "await_response",
+            ),
+            (
+                format!(
+                    "[{make}, {}]",
+                    get(r#"{"id": "make", "pointer": "result"}"#)
+                ),
+                "server.handlers[0].sends[1].message.params.taskId.$response.pointer",
+                "`/`",
+            ),
+            (
+                format!("[{make}, {}]", get(r#"{"id": "make", "at": "/result"}"#)),
+                "server.handlers[0].sends[1].message.params.taskId.$response",
+                "\"at\"",
+            ),
+        ] {
+            let case = with(&format!(
+                r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": {sends}}}]}}"#
+            ));
+            let err = load_case(&dir, &write(&dir, "bad-response.json", &case)).unwrap_err();
+            assert_eq!(err.location, location);
+            assert!(err.message.contains(says), "{}", err.message);
+        }
+        let good = with(&format!(
+            r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{make}, {}]}}]}}"#,
+            get(r#"{"id": "make", "pointer": "/result/task/taskId"}"#)
+        ));
+        load_case(&dir, &write(&dir, "good-response.json", &good)).unwrap();
         let ping = r#"{"jsonrpc": "2.0", "id": "s1", "method": "ping"}"#;
         let via_get = with(&format!(
             r#"{{"handlers": [{{"method": "tools/call", "reply": "hang", "sends": [{{"message": {ping}, "via": "get"}}]}}]}}"#

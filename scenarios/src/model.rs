@@ -359,6 +359,27 @@ pub enum OnSigterm {
     Ignore,
 }
 
+/// A server request a client may serve as a task (2025-11-25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TaskMethod {
+    /// `sampling/createMessage`.
+    #[serde(rename = "sampling/createMessage")]
+    Sampling,
+    /// `elicitation/create`.
+    #[serde(rename = "elicitation/create")]
+    Elicitation,
+}
+
+impl TaskMethod {
+    /// The method's name.
+    pub fn method(self) -> &'static str {
+        match self {
+            TaskMethod::Sampling => "sampling/createMessage",
+            TaskMethod::Elicitation => "elicitation/create",
+        }
+    }
+}
+
 /// One step of the client's plan, as the driver contract defines it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
@@ -374,6 +395,14 @@ pub enum Step {
         /// In the 2026-07-28 era the same answers serve `input_required` results.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         handlers: Option<Map<String, Value>>,
+        /// 2025-11-25: the methods among `handlers` the client also serves as tasks. The
+        /// client declares `capabilities.tasks` (`list`, `cancel`, and these in `requests`)
+        /// and answers a request of these methods that carries `params.task` with a
+        /// CreateTaskResult at once; the handler's answer (after its `delay_ms`) is the
+        /// task's result. It then answers `tasks/get`, `tasks/result`, `tasks/list` and
+        /// `tasks/cancel` about its tasks (CLIENTS.md, Tasks).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tasks: Option<Vec<TaskMethod>>,
     },
     /// List every tool, following pagination cursors.
     ListTools,
@@ -582,7 +611,10 @@ impl Step {
 
     /// The ops that take no arguments, which a plan may write as a bare string.
     pub const BARE: &'static [Step] = &[
-        Step::Connect { handlers: None },
+        Step::Connect {
+            handlers: None,
+            tasks: None,
+        },
         Step::Events { min: 0 },
         Step::ListTools,
         Step::Close,

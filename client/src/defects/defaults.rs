@@ -181,6 +181,38 @@ fn no_defect_on_decides_as_the_defaults_do() {
     );
     let failed = || Error::new(ErrorKind::ProtocolError, "failed");
     assert_eq!(off.failed_outcome(failed()), plain.failed_outcome(failed()));
+    // Tasks received: served as tasks, created working, results waited for and tagged, and
+    // ended or unknown tasks refused.
+    assert_eq!(
+        [
+            off.serves_as_task(true),
+            off.serves_as_task(false),
+            off.result_waits(),
+            off.result_related(true),
+            off.refuses_terminal_cancel(),
+            off.refuses_unknown_task(),
+            off.declares_tasks(),
+            off.cancels_received(),
+            off.lists_received(),
+            off.task_times(),
+        ],
+        [
+            plain.serves_as_task(true),
+            plain.serves_as_task(false),
+            plain.result_waits(),
+            plain.result_related(true),
+            plain.refuses_terminal_cancel(),
+            plain.refuses_unknown_task(),
+            plain.declares_tasks(),
+            plain.cancels_received(),
+            plain.lists_received(),
+            plain.task_times(),
+        ]
+    );
+    assert_eq!(
+        off.created_status("working"),
+        plain.created_status("working")
+    );
     let got = json!({"ttlMs": 60000});
     for method in ["tasks/get", "tools/list"] {
         let correct = crate::era::cache::lifetime(method, &got, false);

@@ -575,4 +575,44 @@ impl TaskSeams for Seams {
     fn failed_outcome(&self, error: Error) -> Result<Value, Error> {
         self.0.failed_outcome(error)
     }
+
+    fn serves_as_task(&self, declared: bool) -> bool {
+        self.0.serves_as_task(declared)
+    }
+
+    fn created_status(&self, working: &'static str) -> &'static str {
+        self.0.created_status(working)
+    }
+
+    fn result_waits(&self) -> bool {
+        self.0.result_waits()
+    }
+
+    fn result_related(&self, with: bool) -> bool {
+        self.0.result_related(with)
+    }
+
+    fn refuses_terminal_cancel(&self) -> bool {
+        self.0.refuses_terminal_cancel()
+    }
+
+    fn refuses_unknown_task(&self) -> bool {
+        self.0.refuses_unknown_task()
+    }
+
+    fn lists_received(&self) -> bool {
+        self.0.lists_received()
+    }
+
+    fn task_times(&self) -> bool {
+        self.0.task_times()
+    }
+
+    fn declares_tasks(&self) -> bool {
+        self.0.declares_tasks()
+    }
+
+    fn cancels_received(&self) -> bool {
+        self.0.cancels_received()
+    }
 }

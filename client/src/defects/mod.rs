@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 154] = [
+    pub const NAMES: [&'static str; 165] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -228,6 +228,17 @@ impl Defects {
         "task-cache-get",
         "task-any-request",
         "task-failed-as-ok",
+        "receiver-plain-answer",
+        "receiver-not-working",
+        "receiver-result-early",
+        "receiver-result-no-meta",
+        "receiver-cancel-terminal-ok",
+        "receiver-unknown-task-ok",
+        "receiver-undeclared",
+        "receiver-cancel-ignored",
+        "receiver-list-empty",
+        "receiver-task-bare",
+        "receiver-any-method",
     ];
 
     /// Every name [`Defects::enable`] accepts: [`Defects::NAMES`] and the seams' own lists.
@@ -395,6 +406,17 @@ impl Defects {
             "task-cache-get" => &mut self.task_cache_get,
             "task-any-request" => &mut self.task_any_request,
             "task-failed-as-ok" => &mut self.task_failed_as_ok,
+            "receiver-plain-answer" => &mut self.receiver_plain_answer,
+            "receiver-not-working" => &mut self.receiver_not_working,
+            "receiver-result-early" => &mut self.receiver_result_early,
+            "receiver-result-no-meta" => &mut self.receiver_result_no_meta,
+            "receiver-cancel-terminal-ok" => &mut self.receiver_cancel_terminal_ok,
+            "receiver-unknown-task-ok" => &mut self.receiver_unknown_task_ok,
+            "receiver-undeclared" => &mut self.receiver_undeclared,
+            "receiver-cancel-ignored" => &mut self.receiver_cancel_ignored,
+            "receiver-list-empty" => &mut self.receiver_list_empty,
+            "receiver-task-bare" => &mut self.receiver_task_bare,
+            "receiver-any-method" => &mut self.receiver_any_method,
             _ => return self.auth.enable(name) || self.ssrf.enable(name),
         };
         *flag = true;

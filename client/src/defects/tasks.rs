@@ -5,6 +5,10 @@
 //! `task-cancel-notification`, `task-wait-for-status`, `task-no-related-meta`,
 //! `task-meta-on-polls`, `task-poll-through-input`, `task-answer-twice`, `task-any-request`,
 //! `task-failed-as-ok`. (`task-no-mcp-name` is in `sent.rs`, `task-cache-get` in `cache.rs`.)
+//! As a task receiver: `receiver-plain-answer`, `receiver-not-working`,
+//! `receiver-result-early`, `receiver-result-no-meta`, `receiver-cancel-terminal-ok`,
+//! `receiver-unknown-task-ok`, `receiver-undeclared`, `receiver-cancel-ignored`,
+//! `receiver-list-empty`, `receiver-task-bare`, `receiver-any-method`.
 
 use std::time::Duration;
 
@@ -86,6 +90,59 @@ impl Defects {
             false => Err(error),
         }
     }
+
+    /// Receiver: whether a task-augmented request is served as a task; correct: `declared`.
+    pub(crate) fn serves_as_task(&self, declared: bool) -> bool {
+        (declared || self.receiver_any_method) && !self.receiver_plain_answer
+    }
+
+    /// Receiver: a new task's status; correct: `working`.
+    pub(crate) fn created_status(&self, working: &'static str) -> &'static str {
+        match self.receiver_not_working {
+            true => "completed",
+            false => working,
+        }
+    }
+
+    /// Receiver: whether `tasks/result` waits for the end; correct: yes.
+    pub(crate) fn result_waits(&self) -> bool {
+        !self.receiver_result_early
+    }
+
+    /// Receiver: whether `tasks/result` carries the related-task `_meta`; correct: `with`.
+    pub(crate) fn result_related(&self, with: bool) -> bool {
+        with && !self.receiver_result_no_meta
+    }
+
+    /// Receiver: whether cancelling an ended task is refused; correct: yes.
+    pub(crate) fn refuses_terminal_cancel(&self) -> bool {
+        !self.receiver_cancel_terminal_ok
+    }
+
+    /// Receiver: whether an unknown task id is refused; correct: yes.
+    pub(crate) fn refuses_unknown_task(&self) -> bool {
+        !self.receiver_unknown_task_ok
+    }
+
+    /// Receiver: whether `tasks/list` lists the tasks; correct: yes.
+    pub(crate) fn lists_received(&self) -> bool {
+        !self.receiver_list_empty
+    }
+
+    /// Receiver: whether a task carries its times and ttl; correct: yes.
+    pub(crate) fn task_times(&self) -> bool {
+        !self.receiver_task_bare
+    }
+
+    /// Receiver: whether the `tasks` capability is declared; correct: yes.
+    pub(crate) fn declares_tasks(&self) -> bool {
+        !self.receiver_undeclared
+    }
+
+    /// Receiver: whether `tasks/cancel` cancels a working task; correct: yes.
+    pub(crate) fn cancels_received(&self) -> bool {
+        !self.receiver_cancel_ignored
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +179,20 @@ mod tests {
             with("task-no-related-meta").answer_related(Some(&related)),
             None
         );
+        assert!(!with("receiver-plain-answer").serves_as_task(true));
+        assert!(with("receiver-any-method").serves_as_task(false));
+        assert_eq!(
+            with("receiver-not-working").created_status("working"),
+            "completed"
+        );
+        assert!(!with("receiver-result-early").result_waits());
+        assert!(!with("receiver-result-no-meta").result_related(true));
+        assert!(!with("receiver-cancel-terminal-ok").refuses_terminal_cancel());
+        assert!(!with("receiver-unknown-task-ok").refuses_unknown_task());
+        assert!(!with("receiver-undeclared").declares_tasks());
+        assert!(!with("receiver-cancel-ignored").cancels_received());
+        assert!(!with("receiver-list-empty").lists_received());
+        assert!(!with("receiver-task-bare").task_times());
         let failed = || Error::new(ErrorKind::ProtocolError, "f");
         assert!(ok.failed_outcome(failed()).is_err());
         assert_eq!(

@@ -18,17 +18,37 @@ fn malformed(message: String) -> Error {
     Error::new(ErrorKind::UnsupportedOp, message)
 }
 
-/// `connect`'s optional `handlers`: the answers to server requests, by method.
+/// `connect`'s optional `handlers`: the answers to server requests, by method; and its
+/// optional `tasks`: the methods among them served as tasks (2025-11-25).
 pub(super) fn handlers(step: &Value) -> Result<Handlers, Error> {
-    match step.get("handlers") {
-        None | Some(Value::Null) => Ok(Handlers::new()),
+    let mut handlers = match step.get("handlers") {
+        None | Some(Value::Null) => Handlers::new(),
         Some(Value::Object(map)) => {
-            Handlers::from_json(map).map_err(|why| malformed(format!("connect: {why}")))
+            Handlers::from_json(map).map_err(|why| malformed(format!("connect: {why}")))?
         }
-        Some(other) => Err(malformed(format!(
-            "connect: handlers must be an object of answers by method, got {other}"
-        ))),
-    }
+        Some(other) => {
+            return Err(malformed(format!(
+                "connect: handlers must be an object of answers by method, got {other}"
+            )));
+        }
+    };
+    let methods: Vec<String> = match step.get("tasks") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|m| m.as_str().map(str::to_owned))
+            .collect::<Option<_>>()
+            .ok_or_else(|| malformed("connect: tasks must be an array of method names".into()))?,
+        Some(other) => {
+            return Err(malformed(format!(
+                "connect: tasks must be an array of method names, got {other}"
+            )));
+        }
+    };
+    handlers
+        .serve_as_tasks(&methods)
+        .map_err(|why| malformed(format!("connect: {why}")))?;
+    Ok(handlers)
 }
 
 /// `call_tool`'s `progress` and `max_timeout_ms`: `None` when no progress is asked for, else
@@ -124,6 +144,9 @@ mod tests {
         let bad = [
             handlers(&json!({"handlers": []})).unwrap_err(),
             handlers(&json!({"handlers": {"ping": {}}})).unwrap_err(),
+            handlers(&json!({"tasks": "sampling/createMessage"})).unwrap_err(),
+            handlers(&json!({"tasks": [1]})).unwrap_err(),
+            handlers(&json!({"tasks": ["sampling/createMessage"]})).unwrap_err(),
             progress(&json!({"progress": "yes"})).unwrap_err(),
             progress(&json!({"progress": true, "max_timeout_ms": -1})).unwrap_err(),
             progress(&json!({"max_timeout_ms": 5})).unwrap_err(),
@@ -131,6 +154,9 @@ mod tests {
         for e in bad {
             assert_eq!(e.kind, ErrorKind::UnsupportedOp, "{}", e.message);
         }
+        let sampling = json!({"handlers": {"sampling/createMessage": {}},
+            "tasks": ["sampling/createMessage"]});
+        assert!(handlers(&sampling).is_ok());
         assert_eq!(progress(&json!({})).unwrap(), None);
         assert_eq!(
             progress(&json!({"progress": true, "max_timeout_ms": 5})).unwrap(),

@@ -382,6 +382,36 @@ pub struct Defects {
     /// Modern: report a `failed` task as an empty success (breaks: a failed task is a
     /// protocol_error with its code).
     pub(crate) task_failed_as_ok: bool,
+    /// Receiver: answer a task-augmented request plainly although tasks were declared for it
+    /// (breaks: a CreateTaskResult answers it).
+    pub(crate) receiver_plain_answer: bool,
+    /// Receiver: create tasks `completed` (breaks: a task begins `working`).
+    pub(crate) receiver_not_working: bool,
+    /// Receiver: answer `tasks/result` of a task not yet ended at once, with an error
+    /// (breaks: tasks/result blocks until the task ends).
+    pub(crate) receiver_result_early: bool,
+    /// Receiver: `tasks/result` without the related-task `_meta` (breaks: the result carries
+    /// it).
+    pub(crate) receiver_result_no_meta: bool,
+    /// Receiver: accept `tasks/cancel` of an ended task, answering the task (breaks: -32602).
+    pub(crate) receiver_cancel_terminal_ok: bool,
+    /// Receiver: answer a request about an unknown task id with a made-up task (breaks:
+    /// -32602).
+    pub(crate) receiver_unknown_task_ok: bool,
+    /// Receiver: serve tasks without declaring the `tasks` capability (breaks: a receiver
+    /// declares it).
+    pub(crate) receiver_undeclared: bool,
+    /// Receiver: answer `tasks/cancel` of a working task with the task as it is, and let it
+    /// complete (breaks: cancelled before the answer, and for good).
+    pub(crate) receiver_cancel_ignored: bool,
+    /// Receiver: answer `tasks/list` with no tasks (breaks: a task tasks/get finds is listed).
+    pub(crate) receiver_list_empty: bool,
+    /// Receiver: task objects without `createdAt`, `lastUpdatedAt` and `ttl` (breaks: every
+    /// task response carries them).
+    pub(crate) receiver_task_bare: bool,
+    /// Receiver: serve a task-augmented request as a task whatever its method, once any is
+    /// declared (breaks: an undeclared request type is processed normally).
+    pub(crate) receiver_any_method: bool,
     /// The authorization seam's flags (`auth.rs`).
     pub(crate) auth: AuthDefects,
     /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).

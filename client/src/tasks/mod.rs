@@ -11,9 +11,11 @@
 //!
 //! This file holds the pure rules (when a call is augmented, which interval is waited, what
 //! a created task looks like, the related-task `_meta`); [`drive`] runs a task to its end,
-//! [`seams`] holds the decisions a deliberate defect may change.
+//! [`received`] keeps the tasks the client runs as a receiver, [`seams`] holds the decisions
+//! a deliberate defect may change.
 
 pub(crate) mod drive;
+pub(crate) mod received;
 pub(crate) mod seams;
 
 use std::collections::HashMap;

@@ -75,6 +75,67 @@ pub(crate) trait TaskSeams {
     fn failed_outcome(&self, error: Error) -> Result<Value, Error> {
         Err(error)
     }
+
+    // The client as a task receiver (2025-11-25, `tasks/received.rs`).
+
+    /// Whether a task-augmented request the handlers answer is served as a task; correct:
+    /// when its method is `declared` in `tasks.requests` (then a CreateTaskResult MUST
+    /// answer it; otherwise it MUST be processed normally).
+    fn serves_as_task(&self, declared: bool) -> bool {
+        declared
+    }
+
+    /// The status a received task is created with; correct: `working` (MUST).
+    fn created_status(&self, working: &'static str) -> &'static str {
+        working
+    }
+
+    /// Whether `tasks/result` of a task not yet ended waits for its end; correct: yes
+    /// (MUST block).
+    fn result_waits(&self) -> bool {
+        true
+    }
+
+    /// Whether the result of `tasks/result` carries the related-task `_meta`; correct:
+    /// `with` (always: MUST).
+    fn result_related(&self, with: bool) -> bool {
+        with
+    }
+
+    /// Whether cancelling a task already ended is refused with -32602; correct: yes (MUST).
+    fn refuses_terminal_cancel(&self) -> bool {
+        true
+    }
+
+    /// Whether a request about an unknown task id is refused with -32602; correct: yes
+    /// (MUST).
+    fn refuses_unknown_task(&self) -> bool {
+        true
+    }
+
+    /// Whether `tasks/list` lists the client's tasks; correct: yes (a task `tasks/get` finds
+    /// MUST be listed).
+    fn lists_received(&self) -> bool {
+        true
+    }
+
+    /// Whether a task object carries `createdAt`, `lastUpdatedAt` and `ttl`; correct: yes
+    /// (MUST, in every task response).
+    fn task_times(&self) -> bool {
+        true
+    }
+
+    /// Whether the `tasks` capability the handlers imply is declared; correct: yes (a
+    /// receiver of task-augmented requests MUST declare it).
+    fn declares_tasks(&self) -> bool {
+        true
+    }
+
+    /// Whether `tasks/cancel` of a working task moves it to `cancelled` (for good) before
+    /// answering; correct: yes (MUST).
+    fn cancels_received(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(not(feature = "defects"))]

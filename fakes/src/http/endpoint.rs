@@ -148,7 +148,7 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
     let responses: Vec<Value> = messages
         .iter()
         .filter(|m| jsonrpc::is_response(m))
-        .filter_map(|m| m.get("id").cloned())
+        .cloned()
         .collect();
     // The same, whole, for the task engine (an answered input request).
     let answers: Vec<Value> = match fake.scenario.server.tasks.is_empty() {
@@ -212,8 +212,8 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
         for message in &answers {
             fake.tasks.arrived(&fake.scenario.server, message);
         }
-        for id in &responses {
-            fake.live.awaited.answered(id);
+        for response in &responses {
+            fake.live.awaited.arrived(response);
         }
     }
     let recorder = &fake.recorder;

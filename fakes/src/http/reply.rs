@@ -578,7 +578,7 @@ fn listening(
             if send.delay_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(send.delay_ms)).await;
             }
-            let message = sends::substitute(&send.message, &trigger);
+            let message = sends::substitute(&send.message, &trigger, &player.live.awaited);
             let message = crate::modern::on_subscription(message, &id);
             let response = sends::awaited_id(send, &message).map(|i| player.live.awaited.expect(i));
             let closing = sends::answers(&message, &id);
@@ -655,7 +655,7 @@ async fn play_sends(
         if send.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(send.delay_ms)).await;
         }
-        let message = sends::substitute(&send.message, trigger);
+        let message = sends::substitute(&send.message, trigger, &fake.live.awaited);
         let response = sends::awaited_id(send, &message).map(|id| fake.live.awaited.expect(id));
         match (sends::via(send, on_notification), stream) {
             (Via::Post, Some(name)) => fake.live.write(&fake.recorder, name, message, false),

@@ -191,7 +191,13 @@ mod tests {
     use super::*;
 
     fn plan() -> Vec<Step> {
-        vec![Step::Connect { handlers: None }, Step::ListTools]
+        vec![
+            Step::Connect {
+                handlers: None,
+                tasks: None,
+            },
+            Step::ListTools,
+        ]
     }
 
     #[test]

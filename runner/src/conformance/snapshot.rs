@@ -6,8 +6,8 @@
 //! snapshot whose trial no longer exists is reported ([`stale`]).
 //!
 //! Nondeterminism is removed before comparison: pids become `server#N`, implementation
-//! versions become `[version]`, a task's `createdAt`/`lastUpdatedAt` `[time]`, error messages
-//! (free text) are dropped from outcome lines.
+//! versions become `[version]`, a task's `createdAt`/`lastUpdatedAt` `[time]`, a task id the
+//! client minted `[client-task-N]`, error messages (free text) are dropped from outcome lines.
 //! A failed comparison comes back as a message carrying the diff (libtest-mimic does not
 //! capture output); see [`compare`] for what insta does here and what it does not.
 
@@ -213,6 +213,21 @@ fn render_trial(run: &TrialRun) -> String {
     if !run.servers.is_empty() {
         let ends: Vec<&str> = lifecycle_events(run).iter().map(|e| e.as_str()).collect();
         let _ = writeln!(out, "lifecycle: {}", ends.join(" → "));
+    }
+    mask_client_task_ids(records, out)
+}
+
+/// `out` with each task id the client minted (as a task receiver, random by design) written
+/// `[client-task-N]`, N in order of creation: the ids of the client's CreateTaskResults.
+fn mask_client_task_ids(records: &[Record], mut out: String) -> String {
+    let minted = records.iter().filter_map(|r| match &r.event {
+        Event::Received { message } => message.pointer("/result/task/taskId")?.as_str(),
+        _ => None,
+    });
+    for (n, id) in minted.enumerate() {
+        if !id.is_empty() {
+            out = out.replace(id, &format!("[client-task-{}]", n + 1));
+        }
     }
     out
 }
@@ -580,6 +595,20 @@ mod tests {
             at_ms: None,
             event: Event::Sent { message },
         }
+    }
+
+    #[test]
+    fn task_ids_the_client_mints_are_masked_and_the_fakes_are_kept() {
+        let records = [
+            received(json!({"id": "s", "result": {"task": {"taskId": "Zr4nd0m"}}})),
+            sent(json!({"id": "g", "method": "tasks/get", "params": {"taskId": "Zr4nd0m"}})),
+            sent(json!({"id": 3, "result": {"task": {"taskId": "task-1"}}})),
+        ];
+        let out = "taskId Zr4nd0m, again Zr4nd0m; the fake's task-1".to_owned();
+        assert_eq!(
+            mask_client_task_ids(&records, out),
+            "taskId [client-task-1], again [client-task-1]; the fake's task-1"
+        );
     }
 
     fn request(method: &str) -> Record {

@@ -5,8 +5,8 @@ use crate::matcher;
 use crate::model::era::REVISIONS;
 use crate::model::file::CaseFile;
 use crate::model::{
-    ClientEra, Endpoint, GetMode, Handler, Reply, Rule, Scenario, SendAt, ServerEra, ServerScript,
-    Step, Transport, Via, WireRule, WireStream,
+    ClientEra, Endpoint, GetMode, Handler, Reply, Rule, Scenario, Send, SendAt, ServerEra,
+    ServerScript, Step, Transport, Via, WireRule, WireStream,
 };
 use serde_json::Value;
 
@@ -24,6 +24,7 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
         s.transports.contains(&Transport::Https),
     )?;
     super::tasks::check(&s.server)?;
+    received_tasks(s)?;
     matchers(s)?;
     redirect_urls(s)?;
     auth(s)?;
@@ -58,6 +59,46 @@ fn redirect_urls(s: &Scenario) -> Result<(), Problem> {
             return Err((
                 format!("server.handlers[{i}].http.redirect.to"),
                 "a redirect to a URL needs `\"network\": \"isolated\"`; elsewhere use \"plain_http\" or \"other_host\"".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A `connect`'s `tasks`: each method has an answer in its `handlers`, and the case runs
+/// only at revisions with tasks (2025-11-25; the 2026-07-28 era has no server requests).
+fn received_tasks(s: &Scenario) -> Result<(), Problem> {
+    for (i, step) in s.plan.iter().enumerate() {
+        let Step::Connect {
+            handlers,
+            tasks: Some(tasks),
+        } = step
+        else {
+            continue;
+        };
+        for (j, method) in tasks.iter().enumerate() {
+            let answered = handlers
+                .as_ref()
+                .is_some_and(|h| h.contains_key(method.method()));
+            if !answered {
+                return Err((
+                    format!("plan[{i}].tasks[{j}]"),
+                    format!(
+                        "{:?} has no answer in this connect's handlers: a task completes with it",
+                        method.method()
+                    ),
+                ));
+            }
+        }
+        let other = s.revisions.iter().find(|r| r.as_str() != "2025-11-25");
+        if s.revisions.is_empty() || other.is_some() {
+            return Err((
+                format!("plan[{i}].tasks"),
+                format!(
+                    "a client serves requests as tasks at 2025-11-25 only; the case runs at {} \
+                     (set \"revisions\": [\"2025-11-25\"])",
+                    other.map_or("every revision", String::as_str)
+                ),
             ));
         }
     }
@@ -194,7 +235,13 @@ pub(super) fn check_handlers(handlers: &[Handler], at: &str) -> Result<(), Probl
         }
         for (j, send) in h.sends.iter().enumerate() {
             let at = format!("{at}[{i}].sends[{j}].message");
-            check_request_pointers(&send.message, &at)?;
+            // What goes out before it: earlier messages of the same `at`, or any earlier one
+            // before the reply when it goes after.
+            let earlier: Vec<&Send> = h.sends[..j]
+                .iter()
+                .filter(|s| s.at == SendAt::Before || send.at == SendAt::After)
+                .collect();
+            check_request_pointers(&send.message, &earlier, &at)?;
         }
         let redirect = h.http.as_ref().and_then(|r| r.redirect.as_ref());
         if let Some(r) = redirect.filter(|r| !(300..400).contains(&r.status)) {
@@ -207,8 +254,10 @@ pub(super) fn check_handlers(handlers: &[Handler], at: &str) -> Result<(), Probl
     Ok(())
 }
 
-/// Every `{"$request": P}` in a sent message names a JSON pointer (`/…`) into the request.
-fn check_request_pointers(message: &Value, at: &str) -> Result<(), Problem> {
+/// Every `{"$request": P}` in a sent message names a JSON pointer (`/…`) into the request;
+/// every `{"$response": {"id": I, "pointer": P}}` names the id of a request one of `earlier`
+/// (the messages before it in the same list) sends with `await_response`, and a pointer.
+fn check_request_pointers(message: &Value, earlier: &[&Send], at: &str) -> Result<(), Problem> {
     match message {
         Value::Object(map) if map.len() == 1 && map.contains_key("$request") => {
             match map.get("$request").and_then(Value::as_str) {
@@ -222,15 +271,61 @@ fn check_request_pointers(message: &Value, at: &str) -> Result<(), Problem> {
                 )),
             }
         }
+        Value::Object(map) if map.len() == 1 && map.contains_key("$response") => {
+            check_response_reference(&map["$response"], earlier, at)
+        }
         Value::Object(map) => map
             .iter()
-            .try_for_each(|(k, v)| check_request_pointers(v, &format!("{at}.{k}"))),
+            .try_for_each(|(k, v)| check_request_pointers(v, earlier, &format!("{at}.{k}"))),
         Value::Array(items) => items
             .iter()
             .enumerate()
-            .try_for_each(|(i, v)| check_request_pointers(v, &format!("{at}[{i}]"))),
+            .try_for_each(|(i, v)| check_request_pointers(v, earlier, &format!("{at}[{i}]"))),
         _ => Ok(()),
     }
+}
+
+/// `{"$response": {"id": I, "pointer": P}}`: exactly `id` (of an awaited earlier request)
+/// and `pointer` (starting with `/`).
+fn check_response_reference(reference: &Value, earlier: &[&Send], at: &str) -> Result<(), Problem> {
+    let at = format!("{at}.$response");
+    let expected = "expected {\"id\": <the id of an earlier request in this sends list, sent \
+                    with await_response>, \"pointer\": \"/json/pointer\"}";
+    let Some(map) = reference.as_object() else {
+        return Err((at, format!("{expected}, got {reference}")));
+    };
+    if let Some(extra) = map.keys().find(|k| !matches!(k.as_str(), "id" | "pointer")) {
+        return Err((at, format!("unknown member {extra:?}: {expected}")));
+    }
+    match map.get("pointer").and_then(Value::as_str) {
+        Some(p) if p.starts_with('/') => {}
+        other => {
+            return Err((
+                format!("{at}.pointer"),
+                format!(
+                    "expected a JSON pointer into the response starting with `/` (e.g. \
+                     \"/result/task/taskId\"), got {}",
+                    other.map_or_else(|| "nothing".to_owned(), |p| format!("{p:?}"))
+                ),
+            ));
+        }
+    }
+    let Some(id) = map.get("id") else {
+        return Err((format!("{at}.id"), format!("missing: {expected}")));
+    };
+    let awaited = earlier.iter().any(|s| {
+        s.await_response && s.message.get("method").is_some() && s.message.get("id") == Some(id)
+    });
+    if !awaited {
+        return Err((
+            format!("{at}.id"),
+            format!(
+                "{id} is not the id of a request sent earlier in this sends list with \
+                 \"await_response\": true, so no response to it is known when this message goes out"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A message sent on the standalone GET stream needs one (`http.get` `stream`, in a legacy

@@ -15,8 +15,12 @@ pub struct Send {
     /// The JSON-RPC message: a request to the client (with an `id`) or a notification. Any
     /// member whose value is `{"$request": "/json/pointer"}` is replaced by the value at that
     /// pointer in the triggering request (e.g. `/params/_meta/progressToken` for the token
-    /// the client chose, `/id` for its id); an absent value becomes `null`. Transcripts
-    /// record the message as sent.
+    /// the client chose, `/id` for its id); an absent value becomes `null`. Any member whose
+    /// value is `{"$response": {"id": I, "pointer": "/json/pointer"}}` is replaced by the
+    /// value at that pointer in the client's response to the request with id `I` that an
+    /// earlier message of the same `sends` list sent with `await_response` (e.g.
+    /// `/result/task/taskId` for the task the client created); `null` when no response came.
+    /// Transcripts record the message as sent.
     pub message: Value,
     /// Sent before the handler's reply (the default) or after it.
     #[serde(default, skip_serializing_if = "is_default")]

@@ -192,6 +192,7 @@ impl Step {
             Step::Sleep { ms } => *ms = scale.ms(*ms),
             Step::Connect {
                 handlers: Some(handlers),
+                ..
             } => {
                 // An answer's `delay_ms`, and each of an elicitation's answers by mode.
                 for answer in handlers.values_mut() {
@@ -203,7 +204,7 @@ impl Step {
                     }
                 }
             }
-            Step::Connect { handlers: None }
+            Step::Connect { handlers: None, .. }
             | Step::ListTools
             | Step::Close
             | Step::Discover
