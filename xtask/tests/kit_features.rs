@@ -15,7 +15,8 @@ fn read(path: &str) -> String {
 }
 
 /// The `name → request` pairs between `start` and the next `end`: the words in order, a
-/// word with a `/` being the request of the name before it (none for `oauth` and `tasks`,
+/// word with a `/` being the request of the name before it (none for `oauth`, `tasks` and
+/// `task_receiver`,
 /// which answer none: `""`, `None` or `null`).
 fn table(path: &str, start: &str, end: &str) -> BTreeMap<String, String> {
     let text = read(path);
@@ -27,7 +28,7 @@ fn table(path: &str, start: &str, end: &str) -> BTreeMap<String, String> {
         .find(end)
         .unwrap_or_else(|| panic!("{path}: no {end:?}"))];
     let mut words = body
-        .split(|c: char| !(c.is_ascii_alphabetic() || c == '/'))
+        .split(|c: char| !(c.is_ascii_alphabetic() || c == '/' || c == '_'))
         .filter(|w| !w.is_empty() && !["None", "null"].contains(w))
         .peekable();
     let mut out = BTreeMap::new();
@@ -42,11 +43,15 @@ fn table(path: &str, start: &str, end: &str) -> BTreeMap<String, String> {
 fn the_kits_declare_the_same_features_and_say_so_in_the_runners_words() {
     let rust = table(
         "adapters/kits/rust/src/lib.rs",
-        "pub const FEATURES: [(&str, &str); 5] = [",
+        "pub const FEATURES: [(&str, &str); 6] = [",
         "];",
     );
-    assert_eq!(rust.len(), 5, "{rust:?}");
+    assert_eq!(rust.len(), 6, "{rust:?}");
     assert_eq!(rust["tasks"], "", "tasks answers no server request");
+    assert_eq!(
+        rust["task_receiver"], "",
+        "task_receiver answers no server request"
+    );
     let python = table(
         "adapters/kits/python/mcp_harness_kit.py",
         "FEATURES = {",

@@ -555,7 +555,7 @@ const isCount = (v) => Number.isInteger(v) && v >= 0;
 
 /** Per op: [field, test, what is expected]; a field left out passes unless marked required. */
 const FIELDS = {
-  connect: [['handlers', isObject, 'an object by method']],
+  connect: [['handlers', isObject, 'an object by method'], ['tasks', Array.isArray, 'an array of methods']],
   call_tool: [
     ['name', (v) => typeof v === 'string', 'a string', true],
     ['arguments', isObject, 'an object'],
@@ -858,6 +858,7 @@ export const FEATURES = Object.freeze({
   elicitation: 'elicitation/create',
   oauth: null,
   tasks: null,
+  task_receiver: null,
 });
 
 /** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
@@ -888,6 +889,7 @@ export function undeclared(step, env, declared = []) {
     .map(([name]) => name);
   if (step.op === 'connect' && env.auth) needed.push('oauth');
   if (needsTasks(step)) needed.push('tasks');
+  if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
   return needed.filter((name) => !declared.includes(name));
 }
 

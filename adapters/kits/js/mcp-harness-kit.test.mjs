@@ -397,3 +397,23 @@ test('retryAfterAuthorization finishes a pending authorization and runs again, u
   const always = () => { provider.location = 'http://127.0.0.1:9/callback?code=c'; throw new Unauthorized('401'); };
   await rejects(retryAfterAuthorization(always, { ...options, limit: 2 }), 'auth_failed');
 });
+
+test('a connect that serves tasks needs the task_receiver feature', () => {
+  const adapter = (features) => `
+await kit.run({ name: 'receiver-adapter', features: ${JSON.stringify(features)}, ops: { connect: () => ({ protocolVersion: 'v' }) } });
+`;
+  const first = (features, step) => {
+    const { code, lines, stderr } = runAdapter(adapter(features), { ...BASE, MCP_HARNESS_PLAN: JSON.stringify([step]) });
+    assert.equal(code, 0, stderr);
+    return lines[0];
+  };
+  const serving = { op: 'connect', tasks: ['sampling/createMessage'] };
+  const refused = first(['tasks'], serving);
+  assert.equal(refused.error?.kind, 'unsupported_op', JSON.stringify(refused));
+  assert.match(refused.error.message, /does not declare the feature task_receiver/);
+  assert.ok(first(['tasks', 'task_receiver'], serving).ok);
+  assert.ok(first(['tasks'], { op: 'connect', tasks: [] }).ok);
+  const malformed = first(['tasks', 'task_receiver'], { op: 'connect', tasks: 'sampling/createMessage' });
+  assert.equal(malformed.error?.kind, 'unsupported_op');
+  assert.match(malformed.error.message, /"tasks"/);
+});

@@ -292,7 +292,7 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
 
 # op -> {field: (type, required)}
 STEP_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
-    "connect": {"handlers": ("object", False)},
+    "connect": {"handlers": ("object", False), "tasks": ("array", False)},
     "call_tool": {
         "name": ("string", True),
         "arguments": ("object", False),
@@ -645,7 +645,7 @@ class Events:
 # The features an adapter declares its library has, and the server request each answers
 # (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
 # task steps of CLIENTS.md § Tasks).
-FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None}
+FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None}
 
 #: The ops about a task that exists already (CLIENTS.md § Tasks): each needs the `tasks` feature.
 TASK_OPS = frozenset({"get_task", "cancel_task", "task_result", "list_tasks"})
@@ -669,6 +669,8 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
         needed.append("oauth")
     if needs_tasks(step):
         needed.append("tasks")
+    if op == "connect" and step.get("tasks"):
+        needed.append("task_receiver")
     return [name for name in needed if name not in set(declared)]
 
 

@@ -317,6 +317,29 @@ class Plan(unittest.TestCase):
             self.assertIn(field, line["error"]["message"], step)
         self.assertEqual(Tasks.called, [])
 
+    def test_a_connect_serving_tasks_needs_the_task_receiver_feature(self) -> None:
+        class Requestor(Fake):
+            features = ("tasks",)
+
+        class Receiver(Fake):
+            features = ("tasks", "task_receiver")
+
+        def first(adapter_class: type[Fake], step: dict[str, Any]) -> dict[str, Any]:
+            config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps([step])), [])
+            stream = io.StringIO()
+            asyncio.run(kit.run_plan(adapter_class(config), kit.Output(stream, None)))
+            return json.loads(stream.getvalue().splitlines()[0])
+
+        serving = {"op": "connect", "tasks": ["sampling/createMessage"]}
+        refused = first(Requestor, serving)
+        self.assertEqual(refused["error"]["kind"], "unsupported_op", refused)
+        self.assertIn("does not declare the feature task_receiver", refused["error"]["message"])
+        self.assertIn("ok", first(Receiver, serving))
+        self.assertIn("ok", first(Requestor, {"op": "connect", "tasks": []}))
+        malformed = first(Receiver, {"op": "connect", "tasks": "sampling/createMessage"})
+        self.assertEqual(malformed["error"]["kind"], "unsupported_op")
+        self.assertIn('"tasks"', malformed["error"]["message"])
+
     def test_failed_connect_redacted(self) -> None:
         lines = run_fake([{"op": "connect", "handlers": {"fail": True}}, {"op": "call_tool", "name": "x"}])
         self.assertEqual(lines[0]["error"]["kind"], "transport_closed")

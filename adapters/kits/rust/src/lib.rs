@@ -102,22 +102,24 @@ pub trait Adapter {
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks).
-pub const FEATURES: [(&str, &str); 5] = [
+pub const FEATURES: [(&str, &str); 6] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
     ("oauth", ""),
     ("tasks", ""),
+    ("task_receiver", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
 pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str> {
     let answers: Vec<&String> = match step {
-        Step::Connect { handlers } => handlers.keys().collect(),
+        Step::Connect { handlers, .. } => handlers.keys().collect(),
         Step::CallTool(call) => call.input.keys().collect(),
         _ => Vec::new(),
     };
     let oauth = matches!(step, Step::Connect { .. }) && env.auth.is_some();
+    let receives = matches!(step, Step::Connect { tasks, .. } if !tasks.is_empty());
     let tasks = match step {
         Step::CallTool(call) => call.is_task(),
         Step::GetTask { .. }
@@ -132,6 +134,7 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
             let needed = match *name {
                 "oauth" => oauth,
                 "tasks" => tasks,
+                "task_receiver" => receives,
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)
@@ -216,7 +219,7 @@ async fn perform<A: Adapter>(
         )))
     };
     match step {
-        Step::Connect { handlers } => {
+        Step::Connect { handlers, .. } => {
             if let Some(previous) = connection.take()
                 && let Err(e) = adapter.close(previous, env).await
             {

@@ -15,9 +15,11 @@ use crate::error::StepError;
 /// One step of the plan.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
-    /// `connect`, with `handlers` by method (empty when none).
+    /// `connect`, with `handlers` by method (empty when none) and the methods it serves as
+    /// tasks (`tasks`, 2025-11-25; empty when none).
     Connect {
         handlers: Map<String, Value>,
+        tasks: Vec<Value>,
     },
     Close,
     /// Carried out by the kit; an adapter never sees it.
@@ -159,6 +161,7 @@ impl Step {
         Ok(match op {
             "connect" => Step::Connect {
                 handlers: f.object("handlers")?.unwrap_or_default(),
+                tasks: f.array("tasks")?.unwrap_or_default(),
             },
             "close" => Step::Close,
             "sleep" => Step::Sleep(
@@ -284,6 +287,15 @@ impl Fields<'_> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Object(object)) => Ok(Some(object.clone())),
             Some(other) => Err(self.wrong(member, "an object", other)),
+        }
+    }
+
+    /// An optional array (absent or null: `None`).
+    fn array(&self, member: &str) -> Result<Option<Vec<Value>>, StepError> {
+        match self.fields.get(member) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) => Ok(Some(items.clone())),
+            Some(other) => Err(self.wrong(member, "an array", other)),
         }
     }
 
@@ -419,7 +431,8 @@ mod tests {
         assert_eq!(
             Step::parse(&json!({"op":"connect"})).unwrap(),
             Step::Connect {
-                handlers: Map::new()
+                handlers: Map::new(),
+                tasks: Vec::new()
             }
         );
     }

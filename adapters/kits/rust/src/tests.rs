@@ -147,7 +147,14 @@ fn a_step_that_needs_an_undeclared_feature_is_unsupported_and_the_rest_has_no_co
     let kinds: Vec<&str> = lines.iter().map(kind).collect();
     assert_eq!(
         kinds,
-        ["-", "unsupported_op", "transport_closed", "-", "unsupported_op", "-"]
+        [
+            "-",
+            "unsupported_op",
+            "transport_closed",
+            "-",
+            "unsupported_op",
+            "-"
+        ]
     );
     assert!(
         lines[1]["error"]["message"]
@@ -159,6 +166,12 @@ fn a_step_that_needs_an_undeclared_feature_is_unsupported_and_the_rest_has_no_co
     // The first connection was closed before the refused connect; nothing reached the library.
     assert_eq!(
         calls,
-        ["connect 0", "close 7", "connect 0", "call_tool on 7", "close 7"]
+        [
+            "connect 0",
+            "close 7",
+            "connect 0",
+            "call_tool on 7",
+            "close 7"
+        ]
     );
 }

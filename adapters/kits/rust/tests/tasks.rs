@@ -141,3 +141,18 @@ fn a_malformed_task_id_is_unsupported_op_naming_the_field() {
     }
     assert!(handed.is_empty(), "{handed:?}");
 }
+
+/// A connect that serves tasks (`tasks`, 2025-11-25) needs `task_receiver`, which this
+/// adapter (declaring `tasks` alone) lacks; an empty list needs nothing.
+#[test]
+fn a_connect_serving_tasks_needs_the_task_receiver_feature() {
+    let (lines, _) = run::<true>(json!([{"op":"connect","tasks":["sampling/createMessage"]}]));
+    assert_eq!(lines[0]["error"]["kind"], "unsupported_op", "{lines:?}");
+    let message = lines[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("does not declare the feature task_receiver"),
+        "{message}"
+    );
+    let (lines, _) = run::<true>(json!([{"op":"connect","tasks":[]}]));
+    assert!(lines[0].get("ok").is_some(), "{lines:?}");
+}
