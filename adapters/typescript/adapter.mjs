@@ -35,6 +35,18 @@
 // reach a TaskStatusNotificationSchema handler. Errors are left as the SDK raises them (a
 // failed task is its own InternalError "Task … failed", not the server's error).
 //
+// The client as a task receiver (connect's `tasks`): the SDK's own receiver support, as its
+// example client (examples/client/simpleStreamableHttp.js) uses it. The Client gets a
+// `taskStore` (the SDK's InMemoryTaskStore) and declares `capabilities.tasks` (list, cancel, and
+// the named methods under requests); the SDK then serves tasks/get, tasks/result, tasks/list and
+// tasks/cancel itself, and refuses a task-augmented request of a method not declared before any
+// handler runs. A sampling or elicitation handler that sees `params.task` creates the task with
+// extra.taskStore.createTask (the ttl asked), returns `{ task }` at once, and stores the
+// handler's answer as the task's `completed` result once its `delay_ms` has passed; a task
+// cancelled meanwhile keeps its status (the store refuses the late result, which is logged).
+// Nothing about tasks/* is written here: `events` reports those requests as they arrive, read
+// off the transport as the negotiated version is.
+//
 // Authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI set; CLIENTS.md, "Authorization"): the
 // transport gets the SDK's `authProvider`, the kit's MemoryOAuthProvider: an OAuthClientProvider written as the SDK's
 // own example (examples/client/simpleOAuthClient.js, InMemoryOAuthClientProvider) writes it:
@@ -57,6 +69,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
@@ -170,13 +183,49 @@ function elicitationModes(handler) {
   return 'action' in handler ? { form: handler } : handler;
 }
 
+/** The server requests a client may serve as tasks (2025-11-25), as connect's `tasks` names them. */
+const TASK_REQUESTS = Object.freeze({
+  'sampling/createMessage': { sampling: { createMessage: {} } },
+  'elicitation/create': { elicitation: { create: {} } },
+});
+
+/**
+ * The handler's answer to a server request, or, when the request is task-augmented and the
+ * Client has a task store (the SDK called the handler, so it declared the method), the task
+ * the SDK's way: created in extra.taskStore with the ttl asked and returned at once, its result
+ * stored `completed` once `answer()` settles (after the handler's delay_ms).
+ *
+ * The work starts on a later turn of the event loop, once the CreateTaskResult is sent: the
+ * store's createTask hands back its own live task object, so a result stored before the SDK
+ * serialized the answer (a handler without delay) would show the new task already completed,
+ * its status notification ahead of it.
+ */
+async function answerOrTask(request, extra, answer) {
+  if (request.params?.task === undefined || extra.taskStore === undefined) return answer();
+  const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl });
+  setImmediate(() =>
+    answer()
+      .then((result) => extra.taskStore.storeTaskResult(task.taskId, 'completed', result))
+      .catch((error) => log(`task ${JSON.stringify(task.taskId)} of ${request.method}: no result stored:`, describe(error))),
+  );
+  return { task };
+}
+
 /** One connection: the SDK's Client and transport. */
 class Connection {
-  constructor(env, handlers) {
+  constructor(env, handlers, taskMethods = []) {
     this.env = env;
     this.handlers = { ...handlers }; // set_roots replaces the roots
+    this.taskMethods = taskMethods.filter((method) => {
+      if (Object.hasOwn(TASK_REQUESTS, method)) return true;
+      log(`connect's tasks names ${JSON.stringify(method)}: no task support of the SDK's client for it, left undeclared`);
+      return false;
+    });
     this.options = { timeout: env.timeoutMs };
-    this.client = new Client({ name: 'mcp-harness-ts-sdk-adapter', version: '1.32.2' }, { capabilities: this.capabilities() });
+    const clientOptions = { capabilities: this.capabilities() };
+    // The SDK's receiver: with a task store its Protocol serves tasks/get, result, list, cancel.
+    if (this.taskMethods.length > 0) clientOptions.taskStore = this.taskStore = new InMemoryTaskStore();
+    this.client = new Client({ name: 'mcp-harness-ts-sdk-adapter', version: '1.32.2' }, clientOptions);
     this.client.onerror = (error) => log('sdk error:', describe(error));
     this.installHandlers();
     this.closed = new Promise((resolve) => {
@@ -205,6 +254,12 @@ class Connection {
       const plain = !keyed && modes.form?.defaults !== true && !(this.env.protocolVersion >= '2025-11-25');
       capabilities.elicitation = plain ? {} : declared;
     }
+    // The shape the SDK checks (assertClientRequestTaskCapability) and sends as given.
+    if (this.taskMethods.length > 0) {
+      let requests = {};
+      for (const method of this.taskMethods) requests = { ...requests, ...TASK_REQUESTS[method] };
+      capabilities.tasks = { list: {}, cancel: {}, requests };
+    }
     return capabilities;
   }
 
@@ -221,23 +276,26 @@ class Connection {
       });
     }
     if (handlers['sampling/createMessage'] !== undefined) {
-      client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
         EVENTS.add(requestEvent(request));
-        return takeTime(this.handlers['sampling/createMessage']);
+        return answerOrTask(request, extra, () => takeTime(this.handlers['sampling/createMessage']));
       });
     }
     if (handlers['elicitation/create'] !== undefined) {
-      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
         const mode = request.params?.mode ?? 'form';
         const answer = elicitationModes(this.handlers['elicitation/create'])[mode];
         if (!answer || typeof answer !== 'object') {
           throw new McpError(ErrorCode.InvalidParams, `this client does not answer ${mode}-mode elicitations`);
         }
         EVENTS.add(requestEvent(request));
-        const { defaults, ...result } = await takeTime(answer);
-        // The SDK fills the defaults in (applyDefaults) by mutating content: hand it a copy.
-        if (result.content && typeof result.content === 'object') result.content = { ...result.content };
-        return result;
+        return answerOrTask(request, extra, async () => {
+          const { defaults, ...result } = await takeTime(answer);
+          // The SDK fills the defaults in (applyDefaults) by mutating content: hand it a copy.
+          // (It does so for a plain answer only: a task's stored result is left as given.)
+          if (result.content && typeof result.content === 'object') result.content = { ...result.content };
+          return result;
+        });
       });
     }
     // The SDK answers ping itself; its users see one only through their own handler.
@@ -289,9 +347,13 @@ class Connection {
     };
     // Observe what arrives, to learn the negotiated version: the SDK keeps the initialize
     // result's serverInfo but not its protocolVersion. Protocol.connect chains its own after.
+    // With a task store, the tasks/* requests the SDK serves are reported here as they arrive.
     transport.onmessage = (message) => {
       if (this.initializeResult === undefined && message && 'id' in message && message.result && typeof message.result === 'object') {
         this.initializeResult = message.result;
+      }
+      if (this.taskStore !== undefined && message && 'id' in message && typeof message.method === 'string' && message.method.startsWith('tasks/')) {
+        EVENTS.add(requestEvent(message));
       }
     };
     return transport;
@@ -465,6 +527,7 @@ class Connection {
       }
     }
     await this.client.close();
+    this.taskStore?.cleanup(); // its ttl timers
     if (failure !== undefined) throw failure;
   }
 }
@@ -520,7 +583,7 @@ await run({
       return withAuthorization(
         async () => {
           // A failed connect closed its client: each round is a new client and transport.
-          attempt = new Connection(env, step.handlers ?? {});
+          attempt = new Connection(env, step.handlers ?? {}, step.tasks ?? []);
           try {
             const ok = await attempt.connect();
             connection = attempt;
