@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 165] = [
+    pub const NAMES: [&'static str; 166] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -222,6 +222,7 @@ impl Defects {
         "task-wait-for-status",
         "task-no-related-meta",
         "task-meta-on-polls",
+        "task-augments-polls",
         "task-poll-through-input",
         "task-answer-twice",
         "task-no-mcp-name",
@@ -400,6 +401,7 @@ impl Defects {
             "task-wait-for-status" => &mut self.task_wait_for_status,
             "task-no-related-meta" => &mut self.task_no_related_meta,
             "task-meta-on-polls" => &mut self.task_meta_on_polls,
+            "task-augments-polls" => &mut self.task_augments_polls,
             "task-poll-through-input" => &mut self.task_poll_through_input,
             "task-answer-twice" => &mut self.task_answer_twice,
             "task-no-mcp-name" => &mut self.task_no_mcp_name,

@@ -3,7 +3,7 @@
 //!
 //! Defects here: `task-ignore-capability`, `task-ignore-required`, `task-busy-poll`,
 //! `task-cancel-notification`, `task-wait-for-status`, `task-no-related-meta`,
-//! `task-meta-on-polls`, `task-poll-through-input`, `task-answer-twice`, `task-any-request`,
+//! `task-meta-on-polls`, `task-augments-polls`, `task-poll-through-input`, `task-answer-twice`, `task-any-request`,
 //! `task-failed-as-ok`. (`task-no-mcp-name` is in `sent.rs`, `task-cache-get` in `cache.rs`.)
 //! As a task receiver: `receiver-plain-answer`, `receiver-not-working`,
 //! `receiver-result-early`, `receiver-result-no-meta`, `receiver-cancel-terminal-ok`,
@@ -65,12 +65,17 @@ impl Defects {
         self.task_answer_twice
     }
 
-    /// The params of a request about a task; correct: without related-task `_meta`.
+    /// The params of a request about a task; correct: without related-task `_meta`, and
+    /// not task-augmented.
     pub(crate) fn task_params(&self, params: Value, task_id: &str) -> Value {
-        match self.task_meta_on_polls {
+        let mut params = match self.task_meta_on_polls {
             true => crate::tasks::with_related_task(params, &json!({"taskId": task_id})),
             false => params,
+        };
+        if self.task_augments_polls {
+            params["task"] = json!({});
         }
+        params
     }
 
     /// Whether a task is cancelled by `notifications/cancelled`; correct: never.
@@ -171,6 +176,8 @@ mod tests {
         assert!(with("task-cancel-notification").cancels_by_notification());
         let params = json!({"taskId": "t"});
         assert_eq!(ok.task_params(params.clone(), "t"), params);
+        let augmented = with("task-augments-polls").task_params(params.clone(), "t");
+        assert_eq!(augmented["task"], json!({}));
         let tagged = with("task-meta-on-polls").task_params(params, "t");
         assert_eq!(tagged["_meta"][RELATED_TASK], json!({"taskId": "t"}));
         let related = json!({"taskId": "t"});

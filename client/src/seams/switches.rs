@@ -365,6 +365,9 @@ pub struct Defects {
     /// Put related-task `_meta` on `tasks/get`, `tasks/result` and `tasks/cancel` (breaks:
     /// requestors SHOULD NOT include it there).
     pub(crate) task_meta_on_polls: bool,
+    /// Task-augment `tasks/get`, `tasks/result` and `tasks/cancel` with `params.task` (breaks:
+    /// a requestor augments only the request types the receiver declared).
+    pub(crate) task_augments_polls: bool,
     /// Legacy: at `input_required` keep polling and never call `tasks/result` until the task
     /// ends (breaks: tasks/result is called on input_required).
     pub(crate) task_poll_through_input: bool,
