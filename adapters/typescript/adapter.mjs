@@ -569,7 +569,7 @@ Error.stackTraceLimit = 50; // deep enough for classify to see cacheToolMetadata
 await run({
   name: `ts-sdk-adapter ${SDK}`,
   classify,
-  features: ['roots', 'sampling', 'elicitation', 'oauth', 'tasks'], // what the kit may ask of the SDK
+  features: ['roots', 'sampling', 'elicitation', 'oauth', 'tasks', 'task_receiver'], // what the kit may ask of the SDK
   events: EVENTS,
   // The SDK always offers LATEST_PROTOCOL_VERSION in initialize and has no server/discover.
   limits: (env) => (env.era === 'legacy' && env.protocolVersion === LATEST_PROTOCOL_VERSION ? [] : ['choose_version']),
