@@ -55,8 +55,8 @@ impl ListKind {
         duplicate: ErrorKind::DuplicateName,
     };
 
-    /// `tasks/list` (2025-11-25): tasks by `taskId`. Not a listing the modern cache knows:
-    /// the 2026-07-28 tasks extension has no `tasks/list`.
+    /// `tasks/list` (2025-11-25): tasks by `taskId`. The modern cache never sees it: the
+    /// 2026-07-28 tasks extension has no `tasks/list`.
     pub(crate) const TASKS: ListKind = ListKind {
         method: "tasks/list",
         entries: "tasks",
@@ -71,6 +71,7 @@ impl ListKind {
             Self::RESOURCES,
             Self::RESOURCE_TEMPLATES,
             Self::PROMPTS,
+            Self::TASKS,
         ]
         .iter()
         .any(|kind| kind.method == method)

@@ -124,9 +124,7 @@ impl Outgoing {
             }
         }
         match method {
-            _ if (ListKind::is_listing(method) || method == ListKind::TASKS.method)
-                && d.mangle_cursor =>
-            {
+            _ if ListKind::is_listing(method) && d.mangle_cursor => {
                 if let Some(Value::String(cursor)) = p.get_mut("cursor") {
                     cursor.push('x');
                 }
