@@ -1021,7 +1021,9 @@ async function runPlan(adapter, env) {
       clearTimeout(timer);
     }
     if (op === 'connect') {
-      const limits = adapter.limits?.(env, step) ?? [];
+      const limits = [...(adapter.limits?.(env, step) ?? [])];
+      // A library without tasks cannot call a `required` tool as one (the `tasks` need).
+      if (!(adapter.features ?? []).includes('tasks') && !limits.includes('tasks')) limits.push('tasks');
       if (limits.length > 0) line.limits = limits;
     }
     log(`step ${index} (${op}) took ${Math.round(performance.now() - started)} ms`);

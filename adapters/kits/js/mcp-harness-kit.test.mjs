@@ -178,7 +178,7 @@ test('run walks the plan: one line per step, the stdout guard, redaction, exit 0
   assert.deepEqual(lines.map((l) => l.step), plan.map((_, i) => i));
   const kinds = lines.map((l) => l.error?.kind ?? 'ok');
   assert.deepEqual(kinds, ['transport_closed', 'ok', 'ok', 'ok', 'cancelled', 'transport_closed', 'unsupported_op', 'ok', 'ok', 'unsupported_op', 'ok', 'transport_closed', 'ok']);
-  assert.deepEqual(lines[1].limits, ['choose_version']);
+  assert.deepEqual(lines[1].limits, ['choose_version', 'tasks']); // no tasks feature: the tasks need
   assert.deepEqual(lines[3].ok, { text: ['hi'], content: [{ type: 'text', text: 'hi' }] });
   assert.deepEqual(lines[8].ok, { events: [] });
   assert.equal(lines[5].error.message, 'refused token [redacted]');

@@ -778,7 +778,9 @@ async def run_plan(adapter: Adapter, out: Output) -> None:
                 error = error or classify_common(e)
             limits = None
             if op == "connect":
-                limits = list(dict.fromkeys(adapter.limits() + (error.limits if error else [])))
+                # A library without tasks cannot call a `required` tool as one (the `tasks` need).
+                lacks_tasks = [] if "tasks" in adapter.features else ["tasks"]
+                limits = list(dict.fromkeys(adapter.limits() + lacks_tasks + (error.limits if error else [])))
             out.line(index, op, ok, error, limits)
             note(f"step {index} ({op}) answered", None)
         if connected:

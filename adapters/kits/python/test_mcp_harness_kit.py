@@ -217,7 +217,7 @@ class Plan(unittest.TestCase):
             ["transport_closed", None, None, "protocol_error", "unsupported_op", "unsupported_op", None, None, None, "transport_closed", None],
         )
         self.assertEqual([line["step"] for line in lines], list(range(11)))
-        self.assertEqual(lines[1]["limits"], ["choose_version"])
+        self.assertEqual(lines[1]["limits"], ["choose_version", "tasks"])  # no tasks feature: the tasks need
         self.assertEqual(lines[2]["ok"]["text"], ["echo"])
         self.assertEqual(lines[3]["error"]["code"], -32602)
         self.assertEqual(lines[7]["ok"], {"events": []})

@@ -591,6 +591,11 @@ pub enum Need {
     /// which a modern server cannot tell apart, except where the case is about a modern-only
     /// client meeting a legacy server.
     ModernOnly,
+    /// Running a tool call as a task (the 2025-11-25 tasks or the 2026-07-28 extension): a
+    /// library without tasks can only call a tool plainly, even one whose
+    /// `execution.taskSupport` is `required`. The kits declare it for an adapter without
+    /// their `tasks` feature.
+    Tasks,
 }
 
 impl Need {
@@ -600,6 +605,7 @@ impl Need {
             Need::ChooseVersion => "choose_version",
             Need::ChooseElicitationModes => "choose_elicitation_modes",
             Need::ModernOnly => "modern_only",
+            Need::Tasks => "tasks",
         }
     }
 }

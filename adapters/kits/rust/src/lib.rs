@@ -187,8 +187,15 @@ pub async fn run_plan<A: Adapter>(adapter: &mut A, env: &Env, mut emit: impl FnM
             Ok(ok) => line.insert("ok".into(), ok),
             Err(error) => line.insert("error".into(), error.to_json(env.bearer_token.as_deref())),
         };
-        if matches!(step, Ok(Step::Connect { .. })) && !adapter.limits().is_empty() {
-            line.insert("limits".into(), json!(adapter.limits()));
+        if matches!(step, Ok(Step::Connect { .. })) {
+            let mut limits = adapter.limits().to_vec();
+            // A library without tasks cannot call a `required` tool as one (the `tasks` need).
+            if !A::FEATURES.contains(&"tasks") && !limits.contains(&"tasks") {
+                limits.push("tasks");
+            }
+            if !limits.is_empty() {
+                line.insert("limits".into(), json!(limits));
+            }
         }
         let mut line = Value::Object(line);
         redact_json(&mut line, env.bearer_token.as_deref());

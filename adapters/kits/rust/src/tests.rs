@@ -98,7 +98,7 @@ fn steps_before_connect_and_after_close_are_transport_closed() {
             "transport_closed"
         ]
     );
-    assert_eq!(lines[3]["limits"], json!(["choose_version"]));
+    assert_eq!(lines[3]["limits"], json!(["choose_version", "tasks"])); // no tasks feature
     assert_eq!(lines[2]["op"], "teleport");
     assert_eq!(calls, ["connect 0", "list_tools on 7", "close 7"]);
 }
