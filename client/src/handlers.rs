@@ -565,6 +565,73 @@ mod tests {
     }
 
     #[test]
+    fn sampling_tools_rejection_and_tool_rules() {
+        let ok = Seams::default();
+        let tools = handlers(json!({"sampling/createMessage": {
+            "role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "w", "input": {}}],
+            "model": "m"}}));
+        assert_eq!(tools.capabilities(NEW)["sampling"], json!({"tools": {}}));
+        assert_eq!(tools.capabilities(MODERN)["sampling"], json!({"tools": {}}));
+        assert_eq!(tools.capabilities(OLD)["sampling"], json!({}));
+        let mixed = json!({"messages": [{"role": "user", "content": [
+            {"type": "text", "text": "t"}, {"type": "tool_result", "toolUseId": "c", "content": []}]}]});
+        let refused = tools.handle("sampling/createMessage", &mixed, &json!([]), NEW, &ok);
+        assert!(matches!(refused, Handled::Error(-32602, _)), "{refused:?}");
+        let rejecting = handlers(json!({"sampling/createMessage": {"rejected": true}}));
+        assert_eq!(rejecting.capabilities(NEW)["sampling"], json!({}));
+        let got = rejecting.handle("sampling/createMessage", &json!({}), &json!([]), NEW, &ok);
+        assert_eq!(
+            got,
+            Handled::Error(-1, "User rejected sampling request".into())
+        );
+        let Value::Object(bad) = json!({"sampling/createMessage": {"rejected": "yes"}}) else {
+            panic!()
+        };
+        assert!(Handlers::from_json(&bad).unwrap_err().contains("rejected"));
+        // `browser` is an elicitation answer's own member only: elsewhere it is sent as given.
+        let roots = handlers(json!({"roots/list": {"roots": [], "browser": true}}));
+        assert_eq!(
+            roots.roots,
+            Some(Answer {
+                result: json!({"roots": [], "browser": true}),
+                delay: None,
+                defaults: false,
+                browser: false,
+                rejected: false,
+            })
+        );
+    }
+
+    #[test]
+    fn a_url_is_consented_only_by_a_url_answer_playing_the_browser() {
+        let url = json!({"mode": "url", "url": "https://x.example/a?b#c", "message": "m"});
+        let form = json!({"message": "m", "requestedSchema": {"type": "object"}});
+        let playing = |action: &str| {
+            handlers(json!({"elicitation/create": {
+                "form": {"action": "accept", "content": {}},
+                "url": {"action": action, "browser": true}}}))
+        };
+        let consented = Some(("https://x.example/a?b#c".to_owned(), true));
+        assert_eq!(playing("accept").url_consent(&url, NEW), consented);
+        assert_eq!(
+            playing("decline").url_consent(&url, NEW).map(|c| c.1),
+            Some(false)
+        );
+        assert_eq!(playing("accept").url_consent(&form, NEW), None);
+        assert_eq!(playing("accept").url_consent(&url, OLD), None);
+        let silent = handlers(json!({"elicitation/create": {"url": {"action": "accept"}}}));
+        assert_eq!(silent.url_consent(&url, NEW), None);
+        let answered = playing("accept").handle(
+            "elicitation/create",
+            &url,
+            &json!([]),
+            NEW,
+            &Seams::default(),
+        );
+        assert_eq!(answered, Handled::Result(json!({"action": "accept"}), None));
+    }
+
+    #[test]
     fn roots_come_from_the_current_list() {
         let h = handlers(json!({"roots/list": {"roots": [{"uri": "file:///a"}]}}));
         assert_eq!(h.roots(), json!([{"uri": "file:///a"}]));

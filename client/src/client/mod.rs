@@ -35,7 +35,6 @@ use crate::tools::{self, ToolResult};
 use crate::transport::{HttpTransport, StdioTransport, Transport};
 use seams::ClientSeams;
 
-
 /// The error a 2025-11-25 server answers a request with that needs URL elicitations first
 /// (URLElicitationRequiredError).
 const URL_ELICITATION_REQUIRED: i64 = -32042;

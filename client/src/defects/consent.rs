@@ -77,7 +77,10 @@ mod tests {
     fn each_defect_bends_one_decision() {
         let ok = Defects::default();
         assert_eq!(ok.rejection_code(-1), -1);
-        assert_eq!(Defects::only("sampling-rejection-code").rejection_code(-1), INTERNAL_ERROR);
+        assert_eq!(
+            Defects::only("sampling-rejection-code").rejection_code(-1),
+            INTERNAL_ERROR
+        );
         assert!(ok.refuses_tool_problem(ToolProblem::Unanswered));
         assert!(ok.refuses_tool_problem(ToolProblem::Mixed));
         let unanswered = Defects::only("accept-unanswered-tool-use");
@@ -95,6 +98,9 @@ mod tests {
         assert!(!Defects::only("ignore-url-elicitation-required").offers_required_elicitations());
         assert!(!Defects::only("no-retry-after-url-accept").retries_after_url_accept());
         assert_eq!(ok.mode_when_absent("form"), "form");
-        assert_eq!(Defects::only("missing-mode-as-url").mode_when_absent("form"), "url");
+        assert_eq!(
+            Defects::only("missing-mode-as-url").mode_when_absent("form"),
+            "url"
+        );
     }
 }

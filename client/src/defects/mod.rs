@@ -475,6 +475,7 @@ mod tests {
     fn every_name_is_listed_in_a_seams_docs() {
         let docs: String = [
             include_str!("cache.rs"),
+            include_str!("consent.rs"),
             include_str!("content.rs"),
             include_str!("era.rs"),
             include_str!("giving_up.rs"),

@@ -79,7 +79,9 @@ pub(crate) fn problem(params: &Value) -> Option<(ToolProblem, String)> {
         if let Some(missing) = uses.iter().find(|id| !answered.contains(*id)) {
             return Some((
                 ToolProblem::Unanswered,
-                format!("Tool result missing in request: no tool_result for {missing:?} of messages[{i}]"),
+                format!(
+                    "Tool result missing in request: no tool_result for {missing:?} of messages[{i}]"
+                ),
             ));
         }
     }
@@ -114,7 +116,10 @@ mod tests {
         assert_eq!(problem(&ok), None);
         assert_eq!(problem(&json!({"messages": [q]})), None);
         let single = json!({"role": "user", "content": {"type": "tool_result", "toolUseId": "a", "content": []}});
-        assert_eq!(problem(&json!({"messages": [q, use_of(&["a"]), single]})), None);
+        assert_eq!(
+            problem(&json!({"messages": [q, use_of(&["a"]), single]})),
+            None
+        );
     }
 
     #[test]
@@ -135,8 +140,14 @@ mod tests {
 
     #[test]
     fn tool_use_content_means_tools() {
-        assert!(uses_tools(&json!({"content": [{"type": "tool_use", "id": "a"}]})));
-        assert!(uses_tools(&json!({"content": {"type": "tool_use", "id": "a"}})));
-        assert!(!uses_tools(&json!({"content": {"type": "text", "text": "a"}})));
+        assert!(uses_tools(
+            &json!({"content": [{"type": "tool_use", "id": "a"}]})
+        ));
+        assert!(uses_tools(
+            &json!({"content": {"type": "tool_use", "id": "a"}})
+        ));
+        assert!(!uses_tools(
+            &json!({"content": {"type": "text", "text": "a"}})
+        ));
     }
 }
