@@ -10,7 +10,16 @@
 //! answering, as a user taking time would; a cancellation arriving meanwhile means no answer
 //! at all) and, on an elicitation answer, `defaults: true` (fill each member the requested
 //! schema gives a `default` and the answer's `content` leaves out, as a user accepting a
-//! pre-filled form would).
+//! pre-filled form would). An elicitation answer in url mode may say `browser: true`: the
+//! caller plays the user's browser, so a consented URL is reported as opened (an event
+//! `url_opened`; the client itself never fetches it). A sampling answer may say
+//! `rejected: true`: the user rejected the request, answered with the error -1. A sampling
+//! answer with `tool_use` content is a model that uses tools (`sampling.tools`; see
+//! [`sampling`]).
+
+mod sampling;
+
+pub(crate) use sampling::ToolProblem;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -25,7 +34,10 @@ use crate::seams::wire::Wire;
 pub const HANDLED_METHODS: [&str; 3] =
     ["roots/list", "sampling/createMessage", "elicitation/create"];
 
-/// The first legacy revision with elicitation modes (`form`, `url`).
+/// The error code a user's rejection of a sampling request is answered with.
+const USER_REJECTED: i64 = -1;
+
+/// The first legacy revision with elicitation modes (`form`, `url`) and sampling tools.
 const MODES_SINCE: &str = "2025-11-25";
 
 /// The first revision with tasks.
@@ -38,6 +50,18 @@ struct Answer {
     delay: Option<Duration>,
     /// Elicitation only: fill the requested schema's defaults into `content`.
     defaults: bool,
+    /// Elicitation (url mode) only: the caller plays the browser a consented URL opens in.
+    browser: bool,
+    /// Sampling only: the user rejected the request.
+    rejected: bool,
+}
+
+/// Which client-own members an answer may carry besides its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Own {
+    Roots,
+    Sampling,
+    Elicitation,
 }
 
 /// The elicitation answers: one (form mode), or one per mode.
@@ -106,8 +130,10 @@ impl Handlers {
         for (method, value) in handlers {
             let at = format!("handlers[{method:?}]");
             match method.as_str() {
-                "roots/list" => out.roots = Some(answer(value, &at, false)?),
-                "sampling/createMessage" => out.sampling = Some(answer(value, &at, false)?),
+                "roots/list" => out.roots = Some(answer(value, &at, Own::Roots)?),
+                "sampling/createMessage" => {
+                    out.sampling = Some(answer(value, &at, Own::Sampling)?);
+                }
                 "elicitation/create" => out.elicitation = Some(elicitation(value, &at)?),
                 other => {
                     return Err(format!(
@@ -187,8 +213,13 @@ impl Handlers {
             };
             caps.insert("roots".into(), roots);
         }
-        if self.sampling.is_some() {
-            caps.insert("sampling".into(), json!({}));
+        if let Some(sampling) = &self.sampling {
+            let tools = spoken.has_modes() && sampling::uses_tools(&sampling.result);
+            let declared = match tools {
+                true => json!({"tools": {}}),
+                false => json!({}),
+            };
+            caps.insert("sampling".into(), declared);
         }
         if let Some(elicitation) = &self.elicitation {
             let declared = match (spoken.has_modes(), elicitation) {
@@ -237,7 +268,7 @@ impl Handlers {
                 None => Handled::Unhandled,
             },
             "sampling/createMessage" => match &self.sampling {
-                Some(a) => Handled::Result(a.result.clone(), a.delay),
+                Some(a) => sample(a, params, seams),
                 None => Handled::Unhandled,
             },
             "elicitation/create" => match &self.elicitation {
@@ -249,11 +280,45 @@ impl Handlers {
     }
 }
 
+impl Handlers {
+    /// A url-mode elicitation (`params`) the caller's `url` answer plays the browser for
+    /// (`browser: true`): its URL as received, and whether the user consented (`accept`).
+    /// `None` for any other request, or a url answer without `browser`.
+    pub(crate) fn url_consent(&self, params: &Value, spoken: Spoken<'_>) -> Option<(String, bool)> {
+        let Some(Elicitation::ByMode(modes)) = &self.elicitation else {
+            return None;
+        };
+        if !spoken.has_modes() || params.get("mode").and_then(Value::as_str) != Some("url") {
+            return None;
+        }
+        let answer = modes.get("url").filter(|a| a.browser)?;
+        let url = params.get("url").and_then(Value::as_str)?;
+        let consented = answer.result.get("action").and_then(Value::as_str) == Some("accept");
+        Some((url.to_owned(), consented))
+    }
+}
+
+/// The answer to one sampling request: an error -1 when the user rejected it, -32602 when its
+/// messages break the tool rules, else the answer.
+fn sample(a: &Answer, params: &Value, seams: &Seams) -> Handled {
+    if a.rejected {
+        let code = seams.rejection_code(USER_REJECTED);
+        return Handled::Error(code, "User rejected sampling request".into());
+    }
+    if let Some((problem, message)) = sampling::problem(params)
+        && seams.refuses_tool_problem(problem)
+    {
+        return Handled::Error(INVALID_PARAMS, message);
+    }
+    Handled::Result(a.result.clone(), a.delay)
+}
+
 /// The answer to one elicitation: the declared mode's answer (a request without `mode` is
 /// form mode), its content completed with the schema's defaults when asked; -32602 for a mode
 /// not declared.
 fn elicit(e: &Elicitation, params: &Value, spoken: Spoken<'_>, seams: &Seams) -> Handled {
-    let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
+    let absent = seams.mode_when_absent("form");
+    let mode = params.get("mode").and_then(Value::as_str).unwrap_or(absent);
     let declared = |m: &str| spoken.has_modes() || m == "form";
     let chosen = match e {
         Elicitation::Form(a) => (mode == "form").then_some(a),
@@ -307,7 +372,7 @@ fn fill_defaults(result: &mut Value, params: &Value) {
 
 /// One answer: an object, whose `delay_ms` (and, for an elicitation, `defaults`) are taken
 /// out of the result.
-fn answer(value: &Value, at: &str, elicitation: bool) -> Result<Answer, String> {
+fn answer(value: &Value, at: &str, own: Own) -> Result<Answer, String> {
     let Value::Object(map) = value else {
         return Err(format!(
             "{at}: expected an object (the result to answer with), got {value}"
@@ -325,18 +390,26 @@ fn answer(value: &Value, at: &str, elicitation: bool) -> Result<Answer, String> 
             }
         },
     };
-    let defaults = match elicitation {
-        false => false,
-        true => match result.remove("defaults") {
-            None => false,
-            Some(Value::Bool(b)) => b,
-            Some(other) => return Err(format!("{at}.defaults: expected a boolean, got {other}")),
-        },
+    let mut flag = |name: &str, allowed: bool| match (allowed, result.remove(name)) {
+        (false, removed) => {
+            if let Some(v) = removed {
+                result.insert(name.to_owned(), v);
+            }
+            Ok(false)
+        }
+        (true, None) => Ok(false),
+        (true, Some(Value::Bool(b))) => Ok(b),
+        (true, Some(other)) => Err(format!("{at}.{name}: expected a boolean, got {other}")),
     };
+    let defaults = flag("defaults", own == Own::Elicitation)?;
+    let browser = flag("browser", own == Own::Elicitation)?;
+    let rejected = flag("rejected", own == Own::Sampling)?;
     Ok(Answer {
         result: Value::Object(result),
         delay,
         defaults,
+        browser,
+        rejected,
     })
 }
 
@@ -346,7 +419,7 @@ fn elicitation(value: &Value, at: &str) -> Result<Elicitation, String> {
         return Err(format!("{at}: expected an object, got {value}"));
     };
     if map.contains_key("action") {
-        return Ok(Elicitation::Form(answer(value, at, true)?));
+        return Ok(Elicitation::Form(answer(value, at, Own::Elicitation)?));
     }
     if map.is_empty() {
         return Err(format!(
@@ -362,7 +435,7 @@ fn elicitation(value: &Value, at: &str) -> Result<Elicitation, String> {
         }
         modes.insert(
             mode.clone(),
-            answer(answer_value, &format!("{at}.{mode}"), true)?,
+            answer(answer_value, &format!("{at}.{mode}"), Own::Elicitation)?,
         );
     }
     Ok(Elicitation::ByMode(modes))
@@ -489,6 +562,73 @@ mod tests {
             let answered = h.handle("elicitation/create", &url, &json!([]), NEW, &lax);
             assert!(matches!(answered, Handled::Result(..)));
         }
+    }
+
+    #[test]
+    fn sampling_tools_rejection_and_tool_rules() {
+        let ok = Seams::default();
+        let tools = handlers(json!({"sampling/createMessage": {
+            "role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "w", "input": {}}],
+            "model": "m"}}));
+        assert_eq!(tools.capabilities(NEW)["sampling"], json!({"tools": {}}));
+        assert_eq!(tools.capabilities(MODERN)["sampling"], json!({"tools": {}}));
+        assert_eq!(tools.capabilities(OLD)["sampling"], json!({}));
+        let mixed = json!({"messages": [{"role": "user", "content": [
+            {"type": "text", "text": "t"}, {"type": "tool_result", "toolUseId": "c", "content": []}]}]});
+        let refused = tools.handle("sampling/createMessage", &mixed, &json!([]), NEW, &ok);
+        assert!(matches!(refused, Handled::Error(-32602, _)), "{refused:?}");
+        let rejecting = handlers(json!({"sampling/createMessage": {"rejected": true}}));
+        assert_eq!(rejecting.capabilities(NEW)["sampling"], json!({}));
+        let got = rejecting.handle("sampling/createMessage", &json!({}), &json!([]), NEW, &ok);
+        assert_eq!(
+            got,
+            Handled::Error(-1, "User rejected sampling request".into())
+        );
+        let Value::Object(bad) = json!({"sampling/createMessage": {"rejected": "yes"}}) else {
+            panic!()
+        };
+        assert!(Handlers::from_json(&bad).unwrap_err().contains("rejected"));
+        // `browser` is an elicitation answer's own member only: elsewhere it is sent as given.
+        let roots = handlers(json!({"roots/list": {"roots": [], "browser": true}}));
+        assert_eq!(
+            roots.roots,
+            Some(Answer {
+                result: json!({"roots": [], "browser": true}),
+                delay: None,
+                defaults: false,
+                browser: false,
+                rejected: false,
+            })
+        );
+    }
+
+    #[test]
+    fn a_url_is_consented_only_by_a_url_answer_playing_the_browser() {
+        let url = json!({"mode": "url", "url": "https://x.example/a?b#c", "message": "m"});
+        let form = json!({"message": "m", "requestedSchema": {"type": "object"}});
+        let playing = |action: &str| {
+            handlers(json!({"elicitation/create": {
+                "form": {"action": "accept", "content": {}},
+                "url": {"action": action, "browser": true}}}))
+        };
+        let consented = Some(("https://x.example/a?b#c".to_owned(), true));
+        assert_eq!(playing("accept").url_consent(&url, NEW), consented);
+        assert_eq!(
+            playing("decline").url_consent(&url, NEW).map(|c| c.1),
+            Some(false)
+        );
+        assert_eq!(playing("accept").url_consent(&form, NEW), None);
+        assert_eq!(playing("accept").url_consent(&url, OLD), None);
+        let silent = handlers(json!({"elicitation/create": {"url": {"action": "accept"}}}));
+        assert_eq!(silent.url_consent(&url, NEW), None);
+        let answered = playing("accept").handle(
+            "elicitation/create",
+            &url,
+            &json!([]),
+            NEW,
+            &Seams::default(),
+        );
+        assert_eq!(answered, Handled::Result(json!({"action": "accept"}), None));
     }
 
     #[test]

@@ -28,6 +28,7 @@ use crate::seams::wire::Wire;
 use crate::tasks::received::Received;
 use crate::tasks::seams::TaskSeams;
 
+mod consent;
 mod receiving;
 
 /// `_meta` key of the subscription a notification belongs to (2026-07-28).
@@ -227,6 +228,9 @@ impl Listener {
             modern: false,
             version: &offered,
         };
+        if method == "elicitation/create" {
+            self.url_elicitation(params, spoken);
+        }
         if self.handlers.serves_tasks(spoken)
             && let Some(reply) = self.task_request(id, method, params, spoken)
         {
@@ -314,6 +318,9 @@ impl Listener {
             version: "",
         };
         let roots = lock(&self.roots).clone();
+        if method == "elicitation/create" {
+            self.url_elicitation(params, spoken);
+        }
         match self
             .handlers
             .handle(method, params, &roots, spoken, &self.seams)

@@ -859,6 +859,10 @@ export const FEATURES = Object.freeze({
   oauth: null,
   tasks: null,
   task_receiver: null,
+  // Sampling with tools (an answer with tool_use content, or a rejection): usesSamplingTools.
+  sampling_tools: null,
+  // URL consent (a url elicitation answer saying `browser`): playsBrowser.
+  url_consent: null,
 });
 
 /** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
@@ -871,6 +875,28 @@ export const TASK_OPS = Object.freeze(['get_task', 'cancel_task', 'task_result',
  */
 export function needsTasks(step) {
   return TASK_OPS.includes(step.op) || (step.op === 'call_tool' && (step.task != null || step.background === true));
+}
+
+/**
+ * Whether the sampling answer is a model using tools (`tool_use` content) or a rejection.
+ * @param {Record<string, any>} answers
+ * @returns {boolean}
+ */
+export function usesSamplingTools(answers) {
+  const answer = answers['sampling/createMessage'];
+  if (answer === null || typeof answer !== 'object') return false;
+  const blocks = Array.isArray(answer.content) ? answer.content : [answer.content];
+  return answer.rejected === true || blocks.some((b) => b !== null && typeof b === 'object' && b.type === 'tool_use');
+}
+
+/**
+ * Whether the elicitation's `url` answer says `browser: true` (the caller is the browser).
+ * @param {Record<string, any>} answers
+ * @returns {boolean}
+ */
+export function playsBrowser(answers) {
+  const url = answers['elicitation/create']?.url;
+  return url !== null && typeof url === 'object' && url.browser === true;
 }
 
 /**
@@ -890,6 +916,8 @@ export function undeclared(step, env, declared = []) {
   if (step.op === 'connect' && env.auth) needed.push('oauth');
   if (needsTasks(step)) needed.push('tasks');
   if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
+  if (usesSamplingTools(answers)) needed.push('sampling_tools');
+  if (playsBrowser(answers)) needed.push('url_consent');
   return needed.filter((name) => !declared.includes(name));
 }
 

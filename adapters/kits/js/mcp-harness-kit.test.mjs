@@ -24,6 +24,7 @@ import {
   paginate,
   readEnv,
   toolResult,
+  undeclared,
 } from './mcp-harness-kit.mjs';
 
 const KIT = new URL('./mcp-harness-kit.mjs', import.meta.url).href;
@@ -396,6 +397,20 @@ test('retryAfterAuthorization finishes a pending authorization and runs again, u
   // A user asked again and again gives up.
   const always = () => { provider.location = 'http://127.0.0.1:9/callback?code=c'; throw new Unauthorized('401'); };
   await rejects(retryAfterAuthorization(always, { ...options, limit: 2 }), 'auth_failed');
+});
+
+test('sampling tools and URL consent are features', () => {
+  const needs = (handlers, declared) => undeclared({ op: 'connect', handlers }, {}, declared);
+  const toolUse = { role: 'assistant', content: [{ type: 'tool_use', id: 'c', name: 'w', input: {} }], model: 'm' };
+  const text = { role: 'assistant', content: { type: 'text', text: 't' }, model: 'm' };
+  assert.deepEqual(needs({ 'sampling/createMessage': toolUse }, ['sampling']), ['sampling_tools']);
+  assert.deepEqual(needs({ 'sampling/createMessage': { rejected: true } }, ['sampling']), ['sampling_tools']);
+  assert.deepEqual(needs({ 'sampling/createMessage': text }, ['sampling']), []);
+  assert.deepEqual(needs({ 'sampling/createMessage': toolUse }, ['sampling', 'sampling_tools']), []);
+  const browser = { 'elicitation/create': { url: { action: 'accept', browser: true } } };
+  assert.deepEqual(needs(browser, ['elicitation']), ['url_consent']);
+  assert.deepEqual(needs({ 'elicitation/create': { url: { action: 'accept' } } }, ['elicitation']), []);
+  assert.deepEqual(needs(browser, ['elicitation', 'url_consent']), []);
 });
 
 test('a connect that serves tasks needs the task_receiver feature', () => {

@@ -646,6 +646,10 @@ class Events:
 # (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
 # task steps of CLIENTS.md § Tasks).
 FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None}
+# Sampling with tools (an answer with tool_use content, or a rejection) and URL consent (a url
+# answer saying `browser`): values of the answers above, see `uses_sampling_tools`, `plays_browser`.
+FEATURES["sampling_tools"] = None
+FEATURES["url_consent"] = None
 
 #: The ops about a task that exists already (CLIENTS.md § Tasks): each needs the `tasks` feature.
 TASK_OPS = frozenset({"get_task", "cancel_task", "task_result", "list_tasks"})
@@ -655,6 +659,22 @@ def needs_tasks(step: dict[str, Any]) -> bool:
     """Whether `step` is a task step: a task op, or a call_tool with `task` or `background: true`."""
     op = step.get("op")
     return op in TASK_OPS or (op == "call_tool" and (step.get("task") is not None or step.get("background") is True))
+
+
+def uses_sampling_tools(answers: dict[str, Any]) -> bool:
+    """Whether the sampling answer is a model using tools (`tool_use` content) or a rejection."""
+    answer = answers.get("sampling/createMessage")
+    if not isinstance(answer, dict):
+        return False
+    content = answer.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    return answer.get("rejected") is True or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+
+
+def plays_browser(answers: dict[str, Any]) -> bool:
+    """Whether the elicitation's `url` answer says `browser: true` (the caller is the browser)."""
+    answer = answers.get("elicitation/create")
+    return isinstance(answer, dict) and isinstance(answer.get("url"), dict) and answer["url"].get("browser") is True
 
 
 def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) -> list[str]:
@@ -671,6 +691,10 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
         needed.append("tasks")
     if op == "connect" and step.get("tasks"):
         needed.append("task_receiver")
+    if uses_sampling_tools(answers):
+        needed.append("sampling_tools")
+    if plays_browser(answers):
+        needed.append("url_consent")
     return [name for name in needed if name not in set(declared)]
 
 

@@ -317,6 +317,20 @@ class Plan(unittest.TestCase):
             self.assertIn(field, line["error"]["message"], step)
         self.assertEqual(Tasks.called, [])
 
+    def test_sampling_tools_and_url_consent_are_features(self) -> None:
+        tool_use = {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "w", "input": {}}], "model": "m"}
+        text = {"role": "assistant", "content": {"type": "text", "text": "t"}, "model": "m"}
+        config = kit.read_env(env(), [])
+        needs = lambda handlers, declared: kit.undeclared({"op": "connect", "handlers": handlers}, config, declared)
+        self.assertEqual(needs({"sampling/createMessage": tool_use}, ["sampling"]), ["sampling_tools"])
+        self.assertEqual(needs({"sampling/createMessage": {"rejected": True}}, ["sampling"]), ["sampling_tools"])
+        self.assertEqual(needs({"sampling/createMessage": text}, ["sampling"]), [])
+        self.assertEqual(needs({"sampling/createMessage": tool_use}, ["sampling", "sampling_tools"]), [])
+        browser = {"elicitation/create": {"url": {"action": "accept", "browser": True}}}
+        self.assertEqual(needs(browser, ["elicitation"]), ["url_consent"])
+        self.assertEqual(needs({"elicitation/create": {"url": {"action": "accept"}}}, ["elicitation"]), [])
+        self.assertEqual(needs(browser, ["elicitation", "url_consent"]), [])
+
     def test_a_connect_serving_tasks_needs_the_task_receiver_feature(self) -> None:
         class Requestor(Fake):
             features = ("tasks",)

@@ -35,6 +35,9 @@ use crate::tools::{self, ToolResult};
 use crate::transport::{HttpTransport, StdioTransport, Transport};
 use seams::ClientSeams;
 
+/// The error a 2025-11-25 server answers a request with that needs URL elicitations first
+/// (URLElicitationRequiredError).
+const URL_ELICITATION_REQUIRED: i64 = -32042;
 /// A connected MCP client. Methods take `&self`, so several requests may be in flight at once.
 ///
 /// Dropping a client that was not closed starts a best-effort shutdown on the current Tokio
@@ -314,7 +317,16 @@ impl Client {
         let params = Value::Object(params);
         let mut cancel = std::pin::pin!(cancel);
         let called = match &self.connection {
-            Connection::Legacy(_) => self.call_legacy(name, params, task, cancel.as_mut()).await,
+            Connection::Legacy(_) => {
+                let called = self.call_legacy(name, params, task, cancel.as_mut()).await;
+                if let Err(e) = &called
+                    && e.code == Some(URL_ELICITATION_REQUIRED)
+                {
+                    let listener = self.session.router().listener();
+                    listener.url_elicitation_required(e.data.as_ref());
+                }
+                called
+            }
             Connection::Modern(modern) => {
                 let accept = task.is_some();
                 self.call_modern(modern, params, input, accept, cancel.as_mut())

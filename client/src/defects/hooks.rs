@@ -229,6 +229,38 @@ impl Wire for Seams {
         self.0.events_reported(events)
     }
 
+    fn rejection_code(&self, code: i64) -> i64 {
+        self.0.rejection_code(code)
+    }
+
+    fn refuses_tool_problem(&self, problem: crate::handlers::ToolProblem) -> bool {
+        self.0.refuses_tool_problem(problem)
+    }
+
+    fn mode_when_absent(&self, form: &'static str) -> &'static str {
+        self.0.mode_when_absent(form)
+    }
+
+    fn url_received(&self, url: &str) {
+        self.0.url_received(url)
+    }
+
+    fn opens_url(&self, consented: bool) -> bool {
+        self.0.opens_url(consented)
+    }
+
+    fn url_as_opened(&self, url: String) -> String {
+        self.0.url_as_opened(url)
+    }
+
+    fn offers_required_elicitations(&self) -> bool {
+        self.0.offers_required_elicitations()
+    }
+
+    fn retries_after_url_accept(&self) -> bool {
+        self.0.retries_after_url_accept()
+    }
+
     fn reports_requests(&self) -> bool {
         self.0.reports_requests()
     }

@@ -9,13 +9,21 @@
 //! `subscribe-without-capability`, `listen-not-resent`, `foreign-subscription-events`,
 //! `cache-survives-list-changed`, `log-elicitation-content`, `answer-cancelled-request`,
 //! `request-events-missing`, `reports-requested-filter`, `ignore-answer-delay`,
-//! `elicitation-url-always`.
+//! `elicitation-url-always`, `no-sampling-tools`, `sampling-tools-always`.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::Defects;
+
+/// `caps` with `sampling.tools` taken out.
+fn without_tools(mut caps: Value) -> Value {
+    if let Some(Value::Object(sampling)) = caps.get_mut("sampling") {
+        sampling.remove("tools");
+    }
+    caps
+}
 
 impl Defects {
     /// The client capabilities declared (in `initialize`, or a modern request's `_meta`);
@@ -35,6 +43,16 @@ impl Defects {
             all.entry("sampling").or_insert_with(|| json!({}));
             all.entry("elicitation").or_insert(elicitation);
             return Value::Object(all);
+        }
+        if self.no_sampling_tools || self.sampling_tools_always {
+            let mut caps = implied;
+            if let Some(Value::Object(sampling)) = caps.get_mut("sampling") {
+                match self.sampling_tools_always {
+                    true => sampling.entry("tools").or_insert_with(|| json!({})),
+                    false => return without_tools(caps),
+                };
+            }
+            return caps;
         }
         if self.elicitation_url_always {
             let mut caps = implied;

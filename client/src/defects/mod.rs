@@ -24,6 +24,7 @@
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
+//! | sampling tools, URL consent | `consent.rs` | tool rules, a sampling rejection, what is done with an elicitation's URL |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
 //! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
 //! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
@@ -33,6 +34,7 @@
 
 pub(crate) mod auth;
 pub(crate) mod cache;
+pub(crate) mod consent;
 pub(crate) mod content;
 #[cfg(test)]
 mod defaults;
@@ -73,7 +75,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 166] = [
+    pub const NAMES: [&'static str; 177] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -208,6 +210,17 @@ impl Defects {
         "log-elicitation-content",
         "answer-cancelled-request",
         "request-events-missing",
+        "no-sampling-tools",
+        "sampling-tools-always",
+        "accept-unanswered-tool-use",
+        "accept-mixed-tool-result",
+        "sampling-rejection-code",
+        "prefetch-elicitation-url",
+        "open-url-without-consent",
+        "open-url-trimmed",
+        "ignore-url-elicitation-required",
+        "no-retry-after-url-accept",
+        "missing-mode-as-url",
         "reports-requested-filter",
         "ignore-answer-delay",
         "elicitation-url-always",
@@ -387,6 +400,17 @@ impl Defects {
             "log-elicitation-content" => &mut self.log_elicitation_content,
             "answer-cancelled-request" => &mut self.answer_cancelled_request,
             "request-events-missing" => &mut self.request_events_missing,
+            "no-sampling-tools" => &mut self.no_sampling_tools,
+            "sampling-tools-always" => &mut self.sampling_tools_always,
+            "accept-unanswered-tool-use" => &mut self.accept_unanswered_tool_use,
+            "accept-mixed-tool-result" => &mut self.accept_mixed_tool_result,
+            "sampling-rejection-code" => &mut self.sampling_rejection_code,
+            "prefetch-elicitation-url" => &mut self.prefetch_elicitation_url,
+            "open-url-without-consent" => &mut self.open_url_without_consent,
+            "open-url-trimmed" => &mut self.open_url_trimmed,
+            "ignore-url-elicitation-required" => &mut self.ignore_url_elicitation_required,
+            "no-retry-after-url-accept" => &mut self.no_retry_after_url_accept,
+            "missing-mode-as-url" => &mut self.missing_mode_as_url,
             "reports-requested-filter" => &mut self.reports_requested_filter,
             "ignore-answer-delay" => &mut self.ignore_answer_delay,
             "elicitation-url-always" => &mut self.elicitation_url_always,
@@ -451,6 +475,7 @@ mod tests {
     fn every_name_is_listed_in_a_seams_docs() {
         let docs: String = [
             include_str!("cache.rs"),
+            include_str!("consent.rs"),
             include_str!("content.rs"),
             include_str!("era.rs"),
             include_str!("giving_up.rs"),

@@ -40,7 +40,7 @@ impl Defects {
 /// The `fetch-network-ref` defect's loader: an `http://` reference is really fetched (a GET
 /// over a fresh TCP connection, one second per step); any other is refused as a correct
 /// client refuses it.
-fn fetch(url: &str) -> Result<Value, Box<dyn StdError>> {
+pub(crate) fn fetch(url: &str) -> Result<Value, Box<dyn StdError>> {
     let Some(rest) = url.strip_prefix("http://") else {
         return Err(format!("{url} is outside the schema and is not fetched").into());
     };

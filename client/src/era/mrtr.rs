@@ -66,6 +66,10 @@ impl InputHandler {
         listener.input_requested(method, params);
         let handled = || listener.input_answer(method, params);
         match (self.answers.get(method).cloned().or_else(handled), method) {
+            (Some(answer), _) if !listener.retries_after(params, &answer) => Err(Error::new(
+                ErrorKind::InputUnsupported,
+                "the URL elicitation was accepted; the request is not retried",
+            )),
             (Some(answer), _) => Ok(answer),
             (None, "elicitation/create") => Ok(json!({"action": "decline"})),
             (None, _) => Err(Error::new(

@@ -316,6 +316,28 @@ pub struct Defects {
     pub(crate) answer_cancelled_request: bool,
     /// Leave server requests out of `events` (breaks: every server request is reported).
     pub(crate) request_events_missing: bool,
+    /// Never declare `sampling.tools` (breaks: a client whose model uses tools declares it).
+    pub(crate) no_sampling_tools: bool,
+    /// Declare `sampling.tools` whenever `sampling` is declared (breaks: only a model that uses tools declares it).
+    pub(crate) sampling_tools_always: bool,
+    /// Answer a sampling request whose tool_use has no tool_result (breaks: -32602 for a missing tool result).
+    pub(crate) accept_unanswered_tool_use: bool,
+    /// Answer a sampling request whose user message mixes tool_result with other content (breaks: -32602 for mixed content).
+    pub(crate) accept_mixed_tool_result: bool,
+    /// Answer a rejected sampling request with -32603 (breaks: the rejection is the error -1).
+    pub(crate) sampling_rejection_code: bool,
+    /// Fetch a url-mode elicitation's URL on receipt (breaks: the URL is never pre-fetched).
+    pub(crate) prefetch_elicitation_url: bool,
+    /// Open the URL even when the user declined or cancelled (breaks: opened only with consent).
+    pub(crate) open_url_without_consent: bool,
+    /// Open the URL without its query and fragment (breaks: the full URL, unchanged).
+    pub(crate) open_url_trimmed: bool,
+    /// Leave the URL elicitations of a -32042 error unoffered (breaks: they are offered).
+    pub(crate) ignore_url_elicitation_required: bool,
+    /// Give a modern call up after accepting its URL elicitation (breaks: the call is retried).
+    pub(crate) no_retry_after_url_accept: bool,
+    /// Take an elicitation request without `mode` for url mode (breaks: it is form mode).
+    pub(crate) missing_mode_as_url: bool,
     /// `listen` reports the filter it requested instead of the one the server acknowledged
     /// (breaks: the acknowledged filter is checked against the request).
     pub(crate) reports_requested_filter: bool,

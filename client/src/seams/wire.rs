@@ -369,6 +369,47 @@ pub(crate) trait Wire {
         events
     }
 
+    /// The error code a user's rejection of a sampling request is answered with; correct:
+    /// `code` (-1).
+    fn rejection_code(&self, code: i64) -> i64 {
+        code
+    }
+
+    /// Whether a sampling request breaking a tool rule is refused (-32602); correct: yes.
+    fn refuses_tool_problem(&self, _problem: crate::handlers::ToolProblem) -> bool {
+        true
+    }
+
+    /// The mode of an elicitation request without `mode`; correct: `form`.
+    fn mode_when_absent(&self, form: &'static str) -> &'static str {
+        form
+    }
+
+    /// What the client does with a url-mode elicitation's URL on receipt; correct: nothing
+    /// (never fetched, not even its metadata).
+    fn url_received(&self, _url: &str) {}
+
+    /// Whether a URL is opened (`consented`: the user accepted); correct: only with consent.
+    fn opens_url(&self, consented: bool) -> bool {
+        consented
+    }
+
+    /// The URL the client opens; correct: `url`, as the server sent it.
+    fn url_as_opened(&self, url: String) -> String {
+        url
+    }
+
+    /// Whether the URL elicitations a -32042 error carries are offered to the user; correct:
+    /// yes.
+    fn offers_required_elicitations(&self) -> bool {
+        true
+    }
+
+    /// Whether a modern call is retried after its URL elicitation was accepted; correct: yes.
+    fn retries_after_url_accept(&self) -> bool {
+        true
+    }
+
     /// Whether a server request is reported as an event; correct: yes.
     fn reports_requests(&self) -> bool {
         true

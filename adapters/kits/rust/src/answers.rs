@@ -33,6 +33,9 @@ pub fn declared_capabilities(
         let value = match method.as_str() {
             "roots/list" => json!({ "listChanged": true }),
             "elicitation/create" if modes => elicitation_modes(handler),
+            "sampling/createMessage" if modes && uses_sampling_tools(handler) => {
+                json!({ "tools": {} })
+            }
             other if capability(other).is_some() => json!({}),
             other => {
                 ignored.push(other.to_owned());
@@ -42,6 +45,36 @@ pub fn declared_capabilities(
         declared.insert(capability(method).unwrap_or_default().into(), value);
     }
     (declared, ignored)
+}
+
+/// Whether a sampling answer is a model using tools (`tool_use` content) or a rejection
+/// (`rejected: true`, answered with the error -1): the `sampling_tools` feature.
+pub fn uses_sampling_tools(answer: &Value) -> bool {
+    let blocks = match answer.get("content") {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(block) => vec![block],
+        None => Vec::new(),
+    };
+    answer.get("rejected") == Some(&Value::Bool(true))
+        || blocks
+            .iter()
+            .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+}
+
+/// Whether an elicitation handler's `url` answer says `browser: true`: the caller plays the
+/// user's browser (the `url_consent` feature).
+pub fn plays_browser(handler: &Value) -> bool {
+    handler.pointer("/url/browser") == Some(&Value::Bool(true))
+}
+
+/// The URL to report as opened (`{"type":"url_opened","url":U}`) for the url-mode request
+/// `params`: its full `url` when the handler plays the browser and the user accepted.
+pub fn url_to_open(handler: &Value, params: &Value) -> Option<String> {
+    let answer = handler.get("url").filter(|_| plays_browser(handler))?;
+    let accepted = answer.get("action").and_then(Value::as_str) == Some("accept");
+    let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
+    let url = params.get("url").and_then(Value::as_str)?;
+    (accepted && url_mode).then(|| url.to_owned())
 }
 
 fn capability(method: &str) -> Option<&'static str> {
@@ -99,6 +132,7 @@ impl Answer {
         };
         if let Some(object) = answer.as_object_mut() {
             let fill = object.remove("defaults") == Some(Value::Bool(true));
+            object.remove("browser");
             let accepted = object.get("action").and_then(Value::as_str) == Some("accept");
             let properties = schema
                 .and_then(|s| s.get("properties"))
@@ -123,6 +157,34 @@ impl Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sampling_tools_and_url_consent() {
+        let tools = json!({"role":"assistant","content":[{"type":"tool_use","id":"c","name":"w","input":{}}]});
+        let handlers = json!({"sampling/createMessage": tools});
+        let (declared, _) = declared_capabilities(handlers.as_object().unwrap(), &[], "2025-11-25");
+        assert_eq!(Value::Object(declared), json!({"sampling":{"tools":{}}}));
+        let (old, _) = declared_capabilities(handlers.as_object().unwrap(), &[], "2025-06-18");
+        assert_eq!(Value::Object(old), json!({"sampling":{}}));
+        assert!(uses_sampling_tools(&json!({"rejected": true})));
+        assert!(!uses_sampling_tools(
+            &json!({"content": {"type": "text", "text": "t"}})
+        ));
+        let handler = json!({"url": {"action": "accept", "browser": true}});
+        let params = json!({"mode": "url", "url": "https://x.example/a?b#c", "message": "m"});
+        assert_eq!(
+            url_to_open(&handler, &params).as_deref(),
+            Some("https://x.example/a?b#c")
+        );
+        let declined = json!({"url": {"action": "decline", "browser": true}});
+        assert_eq!(url_to_open(&declined, &params), None);
+        assert_eq!(
+            url_to_open(&json!({"url": {"action": "accept"}}), &params),
+            None
+        );
+        let answer = Answer::elicitation(&handler, "url", None).unwrap();
+        assert_eq!(answer.result, json!({"action": "accept"}));
+    }
 
     #[test]
     fn capabilities_follow_the_handlers_and_inputs() {

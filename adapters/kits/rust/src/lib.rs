@@ -38,7 +38,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
-pub use answers::{Answer, declared_capabilities};
+pub use answers::{Answer, declared_capabilities, plays_browser, url_to_open, uses_sampling_tools};
 #[cfg(feature = "auth")]
 pub use auth::headless_authorize;
 pub use auth::{AuthConfig, CLIENT_AUTH_METHODS, authorization_redirect, callback_params, secret};
@@ -102,22 +102,28 @@ pub trait Adapter {
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks).
-pub const FEATURES: [(&str, &str); 6] = [
+pub const FEATURES: [(&str, &str); 8] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
     ("oauth", ""),
     ("tasks", ""),
     ("task_receiver", ""),
+    ("sampling_tools", ""),
+    ("url_consent", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
 pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str> {
-    let answers: Vec<&String> = match step {
-        Step::Connect { handlers, .. } => handlers.keys().collect(),
-        Step::CallTool(call) => call.input.keys().collect(),
-        _ => Vec::new(),
+    let given = match step {
+        Step::Connect { handlers, .. } => Some(handlers),
+        Step::CallTool(call) => Some(&call.input),
+        _ => None,
     };
+    let answers: Vec<&String> = given.iter().flat_map(|m| m.keys()).collect();
+    let answer = |method: &str| given.and_then(|m| m.get(method));
+    let sampling_tools = answer("sampling/createMessage").is_some_and(answers::uses_sampling_tools);
+    let url_consent = answer("elicitation/create").is_some_and(answers::plays_browser);
     let oauth = matches!(step, Step::Connect { .. }) && env.auth.is_some();
     let receives = matches!(step, Step::Connect { tasks, .. } if !tasks.is_empty());
     let tasks = match step {
@@ -135,6 +141,8 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
                 "oauth" => oauth,
                 "tasks" => tasks,
                 "task_receiver" => receives,
+                "sampling_tools" => sampling_tools,
+                "url_consent" => url_consent,
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)

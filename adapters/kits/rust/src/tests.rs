@@ -175,3 +175,30 @@ fn a_step_that_needs_an_undeclared_feature_is_unsupported_and_the_rest_has_no_co
         ]
     );
 }
+
+#[test]
+fn sampling_tools_and_url_consent_are_features() {
+    let env = env(json!([]));
+    let needs = |handlers: Value, declared: &[&str]| {
+        let step = Step::parse(&json!({"op": "connect", "handlers": handlers}));
+        crate::undeclared(&step.expect("a connect step"), &env, declared)
+    };
+    let tool_use = json!({"content": [{"type": "tool_use", "id": "c", "name": "w", "input": {}}]});
+    let sampling = |answer: Value| json!({"sampling/createMessage": answer});
+    assert_eq!(
+        needs(sampling(tool_use.clone()), &["sampling"]),
+        ["sampling_tools"]
+    );
+    assert_eq!(
+        needs(sampling(json!({"rejected": true})), &["sampling"]),
+        ["sampling_tools"]
+    );
+    let text = json!({"content": {"type": "text", "text": "t"}});
+    assert!(needs(sampling(text), &["sampling"]).is_empty());
+    assert!(needs(sampling(tool_use), &["sampling", "sampling_tools"]).is_empty());
+    let browser = json!({"elicitation/create": {"url": {"action": "accept", "browser": true}}});
+    assert_eq!(needs(browser.clone(), &["elicitation"]), ["url_consent"]);
+    assert!(needs(browser, &["elicitation", "url_consent"]).is_empty());
+    let plain = json!({"elicitation/create": {"url": {"action": "accept"}}});
+    assert!(needs(plain, &["elicitation"]).is_empty());
+}
