@@ -23,6 +23,7 @@
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
+//! | the spec's schema | `spec_schema.rs` | messages the revision's published schema refuses (a step of what is sent) |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
 //! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
@@ -46,6 +47,7 @@ pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
+mod spec_schema;
 pub(crate) mod ssrf;
 pub(crate) mod streams;
 pub(crate) mod tasks;
@@ -73,7 +75,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 166] = [
+    pub const NAMES: [&'static str; 171] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -102,6 +104,11 @@ impl Defects {
         "normalize-tools",
         "join-text",
         "drop-arguments",
+        "arguments-as-string",
+        "initialize-no-client-info",
+        "log-level-unknown",
+        "completion-ref-type",
+        "roots-not-array",
         "no-session-id",
         "no-protocol-version-header",
         "no-delete",
@@ -281,6 +288,11 @@ impl Defects {
             "normalize-tools" => &mut self.normalize_tools,
             "join-text" => &mut self.join_text,
             "drop-arguments" => &mut self.drop_arguments,
+            "arguments-as-string" => &mut self.arguments_as_string,
+            "initialize-no-client-info" => &mut self.initialize_no_client_info,
+            "log-level-unknown" => &mut self.log_level_unknown,
+            "completion-ref-type" => &mut self.completion_ref_type,
+            "roots-not-array" => &mut self.roots_not_array,
             "no-session-id" => &mut self.no_session_id,
             "no-protocol-version-header" => &mut self.no_protocol_version_header,
             "no-delete" => &mut self.no_delete,
@@ -460,6 +472,7 @@ mod tests {
             include_str!("read.rs"),
             include_str!("schema.rs"),
             include_str!("sent.rs"),
+            include_str!("spec_schema.rs"),
             include_str!("shutdown.rs"),
             include_str!("streams.rs"),
             include_str!("tasks.rs"),

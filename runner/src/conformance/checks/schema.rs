@@ -36,8 +36,8 @@ pub(super) struct Exemption {
     pub(super) name: &'static str,
     /// The revisions it applies to.
     pub(super) revisions: &'static [&'static str],
-    /// The definition judged (`ElicitResult`, `JSONRPCError`, …); `None`: any.
-    pub(super) definition: Option<&'static str>,
+    /// The definitions judged (`ElicitResult`, `JSONRPCError`, …); empty: any.
+    pub(super) definitions: &'static [&'static str],
     /// The instance path, `*` standing for any one segment; `None`: anywhere.
     pub(super) at: Option<&'static str>,
     /// The schema keyword that failed.
@@ -54,7 +54,7 @@ pub(super) const EXEMPT: &[Exemption] = &[
     Exemption {
         name: "format is an annotation",
         revisions: &["2024-11-05", "2025-03-26", "2025-06-18"],
-        definition: None,
+        definitions: &[],
         at: None,
         keyword: "format",
         value: |_| true,
@@ -67,13 +67,25 @@ pub(super) const EXEMPT: &[Exemption] = &[
     Exemption {
         name: "elicitation numbers may be fractional",
         revisions: &["2025-06-18", "2025-11-25", "2026-07-28"],
-        definition: Some("ElicitResult"),
+        definitions: &["ElicitResult"],
         at: Some("/result/content/*"),
         keyword: "type",
         value: |v| v.is_f64(),
         reason: "schema.json types a form value as string, integer or boolean, but schema.ts \
             says `string | number | boolean`, and elicitation.mdx's number schema (`type: \
             \"number\"`) asks for any number: an answer of 7.5 to a number field is right",
+    },
+    Exemption {
+        name: "an unreadable id is answered with null",
+        revisions: &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"],
+        definitions: &["JSONRPCError", "JSONRPCErrorResponse"],
+        at: Some("/id"),
+        keyword: "type",
+        value: Value::is_null,
+        reason: "every message MUST follow JSON-RPC 2.0, whose error answering a request whose \
+            id could not be detected MUST carry `\"id\": null`; the schema's RequestId is only \
+            a string or an integer (2025-11-25 lets the id be left out, but never null). Only \
+            an error response's null id is excused: a request with one fails here and JSON-01",
     },
 ];
 
@@ -95,7 +107,7 @@ fn exempt(revision: &str, definition: &str, leaf: &Leaf, message: &Value) -> Opt
         .iter()
         .find(|x| {
             x.revisions.contains(&revision)
-                && x.definition.is_none_or(|d| d == definition)
+                && (x.definitions.is_empty() || x.definitions.contains(&definition))
                 && x.at.is_none_or(|p| matches_path(p, &leaf.at))
                 && x.keyword == leaf.keyword
                 && (x.value)(value)
@@ -447,6 +459,15 @@ mod tests {
         }
         let no_uri = json!({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":7}});
         assert!(!unexcused("2025-03-26", &no_uri, &none).is_empty());
+        // An error answering a request whose id could not be read: JSON-RPC's null id.
+        let unreadable = json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}});
+        let request = json!({"jsonrpc":"2.0","id":null,"method":"ping"});
+        for revision in ["2024-11-05", "2025-11-25", "2026-07-28"] {
+            let (_, judged) = judge(rev(revision), &unreadable, |_| None).unwrap();
+            assert!(!judged.leaves.is_empty(), "the schema refuses a null id at {revision}");
+            assert!(unexcused(revision, &unreadable, &none).is_empty(), "{revision}");
+        }
+        assert!(!unexcused("2025-11-25", &request, &none).is_empty());
         assert!(matches_path("/result/content/*", "/result/content/score"));
         assert!(!matches_path(
             "/result/content/*",
