@@ -77,7 +77,13 @@ pub(super) const EXEMPT: &[Exemption] = &[
     },
     Exemption {
         name: "an unreadable id is answered with null",
-        revisions: &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"],
+        revisions: &[
+            "2024-11-05",
+            "2025-03-26",
+            "2025-06-18",
+            "2025-11-25",
+            "2026-07-28",
+        ],
         definitions: &["JSONRPCError", "JSONRPCErrorResponse"],
         at: Some("/id"),
         keyword: "type",
@@ -464,8 +470,14 @@ mod tests {
         let request = json!({"jsonrpc":"2.0","id":null,"method":"ping"});
         for revision in ["2024-11-05", "2025-11-25", "2026-07-28"] {
             let (_, judged) = judge(rev(revision), &unreadable, |_| None).unwrap();
-            assert!(!judged.leaves.is_empty(), "the schema refuses a null id at {revision}");
-            assert!(unexcused(revision, &unreadable, &none).is_empty(), "{revision}");
+            assert!(
+                !judged.leaves.is_empty(),
+                "the schema refuses a null id at {revision}"
+            );
+            assert!(
+                unexcused(revision, &unreadable, &none).is_empty(),
+                "{revision}"
+            );
         }
         assert!(!unexcused("2025-11-25", &request, &none).is_empty());
         assert!(matches_path("/result/content/*", "/result/content/score"));
