@@ -32,7 +32,7 @@ const MESSAGES_SHOWN: usize = 2;
 
 /// A place where the schema refuses what the text allows: errors there do not fail the check.
 pub(super) struct Exemption {
-    /// A short name, for the report.
+    /// A short name, for people and the tests.
     pub(super) name: &'static str,
     /// The revisions it applies to.
     pub(super) revisions: &'static [&'static str],
