@@ -13,7 +13,8 @@
 //!   `_meta` is judged wherever the schema defines it.
 //! - **What is not.** A method the revision's schema does not define (a method of another
 //!   revision, a made-up one): other checks judge whether it may be sent at all. Lines that
-//!   are not JSON-RPC messages: the base rules judge those.
+//!   are not JSON-RPC messages: the base rules judge those. Messages past a trial's first
+//!   [`MESSAGES_JUDGED`] (a flood is the hostile cases' business).
 //! - **Where the schema and the text differ**, the text's level wins: [`EXEMPT`] lists each
 //!   case, with its reason, and the catalogue entries say so.
 
@@ -29,6 +30,9 @@ use crate::conformance::trial::TrialRun;
 /// How many schema errors one message shows, and how many failing messages a check shows.
 const ERRORS_SHOWN: usize = 3;
 const MESSAGES_SHOWN: usize = 2;
+/// How many messages a trial has judged at most: a client flooding its server is the hostile
+/// cases' business, and a trial's own messages number in the tens.
+const MESSAGES_JUDGED: usize = 10_000;
 
 /// A place where the schema refuses what the text allows: errors there do not fail the check.
 pub(super) struct Exemption {
@@ -235,6 +239,9 @@ pub(super) fn schema_rules(c: &mut Checker<'_>, run: &TrialRun) {
             Event::Received { message } => message,
             _ => continue,
         };
+        if sent.judged + answers.judged >= MESSAGES_JUDGED {
+            break;
+        }
         let version = versions.at(r.pid, Some(message));
         let Some(Ok(revision)) = spec_schema::revision(&version) else {
             continue;
