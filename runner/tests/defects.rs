@@ -41,6 +41,7 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
     ("log-level-unknown", "utilities/set-logging-level@stdio@2025-06-18", "request and notification the client sent is valid"),
     ("completion-ref-type", "completion/prompt-argument", "request and notification the client sent is valid"),
     ("roots-not-array", "roots/list-answered", "response the client sent to a server request is valid"),
+    ("string-error-codes", "jsonrpc/unknown-server-request-error@stdio@2025-06-18", "response the client sent to a server request is valid"),
     ("accept-json-only", "calls/text-blocks@https", "accepts both application/json and text/event-stream"),
     ("text-plain-body", "calls/text-blocks@https", "body is sent as application/json"),
     ("prints-token", "http/bearer-token-sent@https", "never printed its bearer token"),
