@@ -569,7 +569,19 @@ fn a_null_request_state_on_the_retry_fails_no_request_state() {
     }
     assert_eq!(edited, 1, "the retry was not found in {:?}", run.records);
     let (checks, _) = mcp_harness::conformance::checks::evaluate(&case, Transport::Stdio, &run);
-    let failed: Vec<_> = checks.iter().filter(|c| !c.passed).collect();
+    // The schema check refuses the null too (a string, if present).
+    let schema = checks
+        .iter()
+        .find(|c| c.requirement_id == "SCHEMA-01")
+        .unwrap();
+    assert!(
+        !schema.passed && schema.actual.contains("/params/requestState: type: "),
+        "{schema:?}"
+    );
+    let failed: Vec<_> = checks
+        .iter()
+        .filter(|c| !c.passed && !c.always_on)
+        .collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(
         failed[0].name,

@@ -34,6 +34,14 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
     ("float-ids", "handshake/happy-path", "strings or integers"),
     ("id-on-notifications", "handshake/happy-path", "notifications carry no id"),
     ("garbage-to-server", "handshake/happy-path", "one JSON-RPC 2.0 message"),
+    // One row per schema rule family (checks/schema.rs): type, required, enum, const in an
+    // anyOf, and a type in a response.
+    ("arguments-as-string", "calls/text-blocks", "request and notification the client sent is valid"),
+    ("initialize-no-client-info", "handshake/happy-path", "request and notification the client sent is valid"),
+    ("log-level-unknown", "utilities/set-logging-level@stdio@2025-06-18", "request and notification the client sent is valid"),
+    ("completion-ref-type", "completion/prompt-argument", "request and notification the client sent is valid"),
+    ("roots-not-array", "roots/list-answered", "response the client sent to a server request is valid"),
+    ("string-error-codes", "jsonrpc/unknown-server-request-error@stdio@2025-06-18", "response the client sent to a server request is valid"),
     ("accept-json-only", "calls/text-blocks@https", "accepts both application/json and text/event-stream"),
     ("text-plain-body", "calls/text-blocks@https", "body is sent as application/json"),
     ("prints-token", "http/bearer-token-sent@https", "never printed its bearer token"),

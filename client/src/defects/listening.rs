@@ -77,7 +77,7 @@ impl Defects {
     pub(crate) fn roots_answered(&self, roots: Value) -> Value {
         match self.roots_answer_empty {
             true => json!([]),
-            false => roots,
+            false => self.roots_shape(roots),
         }
     }
 

@@ -23,6 +23,7 @@
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
+//! | the spec's schema | `spec_schema.rs` | messages the revision's published schema refuses (a step of what is sent) |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | sampling tools, URL consent | `consent.rs` | tool rules, a sampling rejection, what is done with an elicitation's URL |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
@@ -48,6 +49,7 @@ pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
+mod spec_schema;
 pub(crate) mod ssrf;
 pub(crate) mod streams;
 pub(crate) mod tasks;
@@ -75,7 +77,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 177] = [
+    pub const NAMES: [&'static str; 182] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -104,6 +106,11 @@ impl Defects {
         "normalize-tools",
         "join-text",
         "drop-arguments",
+        "arguments-as-string",
+        "initialize-no-client-info",
+        "log-level-unknown",
+        "completion-ref-type",
+        "roots-not-array",
         "no-session-id",
         "no-protocol-version-header",
         "no-delete",
@@ -294,6 +301,11 @@ impl Defects {
             "normalize-tools" => &mut self.normalize_tools,
             "join-text" => &mut self.join_text,
             "drop-arguments" => &mut self.drop_arguments,
+            "arguments-as-string" => &mut self.arguments_as_string,
+            "initialize-no-client-info" => &mut self.initialize_no_client_info,
+            "log-level-unknown" => &mut self.log_level_unknown,
+            "completion-ref-type" => &mut self.completion_ref_type,
+            "roots-not-array" => &mut self.roots_not_array,
             "no-session-id" => &mut self.no_session_id,
             "no-protocol-version-header" => &mut self.no_protocol_version_header,
             "no-delete" => &mut self.no_delete,
@@ -485,6 +497,7 @@ mod tests {
             include_str!("read.rs"),
             include_str!("schema.rs"),
             include_str!("sent.rs"),
+            include_str!("spec_schema.rs"),
             include_str!("shutdown.rs"),
             include_str!("streams.rs"),
             include_str!("tasks.rs"),

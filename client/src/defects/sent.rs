@@ -95,6 +95,7 @@ impl Outgoing {
         if let Some(params) = message.get_mut("params") {
             self.bend_params(d, &method, params);
         }
+        super::spec_schema::bend(d, &method, &mut message);
         if d.float_ids
             && let Some(id) = message.get("id").and_then(Value::as_i64)
         {

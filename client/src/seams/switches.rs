@@ -72,6 +72,19 @@ pub struct Defects {
     pub(crate) join_text: bool,
     /// Send `tools/call` with empty `arguments` (breaks: the call carries its arguments).
     pub(crate) drop_arguments: bool,
+    /// Send `tools/call` arguments as a JSON string (breaks: the schema's `type`, SCHEMA-01).
+    pub(crate) arguments_as_string: bool,
+    /// Send `initialize` without `clientInfo` (breaks: the schema's `required`, SCHEMA-01).
+    pub(crate) initialize_no_client_info: bool,
+    /// Send `logging/setLevel` with a level outside `LoggingLevel` (breaks: the schema's
+    /// `enum`, SCHEMA-01).
+    pub(crate) log_level_unknown: bool,
+    /// Send `completion/complete` with a `ref.type` no reference has (breaks: the schema's
+    /// `const` inside an `anyOf`, SCHEMA-01).
+    pub(crate) completion_ref_type: bool,
+    /// Answer `roots/list` with `roots` an object (breaks: the schema's `type` in a
+    /// response, SCHEMA-02).
+    pub(crate) roots_not_array: bool,
     /// HTTP: never send `Mcp-Session-Id` (breaks: the session id is sent on every later request).
     pub(crate) no_session_id: bool,
     /// HTTP: never send `MCP-Protocol-Version` (breaks: the negotiated version is sent on every

@@ -118,6 +118,16 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
     ),
     ("notifications carry no id", "JSON-05", Scope::Every),
     (
+        "every request and notification the client sent is valid against its revision's published schema",
+        "SCHEMA-01",
+        Scope::Every,
+    ),
+    (
+        "every response the client sent to a server request is valid against its revision's published schema",
+        "SCHEMA-02",
+        Scope::Every,
+    ),
+    (
         "every POST accepts both application/json and text/event-stream",
         "HTTP-02",
         Scope::Http,
@@ -158,9 +168,13 @@ pub(super) fn requirement(id: &str) -> Option<&'static Requirement> {
 mod tests {
     use super::*;
 
-    /// Every id an always-on check cites, as written in `mod.rs` and `rules.rs`.
+    /// Every id an always-on check cites, as written in `mod.rs`, `rules.rs` and `schema.rs`.
     fn cited() -> Vec<String> {
-        let sources = [include_str!("mod.rs"), include_str!("rules.rs")];
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("rules.rs"),
+            include_str!("schema.rs"),
+        ];
         let mut ids = Vec::new();
         for text in sources {
             for piece in text.split('"').skip(1).step_by(2) {
@@ -183,12 +197,16 @@ mod tests {
         let cited: std::collections::BTreeSet<String> = cited().into_iter().collect();
         let cited: std::collections::BTreeSet<&str> = cited.iter().map(String::as_str).collect();
         assert_eq!(listed, cited);
-        let sources = [include_str!("mod.rs"), include_str!("rules.rs")];
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("rules.rs"),
+            include_str!("schema.rs"),
+        ];
         for (name, id, _) in ALWAYS_ON {
             let quoted = format!("\"{name}\"");
             assert!(
                 sources.iter().any(|s| s.contains(&quoted)),
-                "{id}: no check in mod.rs or rules.rs is named {quoted}"
+                "{id}: no check in mod.rs, rules.rs or schema.rs is named {quoted}"
             );
         }
     }

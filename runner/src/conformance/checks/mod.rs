@@ -2,6 +2,7 @@
 //! - the contract's own (deadline, exit status, well-formed outcome lines, no printed token, a
 //!   successful connect that reached the server) and the stdio ownership rule, here, always on;
 //! - the JSON-RPC base rules and the HTTP rules on every request ([`rules`]), always on;
+//! - every message the client sent against its revision's published schema ([`schema`]);
 //! - the case's expectations: outcomes, wire messages, lifecycle events ([`expect`]).
 //!
 //! Each check cites a requirement of the catalogue (the always-on ones through [`builtin`])
@@ -17,6 +18,8 @@ use mcp_harness_scenarios::transcript::{Event, Record};
 mod builtin;
 mod expect;
 mod rules;
+mod schema;
+mod spec_schema;
 
 pub use builtin::{ALWAYS_ON, Scope};
 pub use expect::lifecycle_events;
@@ -167,6 +170,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         );
     }
     rules::base_rules(&mut c, run);
+    schema::schema_rules(&mut c, run);
     if transport == Transport::Https {
         rules::http_rules(&mut c, &rules::http_requests(run));
     }

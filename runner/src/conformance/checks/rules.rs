@@ -34,8 +34,9 @@ enum Unit<'a> {
     Invalid { line: &'a str, error: &'a str },
 }
 
-/// The protocol version in force per server process, as the transcript tells it.
-struct Versions {
+/// The protocol version in force per server process, as the transcript tells it (the schema
+/// check reads it too).
+pub(super) struct Versions {
     fallback: String,
     by_pid: HashMap<u32, String>,
     /// The `initialize` request still waiting for its result, per server process.
@@ -43,7 +44,7 @@ struct Versions {
 }
 
 impl Versions {
-    fn new(fallback: String) -> Versions {
+    pub(super) fn new(fallback: String) -> Versions {
         Versions {
             fallback,
             by_pid: HashMap::new(),
@@ -53,7 +54,7 @@ impl Versions {
 
     /// Follows one record: an `initialize` puts its offered version in force, its result the
     /// version the server settled on.
-    fn follow(&mut self, r: &Record) {
+    pub(super) fn follow(&mut self, r: &Record) {
         match &r.event {
             Event::Received { message } => self.offered(r.pid, message),
             Event::Sent { message } => {
@@ -94,7 +95,7 @@ impl Versions {
 
     /// The version in force for what process `pid` receives next (a modern request names
     /// its own in `_meta`).
-    fn at(&self, pid: u32, first: Option<&Value>) -> String {
+    pub(super) fn at(&self, pid: u32, first: Option<&Value>) -> String {
         let meta = first.and_then(|m| era::meta_version(m.get("params")));
         match (self.by_pid.get(&pid), meta) {
             (_, Some(modern)) => modern.to_owned(),
