@@ -28,6 +28,7 @@
 //! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
 //! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
 //! | destinations (SSRF) | `ssrf.rs` | whether a discovered URL's destination is judged, once or where it is connected to; redirects to other origins |
+//! | many servers | `servers.rs` | the tool names a model is given, one server's failure ending the others |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
@@ -45,6 +46,7 @@ pub(crate) mod param_headers;
 pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
+pub(crate) mod servers;
 pub(crate) mod shutdown;
 pub(crate) mod ssrf;
 pub(crate) mod streams;
@@ -53,7 +55,7 @@ pub(crate) mod tls;
 pub(crate) mod versions;
 
 pub(crate) use crate::seams::Defects;
-use crate::seams::{AuthDefects, SsrfDefects};
+use crate::seams::{AuthDefects, ServersDefects, SsrfDefects};
 
 #[cfg(test)]
 impl crate::seams::Seams {
@@ -248,6 +250,7 @@ impl Defects {
             .into_iter()
             .chain(AuthDefects::NAMES)
             .chain(SsrfDefects::NAMES)
+            .chain(ServersDefects::NAMES)
     }
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -419,7 +422,11 @@ impl Defects {
             "receiver-list-empty" => &mut self.receiver_list_empty,
             "receiver-task-bare" => &mut self.receiver_task_bare,
             "receiver-any-method" => &mut self.receiver_any_method,
-            _ => return self.auth.enable(name) || self.ssrf.enable(name),
+            _ => {
+                return self.auth.enable(name)
+                    || self.ssrf.enable(name)
+                    || self.servers.enable(name);
+            }
         };
         *flag = true;
         true

@@ -17,6 +17,7 @@ use mcp_harness_scenarios::transcript::{Event, Record};
 mod builtin;
 mod expect;
 mod rules;
+mod servers;
 
 pub use builtin::{ALWAYS_ON, Scope};
 pub use expect::lifecycle_events;
@@ -267,6 +268,11 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                         .as_ref()
                         .is_some_and(|r| w.revisions.contains(r));
                 if !at_this_revision {
+                    continue;
+                }
+                if let Some(name) = &w.server {
+                    let result = servers::wire_check(w, name, run, &seed, s.time_scale);
+                    c.case_check(check, result);
                     continue;
                 }
                 let times: &[Option<u64>] = match w.on {
