@@ -124,10 +124,9 @@ async fn connect(
                 Client::connect_http(url, config.http.clone(), options).await?
             }
             None => {
-                return Err(Error::new(
-                    ErrorKind::UnsupportedOp,
-                    format!("no server {server:?} in MCP_HARNESS_SERVERS"),
-                ));
+                return Err(Error::closed(format!(
+                    "no server {server:?} was given (MCP_HARNESS_SERVERS)"
+                )));
             }
         },
         (TransportKind::Stdio, Some(server), _) => Client::connect_stdio(server, options).await?,
