@@ -224,6 +224,8 @@ export class EnvError extends Error {}
  *   the library as an OAuth client then, and only then
  * @property {string[]} localOrigins MCP_HARNESS_LOCAL_ORIGINS: loopback origins the user's local
  *   policy allows
+ * @property {Record<string, {argv?: string[], url?: string}>} servers MCP_HARNESS_SERVERS: every
+ *   server by name (`main` too); empty unless the case has several (CLIENTS.md, "Many servers")
  */
 
 /**
@@ -372,7 +374,32 @@ export function readEnv(vars = process.env, argv = process.argv) {
   const auth = readAuth(vars, bad);
   if (auth) env.auth = auth;
   env.localOrigins = readLocalOrigins(vars.MCP_HARNESS_LOCAL_ORIGINS, bad);
+  env.servers = readServers(vars.MCP_HARNESS_SERVERS, bad);
   return env;
+}
+
+/**
+ * MCP_HARNESS_SERVERS: a JSON object from server name to `{"argv": [strings]}` or `{"url": string}`.
+ * @param {string|undefined} raw
+ * @param {(name: string, value: string, expected: string) => never} bad
+ */
+function readServers(raw, bad) {
+  if (!raw) return {};
+  const expected = 'a JSON object from server name to {"argv": [strings]} or {"url": string}';
+  let servers;
+  try {
+    servers = JSON.parse(raw);
+  } catch {
+    servers = undefined;
+  }
+  if (servers === null || typeof servers !== 'object' || Array.isArray(servers)) bad('MCP_HARNESS_SERVERS', raw, expected);
+  for (const entry of Object.values(servers)) {
+    const argv = entry?.argv;
+    const goodArgv = Array.isArray(argv) && argv.length > 0 && argv.every((a) => typeof a === 'string');
+    const goodUrl = typeof entry?.url === 'string' && argv === undefined;
+    if (!(goodArgv && entry.url === undefined) && !goodUrl) bad('MCP_HARNESS_SERVERS', raw, expected);
+  }
+  return servers;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -859,7 +886,11 @@ export const FEATURES = Object.freeze({
   oauth: null,
   tasks: null,
   task_receiver: null,
+  many_servers: null, // a step naming another `server`, and `exposed_tools`
 });
+
+/** The server a step without `server` is about (CLIENTS.md, "Many servers"). */
+export const MAIN_SERVER = 'main';
 
 /** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
 export const TASK_OPS = Object.freeze(['get_task', 'cancel_task', 'task_result', 'list_tasks']);
@@ -890,6 +921,7 @@ export function undeclared(step, env, declared = []) {
   if (step.op === 'connect' && env.auth) needed.push('oauth');
   if (needsTasks(step)) needed.push('tasks');
   if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
+  if (step.op === 'exposed_tools' || (step.server ?? MAIN_SERVER) !== MAIN_SERVER) needed.push('many_servers');
   return needed.filter((name) => !declared.includes(name));
 }
 
@@ -960,11 +992,14 @@ function refuseUndeclared(step, env, declared) {
  */
 async function runPlan(adapter, env) {
   const { ops } = adapter;
-  let connected = false;
-  const closeQuietly = async (why) => {
-    connected = false;
+  // The servers connected, by name (`server`, default main); the adapter's ops get each step
+  // with its `server` and keep one connection per server themselves.
+  const connected = new Set();
+  const closeQuietly = async (why, server = MAIN_SERVER) => {
+    connected.delete(server);
+    const step = server === MAIN_SERVER ? { op: 'close' } : { op: 'close', server };
     try {
-      await ops.close?.({ op: 'close' }, { env, op: 'close', index: -1, cancelled: false });
+      await ops.close?.(step, { env, op: 'close', index: -1, cancelled: false });
     } catch (error) {
       log(`${why} failed:`, describe(error));
     }
@@ -981,6 +1016,10 @@ async function runPlan(adapter, env) {
     try {
       const invalid = checkStep(step);
       if (invalid) throw invalid;
+      if (step.server !== undefined && typeof step.server !== 'string') {
+        throw new StepError('unsupported_op', `the ${op} step's "server" must be a server's name: ${JSON.stringify(step)}`);
+      }
+      const server = step.server ?? MAIN_SERVER;
       if (op === 'sleep') {
         await new Promise((resolve) => setTimeout(resolve, step.ms));
         line.ok = {};
@@ -989,14 +1028,18 @@ async function runPlan(adapter, env) {
       } else if (op !== 'close' && typeof ops[op] !== 'function') {
         throw new StepError('unsupported_op', `this adapter does not implement ${op}`);
       } else if (op === 'connect') {
-        if (connected) await closeQuietly('closing the previous connection');
+        if (connected.has(server)) await closeQuietly('closing the previous connection', server);
         refuseUndeclared(step, env, adapter.features);
         line.ok = (await ops.connect(step, context)) ?? {};
-        connected = true;
-      } else if (!connected) {
+        connected.add(server);
+      } else if (op === 'exposed_tools') {
+        refuseUndeclared(step, env, adapter.features);
+        if (connected.size === 0) throw new StepError('transport_closed', 'there is no connection to any server');
+        line.ok = (await ops.exposed_tools(step, context)) ?? {};
+      } else if (!connected.has(server)) {
         throw new StepError('transport_closed', 'there is no connection (not connected yet, the connect failed, or it was closed)');
       } else if (op === 'close') {
-        connected = false;
+        connected.delete(server);
         line.ok = (await ops.close?.(step, context)) ?? {};
       } else {
         refuseUndeclared(step, env, adapter.features);
@@ -1030,6 +1073,6 @@ async function runPlan(adapter, env) {
     emit(line);
   }
   // The implicit close prints no line.
-  if (connected) await closeQuietly('the implicit close');
+  for (const server of [...connected].sort()) await closeQuietly('the implicit close', server);
   await adapter.finish?.();
 }
