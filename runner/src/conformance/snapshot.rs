@@ -128,7 +128,6 @@ pub fn render(run: &TrialRun) -> String {
     let Some(canary) = &run.canary else {
         return text;
     };
-    let mut text = text;
     for seen in &canary.seen {
         let _ = writeln!(text, "canary: {seen}");
     }

@@ -41,6 +41,14 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
     };
     let server = complete_server(file.server.clone(), &fixtures, calls_echo_on(None));
     let mut servers = std::collections::BTreeMap::new();
+    if !file.servers.is_empty()
+        && (file.server.auth.is_some() || file.network == crate::model::file::Network::Isolated)
+    {
+        return Err((
+            "servers".into(),
+            "extra servers run beside a plain main server: expected no `server.auth` and no isolated `network` with them".into(),
+        ));
+    }
     for (name, script) in &file.servers {
         if let Some(why) = crate::model::servers::invalid_name(name) {
             return Err((format!("servers.{name}"), why));
