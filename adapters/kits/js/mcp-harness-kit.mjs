@@ -877,7 +877,8 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
 /**
  * The features an adapter declares its library has, and the server request each answers
  * (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
- * task steps of CLIENTS.md § Tasks).
+ * task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
+ * `exposed_tools`).
  */
 export const FEATURES = Object.freeze({
   roots: 'roots/list',
@@ -886,7 +887,7 @@ export const FEATURES = Object.freeze({
   oauth: null,
   tasks: null,
   task_receiver: null,
-  many_servers: null, // a step naming another `server`, and `exposed_tools`
+  many_servers: null,
 });
 
 /** The server a step without `server` is about (CLIENTS.md, "Many servers"). */

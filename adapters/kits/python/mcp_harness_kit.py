@@ -668,9 +668,9 @@ class Events:
 
 # The features an adapter declares its library has, and the server request each answers
 # (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
-# task steps of CLIENTS.md § Tasks).
-FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None}
-FEATURES["many_servers"] = None  # a step naming another `server`, and `exposed_tools`
+# task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
+# `exposed_tools`).
+FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None, "many_servers": None}
 
 #: The server a step without `server` is about (CLIENTS.md, "Many servers").
 MAIN_SERVER = "main"

@@ -117,7 +117,8 @@ pub trait Adapter {
 
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
-/// `tasks`: it is the task steps of CLIENTS.md § Tasks).
+/// `tasks`: it is the task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming
+/// another `server`, and `exposed_tools`).
 pub const FEATURES: [(&str, &str); 7] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
