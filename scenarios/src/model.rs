@@ -481,7 +481,8 @@ pub enum Step {
     /// Report the tool names the client would expose to a model across every server it is
     /// connected to: `{"tools": [{"name": <exposed>, "server": <its server's name in
     /// MCP_HARNESS_SERVERS>, "tool": <the server's own name for it>}]}`, one entry per tool
-    /// of each connected server, from a fresh listing (CLIENTS.md, Many servers).
+    /// of each connected server (listed as the client needs; CLIENTS.md, Many servers). The
+    /// names must be distinct; the naming scheme is the client's.
     ExposedTools,
     /// Modern era: send `server/discover` and report its result.
     Discover,
