@@ -61,6 +61,7 @@
 
 #![warn(missing_docs)]
 
+pub mod aggregate;
 mod answers;
 pub mod auth;
 mod client;

@@ -27,6 +27,7 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
     ("no-timeout", "jsonrpc/server-ping-mid-call@stdio@2025-11-25", "within the trial deadline"),
     ("no-sigterm", "cleanup/ignores-eof", "not left running"),
     ("no-sigkill", "cleanup/ignores-sigterm", "not left running"),
+    ("no-sigterm", "servers/server-info-name-shared@stdio", "not left running"),
     ("leak-on-handshake-failure", "cleanup/after-handshake-error", "not left running"),
     ("no-sigterm", "cleanup/after-tool-error", "not left running"),
     ("no-sigterm", "cleanup/after-cancellation", "not left running"),

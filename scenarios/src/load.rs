@@ -569,6 +569,67 @@ mod tests {
     }
 
     #[test]
+    fn extra_servers_load_and_every_server_named_must_exist() {
+        let dir = temp_dir("servers");
+        let text = MINIMAL
+            .replace(
+                r#""plan": ["connect"]"#,
+                r#""servers": {"b": {}}, "plan": ["connect", {"op": "connect", "server": "b"}, {"op": "call_tool", "name": "echo", "server": "b"}]"#,
+            )
+            .replace(r#""check": "c","#, r#""check": "c", "server": "b","#);
+        let case = load_case(&dir, &write(&dir, "two.json", &text)).unwrap();
+        let s = &case.scenario;
+        assert_eq!(s.plan_servers, [None, Some("b".into()), Some("b".into())]);
+        assert!(
+            s.server.handlers.is_empty(),
+            "the main server's plan calls no echo"
+        );
+        assert_eq!(
+            s.servers["b"].handlers,
+            [crate::model::Handler::builtin_echo()]
+        );
+        assert_eq!(
+            s.plan_json()[1],
+            serde_json::json!({"op": "connect", "server": "b"})
+        );
+        assert!(
+            matches!(&s.checks[0].rule, crate::model::Rule::Wire(w) if w.server.as_deref() == Some("b"))
+        );
+        for (bad, at) in [
+            (
+                text.replace(
+                    r#""server": "b"}, {"op": "call"#,
+                    r#""server": "c"}, {"op": "call"#,
+                ),
+                "plan[1].server",
+            ),
+            (
+                text.replace(
+                    r#""check": "c", "server": "b""#,
+                    r#""check": "c", "server": "c""#,
+                ),
+                "wire[0].server",
+            ),
+            (
+                text.replace(r#""servers": {"b""#, r#""servers": {"main""#),
+                "servers.main",
+            ),
+            (
+                text.replace(
+                    r#""server": "b"}, {"op": "call"#,
+                    r#""server": 3}, {"op": "call"#,
+                ),
+                "plan[1]",
+            ),
+        ] {
+            let err = load_case(&dir, &write(&dir, "bad.json", &bad))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("bad.json") && err.contains(at), "{at}: {err}");
+        }
+    }
+
+    #[test]
     fn tasks_and_spaced_load_and_their_errors_name_the_file_and_field() {
         let dir = temp_dir("tasks");
         let tasks = r#""server": {"tasks": [{"tool": "slow", "poll_interval_ms": 200,

@@ -15,6 +15,7 @@ pub mod file;
 pub mod http;
 pub mod robust;
 pub mod sends;
+pub mod servers;
 pub mod tasks;
 pub mod timing;
 
@@ -76,8 +77,12 @@ pub struct Scenario {
     /// The fake server's complete script: the case's handlers, then its fixtures' handlers,
     /// then the built-in `echo` tool when the plan calls it.
     pub server: ServerScript,
+    /// The extra servers, by name (see [`file::CaseFile::servers`]), each complete.
+    pub servers: std::collections::BTreeMap<String, ServerScript>,
     /// The steps the client is asked to perform (`MCP_HARNESS_PLAN`).
     pub plan: Vec<Step>,
+    /// For each step of `plan`, the extra server it names (`None`: the main server).
+    pub plan_servers: Vec<Option<String>>,
     /// Every check of the case, in file order: step expectations, wire checks, lifecycle checks.
     pub checks: Vec<CaseCheck>,
     /// The factor every duration above was multiplied by (see [`timing`]); 1 as loaded.
@@ -110,7 +115,9 @@ impl Scenario {
             official_scenario: None,
             needs: Vec::new(),
             server,
+            servers: Default::default(),
             plan: Vec::new(),
+            plan_servers: Vec::new(),
             checks: Vec::new(),
             time_scale: TimeScale::ONE,
         }
@@ -471,6 +478,12 @@ pub enum Step {
     ListTasks,
     /// Close the connection and shut the server down.
     Close,
+    /// Report the tool names the client would expose to a model across every server it is
+    /// connected to: `{"tools": [{"name": <exposed>, "server": <its server's name in
+    /// MCP_HARNESS_SERVERS>, "tool": <the server's own name for it>}]}`, one entry per tool
+    /// of each connected server (listed as the client needs; CLIENTS.md, Many servers). The
+    /// names must be distinct; the naming scheme is the client's.
+    ExposedTools,
     /// Modern era: send `server/discover` and report its result.
     Discover,
     /// Wait, then report `{}` (lets a cache entry expire).
@@ -572,6 +585,7 @@ impl Step {
             | Step::Complete { .. }
             | Step::Ping
             | Step::SetLoggingLevel { .. } => "CONTRACT-14",
+            Step::ExposedTools => "CONTRACT-30",
             Step::GetTask { .. }
             | Step::CancelTask { .. }
             | Step::TaskResult { .. }
@@ -587,6 +601,7 @@ impl Step {
             Step::ListTools => "list_tools",
             Step::CallTool { .. } => "call_tool",
             Step::Close => "close",
+            Step::ExposedTools => "exposed_tools",
             Step::Discover => "discover",
             Step::Sleep { .. } => "sleep",
             Step::ListResources => "list_resources",
@@ -624,6 +639,7 @@ impl Step {
         Step::ListPrompts,
         Step::Ping,
         Step::ListTasks,
+        Step::ExposedTools,
     ];
 
     /// The step of an op that takes no arguments, by name.

@@ -224,6 +224,8 @@ export class EnvError extends Error {}
  *   the library as an OAuth client then, and only then
  * @property {string[]} localOrigins MCP_HARNESS_LOCAL_ORIGINS: loopback origins the user's local
  *   policy allows
+ * @property {Record<string, {argv?: string[], url?: string}>} servers MCP_HARNESS_SERVERS: every
+ *   server by name (`main` too); empty unless the case has several (CLIENTS.md, "Many servers")
  */
 
 /**
@@ -372,7 +374,32 @@ export function readEnv(vars = process.env, argv = process.argv) {
   const auth = readAuth(vars, bad);
   if (auth) env.auth = auth;
   env.localOrigins = readLocalOrigins(vars.MCP_HARNESS_LOCAL_ORIGINS, bad);
+  env.servers = readServers(vars.MCP_HARNESS_SERVERS, bad);
   return env;
+}
+
+/**
+ * MCP_HARNESS_SERVERS: a JSON object from server name to `{"argv": [strings]}` or `{"url": string}`.
+ * @param {string|undefined} raw
+ * @param {(name: string, value: string, expected: string) => never} bad
+ */
+function readServers(raw, bad) {
+  if (!raw) return {};
+  const expected = 'a JSON object from server name to {"argv": [strings]} or {"url": string}';
+  let servers;
+  try {
+    servers = JSON.parse(raw);
+  } catch {
+    servers = undefined;
+  }
+  if (servers === null || typeof servers !== 'object' || Array.isArray(servers)) bad('MCP_HARNESS_SERVERS', raw, expected);
+  for (const entry of Object.values(servers)) {
+    const argv = entry?.argv;
+    const goodArgv = Array.isArray(argv) && argv.length > 0 && argv.every((a) => typeof a === 'string');
+    const goodUrl = typeof entry?.url === 'string' && argv === undefined;
+    if (!(goodArgv && entry.url === undefined) && !goodUrl) bad('MCP_HARNESS_SERVERS', raw, expected);
+  }
+  return servers;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -850,7 +877,8 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
 /**
  * The features an adapter declares its library has, and the server request each answers
  * (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
- * task steps of CLIENTS.md § Tasks).
+ * task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
+ * `exposed_tools`).
  */
 export const FEATURES = Object.freeze({
   roots: 'roots/list',
@@ -863,7 +891,11 @@ export const FEATURES = Object.freeze({
   sampling_tools: null,
   // URL consent (a url elicitation answer saying `browser`): playsBrowser.
   url_consent: null,
+  many_servers: null,
 });
+
+/** The server a step without `server` is about (CLIENTS.md, "Many servers"). */
+export const MAIN_SERVER = 'main';
 
 /** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
 export const TASK_OPS = Object.freeze(['get_task', 'cancel_task', 'task_result', 'list_tasks']);
@@ -918,6 +950,7 @@ export function undeclared(step, env, declared = []) {
   if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
   if (usesSamplingTools(answers)) needed.push('sampling_tools');
   if (playsBrowser(answers)) needed.push('url_consent');
+  if (step.op === 'exposed_tools' || (step.server ?? MAIN_SERVER) !== MAIN_SERVER) needed.push('many_servers');
   return needed.filter((name) => !declared.includes(name));
 }
 
@@ -988,11 +1021,14 @@ function refuseUndeclared(step, env, declared) {
  */
 async function runPlan(adapter, env) {
   const { ops } = adapter;
-  let connected = false;
-  const closeQuietly = async (why) => {
-    connected = false;
+  // The servers connected, by name (`server`, default main); the adapter's ops get each step
+  // with its `server` and keep one connection per server themselves.
+  const connected = new Set();
+  const closeQuietly = async (why, server = MAIN_SERVER) => {
+    connected.delete(server);
+    const step = server === MAIN_SERVER ? { op: 'close' } : { op: 'close', server };
     try {
-      await ops.close?.({ op: 'close' }, { env, op: 'close', index: -1, cancelled: false });
+      await ops.close?.(step, { env, op: 'close', index: -1, cancelled: false });
     } catch (error) {
       log(`${why} failed:`, describe(error));
     }
@@ -1009,6 +1045,10 @@ async function runPlan(adapter, env) {
     try {
       const invalid = checkStep(step);
       if (invalid) throw invalid;
+      if (step.server !== undefined && typeof step.server !== 'string') {
+        throw new StepError('unsupported_op', `the ${op} step's "server" must be a server's name: ${JSON.stringify(step)}`);
+      }
+      const server = step.server ?? MAIN_SERVER;
       if (op === 'sleep') {
         await new Promise((resolve) => setTimeout(resolve, step.ms));
         line.ok = {};
@@ -1017,14 +1057,18 @@ async function runPlan(adapter, env) {
       } else if (op !== 'close' && typeof ops[op] !== 'function') {
         throw new StepError('unsupported_op', `this adapter does not implement ${op}`);
       } else if (op === 'connect') {
-        if (connected) await closeQuietly('closing the previous connection');
+        if (connected.has(server)) await closeQuietly('closing the previous connection', server);
         refuseUndeclared(step, env, adapter.features);
         line.ok = (await ops.connect(step, context)) ?? {};
-        connected = true;
-      } else if (!connected) {
+        connected.add(server);
+      } else if (op === 'exposed_tools') {
+        refuseUndeclared(step, env, adapter.features);
+        if (connected.size === 0) throw new StepError('transport_closed', 'there is no connection to any server');
+        line.ok = (await ops.exposed_tools(step, context)) ?? {};
+      } else if (!connected.has(server)) {
         throw new StepError('transport_closed', 'there is no connection (not connected yet, the connect failed, or it was closed)');
       } else if (op === 'close') {
-        connected = false;
+        connected.delete(server);
         line.ok = (await ops.close?.(step, context)) ?? {};
       } else {
         refuseUndeclared(step, env, adapter.features);
@@ -1058,6 +1102,6 @@ async function runPlan(adapter, env) {
     emit(line);
   }
   // The implicit close prints no line.
-  if (connected) await closeQuietly('the implicit close');
+  for (const server of [...connected].sort()) await closeQuietly('the implicit close', server);
   await adapter.finish?.();
 }

@@ -432,3 +432,41 @@ await kit.run({ name: 'receiver-adapter', features: ${JSON.stringify(features)},
   assert.equal(malformed.error?.kind, 'unsupported_op');
   assert.match(malformed.error.message, /"tasks"/);
 });
+
+test('many servers need the many_servers feature; with it each server is its own connection', () => {
+  const adapter = (features) => `
+await kit.run({
+  name: 'servers-adapter',
+  features: ${JSON.stringify(features)},
+  ops: {
+    connect: (step) => { process.stderr.write('connect ' + (step.server ?? 'main') + '\\n'); return { protocolVersion: 'v' }; },
+    call_tool: (step) => ({ text: [step.server ?? 'main'] }),
+    exposed_tools: () => ({ tools: [{ name: 'b__search', server: 'b', tool: 'search' }] }),
+    close: (step) => { process.stderr.write('close ' + (step.server ?? 'main') + '\\n'); return {}; },
+  },
+});
+`;
+  const plan = [
+    { op: 'connect' },
+    { op: 'connect', server: 'b' },
+    { op: 'exposed_tools' },
+    { op: 'close', server: 'b' },
+    { op: 'call_tool', name: 'x', server: 'b' },
+    { op: 'call_tool', name: 'x' },
+  ];
+  const servers = JSON.stringify({ main: { argv: ['fake'] }, b: { argv: ['fake', 'b'] } });
+  const run = (features) => {
+    const { code, lines, stderr } = runAdapter(adapter(features), { ...BASE, MCP_HARNESS_PLAN: JSON.stringify(plan), MCP_HARNESS_SERVERS: servers });
+    assert.equal(code, 0, stderr);
+    return { kinds: lines.map((l) => l.error?.kind ?? 'ok'), lines, seen: stderr.match(/^(connect|close) \w+$/gm) ?? [] };
+  };
+  const carried = run(['many_servers']);
+  assert.deepEqual(carried.kinds, ['ok', 'ok', 'ok', 'ok', 'transport_closed', 'ok']);
+  assert.deepEqual(carried.lines[5].ok, { text: ['main'] });
+  assert.deepEqual(carried.seen, ['connect main', 'connect b', 'close b', 'close main']);
+  const refused = run([]);
+  assert.deepEqual(refused.kinds, ['ok', 'unsupported_op', 'unsupported_op', 'transport_closed', 'transport_closed', 'ok']);
+  assert.match(refused.lines[1].error.message, /does not declare the feature many_servers/);
+  assert.deepEqual(readEnv({ ...BASE, MCP_HARNESS_SERVERS: servers }, []).servers.b, { argv: ['fake', 'b'] });
+  assert.throws(() => readEnv({ ...BASE, MCP_HARNESS_SERVERS: '{"b": {"argv": []}}' }, []), /MCP_HARNESS_SERVERS/);
+});

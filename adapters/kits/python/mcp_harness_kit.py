@@ -117,6 +117,9 @@ class Config:
     auth: AuthConfig | None = None  # set on authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI)
     #: MCP_HARNESS_LOCAL_ORIGINS: loopback origins the user's local policy allows.
     local_origins: tuple[str, ...] = ()
+    #: MCP_HARNESS_SERVERS: every server by name ("main" too), each {"argv": [...]} or {"url": ...};
+    #: empty unless the case has several servers (CLIENTS.md, "Many servers").
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def timeout_s(self) -> float:
@@ -219,6 +222,26 @@ def read_local_origins(env: dict[str, str]) -> tuple[str, ...]:
     return tuple(origins)
 
 
+def read_servers(env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """`MCP_HARNESS_SERVERS`: a JSON object from server name to {"argv": [strings]} or {"url": string}."""
+    text = env.get("MCP_HARNESS_SERVERS")
+    if not text:
+        return {}
+    expected = 'a JSON object from server name to {"argv": [strings]} or {"url": string}'
+    try:
+        servers = json.loads(text)
+    except json.JSONDecodeError:
+        servers = None
+    if not isinstance(servers, dict):
+        raise EnvError(f"MCP_HARNESS_SERVERS is {text!r}; expected {expected}")
+    for name, entry in servers.items():
+        argv, url = (entry.get("argv"), entry.get("url")) if isinstance(entry, dict) else (None, None)
+        good_argv = isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
+        if not ((good_argv and url is None) or (isinstance(url, str) and argv is None)):
+            raise EnvError(f"MCP_HARNESS_SERVERS: server {name!r} is {json.dumps(entry)}; expected {expected}")
+    return servers
+
+
 def read_env(env: dict[str, str] | None = None, argv: list[str] | None = None) -> Config:
     """The trial's Config from `env` (default os.environ); raises EnvError naming the variable."""
     env = dict(os.environ if env is None else env)
@@ -270,6 +293,7 @@ def read_env(env: dict[str, str] | None = None, argv: list[str] | None = None) -
         scenario=env.get("MCP_HARNESS_SCENARIO", ""),
         auth=read_auth(env),
         local_origins=read_local_origins(env),
+        servers=read_servers(env),
     )
 
 
@@ -644,12 +668,24 @@ class Events:
 
 # The features an adapter declares its library has, and the server request each answers
 # (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
-# task steps of CLIENTS.md § Tasks).
+# task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
+# `exposed_tools`).
 FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None}
 # Sampling with tools (an answer with tool_use content, or a rejection) and URL consent (a url
 # answer saying `browser`): values of the answers above, see `uses_sampling_tools`, `plays_browser`.
 FEATURES["sampling_tools"] = None
 FEATURES["url_consent"] = None
+FEATURES["many_servers"] = None
+
+#: The server a step without `server` is about (CLIENTS.md, "Many servers").
+MAIN_SERVER = "main"
+
+
+def server_of(step: Any) -> str:
+    """The server `step` is about: its `server`, else the main one."""
+    server = step.get("server") if isinstance(step, dict) else None
+    return server if isinstance(server, str) else MAIN_SERVER
+
 
 #: The ops about a task that exists already (CLIENTS.md § Tasks): each needs the `tasks` feature.
 TASK_OPS = frozenset({"get_task", "cancel_task", "task_result", "list_tasks"})
@@ -695,6 +731,8 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
         needed.append("sampling_tools")
     if plays_browser(answers):
         needed.append("url_consent")
+    if op == "exposed_tools" or server_of(step) != MAIN_SERVER:
+        needed.append("many_servers")
     return [name for name in needed if name not in set(declared)]
 
 
@@ -763,12 +801,15 @@ class Output:
 
 
 async def run_plan(adapter: Adapter, out: Output) -> None:
-    """Performs the plan: one outcome line per step, then the implicit close (no line)."""
-    connected = False
+    """Performs the plan: one outcome line per step, then the implicit close (no line).
 
-    async def close_quietly() -> None:
+    The kit keeps which servers are connected (`server`, default main); the adapter's ops get
+    each step with its `server` and keep one connection per server themselves."""
+    connected: set[str] = set()
+
+    async def close_quietly(server: str = MAIN_SERVER) -> None:
         try:
-            await adapter.op_close({"op": "close"})
+            await adapter.op_close({"op": "close"} if server == MAIN_SERVER else {"op": "close", "server": server})
         except Exception as e:  # noqa: BLE001 - nothing to report it on
             note(f"closing failed: {type(e).__name__}: {e}", adapter.config.bearer_token)
 
@@ -784,19 +825,24 @@ async def run_plan(adapter: Adapter, out: Output) -> None:
                 method = getattr(adapter, f"op_{op}", None)
                 if method is None:
                     raise StepError("unsupported_op", f"this adapter does not do {op}")
-                if op == "connect" and connected:
-                    connected = False
-                    await close_quietly()
-                if op not in CONNECTIONLESS_OPS and not connected:
-                    raise StepError("transport_closed", "there is no connection (not connected yet, the connect failed, or it was closed)")
+                server = server_of(step)
+                if "server" in step and not isinstance(step["server"], str):
+                    raise StepError("unsupported_op", f'the {op} step\'s "server" must be a server\'s name: {json.dumps(step)}')
+                if op == "connect" and server in connected:
+                    connected.discard(server)
+                    await close_quietly(server)
                 lacking = undeclared(step, adapter.config, adapter.features)
+                if op == "exposed_tools" and not lacking and not connected:
+                    raise StepError("transport_closed", "there is no connection to any server")
+                if op not in CONNECTIONLESS_OPS and op != "exposed_tools" and server not in connected:
+                    raise StepError("transport_closed", "there is no connection (not connected yet, the connect failed, or it was closed)")
                 if lacking:
                     raise StepError("unsupported_op", f"this adapter does not declare the feature {', '.join(lacking)} (the kit's features)")
                 if op == "close":
-                    connected = False
+                    connected.discard(server)
                 ok = await method(step)
                 if op == "connect":
-                    connected = True
+                    connected.add(server)
             except Exception as e:  # noqa: BLE001 - every failure is the step's outcome
                 error = adapter.classify(e, op) if not isinstance(e, StepError) else None
                 error = error or classify_common(e)
@@ -807,8 +853,8 @@ async def run_plan(adapter: Adapter, out: Output) -> None:
                 limits = list(dict.fromkeys(adapter.limits() + lacks_tasks + (error.limits if error else [])))
             out.line(index, op, ok, error, limits)
             note(f"step {index} ({op}) answered", None)
-        if connected:
-            await close_quietly()
+        for server in sorted(connected):
+            await close_quietly(server)
 
     await adapter.lifespan(body)
 

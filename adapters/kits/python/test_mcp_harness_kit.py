@@ -354,6 +354,54 @@ class Plan(unittest.TestCase):
         self.assertEqual(malformed["error"]["kind"], "unsupported_op")
         self.assertIn('"tasks"', malformed["error"]["message"])
 
+    def test_many_servers_need_the_feature_and_keep_one_connection_each(self) -> None:
+        class Servers(Fake):
+            """A library with one connection per server; records what each op was handed."""
+
+            seen: list[tuple[str, str | None]] = []
+
+            async def op_connect(self, step: dict[str, Any]) -> dict[str, Any]:
+                Servers.seen.append(("connect", step.get("server")))
+                return await super().op_connect(step)
+
+            async def op_exposed_tools(self, step: dict[str, Any]) -> dict[str, Any]:
+                return {"tools": [{"name": "b__search", "server": "b", "tool": "search"}]}
+
+            async def op_close(self, step: dict[str, Any]) -> dict[str, Any]:
+                Servers.seen.append(("close", step.get("server")))
+                return await super().op_close(step)
+
+        class Declares(Servers):
+            features = ("many_servers",)
+
+        def lines(adapter_class: type[Fake], plan: list[Any]) -> list[dict[str, Any]]:
+            Servers.seen = []
+            servers = '{"main": {"argv": ["fake"]}, "b": {"argv": ["fake", "b"]}}'
+            config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps(plan), MCP_HARNESS_SERVERS=servers), [])
+            self.assertEqual(config.servers["b"], {"argv": ["fake", "b"]})
+            stream = io.StringIO()
+            asyncio.run(kit.run_plan(adapter_class(config), kit.Output(stream, None)))
+            return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+        plan = [
+            {"op": "connect"},
+            {"op": "connect", "server": "b"},
+            {"op": "exposed_tools"},
+            {"op": "close", "server": "b"},
+            {"op": "call_tool", "name": "x", "server": "b"},
+            {"op": "call_tool", "name": "x"},
+        ]
+        kinds = [line.get("error", {}).get("kind") for line in lines(Declares, plan)]
+        self.assertEqual(kinds, [None, None, None, None, "transport_closed", None])
+        self.assertEqual(Servers.seen, [("connect", None), ("connect", "b"), ("close", "b"), ("close", None)])
+        refused = lines(Servers, plan)
+        self.assertIn("does not declare the feature many_servers", refused[1]["error"]["message"])
+        self.assertIn("does not declare the feature many_servers", refused[2]["error"]["message"])
+        self.assertEqual([line.get("error", {}).get("kind") for line in refused][3:], ["transport_closed", "transport_closed", None])
+        with self.assertRaises(kit.EnvError) as raised:
+            kit.read_env(env(MCP_HARNESS_SERVERS='{"b": {"argv": []}}'), [])
+        self.assertIn("MCP_HARNESS_SERVERS", str(raised.exception))
+
     def test_failed_connect_redacted(self) -> None:
         lines = run_fake([{"op": "connect", "handlers": {"fail": True}}, {"op": "call_tool", "name": "x"}])
         self.assertEqual(lines[0]["error"]["kind"], "transport_closed")

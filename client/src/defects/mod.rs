@@ -30,6 +30,7 @@
 //! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
 //! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
 //! | destinations (SSRF) | `ssrf.rs` | whether a discovered URL's destination is judged, once or where it is connected to; redirects to other origins |
+//! | many servers | `servers.rs` | the tool names a model is given, one server's failure ending the others |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
@@ -48,6 +49,7 @@ pub(crate) mod param_headers;
 pub(crate) mod read;
 pub(crate) mod schema;
 pub(crate) mod sent;
+pub(crate) mod servers;
 pub(crate) mod shutdown;
 mod spec_schema;
 pub(crate) mod ssrf;
@@ -57,7 +59,7 @@ pub(crate) mod tls;
 pub(crate) mod versions;
 
 pub(crate) use crate::seams::Defects;
-use crate::seams::{AuthDefects, SsrfDefects};
+use crate::seams::{AuthDefects, ServersDefects, SsrfDefects};
 
 #[cfg(test)]
 impl crate::seams::Seams {
@@ -268,6 +270,7 @@ impl Defects {
             .into_iter()
             .chain(AuthDefects::NAMES)
             .chain(SsrfDefects::NAMES)
+            .chain(ServersDefects::NAMES)
     }
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -455,7 +458,11 @@ impl Defects {
             "receiver-list-empty" => &mut self.receiver_list_empty,
             "receiver-task-bare" => &mut self.receiver_task_bare,
             "receiver-any-method" => &mut self.receiver_any_method,
-            _ => return self.auth.enable(name) || self.ssrf.enable(name),
+            _ => {
+                return self.auth.enable(name)
+                    || self.ssrf.enable(name)
+                    || self.servers.enable(name);
+            }
         };
         *flag = true;
         true

@@ -39,6 +39,8 @@ pub(crate) struct Config {
     pub(crate) http: HttpOptions,
     /// The plan's steps, each still raw JSON (steps are judged one by one when run).
     pub(crate) plan: Vec<Value>,
+    /// Every server by name (`MCP_HARNESS_SERVERS`), when the harness gave several.
+    pub(crate) servers: std::collections::BTreeMap<String, super::servers::Address>,
     pub(crate) options: ClientOptions,
 }
 
@@ -180,12 +182,17 @@ pub(crate) fn parse(
         },
         None => DEFAULT_MAX_MESSAGE_BYTES,
     };
+    let servers = match env(super::servers::VAR) {
+        Some(text) => super::servers::parse(&text)?,
+        None => Default::default(),
+    };
     Ok(Config {
         transport,
         server,
         url,
         http,
         plan,
+        servers,
         options: ClientOptions {
             protocol_version,
             era,

@@ -12,6 +12,7 @@ mod features;
 mod headless;
 mod listening;
 mod plan;
+mod servers;
 mod step;
 mod tasks;
 

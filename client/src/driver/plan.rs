@@ -3,6 +3,7 @@
 //! Steps are judged one at a time as raw JSON, so a step this driver does not understand
 //! becomes an `unsupported_op` line instead of aborting the plan.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Duration;
 
@@ -10,7 +11,9 @@ use serde_json::{Map, Value, json};
 
 use super::config::{Config, TransportKind};
 use super::features;
+use super::servers;
 use super::step::{input_handler, not_connected};
+use crate::aggregate::ServersSeams;
 use crate::client::Client;
 use crate::era::{Connected, Era};
 use crate::error::{Error, ErrorKind};
@@ -20,11 +23,26 @@ use crate::tools::{ToolOutput, ToolResult};
 /// Runs every step of `config.plan`, writing outcome lines to `out`; closes any connection
 /// left open at the end (without a line). Fails only if `out` cannot be written.
 pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Result<()> {
-    let mut connection: Option<Client> = None;
+    // One connection per server, by name (`servers.rs`); a step is about its `server`'s.
+    let mut connections: BTreeMap<String, Client> = BTreeMap::new();
+    let seams = config.options.seams();
     for (index, step) in config.plan.iter().enumerate() {
         let op = step.get("op").cloned().unwrap_or(Value::Null);
+        let server = match servers::named(step) {
+            Ok(server) => server,
+            Err(e) => {
+                write_line(out, index, op, Err(e))?;
+                continue;
+            }
+        };
+        if op.as_str() == Some("exposed_tools") {
+            let outcome = servers::exposed_tools(&connections, &seams).await;
+            write_line(out, index, op, outcome)?;
+            continue;
+        }
+        let mut connection = connections.remove(&server);
         let outcome = match op.as_str() {
-            Some("connect") => connect(config, step, &mut connection).await,
+            Some("connect") => connect(config, &server, step, &mut connection).await,
             Some("list_tools") => match &connection {
                 Some(client) => client
                     .list_tools()
@@ -69,9 +87,19 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
                 format!("this driver does not know the step {step}"),
             )),
         };
+        if let Some(client) = connection {
+            connections.insert(server, client);
+        }
+        if let Err(e) = &outcome
+            && seams.close_all_after_failure(e)
+        {
+            for (_, client) in std::mem::take(&mut connections) {
+                client.close().await;
+            }
+        }
         write_line(out, index, op, outcome)?;
     }
-    if let Some(client) = connection {
+    for (_, client) in connections {
         client.close().await;
     }
     Ok(())
@@ -79,6 +107,7 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
 
 async fn connect(
     config: &Config,
+    server: &str,
     step: &Value,
     connection: &mut Option<Client>,
 ) -> Result<Value, Error> {
@@ -89,6 +118,17 @@ async fn connect(
     let mut options = config.options.clone();
     options.handlers = handlers;
     let client = match (config.transport, &config.server, &config.url) {
+        _ if server != servers::MAIN => match config.servers.get(server) {
+            Some(servers::Address::Stdio(argv)) => Client::connect_stdio(argv, options).await?,
+            Some(servers::Address::Http(url)) => {
+                Client::connect_http(url, config.http.clone(), options).await?
+            }
+            None => {
+                return Err(Error::closed(format!(
+                    "no server {server:?} was given (MCP_HARNESS_SERVERS)"
+                )));
+            }
+        },
         (TransportKind::Stdio, Some(server), _) => Client::connect_stdio(server, options).await?,
         (TransportKind::Http, _, Some(url)) => {
             Client::connect_http(url, config.http.clone(), options).await?
@@ -242,6 +282,7 @@ mod tests {
             url: None,
             http: HttpOptions::default(),
             plan,
+            servers: BTreeMap::new(),
             options: ClientOptions::default(),
         }
     }

@@ -454,6 +454,21 @@ pub struct Defects {
     pub(crate) auth: AuthDefects,
     /// The SSRF seam's flags (`ssrf.rs`: `ssrf-unchecked`, `ssrf-check-name-once`).
     pub(crate) ssrf: SsrfDefects,
+    /// The many-servers seam's flags (`servers.rs`).
+    pub(crate) servers: ServersDefects,
+}
+
+/// The many-servers defects (see `defects/servers.rs`); all off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ServersDefects {
+    /// Expose every tool under its own name (breaks: colliding names are disambiguated).
+    pub(crate) unnamespaced: bool,
+    /// Prefix a shared tool name with the server's `serverInfo.name` (breaks: serverInfo.name
+    /// is not relied upon for disambiguation).
+    pub(crate) by_server_info: bool,
+    /// Close every connection once a step on one server failed as `transport_closed`
+    /// (breaks: one server's failure leaves the others working).
+    pub(crate) close_all: bool,
 }
 
 /// The authorization defects (see `defects/auth.rs`); all off by default.

@@ -103,11 +103,31 @@ pub fn unscale(text: String, scenario: &mcp_harness_scenarios::model::Scenario) 
 /// The normalized text of a trial, as snapshotted: with what the canary saw, if the case has
 /// one, and its origin written back as the placeholder (the port differs in every trial).
 pub fn render(run: &TrialRun) -> String {
-    let text = render_trial(run);
+    let mut text = render_trial(run);
+    // Each extra server's transcript after the main one's, as its own section.
+    for (name, records) in &run.others {
+        let view = TrialRun {
+            stdout_lines: Vec::new(),
+            records: records.clone(),
+            servers: run
+                .servers
+                .iter()
+                .filter(|p| p.server.as_ref() == Some(name))
+                .map(|p| super::trial::ServerProcess {
+                    server: None,
+                    ..p.clone()
+                })
+                .collect(),
+            others: Default::default(),
+            ..run.clone()
+        };
+        let shown = render_trial(&view);
+        let body = shown.split_once("transcript:\n").map_or("", |(_, b)| b);
+        let _ = write!(text, "transcript of {name}:\n{body}");
+    }
     let Some(canary) = &run.canary else {
         return text;
     };
-    let mut text = text;
     for seen in &canary.seen {
         let _ = writeln!(text, "canary: {seen}");
     }
@@ -145,8 +165,8 @@ fn render_trial(run: &TrialRun) -> String {
     }
     out.push_str("transcript:\n");
     let names: HashMap<u32, String> = run
-        .servers
-        .iter()
+        .main_servers()
+        .into_iter()
         .enumerate()
         .map(|(i, p)| (p.pid, format!("server#{}", i + 1)))
         .collect();
@@ -210,7 +230,7 @@ fn render_trial(run: &TrialRun) -> String {
     if hidden > 0 {
         let _ = writeln!(out, "  ... {hidden} more records");
     }
-    if !run.servers.is_empty() {
+    if !run.main_servers().is_empty() {
         let ends: Vec<&str> = lifecycle_events(run).iter().map(|e| e.as_str()).collect();
         let _ = writeln!(out, "lifecycle: {}", ends.join(" → "));
     }

@@ -8,6 +8,7 @@
 //! that left the group, found by the trial's marker in its environment or by the client's
 //! output pipe it holds.
 
+use std::collections::BTreeMap;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -25,6 +26,9 @@ use super::http_env::{HttpEnv, HttpTrial};
 use super::netns::{Isolation, Unavailable};
 use super::output;
 use super::procs::{self, Leftover};
+
+mod servers;
+pub use servers::VAR as SERVERS_VAR;
 
 /// Where the harness's own programs are: in the repository two binaries of their own, in
 /// the installed `mcp-harness` one binary that plays both behind a hidden subcommand.
@@ -104,6 +108,8 @@ pub struct ServerProcess {
     pub pid: u32,
     /// Whether it was still running once the client had exited.
     pub outlived_client: bool,
+    /// The extra server (a case's `servers`) it played; `None`: the main server.
+    pub server: Option<String>,
 }
 
 /// Everything observed in one trial.
@@ -144,6 +150,9 @@ pub struct TrialRun {
     pub unavailable: Option<String>,
     /// The DNS questions the namespace's DNS fake answered (isolated trials).
     pub dns: Vec<String>,
+    /// What each extra server (a case's `servers`) recorded, by name; empty for a case
+    /// without them. `records` is the main server's alone.
+    pub others: BTreeMap<String, Result<Vec<Record>, String>>,
 }
 
 /// The harness's own time in one trial, step by step (the bench's per-trial cost breakdown).
@@ -247,6 +256,19 @@ impl Harness {
             .map_err(Clone::clone)
     }
 
+    /// The stdio fake's argv playing `play` and recording into `transcript`.
+    fn fake_argv(&self, play: &Path, transcript: &Path) -> Vec<String> {
+        let mut argv = vec![self.bins.fake_stdio.to_string_lossy().into_owned()];
+        argv.extend(self.bins.fake_stdio_args.iter().cloned());
+        argv.extend([
+            "--play".to_owned(),
+            play.to_string_lossy().into_owned(),
+            "--transcript".to_owned(),
+            transcript.to_string_lossy().into_owned(),
+        ]);
+        argv
+    }
+
     /// How long the run's HTTP environment took to make (its certificates included), once
     /// an HTTPS trial has asked for it.
     pub fn http_setup(&self) -> Option<Duration> {
@@ -300,7 +322,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             Err(Err(e)) => return TrialRun::failed_to_start(e),
         },
     };
-    let (cmd, http) = match prepare(
+    let (cmd, http, mut extras) = match prepare(
         case,
         transport,
         client_cmd,
@@ -327,6 +349,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     phases.client = lap();
     phases.spawn = ran.spawn;
     let issued = http.map(HttpTrial::stop).unwrap_or_default();
+    extras.stop();
     let secrets = super::auth_env::secrets(token, issued);
     phases.fake_stop = lap();
     let mut canary = canary.map(super::canary::Canary::finish);
@@ -341,12 +364,22 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     }
     let auth_redirect = auth.map(super::auth_env::AuthEnv::finish);
     let records = read_transcript(&transcript_path, &secrets);
+    let others = extras.records(&secrets);
     phases.transcript = lap();
-    // Over HTTP the fake lives in this process: there is no server process to track.
-    let pids = match (transport, &records) {
-        (Transport::Stdio, Ok(records)) => started_pids(records),
-        _ => Vec::new(),
-    };
+    // Over HTTP the fake lives in this process: there is no server process to track. Over
+    // stdio every server counts, each known by the transcript on its command line.
+    let mut pids: Vec<(u32, &Path, Option<&str>)> = Vec::new();
+    if transport == Transport::Stdio {
+        let main = records.iter().flat_map(|r| started_pids(r));
+        pids.extend(main.map(|pid| (pid, transcript_path.as_path(), None)));
+        for (name, records) in &others {
+            let (Ok(records), Some(path)) = (records, extras.transcript(name)) else {
+                continue;
+            };
+            let started = started_pids(records).into_iter();
+            pids.extend(started.map(|pid| (pid, path, Some(name.as_str()))));
+        }
+    }
     // The runner's own patience scales with the run, like every duration of the case: at 45
     // processes waiting on two cores, a reader thread went 500 ms without running and a
     // client's outcome lines were lost.
@@ -354,14 +387,15 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     let vanish_grace = VANISH_GRACE.mul_f64(scale);
     let servers = pids
         .iter()
-        .map(|&pid| ServerProcess {
+        .map(|&(pid, path, server)| ServerProcess {
             pid,
-            outlived_client: !procs::gone_within(pid, &transcript_path, vanish_grace),
+            outlived_client: !procs::gone_within(pid, path, vanish_grace),
+            server: server.map(str::to_owned),
         })
         .collect();
     phases.vanish = lap();
     let marker = format!("{TRIAL_MARKER}={}", dir.path().display());
-    let escaped = clean_up(&ran, &pids, &transcript_path, &marker);
+    let escaped = clean_up(&ran, &pids, &marker);
     phases.clean_up = lap();
     let printed = collect_output(&ran, &secrets, PIPE_PATIENCE.mul_f64(scale));
     phases.output = lap();
@@ -381,6 +415,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         canary,
         unavailable: None,
         dns,
+        others,
     }
 }
 
@@ -402,7 +437,7 @@ fn prepare<'h>(
     dir: &Path,
     listeners: Listeners<'_>,
     phases: &mut Phases,
-) -> Result<(Command, Option<HttpTrial<'h>>), String> {
+) -> Result<(Command, Option<HttpTrial<'h>>, servers::Extras<'h>), String> {
     let Listeners {
         canary,
         auth,
@@ -410,7 +445,7 @@ fn prepare<'h>(
     } = listeners;
     let transcript_path = dir.join("transcript.jsonl");
     let s = &case.scenario;
-    let plan = serde_json::to_string(&s.plan).unwrap_or_default();
+    let plan = s.plan_json().to_string();
     let versions = case.versions();
     let mut cmd = Command::new("/bin/sh");
     // `"$@"` appends the URL (if any) as the client's last argument.
@@ -442,6 +477,7 @@ fn prepare<'h>(
         .env_remove(super::timings::VAR)
         .env_remove("MCP_HARNESS_ERA")
         .env_remove("MCP_HARNESS_LEGACY_PROTOCOL_VERSION")
+        .env_remove(servers::VAR)
         .env_remove("MCP_CONFORMANCE_CONTEXT");
     // The authorization variables are set only on authorization trials (by the HTTP env).
     for var in [
@@ -478,19 +514,14 @@ fn prepare<'h>(
             // The fake plays the trial as prepared here: it loads no case of its own.
             let play_path = dir.join("play.json");
             Play::of(case).write(&play_path)?;
-            let mut server_argv = vec![harness.bins.fake_stdio.to_string_lossy().into_owned()];
-            server_argv.extend(harness.bins.fake_stdio_args.iter().cloned());
-            server_argv.extend([
-                "--play".to_owned(),
-                play_path.to_string_lossy().into_owned(),
-                "--transcript".to_owned(),
-                transcript_path.to_string_lossy().into_owned(),
-            ]);
+            let server_argv = harness.fake_argv(&play_path, &transcript_path);
             cmd.env(
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),
             );
-            Ok((cmd, None))
+            let main = serde_json::json!({ "argv": server_argv });
+            let extras = servers::prepare(case, transport, harness, dir, main, &mut cmd)?;
+            Ok((cmd, None, extras))
         }
         Transport::Https => {
             let token = harness.bearer_token.as_deref();
@@ -512,7 +543,9 @@ fn prepare<'h>(
             if let Some(context) = official.and_then(|o| super::official::context(o, &trial.vars)) {
                 cmd.env("MCP_CONFORMANCE_CONTEXT", context);
             }
-            Ok((cmd, Some(trial)))
+            let main = serde_json::json!({ "url": trial.url });
+            let extras = servers::prepare(case, transport, harness, dir, main, &mut cmd)?;
+            Ok((cmd, Some(trial), extras))
         }
     }
 }
@@ -594,12 +627,13 @@ fn read_transcript(path: &Path, secrets: &[String]) -> Result<Vec<Record>, Strin
 /// Step 4a: nothing of the trial may outlive it: kills the client's group, any server that
 /// left it, then whatever else still carries the trial's marker or holds the client's pipes;
 /// returns the last kind (processes that escaped the group).
-fn clean_up(ran: &Ran, servers: &[u32], transcript_path: &Path, marker: &str) -> Vec<Leftover> {
+fn clean_up(ran: &Ran, servers: &[(u32, &Path, Option<&str>)], marker: &str) -> Vec<Leftover> {
     procs::kill_group(ran.pgid);
-    for &pid in servers {
+    for &(pid, transcript_path, _) in servers {
         procs::kill_and_reap(pid, transcript_path);
     }
-    procs::sweep_trial(marker, &ran.pipes, ran.mark, ran.pgid, servers)
+    let known: Vec<u32> = servers.iter().map(|&(pid, ..)| pid).collect();
+    procs::sweep_trial(marker, &ran.pipes, ran.mark, ran.pgid, &known)
 }
 
 /// What the client printed, bounded, escaped and with its token redacted.
@@ -708,6 +742,7 @@ impl TrialRun {
             canary: None,
             unavailable: None,
             dns: Vec::new(),
+            others: BTreeMap::new(),
         }
     }
 
@@ -718,6 +753,11 @@ impl TrialRun {
             unavailable: Some(why),
             ..TrialRun::failed_to_start(String::new())
         }
+    }
+
+    /// The main server's processes (stdio), in launch order: what lifecycle checks judge.
+    pub fn main_servers(&self) -> Vec<&ServerProcess> {
+        self.servers.iter().filter(|p| p.server.is_none()).collect()
     }
 
     /// The messages the client sent to its servers, in order (valid JSON only).

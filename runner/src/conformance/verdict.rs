@@ -201,15 +201,19 @@ pub fn render_report(
     for line in run.stdout_lines.iter().take(20) {
         let _ = writeln!(out, "  {line}");
     }
-    let _ = writeln!(out, "transcript tail:");
-    match &run.records {
-        Err(e) => {
-            let _ = writeln!(out, "  ({e})");
-        }
-        Ok(records) => {
-            let start = records.len().saturating_sub(12);
-            for r in &records[start..] {
-                let _ = writeln!(out, "  {}", describe_event(&r.event));
+    let main = std::iter::once(("transcript tail:".to_owned(), &run.records));
+    let others = (run.others.iter()).map(|(name, r)| (format!("transcript tail of {name}:"), r));
+    for (title, records) in main.chain(others) {
+        let _ = writeln!(out, "{title}");
+        match records {
+            Err(e) => {
+                let _ = writeln!(out, "  ({e})");
+            }
+            Ok(records) => {
+                let start = records.len().saturating_sub(12);
+                for r in &records[start..] {
+                    let _ = writeln!(out, "  {}", describe_event(&r.event));
+                }
             }
         }
     }

@@ -34,8 +34,46 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         })?;
         fixtures.push(fixture);
     }
-    let calls_echo = file.plan.iter().any(|p| calls_echo(&p.step));
-    let server = complete_server(file.server.clone(), &fixtures, calls_echo);
+    let calls_echo_on = |name: Option<&str>| {
+        file.plan
+            .iter()
+            .any(|p| p.server.as_deref() == name && calls_echo(&p.step))
+    };
+    let server = complete_server(file.server.clone(), &fixtures, calls_echo_on(None));
+    let mut servers = std::collections::BTreeMap::new();
+    if !file.servers.is_empty()
+        && (file.server.auth.is_some() || file.network == crate::model::file::Network::Isolated)
+    {
+        return Err((
+            "servers".into(),
+            "extra servers run beside a plain main server: expected no `server.auth` and no isolated `network` with them".into(),
+        ));
+    }
+    for (name, script) in &file.servers {
+        if let Some(why) = crate::model::servers::invalid_name(name) {
+            return Err((format!("servers.{name}"), why));
+        }
+        let script = complete_server(script.clone(), &[], calls_echo_on(Some(name)));
+        servers.insert(name.clone(), script);
+    }
+    let known = |name: &Option<String>, at: String| -> Result<(), Problem> {
+        match name {
+            Some(name) if !servers.contains_key(name) => Err((
+                at,
+                format!(
+                    "no server {name:?}: expected a name of the case's `servers` ({}), or no `server` for the main one",
+                    servers.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            )),
+            _ => Ok(()),
+        }
+    };
+    for (i, p) in file.plan.iter().enumerate() {
+        known(&p.server, format!("plan[{i}].server"))?;
+    }
+    for (i, w) in file.wire.iter().enumerate() {
+        known(&w.expectation.server, format!("wire[{i}].server"))?;
+    }
     let variants: Vec<String> = file.variants.keys().cloned().collect();
     let own = |id: &Option<String>, at: String| -> Result<Requirement, Problem> {
         match id {
@@ -144,7 +182,9 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         official_scenario: file.official_scenario.clone(),
         needs: file.needs.clone(),
         server,
+        servers,
         plan: file.plan.iter().map(|p| p.step.clone()).collect(),
+        plan_servers: file.plan.iter().map(|p| p.server.clone()).collect(),
         checks,
         time_scale: TimeScale::ONE,
     })

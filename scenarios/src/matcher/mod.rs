@@ -26,7 +26,10 @@
 //!   several; captures are kept from the first that matches);
 //!   `{"$unordered": [m1, m2, ...]}` an array of the same length whose elements can be paired
 //!   one for one with the matchers, in any order (each matcher with a distinct element; the
-//!   items may use captures made before the array, not captures made by each other).
+//!   items may use captures made before the array, not captures made by each other);
+//!   `{"$all_of": [m1, m2, ...]}` matches every one of the matchers;
+//!   `{"$distinct": "member"}` an array of objects whose `member` values are all present and
+//!   pairwise different (names a client exposes, whatever its naming scheme).
 //!
 //! A failed match names its first difference ([`Mismatch`]: JSON path, expected, found), and
 //! [`closest`] picks, among several candidates, the one a matcher comes nearest to, so a
@@ -182,6 +185,40 @@ fn match_at(
                 }
                 let shown: Vec<String> = options.iter().map(full).collect();
                 Err(fail(format!("one of {}", shown.join(", "))))
+            }
+            "$all_of" => {
+                for each in arg.as_array().map(Vec::as_slice).unwrap_or_default() {
+                    match_at(path, each, actual, captures)?;
+                }
+                Ok(())
+            }
+            "$distinct" => {
+                let member = arg.as_str().unwrap_or_default();
+                let Some(Value::Array(items)) = actual else {
+                    return Err(fail(format!(
+                        "an array of objects with distinct {member:?}"
+                    )));
+                };
+                let mut seen: Vec<&Value> = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let at = format!("{path}[{i}].{member}");
+                    let Some(value) = item.get(member) else {
+                        return Err(Mismatch {
+                            path: at,
+                            expected: format!("a {member:?} member"),
+                            actual: "nothing (member absent)".into(),
+                        });
+                    };
+                    if seen.contains(&value) {
+                        return Err(Mismatch {
+                            path: at,
+                            expected: format!("a {member:?} no other item has"),
+                            actual: format!("{}, already an earlier item's", full(value)),
+                        });
+                    }
+                    seen.push(value);
+                }
+                Ok(())
             }
             "$unordered" => {
                 let want = arg.as_array().map(Vec::as_slice).unwrap_or_default();
@@ -675,6 +712,27 @@ mod tests {
             json!({"tools": {"$unordered": [{"name": "p"}, {"name": "q"}]}, "more": false}),
             json!({"tools": [{"name": "q", "extra": 1}, {"name": "p"}], "more": false})
         ));
+    }
+
+    #[test]
+    fn distinct_and_all_of_judge_exposed_names_whatever_the_scheme() {
+        let want = json!({"$all_of": [
+            {"$distinct": "name"},
+            {"$unordered": [{"tool": "search", "name": {"$contains": "search"}},
+                            {"tool": "search", "name": {"$contains": "search"}}]}
+        ]});
+        let exposed = |a: &str, b: &str| json!([{"tool": "search", "name": a}, {"tool": "search", "name": b}]);
+        assert!(ok(want.clone(), exposed("a__search", "b__search")));
+        assert!(ok(want.clone(), exposed("search", "search_2")));
+        let twice = matches(&want, &exposed("search", "search"), &mut Captures::new());
+        assert_eq!(twice.unwrap_err().path, "$[1].name");
+        assert!(!ok(want.clone(), exposed("a__search", "b__find")));
+        assert!(!ok(json!({"$distinct": "name"}), json!([{"n": 1}])));
+        assert!(!ok(json!({"$distinct": "name"}), json!({"name": 1})));
+        assert!(validate(&json!({"$distinct": "name"})).is_ok());
+        assert!(validate(&json!({"$distinct": ""})).is_err());
+        assert!(validate(&json!({"$all_of": []})).is_err());
+        assert!(validate(&json!({"$all_of": [{"$nope": 1}]})).is_err());
     }
 
     #[test]

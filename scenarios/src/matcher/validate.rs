@@ -38,7 +38,11 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                         "{path}: operator $one_of has no matchers, so nothing can match it; \
                          expected a non-empty array of matchers"
                     )),
-                    ("$unordered" | "$one_of", Value::Array(items)) => {
+                    ("$distinct", Value::String(member)) if !member.is_empty() => Ok(()),
+                    ("$all_of", Value::Array(items)) if items.is_empty() => Err(format!(
+                        "{path}: operator $all_of has no matchers; expected a non-empty array of matchers"
+                    )),
+                    ("$unordered" | "$one_of" | "$all_of", Value::Array(items)) => {
                         for (i, item) in items.iter().enumerate() {
                             validate_at(&format!("{path}[{i}]"), item)?;
                         }
@@ -46,14 +50,14 @@ fn validate_at(path: &str, matcher: &Value) -> Result<(), String> {
                     }
                     _ => Err(format!(
                         "{path}: operator {op} has an invalid argument {arg}; expected \
-                         $absent/$absent_or_null/$present: true, $default: a scalar, $capture/$same: \"name\", $contains/$words: \"text\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of: [matchers], $literal: any value"
+                         $absent/$absent_or_null/$present: true, $default: a scalar, $capture/$same: \"name\", $contains/$words: \"text\", $type: one of {TYPES:?}, $not: matcher, $unordered/$one_of/$all_of: [matchers], $distinct: \"member\", $literal: any value"
                     )),
                 };
             }
             if let Some(key) = map.keys().find(|k| k.starts_with('$')) {
                 return Err(format!(
                     "{path}: unknown operator {key:?} (operators stand alone in their object: \
-                     $absent, $absent_or_null, $present, $default, $type, $contains, $words, $capture, $same, $not, $unordered, $one_of, $literal)"
+                     $absent, $absent_or_null, $present, $default, $type, $contains, $words, $capture, $same, $not, $unordered, $one_of, $all_of, $distinct, $literal)"
                 ));
             }
             for (key, value) in map {

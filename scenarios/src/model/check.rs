@@ -124,6 +124,9 @@ pub struct WireExpectation {
     /// otherwise the check passes. For behaviour that is optional as a whole but has rules
     /// once taken up (a standalone GET stream that, once opened and cut, is reopened).
     pub when: Option<Value>,
+    /// The extra server (a name of the case's `servers`) whose transcript is judged; `None`:
+    /// the main server.
+    pub server: Option<String>,
 }
 
 /// The one rule of a wire check.

@@ -5,6 +5,7 @@
 //! few values. `cargo xtask fmt-cases` writes every file in one canonical shape.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::Error as _;
@@ -189,6 +190,15 @@ pub struct CaseFile {
     /// The fake server's script.
     #[serde(default, skip_serializing_if = "is_default_server")]
     pub server: ServerScript,
+    /// Extra servers the client is given beside the main one (`server`), by name: each a
+    /// whole script played by a fake of its own on the trial's transport (over stdio its own
+    /// argv and transcript, over https its own endpoint). The client gets them all in
+    /// `MCP_HARNESS_SERVERS`, the main one as `main`; a step or a wire check names one with
+    /// `server`. Names are lower-case letters, digits, `-` and `_`, and not `main`. Fixtures
+    /// and `needs` apply to the main server only; the built-in `echo` is added to an extra
+    /// server whose steps call it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub servers: BTreeMap<String, ServerScript>,
     /// The steps the client is asked to perform, in order (`MCP_HARNESS_PLAN`). A step
     /// without arguments and without an expectation is written as its op alone: `"connect"`.
     pub plan: Vec<PlanStep>,
@@ -225,9 +235,14 @@ fn is_default_network(n: &Network) -> bool {
 pub struct PlanStep {
     /// The step.
     pub step: Step,
+    /// The server the step is about: a name of the case's `servers`; `None`: the main one.
+    pub server: Option<String>,
     /// What the step must report, if it is checked.
     pub expect: Option<StepExpect>,
 }
+
+/// The member of a step object naming the server the step is about (`servers`).
+const SERVER_KEY: &str = "server";
 
 /// The members of a step object that belong to its expectation.
 const EXPECT_KEYS: [&str; 5] = ["ok", "error", "requirement", "when", "broken_by"];
@@ -238,7 +253,11 @@ impl<'de> Deserialize<'de> for PlanStep {
         let mut map = match value {
             Value::String(op) => {
                 return Step::bare(&op)
-                    .map(|step| PlanStep { step, expect: None })
+                    .map(|step| PlanStep {
+                        step,
+                        server: None,
+                        expect: None,
+                    })
                     .ok_or_else(|| {
                         D::Error::custom(format!(
                             "{op:?} is not an op without arguments; expected one of {:?} or an object with `op`",
@@ -259,6 +278,15 @@ impl<'de> Deserialize<'de> for PlanStep {
                 expect.insert(key.into(), v);
             }
         }
+        let server = match map.remove(SERVER_KEY) {
+            None => None,
+            Some(Value::String(name)) => Some(name),
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "`server` is {other}; expected the name of one of the case's `servers`"
+                )));
+            }
+        };
         let step = serde_json::from_value::<Step>(Value::Object(map)).map_err(D::Error::custom)?;
         let expect = match expect.is_empty() {
             true => None,
@@ -267,7 +295,11 @@ impl<'de> Deserialize<'de> for PlanStep {
                     .map_err(D::Error::custom)?,
             ),
         };
-        Ok(PlanStep { step, expect })
+        Ok(PlanStep {
+            step,
+            server,
+            expect,
+        })
     }
 }
 
@@ -282,6 +314,9 @@ impl Serialize for PlanStep {
             .is_some_and(|a| a.as_object().is_some_and(Map::is_empty))
         {
             map.remove("arguments");
+        }
+        if let Some(server) = &self.server {
+            map.insert(SERVER_KEY.into(), Value::from(server.as_str()));
         }
         match &self.expect {
             None if map.len() == 1 => return s.serialize_str(self.step.op()),
@@ -304,7 +339,16 @@ impl JsonSchema for PlanStep {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let expect = RawStepExpect::json_schema(generator).to_value();
-        let members = expect.get("properties").cloned().unwrap_or_default();
+        let mut members = expect.get("properties").cloned().unwrap_or_default();
+        if let Some(members) = members.as_object_mut() {
+            members.insert(
+                SERVER_KEY.into(),
+                serde_json::json!({
+                    "type": "string",
+                    "description": "The server this step is about: a name of the case's `servers` (each extra server is its own connection). Omitted: the main server."
+                }),
+            );
+        }
         let mut step = Step::json_schema(generator).to_value();
         // Each op's object form may also carry its expectation.
         if let Some(branches) = step.get_mut("oneOf").and_then(Value::as_array_mut) {

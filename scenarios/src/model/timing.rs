@@ -139,6 +139,9 @@ impl Scenario {
         self.shutdown_grace_ms = scale.ms(self.shutdown_grace_ms);
         self.deadline_ms = scale.ms(self.deadline_ms);
         self.server.scale(scale);
+        for server in self.servers.values_mut() {
+            server.scale(scale);
+        }
         for step in &mut self.plan {
             step.scale(scale);
         }
@@ -224,7 +227,8 @@ impl Step {
             | Step::GetTask { .. }
             | Step::CancelTask { .. }
             | Step::TaskResult { .. }
-            | Step::ListTasks => {}
+            | Step::ListTasks
+            | Step::ExposedTools => {}
         }
     }
 }

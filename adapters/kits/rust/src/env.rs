@@ -56,6 +56,9 @@ pub struct Env {
     pub auth: Option<crate::AuthConfig>,
     /// `MCP_HARNESS_LOCAL_ORIGINS`: loopback origins the user's local policy allows.
     pub local_origins: Vec<String>,
+    /// `MCP_HARNESS_SERVERS`: every server by name (`main` too), when the case has several
+    /// (CLIENTS.md, "Many servers"); empty otherwise.
+    pub servers: std::collections::BTreeMap<String, Transport>,
 }
 
 /// A variable the kit cannot work with.
@@ -194,6 +197,10 @@ pub fn read_env_from(get: impl Fn(&str) -> Option<String>) -> Result<Env, EnvErr
         scenario: var("MCP_HARNESS_SCENARIO"),
         auth: crate::auth::read_auth(&var)?,
         local_origins: crate::auth::read_local_origins(&var)?,
+        servers: crate::servers::read_servers(
+            var("MCP_HARNESS_SERVERS"),
+            var("MCP_HARNESS_CA_FILE"),
+        )?,
     })
 }
 

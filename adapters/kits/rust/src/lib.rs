@@ -32,8 +32,10 @@ mod error;
 mod output;
 mod paginate;
 mod rt;
+mod servers;
 mod step;
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
@@ -51,6 +53,7 @@ pub use error::{Hook, Kind, StepError, chain_text, classify, redact, redact_json
 pub use output::Output;
 pub use paginate::{Guards, paginate};
 pub use rt::{Events, Sleep, block_on, sleep};
+pub use servers::{MAIN_SERVER, server_of};
 pub use step::{CallTool, Step};
 
 /// An adapter: how its library connects, carries out steps and closes.
@@ -92,6 +95,19 @@ pub trait Adapter {
     /// as a failure does.
     const FEATURES: &'static [&'static str] = &[];
 
+    /// `exposed_tools` (feature `many_servers`): the name the library would give a model for
+    /// each tool of every connected server (by name), as `{"tools": [{"name", "server",
+    /// "tool"}]}`. Each server's `connect`, `step` and `close` get [`Env::for_server`].
+    async fn exposed_tools(
+        &mut self,
+        _connections: &mut BTreeMap<String, Self::Connection>,
+        _env: &Env,
+    ) -> Result<Value, StepError> {
+        Err(StepError::unsupported(
+            "this adapter does not implement the op \"exposed_tools\"",
+        ))
+    }
+
     /// Limits declared on every `connect` line (CLIENTS.md, "Adapting a real library"), e.g.
     /// `choose_version`.
     fn limits(&self) -> &[&'static str] {
@@ -101,8 +117,9 @@ pub trait Adapter {
 
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
-/// `tasks`: it is the task steps of CLIENTS.md § Tasks).
-pub const FEATURES: [(&str, &str); 8] = [
+/// `tasks`: it is the task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming
+/// another `server`, and `exposed_tools`).
+pub const FEATURES: [(&str, &str); 9] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
@@ -111,6 +128,7 @@ pub const FEATURES: [(&str, &str); 8] = [
     ("task_receiver", ""),
     ("sampling_tools", ""),
     ("url_consent", ""),
+    ("many_servers", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -181,12 +199,41 @@ pub async fn run<A: Adapter>(make: impl FnOnce(&Env) -> A) -> ExitCode {
 /// Carries out `env.plan` with `adapter`, handing each outcome line to `emit`, then closes a
 /// connection left open (printing no line). [`run`] without the process around it.
 pub async fn run_plan<A: Adapter>(adapter: &mut A, env: &Env, mut emit: impl FnMut(Value)) {
-    let mut connection = None;
+    // One connection per server (CLIENTS.md, "Many servers"), by name; the main one alone
+    // unless the adapter declares `many_servers`.
+    let mut connections: BTreeMap<String, A::Connection> = BTreeMap::new();
+    let many = A::FEATURES.contains(&"many_servers");
+    let refused = || {
+        Err(StepError::unsupported(
+            "this adapter does not declare the feature many_servers (the kit's features)",
+        ))
+    };
     for (index, raw) in env.plan.iter().enumerate() {
         let step = Step::parse(raw);
-        let outcome = match &step {
-            Ok(step) => perform(adapter, &mut connection, env, step).await,
-            Err(e) => Err(e.clone()),
+        let exposed = raw.get("op").and_then(Value::as_str) == Some("exposed_tools");
+        let outcome = match (&step, &server_of(raw)) {
+            _ if exposed && !many => refused(),
+            _ if exposed && connections.is_empty() => Err(StepError::not_connected()),
+            _ if exposed => adapter.exposed_tools(&mut connections, env).await,
+            (Err(e), _) | (_, Err(e)) => Err(e.clone()),
+            (Ok(Step::Connect { .. }), Ok(server)) if *server != MAIN_SERVER && !many => refused(),
+            (Ok(step), Ok(server)) => match env.for_server(server) {
+                None if matches!(step, Step::Sleep(_)) => {
+                    perform(adapter, &mut None, env, step).await
+                }
+                None => Err(StepError::new(
+                    Kind::TransportClosed,
+                    format!("no server {server:?} was given (MCP_HARNESS_SERVERS)"),
+                )),
+                Some(server_env) => {
+                    let mut connection = connections.remove(*server);
+                    let done = perform(adapter, &mut connection, &server_env, step).await;
+                    if let Some(open) = connection {
+                        connections.insert((*server).to_owned(), open);
+                    }
+                    done
+                }
+            },
         };
         let mut line = Map::new();
         line.insert("step".into(), json!(index));
@@ -210,13 +257,16 @@ pub async fn run_plan<A: Adapter>(adapter: &mut A, env: &Env, mut emit: impl FnM
         emit(line);
     }
     // The implicit close at the end prints no line.
-    if let Some(open) = connection.take()
-        && let Err(e) = adapter.close(open, env).await
-    {
-        eprintln!(
-            "mcp-harness-kit: the closing close failed: {}",
-            env.redact(&e.to_string())
-        );
+    for (server, open) in connections {
+        let server_env = env
+            .for_server(&server)
+            .unwrap_or(std::borrow::Cow::Borrowed(env));
+        if let Err(e) = adapter.close(open, &server_env).await {
+            eprintln!(
+                "mcp-harness-kit: the closing close failed: {}",
+                env.redact(&e.to_string())
+            );
+        }
     }
 }
 

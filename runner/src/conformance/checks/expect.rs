@@ -293,7 +293,7 @@ fn summary(messages: &[&Value]) -> String {
 /// The first server process's lifecycle as events; "killed" is inferred when it is gone
 /// without having exited by itself.
 pub fn lifecycle_events(run: &TrialRun) -> Vec<LifecycleEvent> {
-    let Some(first) = run.servers.first() else {
+    let Some(first) = run.main_servers().first().copied() else {
         return Vec::new();
     };
     let mut events: Vec<LifecycleEvent> = run
@@ -319,15 +319,15 @@ pub(super) fn lifecycle_check(
     run: &TrialRun,
 ) -> Result<(), (String, String)> {
     let names = |e: &[LifecycleEvent]| e.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(" → ");
-    if run.servers.is_empty() {
+    let Some(main) = run.main_servers().first().copied() else {
         return Err((names(want), "the server was never started".into()));
-    }
+    };
     let got = lifecycle_events(run);
     if got == want {
         Ok(())
     } else {
         let mut actual = names(&got);
-        if run.servers[0].outlived_client {
+        if main.outlived_client {
             actual.push_str(" (and still running when the client exited)");
         }
         Err((
@@ -366,6 +366,7 @@ mod tests {
             ]),
             revisions: Vec::new(),
             when: Some(json!({"method": "GET", "status": 200})),
+            server: None,
         };
         let post = json!({"method": "POST", "status": 200});
         let get = json!({"method": "GET", "status": 200});
@@ -394,6 +395,7 @@ mod tests {
             },
             revisions: Vec::new(),
             when: None,
+            server: None,
         };
         let call = json!({"method": "tools/call", "id": 1});
         let get = |id: u32| json!({"method": "tasks/get", "id": id});

@@ -20,6 +20,7 @@ mod expect;
 mod rules;
 mod schema;
 mod spec_schema;
+mod servers;
 
 pub use builtin::{ALWAYS_ON, Scope};
 pub use expect::lifecycle_events;
@@ -271,6 +272,11 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                         .as_ref()
                         .is_some_and(|r| w.revisions.contains(r));
                 if !at_this_revision {
+                    continue;
+                }
+                if let Some(name) = &w.server {
+                    let result = servers::wire_check(w, name, run, &seed, s.time_scale);
+                    c.case_check(check, result);
                     continue;
                 }
                 let times: &[Option<u64>] = match w.on {

@@ -88,6 +88,10 @@ pub struct RawWireCheck {
     /// takes it up (a standalone GET stream, once opened and cut, is opened again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     when: Option<Value>,
+    /// The server whose messages are judged: a name of the case's `servers`. Omitted: the
+    /// main server (`server`), whatever other servers the case has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server: Option<String>,
     /// The id of the requirement this check cites, if not the case's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     requirement: Option<String>,
@@ -155,6 +159,7 @@ impl TryFrom<RawWireCheck> for WireCheck {
                 rule,
                 revisions: raw.revisions,
                 when: raw.when,
+                server: raw.server,
             },
             requirement: raw.requirement,
             broken_by: raw.broken_by,
@@ -171,6 +176,7 @@ impl From<WireCheck> for RawWireCheck {
             filter: e.filter,
             revisions: e.revisions,
             when: e.when,
+            server: e.server,
             requirement: w.requirement,
             broken_by: w.broken_by,
             ..RawWireCheck::default()
