@@ -17,6 +17,7 @@ pub mod robust;
 pub mod sends;
 pub mod tasks;
 pub mod timing;
+pub mod trace;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,7 @@ pub use robust::{Emit, Faults, Then, Truncate};
 pub use sends::{Send, SendAt, Via};
 pub use tasks::{CancelMode, TaskPhase, TaskScript, TaskStatus};
 pub use timing::TimeScale;
+pub use trace::TraceContext;
 
 /// The `serverInfo.name` of the fakes' built-in answers (`initialize`, `server/discover`).
 pub const FAKE_SERVER_NAME: &str = "mcp-harness-fake";
@@ -403,6 +405,12 @@ pub enum Step {
         /// `tasks/cancel` about its tasks (CLIENTS.md, Tasks).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tasks: Option<Vec<TaskMethod>>,
+        /// A W3C trace context the client puts, as given, in the `_meta` of every request
+        /// it sends (`traceparent`, `tracestate`, `baggage`; CLIENTS.md, Trace context). A
+        /// client that makes a span per request may change the parent id and the flags,
+        /// never the trace id. A library without propagation answers `unsupported_op`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_context: Option<TraceContext>,
     },
     /// List every tool, following pagination cursors.
     ListTools,
@@ -614,6 +622,7 @@ impl Step {
         Step::Connect {
             handlers: None,
             tasks: None,
+            trace_context: None,
         },
         Step::Events { min: 0 },
         Step::ListTools,

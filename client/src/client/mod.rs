@@ -211,13 +211,9 @@ impl Client {
     /// `server/discover` result). A modern connection whose discover result is not known (the
     /// era came from the per-origin cache) assumes every feature.
     fn require(&self, method: &str) -> Result<(), Error> {
-        let (modern, version, result) = match &self.connection {
-            Connection::Legacy(handshake) => (
-                false,
-                handshake.protocol_version(),
-                Some(handshake.result()),
-            ),
-            Connection::Modern(modern) => (true, None, modern.found().result.as_ref()),
+        let (modern, version) = match &self.connection {
+            Connection::Legacy(handshake) => (false, handshake.protocol_version()),
+            Connection::Modern(_) => (true, None),
         };
         let seams = self.session.seams();
         let capability = match need(method, modern, version) {
@@ -234,6 +230,18 @@ impl Client {
             }
             Need::Capability(capability) => capability,
         };
+        self.require_capability(capability, method)
+    }
+
+    /// Refuses `what` (a method, or a step without one) with `capability_missing` when the
+    /// server did not declare `capability` (a modern connection whose discover result is
+    /// not known assumes it did).
+    fn require_capability(&self, capability: &str, what: &str) -> Result<(), Error> {
+        let result = match &self.connection {
+            Connection::Legacy(handshake) => Some(handshake.result()),
+            Connection::Modern(modern) => modern.found().result.as_ref(),
+        };
+        let seams = self.session.seams();
         let Some(result) = result else {
             return Ok(());
         };
@@ -247,7 +255,7 @@ impl Client {
         Err(Error::new(
             ErrorKind::CapabilityMissing,
             format!(
-                "{method} needs the server capability {capability:?}, which the server did not \
+                "{what} needs the server capability {capability:?}, which the server did not \
                  declare; nothing was sent"
             ),
         ))

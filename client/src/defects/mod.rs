@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 166] = [
+    pub const NAMES: [&'static str; 170] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -126,6 +126,10 @@ impl Defects {
         "follow-redirects",
         "no-meta",
         "no-client-info",
+        "no-trace-context",
+        "malformed-traceparent",
+        "new-trace-id",
+        "wrong-log-level",
         "reuse-id-on-retry",
         "alter-request-state",
         "state-on-fresh-request",
@@ -305,6 +309,10 @@ impl Defects {
             "follow-redirects" => &mut self.follow_redirects,
             "no-meta" => &mut self.no_meta,
             "no-client-info" => &mut self.no_client_info,
+            "no-trace-context" => &mut self.no_trace_context,
+            "malformed-traceparent" => &mut self.malformed_traceparent,
+            "new-trace-id" => &mut self.new_trace_id,
+            "wrong-log-level" => &mut self.wrong_log_level,
             "reuse-id-on-retry" => &mut self.reuse_id_on_retry,
             "alter-request-state" => &mut self.alter_request_state,
             "state-on-fresh-request" => &mut self.state_on_fresh_request,

@@ -83,11 +83,13 @@ async fn connect(
     connection: &mut Option<Client>,
 ) -> Result<Value, Error> {
     let handlers = super::listening::handlers(step)?;
+    let trace_context = super::step::trace_context(step)?;
     if let Some(previous) = connection.take() {
         previous.close().await;
     }
     let mut options = config.options.clone();
     options.handlers = handlers;
+    options.trace_context = trace_context;
     let client = match (config.transport, &config.server, &config.url) {
         (TransportKind::Stdio, Some(server), _) => Client::connect_stdio(server, options).await?,
         (TransportKind::Http, _, Some(url)) => {

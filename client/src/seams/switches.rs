@@ -126,6 +126,17 @@ pub struct Defects {
     pub(crate) no_meta: bool,
     /// Modern era: leave `clientInfo` out of `_meta` (breaks: every request carries clientInfo).
     pub(crate) no_client_info: bool,
+    /// Leave the caller's trace context out of every request (breaks: the trace context given
+    /// arrives on every request).
+    pub(crate) no_trace_context: bool,
+    /// Send the trace context's `traceparent` in upper-case hex (breaks: trace context values
+    /// follow W3C Trace Context).
+    pub(crate) malformed_traceparent: bool,
+    /// Give each request a trace id of its own (breaks: every request keeps the trace id given).
+    pub(crate) new_trace_id: bool,
+    /// Modern era: send the kept log level capitalized, `Warning` (breaks: a per-request log
+    /// level is a valid level, the one set).
+    pub(crate) wrong_log_level: bool,
     /// Modern era: send a multi round-trip retry with the id of the request it retries (breaks: a retry has a new id).
     pub(crate) reuse_id_on_retry: bool,
     /// Modern era: append an `x` to the `requestState` echoed on a retry (breaks: requestState echoed exactly).

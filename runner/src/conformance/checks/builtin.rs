@@ -147,6 +147,16 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         "HTTP-09b",
         Scope::Http,
     ),
+    (
+        "a traceparent or tracestate in _meta follows W3C Trace Context (2026-07-28)",
+        "TRACE-01",
+        Scope::When,
+    ),
+    (
+        "a baggage in _meta follows W3C Baggage (2026-07-28)",
+        "TRACE-02",
+        Scope::When,
+    ),
 ];
 
 /// The catalogue entry `id`, if the compiled-in catalogue has it.
@@ -158,9 +168,13 @@ pub(super) fn requirement(id: &str) -> Option<&'static Requirement> {
 mod tests {
     use super::*;
 
-    /// Every id an always-on check cites, as written in `mod.rs` and `rules.rs`.
+    /// Every id an always-on check cites, as written in `mod.rs`, `rules.rs` and `trace.rs`.
     fn cited() -> Vec<String> {
-        let sources = [include_str!("mod.rs"), include_str!("rules.rs")];
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("rules.rs"),
+            include_str!("trace.rs"),
+        ];
         let mut ids = Vec::new();
         for text in sources {
             for piece in text.split('"').skip(1).step_by(2) {
@@ -183,7 +197,11 @@ mod tests {
         let cited: std::collections::BTreeSet<String> = cited().into_iter().collect();
         let cited: std::collections::BTreeSet<&str> = cited.iter().map(String::as_str).collect();
         assert_eq!(listed, cited);
-        let sources = [include_str!("mod.rs"), include_str!("rules.rs")];
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("rules.rs"),
+            include_str!("trace.rs"),
+        ];
         for (name, id, _) in ALWAYS_ON {
             let quoted = format!("\"{name}\"");
             assert!(

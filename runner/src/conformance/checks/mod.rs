@@ -1,7 +1,8 @@
 //! The checks of one trial. Three families:
 //! - the contract's own (deadline, exit status, well-formed outcome lines, no printed token, a
 //!   successful connect that reached the server) and the stdio ownership rule, here, always on;
-//! - the JSON-RPC base rules and the HTTP rules on every request ([`rules`]), always on;
+//! - the JSON-RPC base rules and the HTTP rules on every request ([`rules`]), and the trace
+//!   context keys of `_meta` ([`trace`]), always on;
 //! - the case's expectations: outcomes, wire messages, lifecycle events ([`expect`]).
 //!
 //! Each check cites a requirement of the catalogue (the always-on ones through [`builtin`])
@@ -17,6 +18,7 @@ use mcp_harness_scenarios::transcript::{Event, Record};
 mod builtin;
 mod expect;
 mod rules;
+mod trace;
 
 pub use builtin::{ALWAYS_ON, Scope};
 pub use expect::lifecycle_events;
@@ -167,6 +169,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         );
     }
     rules::base_rules(&mut c, run);
+    trace::trace_rules(&mut c, run);
     if transport == Transport::Https {
         rules::http_rules(&mut c, &rules::http_requests(run));
     }
