@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 170] = [
+    pub const NAMES: [&'static str; 172] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -129,6 +129,8 @@ impl Defects {
         "no-trace-context",
         "malformed-traceparent",
         "new-trace-id",
+        "malformed-baggage",
+        "log-level-once",
         "wrong-log-level",
         "reuse-id-on-retry",
         "alter-request-state",
@@ -312,6 +314,8 @@ impl Defects {
             "no-trace-context" => &mut self.no_trace_context,
             "malformed-traceparent" => &mut self.malformed_traceparent,
             "new-trace-id" => &mut self.new_trace_id,
+            "malformed-baggage" => &mut self.malformed_baggage,
+            "log-level-once" => &mut self.log_level_once,
             "wrong-log-level" => &mut self.wrong_log_level,
             "reuse-id-on-retry" => &mut self.reuse_id_on_retry,
             "alter-request-state" => &mut self.alter_request_state,

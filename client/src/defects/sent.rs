@@ -6,12 +6,13 @@
 //! `mangle-cursor`, `no-meta`, `no-client-info`, `meta-after-fallback`, `alter-request-state`,
 //! `bare-retry`, `no-input-responses`, `omit-declined`, `state-on-fresh-request`,
 //! `drop-prompt-arguments`, `drop-completion-context`, `ignore-server-capabilities`,
-//! `no-trace-context`, `malformed-traceparent`, `new-trace-id`, `wrong-log-level`; over HTTP
+//! `no-trace-context`, `malformed-traceparent`, `new-trace-id`, `malformed-baggage`,
+//! `wrong-log-level`, `log-level-once`; over HTTP
 //! `no-bearer`, `no-session-id`, `no-protocol-version-header`, `text-plain-body`,
 //! `accept-json-only`, `no-mcp-method-header`, `no-mcp-name-header`, `task-no-mcp-name`
 //! (`Mcp-Name` left off the tasks extension's requests).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use reqwest::header::{self, HeaderValue};
@@ -36,6 +37,8 @@ pub(crate) struct Outgoing {
     held: Mutex<Option<Value>>,
     /// `new-trace-id`: how many trace ids were made up.
     traces: AtomicU64,
+    /// `log-level-once`: whether a request carried the log level already.
+    level_sent: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -169,8 +172,18 @@ impl Outgoing {
                 parent.replace_range(3..35, &format!("{:032x}", 0xabc0_0000 + n));
             }
         }
+        if let (true, Some(Value::String(baggage))) = (d.malformed_baggage, m.get_mut("baggage")) {
+            baggage.push_str(" x");
+        }
+        let level_key = "io.modelcontextprotocol/logLevel";
+        if d.log_level_once
+            && m.contains_key(level_key)
+            && self.level_sent.swap(true, Ordering::Relaxed)
+        {
+            m.remove(level_key);
+        }
         if d.wrong_log_level
-            && let Some(Value::String(level)) = m.get_mut("io.modelcontextprotocol/logLevel")
+            && let Some(Value::String(level)) = m.get_mut(level_key)
         {
             if let Some(first) = level.get(..1) {
                 *level = format!("{}{}", first.to_uppercase(), &level[1..]);

@@ -134,6 +134,11 @@ pub struct Defects {
     pub(crate) malformed_traceparent: bool,
     /// Give each request a trace id of its own (breaks: every request keeps the trace id given).
     pub(crate) new_trace_id: bool,
+    /// Put a space in the trace context's `baggage` value (breaks: baggage follows W3C Baggage).
+    pub(crate) malformed_baggage: bool,
+    /// Modern era: put the kept log level on the first request after it only (breaks: the
+    /// level set is on every later request).
+    pub(crate) log_level_once: bool,
     /// Modern era: send the kept log level capitalized, `Warning` (breaks: a per-request log
     /// level is a valid level, the one set).
     pub(crate) wrong_log_level: bool,
