@@ -552,10 +552,17 @@ export async function retryAfterAuthorization(attempt, { provider, isUnauthorize
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isCount = (v) => Number.isInteger(v) && v >= 0;
+/** connect's trace_context: {traceparent, tracestate?, baggage?}, strings (CLIENTS.md § Trace context). */
+const isTrace = (v) => isObject(v) && typeof v.traceparent === 'string'
+  && ['tracestate', 'baggage'].every((k) => v[k] == null || typeof v[k] === 'string');
 
 /** Per op: [field, test, what is expected]; a field left out passes unless marked required. */
 const FIELDS = {
-  connect: [['handlers', isObject, 'an object by method'], ['tasks', Array.isArray, 'an array of methods']],
+  connect: [
+    ['handlers', isObject, 'an object by method'],
+    ['tasks', Array.isArray, 'an array of methods'],
+    ['trace_context', isTrace, 'an object of strings {traceparent, tracestate?, baggage?}'],
+  ],
   call_tool: [
     ['name', (v) => typeof v === 'string', 'a string', true],
     ['arguments', isObject, 'an object'],
@@ -859,6 +866,7 @@ export const FEATURES = Object.freeze({
   oauth: null,
   tasks: null,
   task_receiver: null,
+  trace_context: null,
 });
 
 /** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
@@ -890,6 +898,7 @@ export function undeclared(step, env, declared = []) {
   if (step.op === 'connect' && env.auth) needed.push('oauth');
   if (needsTasks(step)) needed.push('tasks');
   if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
+  if (step.op === 'connect' && step.trace_context != null) needed.push('trace_context');
   return needed.filter((name) => !declared.includes(name));
 }
 

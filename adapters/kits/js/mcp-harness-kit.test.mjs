@@ -417,3 +417,25 @@ await kit.run({ name: 'receiver-adapter', features: ${JSON.stringify(features)},
   assert.equal(malformed.error?.kind, 'unsupported_op');
   assert.match(malformed.error.message, /"tasks"/);
 });
+
+test('a connect with a trace context needs the trace_context feature', () => {
+  const adapter = (features) => `
+await kit.run({ name: 'tracing-adapter', features: ${JSON.stringify(features)}, ops: { connect: () => ({ protocolVersion: 'v' }) } });
+`;
+  const first = (features, step) => {
+    const { code, lines, stderr } = runAdapter(adapter(features), { ...BASE, MCP_HARNESS_PLAN: JSON.stringify([step]) });
+    assert.equal(code, 0, stderr);
+    return lines[0];
+  };
+  const context = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', baggage: 'k=v' };
+  const refused = first([], { op: 'connect', trace_context: context });
+  assert.equal(refused.error?.kind, 'unsupported_op', JSON.stringify(refused));
+  assert.match(refused.error.message, /does not declare the feature trace_context/);
+  assert.ok(first(['trace_context'], { op: 'connect', trace_context: context }).ok);
+  assert.ok(first([], { op: 'connect' }).ok);
+  for (const bad of [{ tracestate: 'a=b' }, { traceparent: 7 }, '00-x', { traceparent: 'x', baggage: 1 }]) {
+    const malformed = first(['trace_context'], { op: 'connect', trace_context: bad });
+    assert.equal(malformed.error?.kind, 'unsupported_op', JSON.stringify(bad));
+    assert.match(malformed.error.message, /"trace_context"/);
+  }
+});

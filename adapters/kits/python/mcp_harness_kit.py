@@ -288,11 +288,14 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
     "boolean": lambda v: isinstance(v, bool),
     "ms": _is_int,
     "any": lambda v: True,
+    # connect's trace_context: {traceparent, tracestate?, baggage?}, strings (CLIENTS.md § Trace context)
+    "trace": lambda v: isinstance(v, dict) and isinstance(v.get("traceparent"), str)
+    and all(isinstance(v.get(k), (str, type(None))) for k in ("tracestate", "baggage")),
 }
 
 # op -> {field: (type, required)}
 STEP_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
-    "connect": {"handlers": ("object", False), "tasks": ("array", False)},
+    "connect": {"handlers": ("object", False), "tasks": ("array", False), "trace_context": ("trace", False)},
     "call_tool": {
         "name": ("string", True),
         "arguments": ("object", False),
@@ -331,7 +334,7 @@ def check_step(step: Any) -> str:
             if required:
                 raise StepError("unsupported_op", f'a {op} step needs "{name}" ({kind}): {json.dumps(step)}')
         elif not _CHECKS[kind](value):
-            expected = "a non-negative integer" if kind == "ms" else f"a JSON {kind}"
+            expected = {"ms": "a non-negative integer", "trace": "an object of strings {traceparent, tracestate?, baggage?}"}.get(kind, f"a JSON {kind}")
             raise StepError("unsupported_op", f'the {op} step\'s "{name}" must be {expected}: {json.dumps(step)}')
     return op
 
@@ -645,7 +648,8 @@ class Events:
 # The features an adapter declares its library has, and the server request each answers
 # (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
 # task steps of CLIENTS.md § Tasks).
-FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None}
+FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None,
+            "trace_context": None}
 
 #: The ops about a task that exists already (CLIENTS.md § Tasks): each needs the `tasks` feature.
 TASK_OPS = frozenset({"get_task", "cancel_task", "task_result", "list_tasks"})
@@ -671,6 +675,8 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
         needed.append("tasks")
     if op == "connect" and step.get("tasks"):
         needed.append("task_receiver")
+    if op == "connect" and step.get("trace_context") is not None:
+        needed.append("trace_context")
     return [name for name in needed if name not in set(declared)]
 
 

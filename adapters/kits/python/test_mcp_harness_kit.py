@@ -340,6 +340,27 @@ class Plan(unittest.TestCase):
         self.assertEqual(malformed["error"]["kind"], "unsupported_op")
         self.assertIn('"tasks"', malformed["error"]["message"])
 
+    def test_a_connect_with_a_trace_context_needs_the_trace_context_feature(self) -> None:
+        class Tracing(Fake):
+            features = ("trace_context",)
+
+        def first(adapter_class: type[Fake], step: dict[str, Any]) -> dict[str, Any]:
+            config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps([step])), [])
+            stream = io.StringIO()
+            asyncio.run(kit.run_plan(adapter_class(config), kit.Output(stream, None)))
+            return json.loads(stream.getvalue().splitlines()[0])
+
+        context = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "baggage": "k=v"}
+        refused = first(Fake, {"op": "connect", "trace_context": context})
+        self.assertEqual(refused["error"]["kind"], "unsupported_op", refused)
+        self.assertIn("does not declare the feature trace_context", refused["error"]["message"])
+        self.assertIn("ok", first(Tracing, {"op": "connect", "trace_context": context}))
+        self.assertIn("ok", first(Fake, {"op": "connect"}))
+        for bad in ({"tracestate": "a=b"}, {"traceparent": 7}, "00-x", {"traceparent": "x", "baggage": 1}):
+            malformed = first(Tracing, {"op": "connect", "trace_context": bad})
+            self.assertEqual(malformed["error"]["kind"], "unsupported_op", bad)
+            self.assertIn('"trace_context"', malformed["error"]["message"], bad)
+
     def test_failed_connect_redacted(self) -> None:
         lines = run_fake([{"op": "connect", "handlers": {"fail": True}}, {"op": "call_tool", "name": "x"}])
         self.assertEqual(lines[0]["error"]["kind"], "transport_closed")

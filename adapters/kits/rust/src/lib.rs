@@ -51,7 +51,7 @@ pub use error::{Hook, Kind, StepError, chain_text, classify, redact, redact_json
 pub use output::Output;
 pub use paginate::{Guards, paginate};
 pub use rt::{Events, Sleep, block_on, sleep};
-pub use step::{CallTool, Step};
+pub use step::{CallTool, Step, TraceContext};
 
 /// An adapter: how its library connects, carries out steps and closes.
 #[allow(async_fn_in_trait)] // adapters run on one task; no `Send` bound is needed
@@ -70,6 +70,11 @@ pub trait Adapter {
         env: &Env,
         handlers: &Map<String, Value>,
     ) -> Result<(Self::Connection, Value), StepError>;
+
+    /// With the `trace_context` feature: the trace context the next [`Adapter::connect`]
+    /// puts in every request's `_meta` (CLIENTS.md, "Trace context"), handed just before it
+    /// (`None`: that connect has none).
+    fn trace_context(&mut self, _context: Option<&TraceContext>) {}
 
     /// Carries out one step of [`Adapter::OPS`] on the connection; returns its `ok` object.
     async fn step(
@@ -102,13 +107,14 @@ pub trait Adapter {
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks).
-pub const FEATURES: [(&str, &str); 6] = [
+pub const FEATURES: [(&str, &str); 7] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
     ("oauth", ""),
     ("tasks", ""),
     ("task_receiver", ""),
+    ("trace_context", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -120,6 +126,13 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
     };
     let oauth = matches!(step, Step::Connect { .. }) && env.auth.is_some();
     let receives = matches!(step, Step::Connect { tasks, .. } if !tasks.is_empty());
+    let traced = matches!(
+        step,
+        Step::Connect {
+            trace_context: Some(_),
+            ..
+        }
+    );
     let tasks = match step {
         Step::CallTool(call) => call.is_task(),
         Step::GetTask { .. }
@@ -135,6 +148,7 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
                 "oauth" => oauth,
                 "tasks" => tasks,
                 "task_receiver" => receives,
+                "trace_context" => traced,
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)
@@ -226,7 +240,11 @@ async fn perform<A: Adapter>(
         )))
     };
     match step {
-        Step::Connect { handlers, .. } => {
+        Step::Connect {
+            handlers,
+            trace_context,
+            ..
+        } => {
             if let Some(previous) = connection.take()
                 && let Err(e) = adapter.close(previous, env).await
             {
@@ -238,6 +256,7 @@ async fn perform<A: Adapter>(
             if !lacking.is_empty() {
                 return refused();
             }
+            adapter.trace_context(trace_context.as_ref());
             let (open, ok) = adapter.connect(env, handlers).await?;
             *connection = Some(open);
             Ok(ok)
