@@ -72,6 +72,7 @@ pub mod era;
 mod error;
 mod handlers;
 mod handshake;
+mod icons;
 mod jsonrpc;
 mod listener;
 mod listing;

@@ -560,6 +560,12 @@ pub enum Step {
         /// `resourcesListChanged` (booleans), `resourceSubscriptions` (URIs).
         notifications: Value,
     },
+    /// Fetch the icons the client would render: those of `serverInfo` and of every tool,
+    /// prompt and resource the server lists (each listing it declared). Reports
+    /// `{"fetched": [src…], "refused": [{"src", "reason"}…]}`: the icons whose bytes it got
+    /// (a decoded `data:` URI counts), and the rest with a reason in its own words
+    /// (CLIENTS.md, Icons).
+    FetchIcons,
 }
 
 impl Step {
@@ -584,6 +590,7 @@ impl Step {
             | Step::CancelTask { .. }
             | Step::TaskResult { .. }
             | Step::ListTasks => "CONTRACT-8",
+            Step::FetchIcons => "CONTRACT-26",
             _ => "CONTRACT-8",
         }
     }
@@ -601,6 +608,7 @@ impl Step {
             Step::ListResourceTemplates => "list_resource_templates",
             Step::ReadResource { .. } => "read_resource",
             Step::ListPrompts => "list_prompts",
+            Step::FetchIcons => "fetch_icons",
             Step::GetPrompt { .. } => "get_prompt",
             Step::Complete { .. } => "complete",
             Step::Ping => "ping",
@@ -633,6 +641,7 @@ impl Step {
         Step::ListPrompts,
         Step::Ping,
         Step::ListTasks,
+        Step::FetchIcons,
     ];
 
     /// The step of an op that takes no arguments, by name.

@@ -9,6 +9,7 @@
 //! feature the client checks that the server declared it ([`Client::require`]).
 
 mod features;
+mod icons;
 mod listening;
 pub(crate) mod seams;
 mod tasks;
@@ -48,6 +49,8 @@ pub struct Client {
     listens: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The tools' `execution.taskSupport` from the last listing (see [`tasks`]).
     task_support: crate::tasks::Support,
+    /// An HTTP server's URL and CAs, where its icons may come from (see [`icons`]).
+    icon_server: Option<icons::IconServer>,
 }
 
 /// The era the connection speaks, with what connect found.
@@ -72,7 +75,7 @@ impl Client {
         ));
         let transport = StdioTransport::spawn(command, Arc::clone(&router), &options)?;
         let session = Session::new(router, Transport::Stdio(transport), options);
-        Self::establish(session, None).await
+        Self::establish(session, None, None).await
     }
 
     /// Connects to the Streamable HTTP endpoint `url` and performs the handshake.
@@ -92,12 +95,20 @@ impl Client {
         ));
         let transport = HttpTransport::connect(url, &http, &options, Arc::clone(&router))?;
         let session = Session::new(router, Transport::Http(transport), options);
-        Self::establish(session, crate::era::origin(url)).await
+        let icon_server = reqwest::Url::parse(url).ok().map(|url| icons::IconServer {
+            url,
+            ca_files: http.ca_files.clone(),
+        });
+        Self::establish(session, crate::era::origin(url), icon_server).await
     }
 
     /// The handshake (legacy era) or the era detection (modern and dual eras) over a fresh
     /// session; on failure the transport is shut down.
-    async fn establish(session: Session, origin: Option<String>) -> Result<Self, Error> {
+    async fn establish(
+        session: Session,
+        origin: Option<String>,
+        icon_server: Option<icons::IconServer>,
+    ) -> Result<Self, Error> {
         let session = Arc::new(session);
         // Delayed answers to server requests go out through the transport (see
         // [`crate::listener`]); weak, since the session owns the router that keeps this.
@@ -137,6 +148,7 @@ impl Client {
             schemas: Default::default(),
             listens: Default::default(),
             task_support: Default::default(),
+            icon_server,
         })
     }
 

@@ -448,6 +448,10 @@ impl ClientSeams for Seams {
         self.0.renew_lost_session(lost)
     }
 
+    fn icon_verdict(&self, verdict: crate::icons::Verdict, src: &str) -> crate::icons::Verdict {
+        self.0.icon_verdict(verdict, src)
+    }
+
     async fn after_modern_connect(&self, session: &Session) {
         self.0.after_modern_connect(session).await
     }

@@ -46,6 +46,10 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
                 Some(client) => client.discover().await,
                 None => Err(not_connected()),
             },
+            Some("fetch_icons") => match &connection {
+                Some(client) => client.fetch_icons().await,
+                None => Err(not_connected()),
+            },
             Some(op @ ("get_task" | "cancel_task" | "task_result" | "list_tasks")) => {
                 super::tasks::run(op, step, connection.as_ref()).await
             }

@@ -139,6 +139,9 @@ pub struct Defects {
     /// Modern era: put the kept log level on the first request after it only (breaks: the
     /// level set is on every later request).
     pub(crate) log_level_once: bool,
+    /// Reach every icon whatever its scheme or origin (breaks: unsafe icon schemes and other
+    /// origins are refused, nothing is fetched for them).
+    pub(crate) icons_any_scheme: bool,
     /// Modern era: send the kept log level capitalized, `Warning` (breaks: a per-request log
     /// level is a valid level, the one set).
     pub(crate) wrong_log_level: bool,

@@ -115,10 +115,12 @@ pub fn render(run: &TrialRun) -> String {
     if canary.origin.is_empty() {
         return text;
     }
-    text.replace(
-        &canary.origin,
-        mcp_harness_scenarios::model::canary::PLACEHOLDER,
-    )
+    use mcp_harness_scenarios::model::canary::{HOST_PLACEHOLDER, PLACEHOLDER};
+    let text = text.replace(&canary.origin, PLACEHOLDER);
+    match canary.origin.split_once("://") {
+        Some((_, host)) => text.replace(host, HOST_PLACEHOLDER),
+        None => text,
+    }
 }
 
 fn render_trial(run: &TrialRun) -> String {

@@ -212,6 +212,7 @@ impl Step {
             | Step::ListResourceTemplates
             | Step::ReadResource { .. }
             | Step::ListPrompts
+            | Step::FetchIcons
             | Step::GetPrompt { .. }
             | Step::Complete { .. }
             | Step::Ping

@@ -1,0 +1,19 @@
+//! Seam: which icons are fetched (`client/icons.rs`, the `fetch_icons` step).
+//!
+//! Defects here: `icons-any-scheme` (every icon with an address is reached whatever its scheme
+//! or origin: `http:` and `https:` fetched, `ws:` and `ftp:` connected to, `file:` read).
+
+use reqwest::Url;
+
+use super::Defects;
+use crate::icons::Verdict;
+
+impl Defects {
+    /// What is done with the icon `src`; correct: `verdict`.
+    pub(crate) fn icon_verdict(&self, verdict: Verdict, src: &str) -> Verdict {
+        match Url::parse(src) {
+            Ok(url) if self.icons_any_scheme && url.scheme() != "data" => Verdict::Reach(url),
+            _ => verdict,
+        }
+    }
+}
