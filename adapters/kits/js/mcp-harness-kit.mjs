@@ -867,6 +867,7 @@ export const FEATURES = Object.freeze({
   tasks: null,
   task_receiver: null,
   trace_context: null,
+  icons: null,
 });
 
 /** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
@@ -899,6 +900,7 @@ export function undeclared(step, env, declared = []) {
   if (needsTasks(step)) needed.push('tasks');
   if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
   if (step.op === 'connect' && step.trace_context != null) needed.push('trace_context');
+  if (step.op === 'fetch_icons') needed.push('icons');
   return needed.filter((name) => !declared.includes(name));
 }
 

@@ -439,3 +439,21 @@ await kit.run({ name: 'tracing-adapter', features: ${JSON.stringify(features)}, 
     assert.match(malformed.error.message, /"trace_context"/);
   }
 });
+
+test('fetch_icons needs the icons feature', () => {
+  const adapter = (features) => `
+await kit.run({ name: 'icons-adapter', features: ${JSON.stringify(features)}, ops: {
+  connect: () => ({ protocolVersion: 'v' }),
+  fetch_icons: () => ({ fetched: [], refused: [] }),
+} });
+`;
+  const lines = (features) => {
+    const { code, lines, stderr } = runAdapter(adapter(features), { ...BASE, MCP_HARNESS_PLAN: JSON.stringify([{ op: 'connect' }, { op: 'fetch_icons' }]) });
+    assert.equal(code, 0, stderr);
+    return lines;
+  };
+  const refused = lines([])[1];
+  assert.equal(refused.error?.kind, 'unsupported_op', JSON.stringify(refused));
+  assert.match(refused.error.message, /does not declare the feature icons/);
+  assert.deepEqual(lines(['icons'])[1].ok, { fetched: [], refused: [] });
+});

@@ -649,7 +649,7 @@ class Events:
 # (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
 # task steps of CLIENTS.md § Tasks).
 FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None,
-            "trace_context": None}
+            "trace_context": None, "icons": None}
 
 #: The ops about a task that exists already (CLIENTS.md § Tasks): each needs the `tasks` feature.
 TASK_OPS = frozenset({"get_task", "cancel_task", "task_result", "list_tasks"})
@@ -677,6 +677,8 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
         needed.append("task_receiver")
     if op == "connect" and step.get("trace_context") is not None:
         needed.append("trace_context")
+    if op == "fetch_icons":
+        needed.append("icons")
     return [name for name in needed if name not in set(declared)]
 
 

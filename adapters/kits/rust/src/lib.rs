@@ -107,7 +107,7 @@ pub trait Adapter {
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks).
-pub const FEATURES: [(&str, &str); 7] = [
+pub const FEATURES: [(&str, &str); 8] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
@@ -115,6 +115,7 @@ pub const FEATURES: [(&str, &str); 7] = [
     ("tasks", ""),
     ("task_receiver", ""),
     ("trace_context", ""),
+    ("icons", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -149,6 +150,7 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
                 "tasks" => tasks,
                 "task_receiver" => receives,
                 "trace_context" => traced,
+                "icons" => step.op() == "fetch_icons",
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)

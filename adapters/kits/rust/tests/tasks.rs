@@ -19,6 +19,7 @@ impl<const DECLARED: bool> Adapter for Tasks<DECLARED> {
         "cancel_task",
         "task_result",
         "list_tasks",
+        "fetch_icons",
     ];
     const FEATURES: &'static [&'static str] = if DECLARED { &["tasks"] } else { &["roots"] };
 
@@ -179,4 +180,16 @@ fn a_connect_with_a_trace_context_needs_the_trace_context_feature() {
         trace_context.map(|c| c.traceparent),
         context["traceparent"].as_str().map(str::to_owned)
     );
+}
+
+/// `fetch_icons` needs `icons`, which this adapter lacks: it never reaches the adapter.
+#[test]
+fn fetch_icons_needs_the_icons_feature() {
+    let (lines, handed) = run::<true>(json!([{"op":"connect"},{"op":"fetch_icons"}]));
+    let message = lines[1]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("does not declare the feature icons"),
+        "{message}"
+    );
+    assert!(handed.is_empty(), "{handed:?}");
 }
