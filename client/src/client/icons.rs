@@ -82,14 +82,29 @@ impl Client {
             .map(|s| s.ca_files.clone())
             .unwrap_or_default();
         let client = security::no_redirect_client(&ca_files).map_err(|e| e.to_string())?;
-        let response = client
-            .get(url)
-            .timeout(timeout)
+        let mut request = client.get(url).timeout(timeout);
+        if let Some(credentials) = self.session.seams().icon_credentials() {
+            request = request.header(reqwest::header::AUTHORIZATION, credentials);
+        }
+        let response = request
             .send()
             .await
             .map_err(|e| format!("the fetch failed: {e}"))?;
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .and_then(|l| Url::parse(l).ok());
         match response.status() {
-            s if s.is_redirection() => Err(format!("a redirect ({s}), not followed")),
+            s if s.is_redirection() => match location {
+                Some(next) if self.session.seams().icon_follows_redirects() => {
+                    let followed = client.get(next).timeout(timeout).send().await;
+                    followed
+                        .map(drop)
+                        .map_err(|e| format!("the fetch failed: {e}"))
+                }
+                _ => Err(format!("a redirect ({s}), not followed")),
+            },
             StatusCode::OK => response
                 .bytes()
                 .await

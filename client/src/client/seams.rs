@@ -117,6 +117,17 @@ pub(crate) trait ClientSeams {
         verdict
     }
 
+    /// An `Authorization` value sent with an icon fetch; correct: none (icons are fetched
+    /// without credentials).
+    fn icon_credentials(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether an icon fetch answered with a redirect follows it; correct: never.
+    fn icon_follows_redirects(&self) -> bool {
+        false
+    }
+
     /// The filter a `listen` step reports; correct: `acknowledged`, not `requested`.
     fn listen_filter(&self, _requested: &Value, acknowledged: Value) -> Value {
         acknowledged

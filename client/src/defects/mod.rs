@@ -75,7 +75,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 173] = [
+    pub const NAMES: [&'static str; 175] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -134,6 +134,8 @@ impl Defects {
         "malformed-baggage",
         "log-level-once",
         "icons-any-scheme",
+        "icon-credentials",
+        "icon-follows-redirects",
         "wrong-log-level",
         "reuse-id-on-retry",
         "alter-request-state",
@@ -320,6 +322,8 @@ impl Defects {
             "malformed-baggage" => &mut self.malformed_baggage,
             "log-level-once" => &mut self.log_level_once,
             "icons-any-scheme" => &mut self.icons_any_scheme,
+            "icon-credentials" => &mut self.icon_credentials,
+            "icon-follows-redirects" => &mut self.icon_follows_redirects,
             "wrong-log-level" => &mut self.wrong_log_level,
             "reuse-id-on-retry" => &mut self.reuse_id_on_retry,
             "alter-request-state" => &mut self.alter_request_state,

@@ -142,6 +142,11 @@ pub struct Defects {
     /// Reach every icon whatever its scheme or origin (breaks: unsafe icon schemes and other
     /// origins are refused, nothing is fetched for them).
     pub(crate) icons_any_scheme: bool,
+    /// Send an `Authorization` header with each icon fetch (breaks: icons are fetched
+    /// without credentials).
+    pub(crate) icon_credentials: bool,
+    /// Follow a redirect answering an icon fetch (breaks: icon redirects are refused).
+    pub(crate) icon_follows_redirects: bool,
     /// Modern era: send the kept log level capitalized, `Warning` (breaks: a per-request log
     /// level is a valid level, the one set).
     pub(crate) wrong_log_level: bool,

@@ -20,6 +20,9 @@ use super::ServerScript;
 pub const PLACEHOLDER: &str = "{{canary}}";
 /// The text a script writes where the canary's `host:port` goes.
 pub const HOST_PLACEHOLDER: &str = "{{canary_host}}";
+/// The text a script writes where the HTTP fake's own origin goes (`https://localhost:PORT`),
+/// filled by the fake once it is bound; a stdio fake, which has no origin, leaves it.
+pub const SERVER_PLACEHOLDER: &str = "{{server}}";
 
 impl ServerScript {
     /// Whether any string of the script names the canary.
@@ -43,6 +46,31 @@ fn filled(text: &str, origin: &str) -> String {
     let host = origin.split_once("://").map_or(origin, |(_, host)| host);
     text.replace(HOST_PLACEHOLDER, host)
         .replace(PLACEHOLDER, origin)
+}
+
+impl ServerScript {
+    /// The script with the fake's own `origin` where it names [`SERVER_PLACEHOLDER`].
+    pub fn with_server_origin(&self, origin: &str) -> Result<ServerScript, String> {
+        let text =
+            serde_json::to_string(self).map_err(|e| format!("cannot copy the script: {e}"))?;
+        if !text.contains(SERVER_PLACEHOLDER) {
+            return Ok(self.clone());
+        }
+        let mut value: Value =
+            serde_json::from_str(&text).map_err(|e| format!("cannot copy the script: {e}"))?;
+        fill(&mut value, &|t: &str| t.replace(SERVER_PLACEHOLDER, origin));
+        serde_json::from_value(value).map_err(|e| format!("cannot copy the script: {e}"))
+    }
+}
+
+/// Every string of `value` through `f` (members' values only).
+fn fill(value: &mut Value, f: &dyn Fn(&str) -> String) {
+    match value {
+        Value::String(text) => *text = f(text),
+        Value::Array(items) => items.iter_mut().for_each(|v| fill(v, f)),
+        Value::Object(map) => map.values_mut().for_each(|v| fill(v, f)),
+        _ => {}
+    }
 }
 
 fn replace(value: &mut Value, origin: &str) {
