@@ -73,6 +73,7 @@ pub mod era;
 mod error;
 mod handlers;
 mod handshake;
+mod icons;
 mod jsonrpc;
 mod listener;
 mod listing;
@@ -83,6 +84,7 @@ mod seams;
 mod session;
 mod tasks;
 mod tools;
+mod trace;
 mod transport;
 
 pub use auth::{AuthOptions, AuthStore, PreRegistered, Secret, TokenEndpointAuthMethod, UserAgent};
@@ -110,6 +112,7 @@ pub mod decode {
 pub use tasks::received::TASK_METHODS;
 pub use tasks::{DEFAULT_POLL_INTERVAL, TaskCall, TaskOptions};
 pub use tools::{ToolOutput, ToolResult};
+pub use trace::TraceContext;
 /// The destination policy for URLs a server names (SSRF): see `transport/http/security`.
 pub use transport::http::security::{
     DestinationPolicy, GuardedResolver, check_discovered_url, is_internal,

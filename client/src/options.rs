@@ -15,6 +15,7 @@ use crate::handshake::LATEST_PROTOCOL_VERSION;
 #[cfg(feature = "defects")]
 use crate::seams::Defects;
 use crate::seams::Seams;
+use crate::trace::TraceContext;
 
 /// The default of [`ClientOptions::max_message_bytes`]: 64 MiB, well above the largest
 /// messages real servers send (the harness checks 16 MiB).
@@ -67,6 +68,9 @@ pub struct ClientOptions {
     /// `elicitation/create`), which also decide the client capabilities declared. Default:
     /// none, so no capabilities.
     pub handlers: Handlers,
+    /// A W3C trace context put in every request's `_meta` (`traceparent`, `tracestate`,
+    /// `baggage`), unchanged. Default: none.
+    pub trace_context: Option<TraceContext>,
     /// Deliberate misbehaviour for the harness's self-tests; all off by default. Only with
     /// the `defects` feature.
     #[cfg(feature = "defects")]
@@ -100,6 +104,7 @@ impl Default for ClientOptions {
             shutdown_grace: Duration::from_secs(2),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             handlers: Handlers::default(),
+            trace_context: None,
             #[cfg(feature = "defects")]
             defects: Defects::default(),
         }

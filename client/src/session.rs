@@ -19,6 +19,7 @@ use crate::options::ClientOptions;
 use crate::router::{Outcome, Router};
 use crate::seams::Seams;
 use crate::seams::wire::{Telling, Wire};
+use crate::trace::RequestMeta;
 use crate::transport::Transport;
 
 /// Request bookkeeping for one connection.
@@ -29,6 +30,8 @@ pub(crate) struct Session {
     options: ClientOptions,
     /// What the seam on what is sent remembers between messages.
     outgoing: <Seams as Wire>::Memory,
+    /// What every request carries in `_meta` for the caller (trace context, log level).
+    request_meta: RequestMeta,
 }
 
 impl Session {
@@ -38,6 +41,7 @@ impl Session {
             transport,
             next_id: AtomicI64::new(1),
             outgoing: options.seams().memory(options.meta_version()),
+            request_meta: RequestMeta::new(options.trace_context.clone()),
             options,
         }
     }
@@ -60,6 +64,11 @@ impl Session {
         &self.router
     }
 
+    /// Keeps the log level for the `_meta` of every later request (2026-07-28).
+    pub(crate) fn keep_log_level(&self, level: &str) {
+        self.request_meta.keep_log_level(level);
+    }
+
     fn fresh_id(&self) -> i64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
@@ -77,6 +86,7 @@ impl Session {
         params: Value,
         registered: impl FnOnce(i64),
     ) -> Result<InFlight<'_>, Error> {
+        let params = self.request_meta.add_to(params);
         let id = self
             .seams()
             .request_id(&self.outgoing, method, &params, || self.fresh_id());

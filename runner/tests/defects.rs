@@ -48,6 +48,8 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
     ("prints-token", "http/bearer-token-sent@https", "never printed its bearer token"),
     ("prints-client-secret", "auth/registration-pre-registered@https", "never printed a secret of its authorization"),
     ("visits-redirect-uri", "auth/registration-dynamic@https", "never connected to its redirect URI"),
+    ("malformed-traceparent", "trace/propagated", "follows W3C Trace Context"),
+    ("malformed-baggage", "trace/propagated@https", "follows W3C Baggage"),
 ];
 
 /// `MCP_HARNESS_DEFECTS_CASES=<prefix>` limits the run to the cases whose id starts with it

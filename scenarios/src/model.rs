@@ -18,6 +18,7 @@ pub mod sends;
 pub mod servers;
 pub mod tasks;
 pub mod timing;
+pub mod trace;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,7 @@ pub use robust::{Emit, Faults, Then, Truncate};
 pub use sends::{Send, SendAt, Via};
 pub use tasks::{CancelMode, TaskPhase, TaskScript, TaskStatus};
 pub use timing::TimeScale;
+pub use trace::TraceContext;
 
 /// The `serverInfo.name` of the fakes' built-in answers (`initialize`, `server/discover`).
 pub const FAKE_SERVER_NAME: &str = "mcp-harness-fake";
@@ -410,6 +412,12 @@ pub enum Step {
         /// `tasks/cancel` about its tasks (CLIENTS.md, Tasks).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tasks: Option<Vec<TaskMethod>>,
+        /// A W3C trace context the client puts, as given, in the `_meta` of every request
+        /// it sends (`traceparent`, `tracestate`, `baggage`; CLIENTS.md, Trace context). A
+        /// client that makes a span per request may change the parent id and the flags,
+        /// never the trace id. A library without propagation answers `unsupported_op`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_context: Option<TraceContext>,
     },
     /// List every tool, following pagination cursors.
     ListTools,
@@ -565,6 +573,12 @@ pub enum Step {
         /// `resourcesListChanged` (booleans), `resourceSubscriptions` (URIs).
         notifications: Value,
     },
+    /// Fetch the icons the client would render: those of `serverInfo` and of every tool,
+    /// prompt and resource the server lists (each listing it declared). Reports
+    /// `{"fetched": [src…], "refused": [{"src", "reason"}…]}`: the icons whose bytes it got
+    /// (a decoded `data:` URI counts), and the rest with a reason in its own words
+    /// (CLIENTS.md, Icons).
+    FetchIcons,
 }
 
 impl Step {
@@ -590,6 +604,7 @@ impl Step {
             | Step::CancelTask { .. }
             | Step::TaskResult { .. }
             | Step::ListTasks => "CONTRACT-8",
+            Step::FetchIcons => "CONTRACT-26",
             _ => "CONTRACT-8",
         }
     }
@@ -608,6 +623,7 @@ impl Step {
             Step::ListResourceTemplates => "list_resource_templates",
             Step::ReadResource { .. } => "read_resource",
             Step::ListPrompts => "list_prompts",
+            Step::FetchIcons => "fetch_icons",
             Step::GetPrompt { .. } => "get_prompt",
             Step::Complete { .. } => "complete",
             Step::Ping => "ping",
@@ -629,6 +645,7 @@ impl Step {
         Step::Connect {
             handlers: None,
             tasks: None,
+            trace_context: None,
         },
         Step::Events { min: 0 },
         Step::ListTools,
@@ -640,6 +657,7 @@ impl Step {
         Step::Ping,
         Step::ListTasks,
         Step::ExposedTools,
+        Step::FetchIcons,
     ];
 
     /// The step of an op that takes no arguments, by name.

@@ -579,10 +579,17 @@ export async function retryAfterAuthorization(attempt, { provider, isUnauthorize
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isCount = (v) => Number.isInteger(v) && v >= 0;
+/** connect's trace_context: {traceparent, tracestate?, baggage?}, strings (CLIENTS.md § Trace context). */
+const isTrace = (v) => isObject(v) && typeof v.traceparent === 'string'
+  && ['tracestate', 'baggage'].every((k) => v[k] == null || typeof v[k] === 'string');
 
 /** Per op: [field, test, what is expected]; a field left out passes unless marked required. */
 const FIELDS = {
-  connect: [['handlers', isObject, 'an object by method'], ['tasks', Array.isArray, 'an array of methods']],
+  connect: [
+    ['handlers', isObject, 'an object by method'],
+    ['tasks', Array.isArray, 'an array of methods'],
+    ['trace_context', isTrace, 'an object of strings {traceparent, tracestate?, baggage?}'],
+  ],
   call_tool: [
     ['name', (v) => typeof v === 'string', 'a string', true],
     ['arguments', isObject, 'an object'],
@@ -878,7 +885,9 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
  * The features an adapter declares its library has, and the server request each answers
  * (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
  * task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
- * `exposed_tools`).
+ * `exposed_tools`). Sampling with tools (an answer with tool_use content, or a rejection:
+ * usesSamplingTools) and URL consent (a url elicitation answer saying `browser`: playsBrowser)
+ * are values of the answers.
  */
 export const FEATURES = Object.freeze({
   roots: 'roots/list',
@@ -887,11 +896,11 @@ export const FEATURES = Object.freeze({
   oauth: null,
   tasks: null,
   task_receiver: null,
-  // Sampling with tools (an answer with tool_use content, or a rejection): usesSamplingTools.
   sampling_tools: null,
-  // URL consent (a url elicitation answer saying `browser`): playsBrowser.
   url_consent: null,
   many_servers: null,
+  trace_context: null,
+  icons: null,
 });
 
 /** The server a step without `server` is about (CLIENTS.md, "Many servers"). */
@@ -951,6 +960,8 @@ export function undeclared(step, env, declared = []) {
   if (usesSamplingTools(answers)) needed.push('sampling_tools');
   if (playsBrowser(answers)) needed.push('url_consent');
   if (step.op === 'exposed_tools' || (step.server ?? MAIN_SERVER) !== MAIN_SERVER) needed.push('many_servers');
+  if (step.op === 'connect' && step.trace_context != null) needed.push('trace_context');
+  if (step.op === 'fetch_icons') needed.push('icons');
   return needed.filter((name) => !declared.includes(name));
 }
 

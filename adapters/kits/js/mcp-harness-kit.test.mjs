@@ -470,3 +470,43 @@ await kit.run({
   assert.deepEqual(readEnv({ ...BASE, MCP_HARNESS_SERVERS: servers }, []).servers.b, { argv: ['fake', 'b'] });
   assert.throws(() => readEnv({ ...BASE, MCP_HARNESS_SERVERS: '{"b": {"argv": []}}' }, []), /MCP_HARNESS_SERVERS/);
 });
+
+test('a connect with a trace context needs the trace_context feature', () => {
+  const adapter = (features) => `
+await kit.run({ name: 'tracing-adapter', features: ${JSON.stringify(features)}, ops: { connect: () => ({ protocolVersion: 'v' }) } });
+`;
+  const first = (features, step) => {
+    const { code, lines, stderr } = runAdapter(adapter(features), { ...BASE, MCP_HARNESS_PLAN: JSON.stringify([step]) });
+    assert.equal(code, 0, stderr);
+    return lines[0];
+  };
+  const context = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', baggage: 'k=v' };
+  const refused = first([], { op: 'connect', trace_context: context });
+  assert.equal(refused.error?.kind, 'unsupported_op', JSON.stringify(refused));
+  assert.match(refused.error.message, /does not declare the feature trace_context/);
+  assert.ok(first(['trace_context'], { op: 'connect', trace_context: context }).ok);
+  assert.ok(first([], { op: 'connect' }).ok);
+  for (const bad of [{ tracestate: 'a=b' }, { traceparent: 7 }, '00-x', { traceparent: 'x', baggage: 1 }]) {
+    const malformed = first(['trace_context'], { op: 'connect', trace_context: bad });
+    assert.equal(malformed.error?.kind, 'unsupported_op', JSON.stringify(bad));
+    assert.match(malformed.error.message, /"trace_context"/);
+  }
+});
+
+test('fetch_icons needs the icons feature', () => {
+  const adapter = (features) => `
+await kit.run({ name: 'icons-adapter', features: ${JSON.stringify(features)}, ops: {
+  connect: () => ({ protocolVersion: 'v' }),
+  fetch_icons: () => ({ fetched: [], refused: [] }),
+} });
+`;
+  const lines = (features) => {
+    const { code, lines, stderr } = runAdapter(adapter(features), { ...BASE, MCP_HARNESS_PLAN: JSON.stringify([{ op: 'connect' }, { op: 'fetch_icons' }]) });
+    assert.equal(code, 0, stderr);
+    return lines;
+  };
+  const refused = lines([])[1];
+  assert.equal(refused.error?.kind, 'unsupported_op', JSON.stringify(refused));
+  assert.match(refused.error.message, /does not declare the feature icons/);
+  assert.deepEqual(lines(['icons'])[1].ok, { fetched: [], refused: [] });
+});

@@ -312,11 +312,14 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
     "boolean": lambda v: isinstance(v, bool),
     "ms": _is_int,
     "any": lambda v: True,
+    # connect's trace_context: {traceparent, tracestate?, baggage?}, strings (CLIENTS.md § Trace context)
+    "trace": lambda v: isinstance(v, dict) and isinstance(v.get("traceparent"), str)
+    and all(isinstance(v.get(k), (str, type(None))) for k in ("tracestate", "baggage")),
 }
 
 # op -> {field: (type, required)}
 STEP_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
-    "connect": {"handlers": ("object", False), "tasks": ("array", False)},
+    "connect": {"handlers": ("object", False), "tasks": ("array", False), "trace_context": ("trace", False)},
     "call_tool": {
         "name": ("string", True),
         "arguments": ("object", False),
@@ -355,7 +358,7 @@ def check_step(step: Any) -> str:
             if required:
                 raise StepError("unsupported_op", f'a {op} step needs "{name}" ({kind}): {json.dumps(step)}')
         elif not _CHECKS[kind](value):
-            expected = "a non-negative integer" if kind == "ms" else f"a JSON {kind}"
+            expected = {"ms": "a non-negative integer", "trace": "an object of strings {traceparent, tracestate?, baggage?}"}.get(kind, f"a JSON {kind}")
             raise StepError("unsupported_op", f'the {op} step\'s "{name}" must be {expected}: {json.dumps(step)}')
     return op
 
@@ -669,13 +672,12 @@ class Events:
 # The features an adapter declares its library has, and the server request each answers
 # (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
 # task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
-# `exposed_tools`).
-FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None}
-# Sampling with tools (an answer with tool_use content, or a rejection) and URL consent (a url
-# answer saying `browser`): values of the answers above, see `uses_sampling_tools`, `plays_browser`.
-FEATURES["sampling_tools"] = None
-FEATURES["url_consent"] = None
-FEATURES["many_servers"] = None
+# `exposed_tools`). Sampling with tools (an answer with tool_use content, or a rejection) and URL
+# consent (a url answer saying `browser`) are values of the answers: see `uses_sampling_tools`,
+# `plays_browser`.
+FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None,
+            "sampling_tools": None, "url_consent": None,
+            "many_servers": None, "trace_context": None, "icons": None}
 
 #: The server a step without `server` is about (CLIENTS.md, "Many servers").
 MAIN_SERVER = "main"
@@ -733,6 +735,10 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
         needed.append("url_consent")
     if op == "exposed_tools" or server_of(step) != MAIN_SERVER:
         needed.append("many_servers")
+    if op == "connect" and step.get("trace_context") is not None:
+        needed.append("trace_context")
+    if op == "fetch_icons":
+        needed.append("icons")
     return [name for name in needed if name not in set(declared)]
 
 

@@ -402,6 +402,48 @@ class Plan(unittest.TestCase):
             kit.read_env(env(MCP_HARNESS_SERVERS='{"b": {"argv": []}}'), [])
         self.assertIn("MCP_HARNESS_SERVERS", str(raised.exception))
 
+    def test_a_connect_with_a_trace_context_needs_the_trace_context_feature(self) -> None:
+        class Tracing(Fake):
+            features = ("trace_context",)
+
+        def first(adapter_class: type[Fake], step: dict[str, Any]) -> dict[str, Any]:
+            config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps([step])), [])
+            stream = io.StringIO()
+            asyncio.run(kit.run_plan(adapter_class(config), kit.Output(stream, None)))
+            return json.loads(stream.getvalue().splitlines()[0])
+
+        context = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "baggage": "k=v"}
+        refused = first(Fake, {"op": "connect", "trace_context": context})
+        self.assertEqual(refused["error"]["kind"], "unsupported_op", refused)
+        self.assertIn("does not declare the feature trace_context", refused["error"]["message"])
+        self.assertIn("ok", first(Tracing, {"op": "connect", "trace_context": context}))
+        self.assertIn("ok", first(Fake, {"op": "connect"}))
+        for bad in ({"tracestate": "a=b"}, {"traceparent": 7}, "00-x", {"traceparent": "x", "baggage": 1}):
+            malformed = first(Tracing, {"op": "connect", "trace_context": bad})
+            self.assertEqual(malformed["error"]["kind"], "unsupported_op", bad)
+            self.assertIn('"trace_context"', malformed["error"]["message"], bad)
+
+    def test_fetch_icons_needs_the_icons_feature(self) -> None:
+        class Icons(Fake):
+            features = ("icons",)
+
+            async def op_fetch_icons(self, step: dict[str, Any]) -> dict[str, Any]:
+                return {"fetched": [], "refused": []}
+
+        class Undeclared(Icons):
+            features = ()
+
+        def lines_of(adapter_class: type[Fake]) -> list[dict[str, Any]]:
+            config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps([{"op": "connect"}, {"op": "fetch_icons"}])), [])
+            stream = io.StringIO()
+            asyncio.run(kit.run_plan(adapter_class(config), kit.Output(stream, None)))
+            return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+        refused = lines_of(Undeclared)[1]
+        self.assertEqual(refused["error"]["kind"], "unsupported_op", refused)
+        self.assertIn("does not declare the feature icons", refused["error"]["message"])
+        self.assertEqual(lines_of(Icons)[1]["ok"], {"fetched": [], "refused": []})
+
     def test_failed_connect_redacted(self) -> None:
         lines = run_fake([{"op": "connect", "handlers": {"fail": True}}, {"op": "call_tool", "name": "x"}])
         self.assertEqual(lines[0]["error"]["kind"], "transport_closed")

@@ -4,7 +4,8 @@
 //! Listings share [`Client::list_all`]'s loop; `resources/read` and `prompts/get` may need
 //! input in the modern era and so go through the same multi round-trip loop as `tools/call`.
 //! Each answer is reshaped by [`crate::answers`]. `ping` and `logging/setLevel` are not
-//! methods of 2026-07-28, so a modern connection refuses them itself (`capability_missing`).
+//! methods of 2026-07-28: a modern connection refuses `ping` itself (`capability_missing`)
+//! and keeps the log level for the `_meta` of later requests.
 
 use std::future::pending;
 
@@ -90,8 +91,17 @@ impl Client {
     }
 
     /// Sets the server's log level (`logging/setLevel` with `level`). The modern era has no
-    /// such method: refused locally with `capability_missing`.
+    /// such method: the level is kept instead, and every later request carries it in
+    /// `_meta["io.modelcontextprotocol/logLevel"]` (a server that did not declare `logging`
+    /// refuses it locally with `capability_missing`).
     pub async fn set_logging_level(&self, level: &str) -> Result<(), Error> {
+        if matches!(self.connection, Connection::Modern(_))
+            && self.require("logging/setLevel").is_err()
+        {
+            self.require_capability("logging", "set_logging_level")?;
+            self.session.keep_log_level(level);
+            return Ok(());
+        }
         self.plain("logging/setLevel", json!({"level": level}))
             .await
             .map(drop)

@@ -9,6 +9,7 @@
 //! feature the client checks that the server declared it ([`Client::require`]).
 
 mod features;
+mod icons;
 mod listening;
 pub(crate) mod seams;
 mod tasks;
@@ -51,6 +52,8 @@ pub struct Client {
     listens: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The tools' `execution.taskSupport` from the last listing (see [`tasks`]).
     task_support: crate::tasks::Support,
+    /// An HTTP server's URL and CAs, where its icons may come from (see [`icons`]).
+    icon_server: Option<icons::IconServer>,
 }
 
 /// The era the connection speaks, with what connect found.
@@ -75,7 +78,7 @@ impl Client {
         ));
         let transport = StdioTransport::spawn(command, Arc::clone(&router), &options)?;
         let session = Session::new(router, Transport::Stdio(transport), options);
-        Self::establish(session, None).await
+        Self::establish(session, None, None).await
     }
 
     /// Connects to the Streamable HTTP endpoint `url` and performs the handshake.
@@ -95,12 +98,20 @@ impl Client {
         ));
         let transport = HttpTransport::connect(url, &http, &options, Arc::clone(&router))?;
         let session = Session::new(router, Transport::Http(transport), options);
-        Self::establish(session, crate::era::origin(url)).await
+        let icon_server = reqwest::Url::parse(url).ok().map(|url| icons::IconServer {
+            url,
+            ca_files: http.ca_files.clone(),
+        });
+        Self::establish(session, crate::era::origin(url), icon_server).await
     }
 
     /// The handshake (legacy era) or the era detection (modern and dual eras) over a fresh
     /// session; on failure the transport is shut down.
-    async fn establish(session: Session, origin: Option<String>) -> Result<Self, Error> {
+    async fn establish(
+        session: Session,
+        origin: Option<String>,
+        icon_server: Option<icons::IconServer>,
+    ) -> Result<Self, Error> {
         let session = Arc::new(session);
         // Delayed answers to server requests go out through the transport (see
         // [`crate::listener`]); weak, since the session owns the router that keeps this.
@@ -140,6 +151,7 @@ impl Client {
             schemas: Default::default(),
             listens: Default::default(),
             task_support: Default::default(),
+            icon_server,
         })
     }
 
@@ -214,13 +226,9 @@ impl Client {
     /// `server/discover` result). A modern connection whose discover result is not known (the
     /// era came from the per-origin cache) assumes every feature.
     fn require(&self, method: &str) -> Result<(), Error> {
-        let (modern, version, result) = match &self.connection {
-            Connection::Legacy(handshake) => (
-                false,
-                handshake.protocol_version(),
-                Some(handshake.result()),
-            ),
-            Connection::Modern(modern) => (true, None, modern.found().result.as_ref()),
+        let (modern, version) = match &self.connection {
+            Connection::Legacy(handshake) => (false, handshake.protocol_version()),
+            Connection::Modern(_) => (true, None),
         };
         let seams = self.session.seams();
         let capability = match need(method, modern, version) {
@@ -237,6 +245,18 @@ impl Client {
             }
             Need::Capability(capability) => capability,
         };
+        self.require_capability(capability, method)
+    }
+
+    /// Refuses `what` (a method, or a step without one) with `capability_missing` when the
+    /// server did not declare `capability` (a modern connection whose discover result is
+    /// not known assumes it did).
+    fn require_capability(&self, capability: &str, what: &str) -> Result<(), Error> {
+        let result = match &self.connection {
+            Connection::Legacy(handshake) => Some(handshake.result()),
+            Connection::Modern(modern) => modern.found().result.as_ref(),
+        };
+        let seams = self.session.seams();
         let Some(result) = result else {
             return Ok(());
         };
@@ -250,7 +270,7 @@ impl Client {
         Err(Error::new(
             ErrorKind::CapabilityMissing,
             format!(
-                "{method} needs the server capability {capability:?}, which the server did not \
+                "{what} needs the server capability {capability:?}, which the server did not \
                  declare; nothing was sent"
             ),
         ))

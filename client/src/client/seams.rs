@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::content::SeenRules;
 use crate::error::Error;
+use crate::icons::Verdict;
 use crate::listing::ListingRules;
 use crate::schema::Policy;
 use crate::session::Session;
@@ -109,6 +110,22 @@ pub(crate) trait ClientSeams {
     /// Whether a subscription lost with its stdio server is opened again; correct: yes.
     fn resends_listen(&self) -> bool {
         true
+    }
+
+    /// What is done with the icon `src`; correct: `verdict` (see [`crate::icons`]).
+    fn icon_verdict(&self, verdict: Verdict, _src: &str) -> Verdict {
+        verdict
+    }
+
+    /// An `Authorization` value sent with an icon fetch; correct: none (icons are fetched
+    /// without credentials).
+    fn icon_credentials(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether an icon fetch answered with a redirect follows it; correct: never.
+    fn icon_follows_redirects(&self) -> bool {
+        false
     }
 
     /// The filter a `listen` step reports; correct: `acknowledged`, not `requested`.

@@ -480,6 +480,18 @@ impl ClientSeams for Seams {
         self.0.renew_lost_session(lost)
     }
 
+    fn icon_verdict(&self, verdict: crate::icons::Verdict, src: &str) -> crate::icons::Verdict {
+        self.0.icon_verdict(verdict, src)
+    }
+
+    fn icon_credentials(&self) -> Option<&'static str> {
+        self.0.icon_credentials()
+    }
+
+    fn icon_follows_redirects(&self) -> bool {
+        self.0.icon_follows_redirects
+    }
+
     async fn after_modern_connect(&self, session: &Session) {
         self.0.after_modern_connect(session).await
     }

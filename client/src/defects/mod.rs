@@ -19,6 +19,7 @@
 //! | content as seen | `content.rs` | how content blocks, resource contents and completions are read |
 //! | result cache | `cache.rs` | how long a result may be reused |
 //! | `x-mcp-header` | `param_headers.rs` | tools kept, `Mcp-Param-*` headers and their values, the retry on a mismatch |
+//! | icons | `icons.rs` | which icons are fetched, and how |
 //! | giving up | `giving_up.rs` | timeouts, cancellation, how the server is told |
 //! | shutdown escalation | `shutdown.rs` | close stdin → SIGTERM → SIGKILL, DELETE, cleanup |
 //! | TLS policy | `tls.rs` | which URLs and redirects are allowed |
@@ -43,6 +44,7 @@ mod defaults;
 pub(crate) mod era;
 pub(crate) mod giving_up;
 mod hooks;
+pub(crate) mod icons;
 pub(crate) mod listening;
 pub(crate) mod listing;
 pub(crate) mod param_headers;
@@ -79,7 +81,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 182] = [
+    pub const NAMES: [&'static str; 191] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -137,6 +139,15 @@ impl Defects {
         "follow-redirects",
         "no-meta",
         "no-client-info",
+        "no-trace-context",
+        "malformed-traceparent",
+        "new-trace-id",
+        "malformed-baggage",
+        "log-level-once",
+        "icons-any-scheme",
+        "icon-credentials",
+        "icon-follows-redirects",
+        "wrong-log-level",
         "reuse-id-on-retry",
         "alter-request-state",
         "state-on-fresh-request",
@@ -333,6 +344,15 @@ impl Defects {
             "follow-redirects" => &mut self.follow_redirects,
             "no-meta" => &mut self.no_meta,
             "no-client-info" => &mut self.no_client_info,
+            "no-trace-context" => &mut self.no_trace_context,
+            "malformed-traceparent" => &mut self.malformed_traceparent,
+            "new-trace-id" => &mut self.new_trace_id,
+            "malformed-baggage" => &mut self.malformed_baggage,
+            "log-level-once" => &mut self.log_level_once,
+            "icons-any-scheme" => &mut self.icons_any_scheme,
+            "icon-credentials" => &mut self.icon_credentials,
+            "icon-follows-redirects" => &mut self.icon_follows_redirects,
+            "wrong-log-level" => &mut self.wrong_log_level,
             "reuse-id-on-retry" => &mut self.reuse_id_on_retry,
             "alter-request-state" => &mut self.alter_request_state,
             "state-on-fresh-request" => &mut self.state_on_fresh_request,
@@ -498,6 +518,7 @@ mod tests {
             include_str!("content.rs"),
             include_str!("era.rs"),
             include_str!("giving_up.rs"),
+            include_str!("icons.rs"),
             include_str!("listening.rs"),
             include_str!("listing.rs"),
             include_str!("param_headers.rs"),

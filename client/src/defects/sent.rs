@@ -5,11 +5,14 @@
 //! `skip-initialized`, `late-initialized`, `garbage-to-server`, `drop-arguments`,
 //! `mangle-cursor`, `no-meta`, `no-client-info`, `meta-after-fallback`, `alter-request-state`,
 //! `bare-retry`, `no-input-responses`, `omit-declined`, `state-on-fresh-request`,
-//! `drop-prompt-arguments`, `drop-completion-context`, `ignore-server-capabilities`; over HTTP
+//! `drop-prompt-arguments`, `drop-completion-context`, `ignore-server-capabilities`,
+//! `no-trace-context`, `malformed-traceparent`, `new-trace-id`, `malformed-baggage`,
+//! `wrong-log-level`, `log-level-once`; over HTTP
 //! `no-bearer`, `no-session-id`, `no-protocol-version-header`, `text-plain-body`,
 //! `accept-json-only`, `no-mcp-method-header`, `no-mcp-name-header`, `task-no-mcp-name`
 //! (`Mcp-Name` left off the tasks extension's requests).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use reqwest::header::{self, HeaderValue};
@@ -32,6 +35,10 @@ pub(crate) struct Outgoing {
     last_state: Mutex<Option<Value>>,
     /// `late-initialized`: `notifications/initialized`, held back until the next request.
     held: Mutex<Option<Value>>,
+    /// `new-trace-id`: how many trace ids were made up.
+    traces: AtomicU64,
+    /// `log-level-once`: whether a request carried the log level already.
+    level_sent: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -124,6 +131,9 @@ impl Outgoing {
                 m.remove(meta::CLIENT_INFO);
             }
         }
+        if let Some(Value::Object(m)) = p.get_mut("_meta") {
+            self.bend_trace(d, m);
+        }
         match method {
             _ if ListKind::is_listing(method) && d.mangle_cursor => {
                 if let Some(Value::String(cursor)) = p.get_mut("cursor") {
@@ -143,6 +153,42 @@ impl Outgoing {
         }
         if may_require_input(method) {
             self.bend_call(d, p, retry);
+        }
+    }
+
+    /// The trace context and log level defects, on a request's `_meta`.
+    fn bend_trace(&self, d: &Defects, m: &mut Map<String, Value>) {
+        if d.no_trace_context {
+            for key in ["traceparent", "tracestate", "baggage"] {
+                m.remove(key);
+            }
+        }
+        if let Some(Value::String(parent)) = m.get_mut("traceparent") {
+            if d.malformed_traceparent {
+                *parent = parent.to_uppercase();
+            }
+            // The trace id is the second field: 32 hex digits after `00-`.
+            if d.new_trace_id && parent.len() > 35 {
+                let n = self.traces.fetch_add(1, Ordering::Relaxed);
+                parent.replace_range(3..35, &format!("{:032x}", 0xabc0_0000 + n));
+            }
+        }
+        if let (true, Some(Value::String(baggage))) = (d.malformed_baggage, m.get_mut("baggage")) {
+            baggage.push_str(" x");
+        }
+        let level_key = "io.modelcontextprotocol/logLevel";
+        if d.log_level_once
+            && m.contains_key(level_key)
+            && self.level_sent.swap(true, Ordering::Relaxed)
+        {
+            m.remove(level_key);
+        }
+        if d.wrong_log_level
+            && let Some(Value::String(level)) = m.get_mut(level_key)
+        {
+            if let Some(first) = level.get(..1) {
+                *level = format!("{}{}", first.to_uppercase(), &level[1..]);
+            }
         }
     }
 

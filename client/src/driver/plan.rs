@@ -64,6 +64,10 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
                 Some(client) => client.discover().await,
                 None => Err(not_connected()),
             },
+            Some("fetch_icons") => match &connection {
+                Some(client) => client.fetch_icons().await,
+                None => Err(not_connected()),
+            },
             Some(op @ ("get_task" | "cancel_task" | "task_result" | "list_tasks")) => {
                 super::tasks::run(op, step, connection.as_ref()).await
             }
@@ -112,11 +116,13 @@ async fn connect(
     connection: &mut Option<Client>,
 ) -> Result<Value, Error> {
     let handlers = super::listening::handlers(step)?;
+    let trace_context = super::step::trace_context(step)?;
     if let Some(previous) = connection.take() {
         previous.close().await;
     }
     let mut options = config.options.clone();
     options.handlers = handlers;
+    options.trace_context = trace_context;
     let client = match (config.transport, &config.server, &config.url) {
         _ if server != servers::MAIN => match config.servers.get(server) {
             Some(servers::Address::Stdio(argv)) => Client::connect_stdio(argv, options).await?,

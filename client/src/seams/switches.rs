@@ -139,6 +139,30 @@ pub struct Defects {
     pub(crate) no_meta: bool,
     /// Modern era: leave `clientInfo` out of `_meta` (breaks: every request carries clientInfo).
     pub(crate) no_client_info: bool,
+    /// Leave the caller's trace context out of every request (breaks: the trace context given
+    /// arrives on every request).
+    pub(crate) no_trace_context: bool,
+    /// Send the trace context's `traceparent` in upper-case hex (breaks: trace context values
+    /// follow W3C Trace Context).
+    pub(crate) malformed_traceparent: bool,
+    /// Give each request a trace id of its own (breaks: every request keeps the trace id given).
+    pub(crate) new_trace_id: bool,
+    /// Put a space in the trace context's `baggage` value (breaks: baggage follows W3C Baggage).
+    pub(crate) malformed_baggage: bool,
+    /// Modern era: put the kept log level on the first request after it only (breaks: the
+    /// level set is on every later request).
+    pub(crate) log_level_once: bool,
+    /// Reach every icon whatever its scheme or origin (breaks: unsafe icon schemes and other
+    /// origins are refused, nothing is fetched for them).
+    pub(crate) icons_any_scheme: bool,
+    /// Send an `Authorization` header with each icon fetch (breaks: icons are fetched
+    /// without credentials).
+    pub(crate) icon_credentials: bool,
+    /// Follow a redirect answering an icon fetch (breaks: icon redirects are refused).
+    pub(crate) icon_follows_redirects: bool,
+    /// Modern era: send the kept log level capitalized, `Warning` (breaks: a per-request log
+    /// level is a valid level, the one set).
+    pub(crate) wrong_log_level: bool,
     /// Modern era: send a multi round-trip retry with the id of the request it retries (breaks: a retry has a new id).
     pub(crate) reuse_id_on_retry: bool,
     /// Modern era: append an `x` to the `requestState` echoed on a retry (breaks: requestState echoed exactly).

@@ -99,6 +99,11 @@ async fn on_endpoint(State(conn): State<Conn>, request: Request) -> Response {
 }
 
 async fn elsewhere(State(conn): State<Conn>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Some(response) = super::paths::scripted(&conn.fake, &parts) {
+        return response;
+    }
+    let request = Request::from_parts(parts, body);
     // An authorization trial's MCP origin also serves PRM and, for some cases, the
     // authorization server's paths.
     let request = match conn.fake.auth.is_some() {

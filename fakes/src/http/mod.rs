@@ -23,6 +23,7 @@ mod auth;
 mod endpoint;
 mod headers;
 mod live;
+mod paths;
 mod reply;
 mod session;
 mod sse;
@@ -154,8 +155,26 @@ async fn start_on(
         &config.scenario.server.http,
         Duration::from_millis(config.scenario.timeout_ms),
     );
+    // A script naming its own origin (an icon on the server's origin) gets it now it is bound.
+    let scheme = if config.tls.is_some() {
+        "https://localhost"
+    } else {
+        "http://127.0.0.1"
+    };
+    let scenario = match config
+        .scenario
+        .server
+        .with_server_origin(&format!("{scheme}:{}", addr.port()))
+    {
+        Ok(server) if server != config.scenario.server => {
+            let mut copy = (*config.scenario).clone();
+            copy.server = server;
+            Arc::new(copy)
+        }
+        _ => config.scenario,
+    };
     let fake = Arc::new(Fake {
-        scenario: config.scenario,
+        scenario,
         tally: crate::script::Tally::default(),
         tasks: crate::tasks::Store::default(),
         recorder,

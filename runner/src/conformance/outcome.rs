@@ -195,6 +195,7 @@ mod tests {
             Step::Connect {
                 handlers: None,
                 tasks: None,
+                trace_context: None,
             },
             Step::ListTools,
         ]

@@ -103,7 +103,7 @@ pub fn unscale(text: String, scenario: &mcp_harness_scenarios::model::Scenario) 
 /// The normalized text of a trial, as snapshotted: with what the canary saw, if the case has
 /// one, and its origin written back as the placeholder (the port differs in every trial).
 pub fn render(run: &TrialRun) -> String {
-    let mut text = render_trial(run);
+    let mut text = without_server_port(render_trial(run));
     // Each extra server's transcript after the main one's, as its own section.
     for (name, records) in &run.others {
         let view = TrialRun {
@@ -121,7 +121,7 @@ pub fn render(run: &TrialRun) -> String {
             others: Default::default(),
             ..run.clone()
         };
-        let shown = render_trial(&view);
+        let shown = without_server_port(render_trial(&view));
         let body = shown.split_once("transcript:\n").map_or("", |(_, b)| b);
         let _ = write!(text, "transcript of {name}:\n{body}");
     }
@@ -135,10 +135,33 @@ pub fn render(run: &TrialRun) -> String {
     if canary.origin.is_empty() {
         return text;
     }
-    text.replace(
-        &canary.origin,
-        mcp_harness_scenarios::model::canary::PLACEHOLDER,
-    )
+    use mcp_harness_scenarios::model::canary::{HOST_PLACEHOLDER, PLACEHOLDER};
+    let text = text.replace(&canary.origin, PLACEHOLDER);
+    match canary.origin.split_once("://") {
+        Some((_, host)) => text.replace(host, HOST_PLACEHOLDER),
+        None => text,
+    }
+}
+
+/// `text` with each `https://localhost:PORT` (the HTTP fake's origin, which a script names
+/// as `{{server}}`) written back as the placeholder: the port differs in every trial.
+fn without_server_port(text: String) -> String {
+    const ORIGIN: &str = "https://localhost:";
+    let placeholder = mcp_harness_scenarios::model::canary::SERVER_PLACEHOLDER;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(ORIGIN) {
+        let after = &rest[at + ORIGIN.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..at]);
+        match digits {
+            0 => out.push_str(ORIGIN),
+            _ => out.push_str(placeholder),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn render_trial(run: &TrialRun) -> String {
@@ -584,6 +607,15 @@ pub fn stale(dir: &Path, trials: &[String]) -> Vec<std::path::PathBuf> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_fake_origin_port_is_written_as_the_placeholder() {
+        let text = "a https://localhost:43121/icons/x.png b https://localhost:/c".to_owned();
+        assert_eq!(
+            without_server_port(text),
+            "a {{server}}/icons/x.png b https://localhost:/c"
+        );
+    }
 
     fn received(message: Value) -> Record {
         Record {

@@ -72,6 +72,7 @@ fn received_tasks(s: &Scenario) -> Result<(), Problem> {
         let Step::Connect {
             handlers,
             tasks: Some(tasks),
+            ..
         } = step
         else {
             continue;

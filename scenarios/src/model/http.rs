@@ -53,6 +53,10 @@ pub struct HttpScript {
     /// each open stream `event_ids` lists (the GET stream has one every second without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keepalive_ms: Option<u64>,
+    /// A `GET` on one of these paths (other than the endpoint, e.g. an icon's) is answered
+    /// with this redirect instead of 404. Its target may name `{{canary}}`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub redirects: std::collections::BTreeMap<String, Redirect>,
 }
 
 fn yes() -> bool {
@@ -84,6 +88,7 @@ impl Default for HttpScript {
             event_ids: false,
             retry_ms: None,
             keepalive_ms: None,
+            redirects: Default::default(),
         }
     }
 }

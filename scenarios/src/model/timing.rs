@@ -215,6 +215,7 @@ impl Step {
             | Step::ListResourceTemplates
             | Step::ReadResource { .. }
             | Step::ListPrompts
+            | Step::FetchIcons
             | Step::GetPrompt { .. }
             | Step::Complete { .. }
             | Step::Ping

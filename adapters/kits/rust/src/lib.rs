@@ -54,7 +54,7 @@ pub use output::Output;
 pub use paginate::{Guards, paginate};
 pub use rt::{Events, Sleep, block_on, sleep};
 pub use servers::{MAIN_SERVER, server_of};
-pub use step::{CallTool, Step};
+pub use step::{CallTool, Step, TraceContext};
 
 /// An adapter: how its library connects, carries out steps and closes.
 #[allow(async_fn_in_trait)] // adapters run on one task; no `Send` bound is needed
@@ -73,6 +73,11 @@ pub trait Adapter {
         env: &Env,
         handlers: &Map<String, Value>,
     ) -> Result<(Self::Connection, Value), StepError>;
+
+    /// With the `trace_context` feature: the trace context the next [`Adapter::connect`]
+    /// puts in every request's `_meta` (CLIENTS.md, "Trace context"), handed just before it
+    /// (`None`: that connect has none).
+    fn trace_context(&mut self, _context: Option<&TraceContext>) {}
 
     /// Carries out one step of [`Adapter::OPS`] on the connection; returns its `ok` object.
     async fn step(
@@ -119,7 +124,7 @@ pub trait Adapter {
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming
 /// another `server`, and `exposed_tools`).
-pub const FEATURES: [(&str, &str); 9] = [
+pub const FEATURES: [(&str, &str); 11] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
@@ -129,6 +134,8 @@ pub const FEATURES: [(&str, &str); 9] = [
     ("sampling_tools", ""),
     ("url_consent", ""),
     ("many_servers", ""),
+    ("trace_context", ""),
+    ("icons", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -144,6 +151,13 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
     let url_consent = answer("elicitation/create").is_some_and(answers::plays_browser);
     let oauth = matches!(step, Step::Connect { .. }) && env.auth.is_some();
     let receives = matches!(step, Step::Connect { tasks, .. } if !tasks.is_empty());
+    let traced = matches!(
+        step,
+        Step::Connect {
+            trace_context: Some(_),
+            ..
+        }
+    );
     let tasks = match step {
         Step::CallTool(call) => call.is_task(),
         Step::GetTask { .. }
@@ -161,6 +175,8 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
                 "task_receiver" => receives,
                 "sampling_tools" => sampling_tools,
                 "url_consent" => url_consent,
+                "trace_context" => traced,
+                "icons" => step.op() == "fetch_icons",
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)
@@ -284,7 +300,11 @@ async fn perform<A: Adapter>(
         )))
     };
     match step {
-        Step::Connect { handlers, .. } => {
+        Step::Connect {
+            handlers,
+            trace_context,
+            ..
+        } => {
             if let Some(previous) = connection.take()
                 && let Err(e) = adapter.close(previous, env).await
             {
@@ -296,6 +316,7 @@ async fn perform<A: Adapter>(
             if !lacking.is_empty() {
                 return refused();
             }
+            adapter.trace_context(trace_context.as_ref());
             let (open, ok) = adapter.connect(env, handlers).await?;
             *connection = Some(open);
             Ok(ok)

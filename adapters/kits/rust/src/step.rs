@@ -12,14 +12,27 @@ use serde_json::{Map, Value};
 use crate::env::type_name;
 use crate::error::StepError;
 
+/// A W3C trace context to put in every request's `_meta` (CLIENTS.md, "Trace context").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceContext {
+    /// `version-traceid-parentid-flags`.
+    pub traceparent: String,
+    /// The `tracestate` list, when given.
+    pub tracestate: Option<String>,
+    /// The `baggage` list, when given.
+    pub baggage: Option<String>,
+}
+
 /// One step of the plan.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
-    /// `connect`, with `handlers` by method (empty when none) and the methods it serves as
-    /// tasks (`tasks`, 2025-11-25; empty when none).
+    /// `connect`, with `handlers` by method (empty when none), the methods it serves as
+    /// tasks (`tasks`, 2025-11-25; empty when none) and the trace context to propagate
+    /// (`trace_context`; needs the `trace_context` feature).
     Connect {
         handlers: Map<String, Value>,
         tasks: Vec<Value>,
+        trace_context: Option<TraceContext>,
     },
     Close,
     /// Carried out by the kit; an adapter never sees it.
@@ -162,6 +175,7 @@ impl Step {
             "connect" => Step::Connect {
                 handlers: f.object("handlers")?.unwrap_or_default(),
                 tasks: f.array("tasks")?.unwrap_or_default(),
+                trace_context: f.trace_context()?,
             },
             "close" => Step::Close,
             "sleep" => Step::Sleep(
@@ -288,6 +302,25 @@ impl Fields<'_> {
             Some(Value::Object(object)) => Ok(Some(object.clone())),
             Some(other) => Err(self.wrong(member, "an object", other)),
         }
+    }
+
+    /// connect's optional `trace_context`: `{traceparent, tracestate?, baggage?}`, strings.
+    fn trace_context(&self) -> Result<Option<TraceContext>, StepError> {
+        let Some(context) = self.object("trace_context")? else {
+            return Ok(None);
+        };
+        let expected = "an object of strings {traceparent, tracestate?, baggage?}";
+        let wrong = || self.wrong("trace_context", expected, &Value::Object(context.clone()));
+        let text = |key: &str| match context.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(wrong()),
+        };
+        Ok(Some(TraceContext {
+            traceparent: text("traceparent")?.ok_or_else(wrong)?,
+            tracestate: text("tracestate")?,
+            baggage: text("baggage")?,
+        }))
     }
 
     /// An optional array (absent or null: `None`).
@@ -432,7 +465,8 @@ mod tests {
             Step::parse(&json!({"op":"connect"})).unwrap(),
             Step::Connect {
                 handlers: Map::new(),
-                tasks: Vec::new()
+                tasks: Vec::new(),
+                trace_context: None,
             }
         );
     }

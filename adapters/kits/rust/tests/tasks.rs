@@ -19,6 +19,7 @@ impl<const DECLARED: bool> Adapter for Tasks<DECLARED> {
         "cancel_task",
         "task_result",
         "list_tasks",
+        "fetch_icons",
     ];
     const FEATURES: &'static [&'static str] = if DECLARED { &["tasks"] } else { &["roots"] };
 
@@ -155,4 +156,40 @@ fn a_connect_serving_tasks_needs_the_task_receiver_feature() {
     );
     let (lines, _) = run::<true>(json!([{"op":"connect","tasks":[]}]));
     assert!(lines[0].get("ok").is_some(), "{lines:?}");
+}
+
+/// A connect with a trace context needs `trace_context`, which this adapter lacks; a
+/// malformed one is named.
+#[test]
+fn a_connect_with_a_trace_context_needs_the_trace_context_feature() {
+    let context = json!({"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"});
+    let (lines, _) = run::<true>(json!([{"op":"connect","trace_context":context}]));
+    let message = lines[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("does not declare the feature trace_context"),
+        "{message}"
+    );
+    let (lines, _) = run::<true>(json!([{"op":"connect","trace_context":{"baggage":"k=v"}}]));
+    let message = lines[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("\"trace_context\""), "{message}");
+    let parsed = Step::parse(&json!({"op":"connect","trace_context":context})).unwrap();
+    let Step::Connect { trace_context, .. } = parsed else {
+        panic!("{parsed:?}")
+    };
+    assert_eq!(
+        trace_context.map(|c| c.traceparent),
+        context["traceparent"].as_str().map(str::to_owned)
+    );
+}
+
+/// `fetch_icons` needs `icons`, which this adapter lacks: it never reaches the adapter.
+#[test]
+fn fetch_icons_needs_the_icons_feature() {
+    let (lines, handed) = run::<true>(json!([{"op":"connect"},{"op":"fetch_icons"}]));
+    let message = lines[1]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("does not declare the feature icons"),
+        "{message}"
+    );
+    assert!(handed.is_empty(), "{handed:?}");
 }

@@ -157,6 +157,16 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         "HTTP-09b",
         Scope::Http,
     ),
+    (
+        "a traceparent or tracestate in _meta follows W3C Trace Context (2026-07-28)",
+        "TRACE-01",
+        Scope::When,
+    ),
+    (
+        "a baggage in _meta follows W3C Baggage (2026-07-28)",
+        "TRACE-02",
+        Scope::When,
+    ),
 ];
 
 /// The catalogue entry `id`, if the compiled-in catalogue has it.
@@ -168,12 +178,14 @@ pub(super) fn requirement(id: &str) -> Option<&'static Requirement> {
 mod tests {
     use super::*;
 
-    /// Every id an always-on check cites, as written in `mod.rs`, `rules.rs` and `schema.rs`.
+    /// Every id an always-on check cites, as written in `mod.rs`, `rules.rs`, `schema.rs` and
+    /// `trace.rs`.
     fn cited() -> Vec<String> {
         let sources = [
             include_str!("mod.rs"),
             include_str!("rules.rs"),
             include_str!("schema.rs"),
+            include_str!("trace.rs"),
         ];
         let mut ids = Vec::new();
         for text in sources {
@@ -201,6 +213,7 @@ mod tests {
             include_str!("mod.rs"),
             include_str!("rules.rs"),
             include_str!("schema.rs"),
+            include_str!("trace.rs"),
         ];
         for (name, id, _) in ALWAYS_ON {
             let quoted = format!("\"{name}\"");

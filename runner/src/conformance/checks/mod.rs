@@ -1,7 +1,8 @@
 //! The checks of one trial. Three families:
 //! - the contract's own (deadline, exit status, well-formed outcome lines, no printed token, a
 //!   successful connect that reached the server) and the stdio ownership rule, here, always on;
-//! - the JSON-RPC base rules and the HTTP rules on every request ([`rules`]), always on;
+//! - the JSON-RPC base rules and the HTTP rules on every request ([`rules`]), and the trace
+//!   context keys of `_meta` ([`trace`]), always on;
 //! - every message the client sent against its revision's published schema ([`schema`]);
 //! - the case's expectations: outcomes, wire messages, lifecycle events ([`expect`]).
 //!
@@ -21,6 +22,7 @@ mod rules;
 mod schema;
 mod spec_schema;
 mod servers;
+mod trace;
 
 pub use builtin::{ALWAYS_ON, Scope};
 pub use expect::lifecycle_events;
@@ -172,6 +174,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     }
     rules::base_rules(&mut c, run);
     schema::schema_rules(&mut c, run);
+    trace::trace_rules(&mut c, run);
     if transport == Transport::Https {
         rules::http_rules(&mut c, &rules::http_requests(run));
     }
