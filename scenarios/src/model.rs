@@ -96,6 +96,7 @@ impl Scenario {
                 text: "The fake plays its script.".into(),
                 source: "fakes".into(),
                 revisions: Vec::new(),
+                not_observable: None,
             },
             transports: file::default_transports(),
             protocol_version: era::default_protocol_version(None).to_owned(),
