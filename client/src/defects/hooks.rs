@@ -149,6 +149,10 @@ impl Wire for Seams {
         self.0.kill_on_drop()
     }
 
+    fn server_group(&self) -> bool {
+        self.0.server_group()
+    }
+
     fn escalation(&self, escalation: &'static [Stop]) -> &'static [Stop] {
         self.0.escalation(escalation)
     }

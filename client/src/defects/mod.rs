@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 166] = [
+    pub const NAMES: [&'static str; 167] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -91,6 +91,7 @@ impl Defects {
         "no-sigterm",
         "no-sigkill",
         "kill-first",
+        "kill-direct-child-only",
         "leak-on-handshake-failure",
         "close-on-error",
         "reuse-ids",
@@ -270,6 +271,7 @@ impl Defects {
             "no-sigterm" => &mut self.no_sigterm,
             "no-sigkill" => &mut self.no_sigkill,
             "kill-first" => &mut self.kill_first,
+            "kill-direct-child-only" => &mut self.kill_direct_child_only,
             "leak-on-handshake-failure" => &mut self.leak_on_handshake_failure,
             "close-on-error" => &mut self.close_on_error,
             "reuse-ids" => &mut self.reuse_ids,

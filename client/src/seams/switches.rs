@@ -46,6 +46,9 @@ pub struct Defects {
     pub(crate) no_sigkill: bool,
     /// On shutdown SIGKILL the child at once (breaks: stdin is closed first, graceful exit).
     pub(crate) kill_first: bool,
+    /// Start the stdio server in the client's own process group and signal only the direct
+    /// child (breaks: a server behind a wrapper that forks is ended as a whole).
+    pub(crate) kill_direct_child_only: bool,
     /// When the handshake fails, leave the child running (breaks: cleanup after a failed handshake).
     pub(crate) leak_on_handshake_failure: bool,
     /// Shut the connection down after any failed `tools/call`

@@ -264,6 +264,12 @@ pub(crate) trait Wire {
         true
     }
 
+    /// Whether the stdio server gets a process group of its own, which shutdown signals as
+    /// a whole; correct: yes (a wrapper's grandchild is the server too).
+    fn server_group(&self) -> bool {
+        true
+    }
+
     /// The steps that stop a stdio server; correct: `escalation`.
     fn escalation(&self, escalation: &'static [Stop]) -> &'static [Stop] {
         escalation

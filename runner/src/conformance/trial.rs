@@ -478,7 +478,15 @@ fn prepare<'h>(
             // The fake plays the trial as prepared here: it loads no case of its own.
             let play_path = dir.join("play.json");
             Play::of(case).write(&play_path)?;
-            let mut server_argv = vec![harness.bins.fake_stdio.to_string_lossy().into_owned()];
+            let mut server_argv = Vec::new();
+            if case.scenario.server.wrapped {
+                // A shell that forks the fake and waits for it (no `exec`: the command is
+                // not the script's last), as a launcher script does.
+                server_argv.extend(
+                    ["/bin/sh", "-c", "\"$@\"; exit $?", "mcp-server-wrapper"].map(String::from),
+                );
+            }
+            server_argv.push(harness.bins.fake_stdio.to_string_lossy().into_owned());
             server_argv.extend(harness.bins.fake_stdio_args.iter().cloned());
             server_argv.extend([
                 "--play".to_owned(),
