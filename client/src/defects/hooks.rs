@@ -141,6 +141,10 @@ impl Wire for Seams {
         self.0.cancel(cancel)
     }
 
+    fn cancels_after_answer(&self) -> bool {
+        self.0.cancel_answered
+    }
+
     fn telling(&self, telling: Telling, method: &str, closes: bool) -> (bool, Telling) {
         self.0.telling(telling, method, closes)
     }

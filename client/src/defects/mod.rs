@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 167] = [
+    pub const NAMES: [&'static str; 169] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -92,6 +92,8 @@ impl Defects {
         "no-sigkill",
         "kill-first",
         "kill-direct-child-only",
+        "fixed-page-size",
+        "cancel-answered",
         "leak-on-handshake-failure",
         "close-on-error",
         "reuse-ids",
@@ -272,6 +274,8 @@ impl Defects {
             "no-sigkill" => &mut self.no_sigkill,
             "kill-first" => &mut self.kill_first,
             "kill-direct-child-only" => &mut self.kill_direct_child_only,
+            "fixed-page-size" => &mut self.fixed_page_size,
+            "cancel-answered" => &mut self.cancel_answered,
             "leak-on-handshake-failure" => &mut self.leak_on_handshake_failure,
             "close-on-error" => &mut self.close_on_error,
             "reuse-ids" => &mut self.reuse_ids,

@@ -49,6 +49,12 @@ pub struct Defects {
     /// Start the stdio server in the client's own process group and signal only the direct
     /// child (breaks: a server behind a wrapper that forks is ended as a whole).
     pub(crate) kill_direct_child_only: bool,
+    /// End a listing at a page shorter than the first, as if pages had a fixed size
+    /// (breaks: no fixed page size may be assumed).
+    pub(crate) fixed_page_size: bool,
+    /// Send `notifications/cancelled` when the caller's cancel fires after the answer came
+    /// (breaks: cancel only requests still in progress).
+    pub(crate) cancel_answered: bool,
     /// When the handshake fails, leave the child running (breaks: cleanup after a failed handshake).
     pub(crate) leak_on_handshake_failure: bool,
     /// Shut the connection down after any failed `tools/call`

@@ -250,6 +250,13 @@ pub(crate) trait Wire {
         cancel
     }
 
+    /// Whether a caller's cancel that fires after the request was answered still sends
+    /// `notifications/cancelled` for it; correct: never (only requests still in progress
+    /// are cancelled).
+    fn cancels_after_answer(&self) -> bool {
+        false
+    }
+
     /// How the server is told that `method` was given up, and whether the request's exchange
     /// is dropped (`closes`: the transport cancels by closing the response stream); correct:
     /// `telling`, and the exchange always dropped.
