@@ -61,6 +61,10 @@ impl Wire for Seams {
         self.0.http_request(request)
     }
 
+    fn metadata_version_header(&self) -> bool {
+        !self.0.no_protocol_version_header
+    }
+
     fn read_frame(
         &self,
         frame: &[u8],

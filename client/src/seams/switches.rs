@@ -83,8 +83,9 @@ pub struct Defects {
     pub(crate) drop_arguments: bool,
     /// HTTP: never send `Mcp-Session-Id` (breaks: the session id is sent on every later request).
     pub(crate) no_session_id: bool,
-    /// HTTP: never send `MCP-Protocol-Version` (breaks: the negotiated version is sent on every
-    /// request after initialization).
+    /// HTTP: never send `MCP-Protocol-Version`, nor on authorization metadata requests
+    /// (breaks: the negotiated version is sent on every request after initialization, and
+    /// during metadata discovery).
     pub(crate) no_protocol_version_header: bool,
     /// HTTP: send no `DELETE` on close (breaks: the session is deleted with its id).
     pub(crate) no_delete: bool,

@@ -132,6 +132,11 @@ pub(crate) trait Wire {
     /// An HTTP request as it goes on the wire; correct: unchanged.
     fn http_request(&self, _request: &mut reqwest::Request) {}
 
+    /// Whether authorization metadata requests carry `MCP-Protocol-Version`; correct: yes.
+    fn metadata_version_header(&self) -> bool {
+        true
+    }
+
     // What is read.
 
     /// How a received frame becomes messages; correct: `classify`'s reading.
