@@ -73,7 +73,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 169] = [
+    pub const NAMES: [&'static str; 170] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -94,6 +94,7 @@ impl Defects {
         "kill-direct-child-only",
         "fixed-page-size",
         "cancel-answered",
+        "get-accept-json",
         "leak-on-handshake-failure",
         "close-on-error",
         "reuse-ids",
@@ -276,6 +277,7 @@ impl Defects {
             "kill-direct-child-only" => &mut self.kill_direct_child_only,
             "fixed-page-size" => &mut self.fixed_page_size,
             "cancel-answered" => &mut self.cancel_answered,
+            "get-accept-json" => &mut self.get_accept_json,
             "leak-on-handshake-failure" => &mut self.leak_on_handshake_failure,
             "close-on-error" => &mut self.close_on_error,
             "reuse-ids" => &mut self.reuse_ids,

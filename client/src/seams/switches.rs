@@ -55,6 +55,9 @@ pub struct Defects {
     /// Send `notifications/cancelled` when the caller's cancel fires after the answer came
     /// (breaks: cancel only requests still in progress).
     pub(crate) cancel_answered: bool,
+    /// HTTP: open the GET stream with `Accept: application/json` (breaks: a GET lists
+    /// `text/event-stream` in Accept).
+    pub(crate) get_accept_json: bool,
     /// When the handshake fails, leave the child running (breaks: cleanup after a failed handshake).
     pub(crate) leak_on_handshake_failure: bool,
     /// Shut the connection down after any failed `tools/call`
