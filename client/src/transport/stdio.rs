@@ -316,17 +316,37 @@ async fn stop(mut p: Box<Process>, steps: &[Stop], grace: Duration, close_stdin:
             let _ = p.child.wait().await;
             break;
         }
-        if exited_by(&mut p.child, deadline).await {
+        // Done once the child has exited and, with a group of its own, nothing of the group
+        // is left (a wrapper's grandchild may outlive it): else the next step goes on.
+        if exited_by(&mut p.child, deadline).await && group_gone_by(p.group, deadline).await {
             break;
         }
     }
-    // The server's own process is gone; what it started and left in its group (a wrapper's
-    // grandchild that outlived it) goes too.
+    // The server's own process is gone; whatever is still in its group (a member that
+    // outlived the escalation) goes too.
     if let Some(group) = p.group {
         let _ = killpg(group, Signal::SIGKILL);
     }
     p.reader.abort();
     p.writer.abort();
+}
+
+/// Waits until `deadline` for the server's process group to have no member left; true if
+/// it has none (or the server has no group of its own). A member that has exited but is not
+/// yet reaped by its new parent still counts.
+async fn group_gone_by(group: Option<Pid>, deadline: Instant) -> bool {
+    let Some(group) = group else {
+        return true;
+    };
+    loop {
+        if killpg(group, None) == Err(nix::errno::Errno::ESRCH) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// Waits until `deadline` for the child to exit, reaping it; true if it is gone.
