@@ -98,6 +98,9 @@ pub(crate) struct ListingRules {
     pub(crate) empty_cursor_ends: bool,
     /// A `null` `nextCursor` is sent back as the string `"null"` (wrong: it ends the listing).
     pub(crate) null_cursor_followed: bool,
+    /// A page shorter than the first ends the listing, as if pages had a fixed size (wrong:
+    /// only the cursor tells whether more follow).
+    pub(crate) short_page_ends: bool,
 }
 
 impl ListingRules {
@@ -110,6 +113,7 @@ impl ListingRules {
         truncate_at_max: false,
         empty_cursor_ends: false,
         null_cursor_followed: false,
+        short_page_ends: false,
     };
 }
 
@@ -118,6 +122,8 @@ pub(crate) struct Listing {
     kind: ListKind,
     rules: ListingRules,
     pages: usize,
+    /// How many entries the first page held.
+    first_page_len: usize,
     sent_cursors: HashSet<String>,
     keys: HashSet<String>,
     entries: Vec<Value>,
@@ -129,6 +135,7 @@ impl Listing {
             kind,
             rules,
             pages: 0,
+            first_page_len: 0,
             sent_cursors: HashSet::new(),
             keys: HashSet::new(),
             entries: Vec::new(),
@@ -139,9 +146,16 @@ impl Listing {
     /// listing is complete.
     pub(crate) fn take_page(&mut self, result: Value) -> Result<Option<String>, Error> {
         self.pages += 1;
+        let before = self.entries.len();
         let Some(next) = self.add_page(result)? else {
             return Ok(None);
         };
+        let len = self.entries.len() - before;
+        if self.pages == 1 {
+            self.first_page_len = len;
+        } else if self.rules.short_page_ends && len < self.first_page_len {
+            return Ok(None);
+        }
         if next.is_empty() && self.rules.empty_cursor_ends {
             return Ok(None);
         }
@@ -372,5 +386,21 @@ mod tests {
         };
         let mut l = Listing::new(ListKind::TOOLS, followed);
         assert_eq!(l.take_page(null).unwrap(), Some("null".to_string()));
+    }
+
+    #[test]
+    fn a_shorter_page_does_not_end_the_listing() {
+        let two = json!({"tools":[{"name":"a"},{"name":"b"}], "nextCursor": "c1"});
+        let one = json!({"tools":[{"name":"c"}], "nextCursor": "c2"});
+        let mut l = Listing::new(ListKind::TOOLS, ListingRules::SPEC);
+        assert_eq!(l.take_page(two.clone()).unwrap(), Some("c1".to_string()));
+        assert_eq!(l.take_page(one.clone()).unwrap(), Some("c2".to_string()));
+        let fixed = ListingRules {
+            short_page_ends: true,
+            ..ListingRules::SPEC
+        };
+        let mut l = Listing::new(ListKind::TOOLS, fixed);
+        assert_eq!(l.take_page(two).unwrap(), Some("c1".to_string()));
+        assert_eq!(l.take_page(one).unwrap(), None);
     }
 }

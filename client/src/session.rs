@@ -204,6 +204,12 @@ impl InFlight<'_> {
                 biased;
                 reply = &mut self.rx => {
                     self.settled = true;
+                    if seams.cancels_after_answer()
+                        && tokio::time::timeout(timeout, &mut cancel).await.is_ok()
+                    {
+                        let params = json!({"requestId": self.id, "reason": "cancelled by the caller"});
+                        let _ = session.notify("notifications/cancelled", Some(params));
+                    }
                     return reply.unwrap_or_else(|_| Err(Error::closed("the connection is closed")));
                 }
                 () = timer => break GaveUp::Timeout,

@@ -1,7 +1,9 @@
 //! `cargo xtask requirements`: the catalogue with, for each requirement, the checks and
 //! trials that cite it, and how well it is covered. A requirement is *covered* when checks
 //! cite it on every transport it concerns (its catalogue `transport`, else both), *partly*
-//! when they cite it on some, *not* when nothing cites it.
+//! when they cite it on some, *not* when nothing cites it. An entry the catalogue marks
+//! `not_observable` is accounted for apart: shown with its reason, counted in its own
+//! column, never listed as *not*.
 //!
 //! `--cases DIR` reports a user's own directory instead: the checks of its cases against its
 //! own `requirements.json` (or, without one, the built-in catalogue and the always-on checks
@@ -25,6 +27,8 @@ pub enum Coverage {
     Partly,
     /// Cited by no check.
     Not,
+    /// Marked `not_observable` in the catalogue: no check can judge it (the reason says why).
+    NotObservable,
 }
 
 impl Coverage {
@@ -33,6 +37,7 @@ impl Coverage {
             Coverage::Covered => "covered",
             Coverage::Partly => "partly",
             Coverage::Not => "not",
+            Coverage::NotObservable => "not observable",
         }
     }
 }
@@ -61,6 +66,9 @@ fn concerns(r: &Requirement) -> Vec<&'static str> {
 }
 
 fn coverage(r: &Requirement, c: Option<&Citations>) -> Coverage {
+    if !r.is_observable() {
+        return Coverage::NotObservable;
+    }
     match c {
         None => Coverage::Not,
         Some(c) if c.checks.is_empty() && c.always_on.is_empty() => Coverage::Not,
@@ -142,16 +150,31 @@ pub fn report(root: &Path, own: Option<&Path>, only: &[Coverage]) -> Result<Stri
             "{id}: cited by an always-on check but not in the catalogue"
         );
     }
-    let _ = writeln!(out, "\ncoverage by level (covered / partly / not):");
+    for r in catalogue.iter().filter(|r| !r.is_observable()) {
+        if let Some(c) = cited.get(&r.id).filter(|c| !c.always_on.is_empty()) {
+            let names: Vec<&str> = c.always_on.iter().copied().collect();
+            let _ = writeln!(
+                out,
+                "{}: marked not observable but cited by an always-on check: {}",
+                r.id,
+                names.join("; ")
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\ncoverage by level (covered / partly / not / not observable):"
+    );
     for level in [Level::Must, Level::Should, Level::Profile, Level::Advisory] {
         let n = |cov| tally.get(&(level, cov)).copied().unwrap_or(0);
         let _ = writeln!(
             out,
-            "  {:<9} {:>3} / {:>3} / {:>3}",
+            "  {:<9} {:>3} / {:>3} / {:>3} / {:>3}",
             level.as_str(),
             n(Coverage::Covered),
             n(Coverage::Partly),
-            n(Coverage::Not)
+            n(Coverage::Not),
+            n(Coverage::NotObservable)
         );
     }
     Ok(out)
@@ -209,6 +232,9 @@ fn describe(out: &mut String, r: &Requirement, cov: Coverage, c: Option<&Citatio
         r.text
     );
     let _ = writeln!(out, "    source: {}", r.source);
+    if let Some(why) = &r.not_observable {
+        let _ = writeln!(out, "    not observable: {why}");
+    }
     let Some(c) = c else { return };
     for name in &c.always_on {
         let _ = writeln!(out, "    always on: {name}");
@@ -228,14 +254,15 @@ fn describe(out: &mut String, r: &Requirement, cov: Coverage, c: Option<&Citatio
     }
 }
 
-/// Parses `covered`, `partly` or `not`.
+/// Parses `covered`, `partly`, `not` or `not-observable`.
 pub fn parse_coverage(s: &str) -> Result<Coverage, String> {
     match s {
         "covered" => Ok(Coverage::Covered),
         "partly" => Ok(Coverage::Partly),
         "not" => Ok(Coverage::Not),
+        "not-observable" => Ok(Coverage::NotObservable),
         other => Err(format!(
-            "unknown coverage {other:?}; expected covered, partly or not"
+            "unknown coverage {other:?}; expected covered, partly, not or not-observable"
         )),
     }
 }
@@ -252,6 +279,7 @@ mod tests {
             text: String::new(),
             source: String::new(),
             revisions: Vec::new(),
+            not_observable: None,
         }
     }
 
@@ -267,6 +295,9 @@ mod tests {
         assert_eq!(coverage(&both, Some(&c)), Coverage::Partly);
         assert_eq!(coverage(&stdio, Some(&c)), Coverage::Partly);
         assert_eq!(coverage(&both, None), Coverage::Not);
+        let mut server_side = req("CANCEL-08", None);
+        server_side.not_observable = Some("binds the server".into());
+        assert_eq!(coverage(&server_side, None), Coverage::NotObservable);
     }
 
     #[test]
@@ -276,5 +307,26 @@ mod tests {
         assert!(text.contains("coverage by level"));
         assert!(text.contains("LIFE-01 [must] covered"), "{text}");
         assert!(!text.contains("not in the catalogue"), "{text}");
+        assert!(!text.contains("marked not observable but cited"), "{text}");
+    }
+
+    #[test]
+    fn not_observable_entries_are_listed_apart_with_their_reason() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        let library = load::Library::find(&root).expect("the shipped catalogue loads");
+        let Some(r) = library
+            .catalogue
+            .entries()
+            .iter()
+            .find(|r| !r.is_observable())
+        else {
+            panic!("the shipped catalogue marks nothing not observable");
+        };
+        let not = report(&root, None, &[Coverage::Not]).expect("report");
+        assert!(!not.contains(&format!("{} [", r.id)), "{not}");
+        let apart = report(&root, None, &[Coverage::NotObservable]).expect("report");
+        let why = r.not_observable.as_deref().unwrap_or_default();
+        assert!(apart.contains(&format!("{} [", r.id)), "{apart}");
+        assert!(apart.contains(&format!("not observable: {why}")), "{apart}");
     }
 }

@@ -771,6 +771,35 @@ mod tests {
     }
 
     #[test]
+    fn no_check_may_cite_a_requirement_marked_not_observable() {
+        let dir = temp_dir("unobservable");
+        write(
+            &dir,
+            CATALOGUE_FILE,
+            r#"[{"id": "R-1", "level": "must", "text": "t", "source": "s"},
+                {"id": "R-3", "level": "must", "text": "t3", "source": "s3", "not_observable": "binds the server"}]"#,
+        );
+        let text = MINIMAL.replace(r#""R-1""#, r#""R-3""#);
+        let err = load_case(&dir, &write(&dir, "case-cites.json", &text)).unwrap_err();
+        assert_eq!(err.location, "requirement");
+        assert!(
+            err.message.contains("not observable (binds the server)"),
+            "{err}"
+        );
+        let text = MINIMAL.replace(r#""broken_by""#, r#""requirement": "R-3", "broken_by""#);
+        let err = load_case(&dir, &write(&dir, "check-cites.json", &text)).unwrap_err();
+        assert_eq!(err.location, "wire[0].requirement");
+        let empty = temp_dir("unobservable-empty");
+        write(
+            &empty,
+            CATALOGUE_FILE,
+            r#"[{"id": "A", "level": "must", "text": "t", "source": "s", "not_observable": " "}]"#,
+        );
+        let err = load_dir(&empty).unwrap_err();
+        assert_eq!(err[0].location, "[0].not_observable");
+    }
+
+    #[test]
     fn a_setup_step_cites_that_it_worked_unless_it_names_a_requirement() {
         let dir = temp_dir("setup");
         let plan = r#"[

@@ -103,6 +103,7 @@ impl Scenario {
                 text: "The fake plays its script.".into(),
                 source: "fakes".into(),
                 revisions: Vec::new(),
+                not_observable: None,
             },
             transports: file::default_transports(),
             protocol_version: era::default_protocol_version(None).to_owned(),
@@ -212,6 +213,11 @@ pub struct ServerScript {
     /// not block a client that fails to drain stderr).
     #[serde(default, skip_serializing_if = "is_default")]
     pub stderr_noise_bytes: u64,
+    /// stdio only: the command the client is given is a wrapper (`/bin/sh`) that starts the
+    /// fake as its own child and waits for it, as `npx` or `uv run` do, so the fake is the
+    /// client's grandchild and a signal to the direct child alone does not reach it.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub wrapped: bool,
     /// Streamable HTTP behaviour (ignored over stdio).
     #[serde(default, skip_serializing_if = "is_default")]
     pub http: HttpScript,

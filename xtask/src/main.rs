@@ -69,9 +69,10 @@ enum Command {
         files: Vec<PathBuf>,
     },
     /// The requirements catalogue: for each requirement, the checks and trials that cite it,
-    /// its coverage (covered, partly, not), and the counts by level.
+    /// its coverage (covered, partly, not, not observable), and the counts by level.
     Requirements {
-        /// Only requirements with this coverage (`covered`, `partly`, `not`; repeatable).
+        /// Only requirements with this coverage (`covered`, `partly`, `not`,
+        /// `not-observable`; repeatable).
         #[arg(long, value_parser = requirements::parse_coverage)]
         coverage: Vec<requirements::Coverage>,
         /// Show the coverage of your own case directory instead: its cases' checks against

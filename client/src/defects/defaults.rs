@@ -94,6 +94,9 @@ fn no_defect_on_decides_as_the_defaults_do() {
         [
             off.first_line().is_some(),
             off.kill_on_drop(),
+            off.server_group(),
+            off.cancels_after_answer(),
+            off.metadata_version_header(),
             off.get_stream_delivers(),
             off.reopens_stream(),
             off.stream_drop_loses_session(),
@@ -116,6 +119,9 @@ fn no_defect_on_decides_as_the_defaults_do() {
         [
             plain.first_line().is_some(),
             plain.kill_on_drop(),
+            plain.server_group(),
+            plain.cancels_after_answer(),
+            plain.metadata_version_header(),
             plain.get_stream_delivers(),
             plain.reopens_stream(),
             plain.stream_drop_loses_session(),

@@ -2,7 +2,8 @@
 //! cancel) and how the server learns of it.
 //!
 //! Defects here: `no-timeout`, `ignore-cancel`, `no-cancel-notification`, `cancel-initialize`,
-//! `cancel-with-notification-over-http`, `keep-stream-on-cancel`.
+//! `cancel-with-notification-over-http`, `keep-stream-on-cancel`, `cancel-answered` (in
+//! `hooks.rs`: a flag read as it is).
 
 use std::future::{Future, pending};
 

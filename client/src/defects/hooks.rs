@@ -61,6 +61,10 @@ impl Wire for Seams {
         self.0.http_request(request)
     }
 
+    fn metadata_version_header(&self) -> bool {
+        !self.0.no_protocol_version_header
+    }
+
     fn read_frame(
         &self,
         frame: &[u8],
@@ -141,12 +145,20 @@ impl Wire for Seams {
         self.0.cancel(cancel)
     }
 
+    fn cancels_after_answer(&self) -> bool {
+        self.0.cancel_answered
+    }
+
     fn telling(&self, telling: Telling, method: &str, closes: bool) -> (bool, Telling) {
         self.0.telling(telling, method, closes)
     }
 
     fn kill_on_drop(&self) -> bool {
         self.0.kill_on_drop()
+    }
+
+    fn server_group(&self) -> bool {
+        self.0.server_group()
     }
 
     fn escalation(&self, escalation: &'static [Stop]) -> &'static [Stop] {

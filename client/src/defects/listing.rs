@@ -3,7 +3,8 @@
 //!
 //! Defects here: `no-cursor-check`, `allow-duplicate-names`, `first-page-only`,
 //! `empty-cursor-is-end`, `resume-listing-after-new-session`, `no-page-cap`,
-//! `truncate-at-page-cap`, `null-cursor-followed`, `partial-listing-on-error`. (`mangle-cursor` changes what is sent; see
+//! `truncate-at-page-cap`, `null-cursor-followed`, `partial-listing-on-error`,
+//! `fixed-page-size`. (`mangle-cursor` changes what is sent; see
 //! [`super::sent`].)
 
 use super::Defects;
@@ -37,6 +38,7 @@ impl Defects {
         }
         rules.empty_cursor_ends = self.empty_cursor_is_end;
         rules.null_cursor_followed = self.null_cursor_followed;
+        rules.short_page_ends = self.fixed_page_size;
         rules
     }
 

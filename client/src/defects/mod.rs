@@ -81,7 +81,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 191] = [
+    pub const NAMES: [&'static str; 195] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -99,6 +99,10 @@ impl Defects {
         "no-sigterm",
         "no-sigkill",
         "kill-first",
+        "kill-direct-child-only",
+        "fixed-page-size",
+        "cancel-answered",
+        "get-accept-json",
         "leak-on-handshake-failure",
         "close-on-error",
         "reuse-ids",
@@ -304,6 +308,10 @@ impl Defects {
             "no-sigterm" => &mut self.no_sigterm,
             "no-sigkill" => &mut self.no_sigkill,
             "kill-first" => &mut self.kill_first,
+            "kill-direct-child-only" => &mut self.kill_direct_child_only,
+            "fixed-page-size" => &mut self.fixed_page_size,
+            "cancel-answered" => &mut self.cancel_answered,
+            "get-accept-json" => &mut self.get_accept_json,
             "leak-on-handshake-failure" => &mut self.leak_on_handshake_failure,
             "close-on-error" => &mut self.close_on_error,
             "reuse-ids" => &mut self.reuse_ids,

@@ -10,7 +10,8 @@
 //! `wrong-log-level`, `log-level-once`; over HTTP
 //! `no-bearer`, `no-session-id`, `no-protocol-version-header`, `text-plain-body`,
 //! `accept-json-only`, `no-mcp-method-header`, `no-mcp-name-header`, `task-no-mcp-name`
-//! (`Mcp-Name` left off the tasks extension's requests).
+//! (`Mcp-Name` left off the tasks extension's requests), `get-accept-json` (the GET stream's
+//! `Accept`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -277,6 +278,10 @@ impl Defects {
         drop("mcp-session-id", self.no_session_id);
         drop("mcp-protocol-version", self.no_protocol_version_header);
         if !post {
+            if self.get_accept_json && request_is_get(request) {
+                let headers = request.headers_mut();
+                headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+            }
             return;
         }
         drop("mcp-method", self.no_mcp_method_header);
@@ -289,6 +294,10 @@ impl Defects {
             headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
         }
     }
+}
+
+fn request_is_get(request: &reqwest::Request) -> bool {
+    request.method() == reqwest::Method::GET
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Seam: shutdown escalation. How a server is stopped and cleaned up after.
 //!
-//! Defects here: `no-sigterm`, `no-sigkill`, `kill-first`, `leak-on-handshake-failure`,
-//! `no-delete`.
+//! Defects here: `no-sigterm`, `no-sigkill`, `kill-first`, `kill-direct-child-only`,
+//! `leak-on-handshake-failure`, `no-delete`.
 
 use nix::sys::signal::Signal::{SIGKILL, SIGTERM};
 
@@ -13,6 +13,12 @@ impl Defects {
     /// Whether dropping the child process kills it; correct: yes, as a last resort.
     pub(crate) fn kill_on_drop(&self) -> bool {
         !(self.no_sigterm || self.no_sigkill || self.leak_on_handshake_failure)
+    }
+
+    /// Whether the stdio server gets a process group of its own, which shutdown signals as
+    /// a whole; correct: yes (a wrapper's grandchild is the server too).
+    pub(crate) fn server_group(&self) -> bool {
+        !self.kill_direct_child_only
     }
 
     /// The steps that stop a stdio server; correct: `escalation`.

@@ -46,6 +46,18 @@ pub struct Defects {
     pub(crate) no_sigkill: bool,
     /// On shutdown SIGKILL the child at once (breaks: stdin is closed first, graceful exit).
     pub(crate) kill_first: bool,
+    /// Start the stdio server in the client's own process group and signal only the direct
+    /// child (breaks: a server behind a wrapper that forks is ended as a whole).
+    pub(crate) kill_direct_child_only: bool,
+    /// End a listing at a page shorter than the first, as if pages had a fixed size
+    /// (breaks: no fixed page size may be assumed).
+    pub(crate) fixed_page_size: bool,
+    /// Send `notifications/cancelled` when the caller's cancel fires after the answer came
+    /// (breaks: cancel only requests still in progress).
+    pub(crate) cancel_answered: bool,
+    /// HTTP: open the GET stream with `Accept: application/json` (breaks: a GET lists
+    /// `text/event-stream` in Accept).
+    pub(crate) get_accept_json: bool,
     /// When the handshake fails, leave the child running (breaks: cleanup after a failed handshake).
     pub(crate) leak_on_handshake_failure: bool,
     /// Shut the connection down after any failed `tools/call`
@@ -87,8 +99,9 @@ pub struct Defects {
     pub(crate) roots_not_array: bool,
     /// HTTP: never send `Mcp-Session-Id` (breaks: the session id is sent on every later request).
     pub(crate) no_session_id: bool,
-    /// HTTP: never send `MCP-Protocol-Version` (breaks: the negotiated version is sent on every
-    /// request after initialization).
+    /// HTTP: never send `MCP-Protocol-Version`, nor on authorization metadata requests
+    /// (breaks: the negotiated version is sent on every request after initialization, and
+    /// during metadata discovery).
     pub(crate) no_protocol_version_header: bool,
     /// HTTP: send no `DELETE` on close (breaks: the session is deleted with its id).
     pub(crate) no_delete: bool,

@@ -132,6 +132,11 @@ pub(crate) trait Wire {
     /// An HTTP request as it goes on the wire; correct: unchanged.
     fn http_request(&self, _request: &mut reqwest::Request) {}
 
+    /// Whether authorization metadata requests carry `MCP-Protocol-Version`; correct: yes.
+    fn metadata_version_header(&self) -> bool {
+        true
+    }
+
     // What is read.
 
     /// How a received frame becomes messages; correct: `classify`'s reading.
@@ -250,6 +255,13 @@ pub(crate) trait Wire {
         cancel
     }
 
+    /// Whether a caller's cancel that fires after the request was answered still sends
+    /// `notifications/cancelled` for it; correct: never (only requests still in progress
+    /// are cancelled).
+    fn cancels_after_answer(&self) -> bool {
+        false
+    }
+
     /// How the server is told that `method` was given up, and whether the request's exchange
     /// is dropped (`closes`: the transport cancels by closing the response stream); correct:
     /// `telling`, and the exchange always dropped.
@@ -261,6 +273,12 @@ pub(crate) trait Wire {
 
     /// Whether dropping the child process kills it; correct: yes, as a last resort.
     fn kill_on_drop(&self) -> bool {
+        true
+    }
+
+    /// Whether the stdio server gets a process group of its own, which shutdown signals as
+    /// a whole; correct: yes (a wrapper's grandchild is the server too).
+    fn server_group(&self) -> bool {
         true
     }
 

@@ -7,6 +7,11 @@
 //! closes stdin, then escalates to SIGTERM and SIGKILL after a grace period each
 //! ([`ESCALATION`]), and reaps the child (unless a shutdown defect leaves it running).
 //!
+//! The server gets a process group of its own, and the signals go to that group: a server
+//! command is often a wrapper (a shell script, `npx`, `uv run`) whose real server is a
+//! grandchild, which a signal to the direct child alone would leave running. Once the direct
+//! child is gone, whatever is left of the group is killed.
+//!
 //! When the server closes its stdout, every request in flight fails with `transport_closed`.
 //! A legacy-era connection then ends; in the 2026-07-28 era ("the client SHOULD restart it")
 //! the next message starts the server again, and the old process, which may still be
@@ -23,7 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -87,6 +92,9 @@ struct Process {
     child: Child,
     writer: JoinHandle<()>,
     reader: JoinHandle<()>,
+    /// The server's own process group (its pid), which shutdown signals as a whole; `None`
+    /// when it shares ours (a defect), and then only the child itself is signalled.
+    group: Option<Pid>,
 }
 
 /// A running stdio server.
@@ -149,19 +157,22 @@ impl StdioTransport {
         } = &*self.launch;
         let router = Arc::clone(router);
         let seams = &options.seams();
-        let mut child = Command::new(&command.program)
+        let mut launch = Command::new(&command.program);
+        launch
             .args(&command.args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
-            .kill_on_drop(seams.kill_on_drop())
-            .spawn()
-            .map_err(|e| {
-                Error::closed(format!(
-                    "could not start the server {:?}: {e}",
-                    command.program
-                ))
-            })?;
+            .kill_on_drop(seams.kill_on_drop());
+        if seams.server_group() {
+            launch.process_group(0);
+        }
+        let mut child = launch.spawn().map_err(|e| {
+            Error::closed(format!(
+                "could not start the server {:?}: {e}",
+                command.program
+            ))
+        })?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -185,10 +196,16 @@ impl StdioTransport {
             },
         ));
         tokio::spawn(drain_stderr(stderr));
+        let group = seams
+            .server_group()
+            .then(|| child.id().and_then(|pid| i32::try_from(pid).ok()))
+            .flatten()
+            .map(Pid::from_raw);
         Ok(Process {
             child,
             writer,
             reader,
+            group,
         })
     }
 
@@ -292,19 +309,44 @@ async fn stop(mut p: Box<Process>, steps: &[Stop], grace: Duration, close_stdin:
                     p.writer.abort();
                 }
             }
-            Stop::Signal(sig) => signal(&p.child, *sig),
+            Stop::Signal(sig) => signal(&p.child, p.group, *sig),
             Stop::LeaveRunning => return leave_running(*p),
         }
         if i + 1 == steps.len() {
             let _ = p.child.wait().await;
             break;
         }
-        if exited_by(&mut p.child, deadline).await {
+        // Done once the child has exited and, with a group of its own, nothing of the group
+        // is left (a wrapper's grandchild may outlive it): else the next step goes on.
+        if exited_by(&mut p.child, deadline).await && group_gone_by(p.group, deadline).await {
             break;
         }
     }
+    // The server's own process is gone; whatever is still in its group (a member that
+    // outlived the escalation) goes too.
+    if let Some(group) = p.group {
+        let _ = killpg(group, Signal::SIGKILL);
+    }
     p.reader.abort();
     p.writer.abort();
+}
+
+/// Waits until `deadline` for the server's process group to have no member left; true if
+/// it has none (or the server has no group of its own). A member that has exited but is not
+/// yet reaped by its new parent still counts.
+async fn group_gone_by(group: Option<Pid>, deadline: Instant) -> bool {
+    let Some(group) = group else {
+        return true;
+    };
+    loop {
+        if killpg(group, None) == Err(nix::errno::Errno::ESRCH) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// Waits until `deadline` for the child to exit, reaping it; true if it is gone.
@@ -313,11 +355,18 @@ async fn exited_by(child: &mut Child, deadline: Instant) -> bool {
     timeout_at(deadline, child.wait()).await.is_ok()
 }
 
-/// Sends `sig` to the child unless it has already been reaped.
-fn signal(child: &Child, sig: Signal) {
-    if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
-        if let Err(e) = kill(Pid::from_raw(pid), sig) {
-            eprintln!("mcp-harness-client: could not send {sig} to the server (pid {pid}): {e}");
+/// Sends `sig` to the server's process group, or to the child alone when it has none (the
+/// group outlives a reaped child: a grandchild may still be in it).
+fn signal(child: &Child, group: Option<Pid>, sig: Signal) {
+    let sent = match (group, child.id().and_then(|pid| i32::try_from(pid).ok())) {
+        (Some(group), _) => killpg(group, sig).map(|()| group),
+        (None, Some(pid)) => kill(Pid::from_raw(pid), sig).map(|()| Pid::from_raw(pid)),
+        (None, None) => return,
+    };
+    if let Err(e) = sent {
+        // A group whose every member is gone is no error.
+        if group.is_none() || e != nix::errno::Errno::ESRCH {
+            eprintln!("mcp-harness-client: could not send {sig} to the server: {e}");
         }
     }
 }

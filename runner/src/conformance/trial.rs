@@ -514,7 +514,15 @@ fn prepare<'h>(
             // The fake plays the trial as prepared here: it loads no case of its own.
             let play_path = dir.join("play.json");
             Play::of(case).write(&play_path)?;
-            let server_argv = harness.fake_argv(&play_path, &transcript_path);
+            let mut server_argv = Vec::new();
+            if case.scenario.server.wrapped {
+                // A shell that forks the fake and waits for it (no `exec`: the command is
+                // not the script's last), as a launcher script does.
+                server_argv.extend(
+                    ["/bin/sh", "-c", "\"$@\"; exit $?", "mcp-server-wrapper"].map(String::from),
+                );
+            }
+            server_argv.extend(harness.fake_argv(&play_path, &transcript_path));
             cmd.env(
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),

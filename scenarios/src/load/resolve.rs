@@ -201,7 +201,7 @@ fn step_requirement(
 ) -> Result<Requirement, Problem> {
     match (&e.requirement, e.cited(step)) {
         (Some(id), _) => lookup(catalogue, id, &format!("{at}.requirement")),
-        (None, Some(id)) => catalogue.get(id).cloned().ok_or_else(|| {
+        (None, Some(id)) => catalogue.get(id).cloned().filter(Requirement::is_observable).ok_or_else(|| {
             (
                 format!("{at}.requirement"),
                 format!(
@@ -215,12 +215,21 @@ fn step_requirement(
 }
 
 fn lookup(catalogue: &Catalogue, id: &str, at: &str) -> Result<Requirement, Problem> {
-    catalogue.get(id).cloned().ok_or_else(|| {
+    let r = catalogue.get(id).cloned().ok_or_else(|| {
         (
             at.to_owned(),
             format!("unknown requirement {id:?}: expected the id of an entry of the catalogue (requirements.json)"),
         )
-    })
+    })?;
+    match &r.not_observable {
+        None => Ok(r),
+        Some(why) => Err((
+            at.to_owned(),
+            format!(
+                "the catalogue marks {id} not observable ({why}); expected a requirement a check can judge, or the catalogue entry without `not_observable`"
+            ),
+        )),
+    }
 }
 
 fn calls_echo(step: &Step) -> bool {

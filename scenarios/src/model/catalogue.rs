@@ -34,12 +34,23 @@ pub struct Requirement {
     /// applies to every revision.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revisions: Vec<String>,
+    /// Why no check can judge this requirement from what a client shows (its wire, its
+    /// outcome lines, its processes), e.g. a rule that binds the server, or a decision made
+    /// inside the client that no message reveals. Such an entry counts as accounted for in
+    /// `cargo xtask requirements`, listed apart with this reason; no check may cite it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_observable: Option<String>,
 }
 
 impl Requirement {
     /// Whether the requirement's text is that of protocol revision `version`.
     pub fn applies_to(&self, version: &str) -> bool {
         self.revisions.is_empty() || self.revisions.iter().any(|r| r == version)
+    }
+
+    /// Whether the catalogue marks it as not observable (see `not_observable`).
+    pub fn is_observable(&self) -> bool {
+        self.not_observable.is_none()
     }
 }
 
@@ -51,12 +62,23 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
-    /// Builds the catalogue; an empty or duplicate id is an error naming the entry's index.
+    /// Builds the catalogue; an empty or duplicate id, or an empty `not_observable` reason, is
+    /// an error naming the entry's index.
     pub fn new(entries: Vec<Requirement>) -> Result<Catalogue, (String, String)> {
         let mut by_id = HashMap::new();
         for (i, entry) in entries.iter().enumerate() {
             if entry.id.trim().is_empty() {
                 return Err((format!("[{i}].id"), "expected a non-empty id".into()));
+            }
+            if entry
+                .not_observable
+                .as_deref()
+                .is_some_and(|r| r.trim().is_empty())
+            {
+                return Err((
+                    format!("[{i}].not_observable"),
+                    "expected the reason no check can observe it (a non-empty sentence), or no field".into(),
+                ));
             }
             if let Some(first) = by_id.insert(entry.id.clone(), i) {
                 return Err((
@@ -95,6 +117,7 @@ mod tests {
             text: String::new(),
             source: String::new(),
             revisions: Vec::new(),
+            not_observable: None,
         };
         assert!(r.applies_to("2025-03-26"));
         r.revisions = vec!["2025-11-25".into(), "2026-07-28".into()];

@@ -382,7 +382,9 @@ impl HttpTransport {
                     policy,
                     seams,
                     timeout: options.request_timeout,
-                    protocol_version: HeaderValue::from_str(&options.protocol_version).ok(),
+                    protocol_version: HeaderValue::from_str(&options.protocol_version)
+                        .ok()
+                        .filter(|_| seams.metadata_version_header()),
                 };
                 Authorization::OAuth(Box::new(OAuth::new(url.clone(), auth.clone(), net)?))
             }

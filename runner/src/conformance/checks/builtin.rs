@@ -234,9 +234,11 @@ mod tests {
         let ids = cited();
         assert!(ids.len() >= 15, "found only {ids:?}");
         for id in ids {
+            let r = requirement(&id);
+            assert!(r.is_some(), "{id} is not in scenarios/requirements.json");
             assert!(
-                requirement(&id).is_some(),
-                "{id} is not in scenarios/requirements.json"
+                r.is_some_and(|r| r.is_observable()),
+                "{id} is marked not_observable, yet an always-on check cites it"
             );
         }
     }
