@@ -25,6 +25,7 @@
 //! | output schemas | `schema.rs` | whether and how `structuredContent` is validated |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
+//! | HTTP+SSE fallback | `legacy_sse.rs` | whether a refused first POST leads to the 2024-11-05 transport, where its messages go |
 //! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
 //! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
 //! | destinations (SSRF) | `ssrf.rs` | whether a discovered URL's destination is judged, once or where it is connected to; redirects to other origins |
@@ -43,6 +44,7 @@ pub(crate) mod listening;
 pub(crate) mod listing;
 pub(crate) mod param_headers;
 pub(crate) mod read;
+pub(crate) mod legacy_sse;
 pub(crate) mod schema;
 pub(crate) mod sent;
 pub(crate) mod shutdown;
@@ -73,7 +75,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 166] = [
+    pub const NAMES: [&'static str; 171] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -164,6 +166,11 @@ impl Defects {
         "first-revision-content",
         "no-restart",
         "no-last-event-id",
+        "forget-event-id-on-recut",
+        "strict-content-type",
+        "no-sse-fallback",
+        "sse-fallback-on-modern-error",
+        "sse-post-to-mcp-url",
         "no-page-cap",
         "truncate-at-page-cap",
         "lenient-base64",
@@ -343,6 +350,11 @@ impl Defects {
             "first-revision-content" => &mut self.first_revision_content,
             "no-restart" => &mut self.no_restart,
             "no-last-event-id" => &mut self.no_last_event_id,
+            "forget-event-id-on-recut" => &mut self.forget_event_id_on_recut,
+            "strict-content-type" => &mut self.strict_content_type,
+            "no-sse-fallback" => &mut self.no_sse_fallback,
+            "sse-fallback-on-modern-error" => &mut self.sse_fallback_on_modern_error,
+            "sse-post-to-mcp-url" => &mut self.sse_post_to_mcp_url,
             "no-page-cap" => &mut self.no_page_cap,
             "truncate-at-page-cap" => &mut self.truncate_at_page_cap,
             "lenient-base64" => &mut self.lenient_base64,

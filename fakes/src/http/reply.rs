@@ -508,7 +508,7 @@ async fn live_answer(
         let guard = matches!(answer.reply, Reply::Hang).then(|| {
             Box::new(close_guard(conn, &id)) as Box<dyn std::fmt::Debug + std::marker::Send + Sync>
         });
-        let (name, body) = fake.live.open_post(http.cut_after_events, guard);
+        let (name, body) = fake.live.open_post(http.cut_after_events, http.cut_resumes, guard);
         let rule = Rule {
             stream: name,
             id,
@@ -568,7 +568,7 @@ fn listening(
     let fake = Arc::clone(&conn.fake);
     let guard = close_guard(conn, &id);
     let ended = Arc::clone(&guard.ended);
-    let (name, body) = fake.live.open_post(None, Some(Box::new(guard)));
+    let (name, body) = fake.live.open_post(None, 0, Some(Box::new(guard)));
     let trigger = trigger.unwrap_or(Value::Null);
     let player = Arc::clone(&fake);
     fake.live.spawn(async move {

@@ -181,6 +181,15 @@ pub struct HttpReply {
     /// visible. Not with `faults`, `split` or `cut`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_after_events: Option<u32>,
+    /// With `cut_after_events` and `http.event_ids`: cut this many of the GETs that resume
+    /// the stream again at once, before any event id (only the `retry` field, if any, is
+    /// written first), so the client has to resume once more from the id it had.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut_resumes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A redirect answering a request. Its named targets use the reserved `.invalid` name, which
