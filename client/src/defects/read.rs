@@ -246,8 +246,14 @@ mod tests {
     #[test]
     fn strict_content_type_takes_the_parameters_too() {
         let whole = "application/json; charset=utf-8";
-        assert_eq!(Defects::default().media_type("application/json", whole), "application/json");
-        assert_eq!(with("strict-content-type").media_type("application/json", whole), whole);
+        assert_eq!(
+            Defects::default().media_type("application/json", whole),
+            "application/json"
+        );
+        assert_eq!(
+            with("strict-content-type").media_type("application/json", whole),
+            whole
+        );
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct Live {
     pub request_timeout: Duration,
     /// The client's responses that rules wait for.
     pub awaited: Awaited,
+    /// The HTTP+SSE (2024-11-05) streams of a legacy-SSE script.
+    pub legacy: super::legacy_sse::Streams,
     state: Mutex<State>,
     tasks: Mutex<Option<JoinSet<()>>>,
 }
@@ -94,6 +96,7 @@ impl Live {
             keepalive: http.keepalive_ms.map(Duration::from_millis),
             request_timeout,
             awaited: Awaited::default(),
+            legacy: super::legacy_sse::Streams::default(),
             state: Mutex::new(State::default()),
             tasks: Mutex::new(Some(JoinSet::new())),
         }
@@ -124,6 +127,7 @@ impl Live {
             .take();
         drop(tasks);
         self.lock().streams.clear();
+        self.legacy.stop();
     }
 
     /// Opens the SSE stream answering a POST: returns its name and the response body.

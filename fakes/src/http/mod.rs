@@ -18,10 +18,12 @@
 //! | `headers` | the recorded allow-list, bearer token, media types, version |
 //! | `auth` | an authorization case's authorization server(s) and protected resource |
 //! | `task_stream` | 2025-11-25 tasks: the `tasks/result` stream, status notifications |
+//! | `legacy_sse` | the deprecated HTTP+SSE transport (2024-11-05): its stream and POST URI |
 
 mod auth;
 mod endpoint;
 mod headers;
+mod legacy_sse;
 mod live;
 mod reply;
 mod session;

@@ -53,6 +53,27 @@ pub struct HttpScript {
     /// each open stream `event_ids` lists (the GET stream has one every second without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keepalive_ms: Option<u64>,
+    /// Serve the deprecated HTTP+SSE transport (2024-11-05) instead of Streamable HTTP: a
+    /// POST to the endpoint is refused (`post_status`, plain text); a GET opens an SSE stream
+    /// whose first event is `endpoint`, naming `/messages?session_id=s<n>`; POSTs there
+    /// (with that session) are answered 202 and the script's answers go out as `message`
+    /// events on that stream. Handlers' `http`, `sends` and `faults` do not apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legacy_sse: Option<LegacySse>,
+}
+
+/// The HTTP+SSE (2024-11-05) server a legacy-SSE script plays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LegacySse {
+    /// The status a POST to the endpoint gets: 405 (the default), 404 or 400, the statuses
+    /// after which a client that supports old servers tries the GET.
+    #[serde(default = "method_not_allowed")]
+    pub post_status: u16,
+}
+
+fn method_not_allowed() -> u16 {
+    405
 }
 
 fn yes() -> bool {
@@ -84,6 +105,7 @@ impl Default for HttpScript {
             event_ids: false,
             retry_ms: None,
             keepalive_ms: None,
+            legacy_sse: None,
         }
     }
 }

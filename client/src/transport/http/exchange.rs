@@ -35,13 +35,14 @@ use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode};
 use tokio::sync::oneshot;
 
-use super::{Busy, HEAD_START, Item, Shared, security};
+use super::{Busy, HEAD_START, Item, Shared, legacy_sse, modern, security};
 use crate::auth::Budget;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::Incoming;
 use crate::seams::Seams;
 use crate::seams::wire::{AfterCut, Body, Wire};
 use crate::transport::framing::{self, SseError};
+use std::sync::atomic::Ordering;
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
@@ -54,7 +55,7 @@ const STREAM_MAX_DELAY: Duration = Duration::from_secs(30);
 
 /// How a body is read, from its `Content-Type`: by the media type's essence, so parameters
 /// (`; charset=utf-8`) change nothing.
-fn body_kind(headers: &HeaderMap, seams: &Seams) -> Body {
+pub(super) fn body_kind(headers: &HeaderMap, seams: &Seams) -> Body {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Body::Other("no Content-Type".into());
     };
@@ -71,7 +72,7 @@ fn body_kind(headers: &HeaderMap, seams: &Seams) -> Body {
 
 impl Shared {
     /// Hands one received message to the router and queues the router's reply, if any.
-    fn deliver(&self, message: Incoming) {
+    pub(super) fn deliver(&self, message: Incoming) {
         if let Some(reply) = self.router.dispatch(message) {
             let _ = self.enqueue(Item::Message(
                 serde_json::to_string(&reply).unwrap_or_default(),
@@ -187,7 +188,7 @@ impl Cursor {
 }
 
 async fn exchange(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     id: i64,
     method: &str,
     body: String,
@@ -284,7 +285,7 @@ impl Post<'_> {
     /// `begun` is dropped as soon as the answer begins (or the POST fails).
     async fn send(
         self,
-        shared: &Shared,
+        shared: &Arc<Shared>,
         begun: Option<oneshot::Sender<()>>,
         cursor: &mut Cursor,
     ) -> Result<(), Stop> {
@@ -307,6 +308,36 @@ impl Post<'_> {
             .await;
         drop(begun);
         let (reply, session) = sent?;
+        if reply.status().is_success() {
+            shared.answered.store(true, Ordering::Relaxed);
+        }
+        if shared.on_sse() {
+            // HTTP+SSE: the answer comes as an event of the server's stream.
+            return Ok(shared.check_status(reply.status(), None, what)?);
+        }
+        if shared.sse_fallback
+            && !shared.answered.load(Ordering::Relaxed)
+            && legacy_sse::refusal_may_mean_old_server(reply.status())
+        {
+            let status = reply.status();
+            let body = modern::read_error_body(reply).await;
+            let modern_error = modern::is_modern_refusal(&body);
+            let fall_back = shared.seams.sse_fallback(!modern_error, modern_error);
+            if fall_back && legacy_sse::connect(shared, what).await {
+                let (reply, _) = shared
+                    .send_authorized(&build, what, Budget::default())
+                    .await?;
+                return Ok(shared.check_status(reply.status(), None, what)?);
+            }
+            return Err(match shared.modern.load(Ordering::Relaxed) {
+                true => modern::error_from_body(status, &body, what),
+                false => Error::http_status(
+                    status.as_u16(),
+                    format!("the server answered HTTP {status} to {what}"),
+                ),
+            }
+            .into());
+        }
         if shared.modern.load(std::sync::atomic::Ordering::Relaxed) && !reply.status().is_success()
         {
             return Err(super::modern::error_answer(reply, what).await.into());
@@ -315,7 +346,10 @@ impl Post<'_> {
             shared.keep_session_id(reply.headers());
         }
         shared.check_status(reply.status(), session.as_ref(), what)?;
-        match shared.seams.reply_body(body_kind(reply.headers(), &shared.seams)) {
+        match shared
+            .seams
+            .reply_body(body_kind(reply.headers(), &shared.seams))
+        {
             Body::Json => {
                 let bytes = read_body(reply, shared.max_message_bytes, what).await?;
                 let frame = format!("the JSON answer to {what}");
@@ -611,7 +645,10 @@ mod tests {
 
     #[test]
     fn content_types_are_matched_on_their_essence() {
-        assert_eq!(body_kind(&headers(Some("application/json")), &Seams::default()), Body::Json);
+        assert_eq!(
+            body_kind(&headers(Some("application/json")), &Seams::default()),
+            Body::Json
+        );
         let json = headers(Some("Application/JSON; charset=utf-8"));
         assert_eq!(body_kind(&json, &Seams::default()), Body::Json);
         let sse = headers(Some("text/event-stream;charset=UTF-8"));
@@ -620,6 +657,9 @@ mod tests {
             body_kind(&headers(Some("text/plain")), &Seams::default()),
             Body::Other(_)
         ));
-        assert!(matches!(body_kind(&headers(None), &Seams::default()), Body::Other(_)));
+        assert!(matches!(
+            body_kind(&headers(None), &Seams::default()),
+            Body::Other(_)
+        ));
     }
 }

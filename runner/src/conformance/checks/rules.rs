@@ -428,6 +428,8 @@ struct Exchange<'a> {
     /// What had been settled by an `initialize` answered with a result before this request:
     /// the version it named, if any (`None`: no `initialize` answered yet in this session).
     settled: Option<Option<String>>,
+    /// No `initialize` had been sent before this request.
+    before_initialize: bool,
 }
 
 impl Exchange<'_> {
@@ -440,8 +442,13 @@ impl Exchange<'_> {
     }
 
     /// A request the initialization phase allows before the `initialize` answer: a dual-era
-    /// client's `server/discover` probe, or pings sent before the answer arrived.
+    /// client's `server/discover` probe, pings sent before the answer arrived, or the GET
+    /// that looks for a deprecated HTTP+SSE server after a refused first POST, before any
+    /// `initialize` was sent (it carries no message, and no session exists yet).
     fn in_initialization_phase(&self) -> bool {
+        if self.method == "GET" && self.before_initialize && self.messages.is_empty() {
+            return true;
+        }
         let all = |name: &str| {
             !self.messages.is_empty()
                 && self
@@ -476,6 +483,7 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
     let mut out: Vec<Exchange<'_>> = Vec::new();
     let mut settled: Option<Option<String>> = None;
     let mut awaited: Option<&Value> = None;
+    let mut initialized = false;
     for r in records {
         match &r.event {
             // Authorization endpoints, and other paths of the MCP origin, are not the MCP
@@ -497,11 +505,13 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
                 status: *status,
                 messages: Vec::new(),
                 settled: settled.clone(),
+                before_initialize: !initialized,
             }),
             Event::Received { message } => {
                 if let Some(last) = out.last_mut() {
                     last.messages.push(message);
                     if is_initialize(message) {
+                        initialized = true;
                         last.settled = None;
                         settled = None;
                         awaited = message.get("id");
