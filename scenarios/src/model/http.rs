@@ -60,6 +60,11 @@ pub struct HttpScript {
     /// events on that stream. Handlers' `http`, `sends` and `faults` do not apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub legacy_sse: Option<LegacySse>,
+    /// Write response header names in title case (`Mcp-Session-Id`, `Content-Type`) rather
+    /// than lower case: HTTP/1.1 carries names as a server writes them, and clients must
+    /// compare them case-insensitively.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub title_case_headers: bool,
 }
 
 /// The HTTP+SSE (2024-11-05) server a legacy-SSE script plays.
@@ -106,6 +111,7 @@ impl Default for HttpScript {
             retry_ms: None,
             keepalive_ms: None,
             legacy_sse: None,
+            title_case_headers: false,
         }
     }
 }
