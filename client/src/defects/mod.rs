@@ -468,6 +468,7 @@ mod tests {
             include_str!("giving_up.rs"),
             include_str!("listening.rs"),
             include_str!("listing.rs"),
+            include_str!("legacy_sse.rs"),
             include_str!("param_headers.rs"),
             include_str!("read.rs"),
             include_str!("schema.rs"),
