@@ -428,8 +428,10 @@ struct Exchange<'a> {
     /// What had been settled by an `initialize` answered with a result before this request:
     /// the version it named, if any (`None`: no `initialize` answered yet in this session).
     settled: Option<Option<String>>,
-    /// No `initialize` had been sent before this request.
-    before_initialize: bool,
+    /// No `initialize` had been sent before this request, and a POST had been refused 400,
+    /// 404 or 405 with none answered with success: where a client looks for an HTTP+SSE
+    /// server.
+    after_refused_first_post: bool,
 }
 
 impl Exchange<'_> {
@@ -444,9 +446,10 @@ impl Exchange<'_> {
     /// A request the initialization phase allows before the `initialize` answer: a dual-era
     /// client's `server/discover` probe, pings sent before the answer arrived, or the GET
     /// that looks for a deprecated HTTP+SSE server after a refused first POST, before any
-    /// `initialize` was sent (it carries no message, and no session exists yet).
+    /// `initialize` was sent (it carries no message, and no session exists yet; a GET before
+    /// any POST is still judged).
     fn in_initialization_phase(&self) -> bool {
-        if self.method == "GET" && self.before_initialize && self.messages.is_empty() {
+        if self.method == "GET" && self.after_refused_first_post && self.messages.is_empty() {
             return true;
         }
         let all = |name: &str| {
@@ -484,6 +487,8 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
     let mut settled: Option<Option<String>> = None;
     let mut awaited: Option<&Value> = None;
     let mut initialized = false;
+    // A POST refused 400/404/405, and no POST answered with success yet.
+    let (mut refused, mut answered) = (false, false);
     for r in records {
         match &r.event {
             // Authorization endpoints, and other paths of the MCP origin, are not the MCP
@@ -498,15 +503,21 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
                 headers,
                 status,
                 ..
-            } => out.push(Exchange {
-                method,
-                path,
-                headers,
-                status: *status,
-                messages: Vec::new(),
-                settled: settled.clone(),
-                before_initialize: !initialized,
-            }),
+            } => {
+                out.push(Exchange {
+                    method,
+                    path,
+                    headers,
+                    status: *status,
+                    messages: Vec::new(),
+                    settled: settled.clone(),
+                    after_refused_first_post: !initialized && refused && !answered,
+                });
+                if method == "POST" {
+                    refused |= matches!(*status, 400 | 404 | 405);
+                    answered |= (200..300).contains(status);
+                }
+            }
             Event::Received { message } => {
                 if let Some(last) = out.last_mut() {
                     last.messages.push(message);
