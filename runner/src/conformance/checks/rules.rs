@@ -179,8 +179,16 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let mut sessions: HashMap<u32, usize> = HashMap::new();
     // The modern era has no sessions: an id only must not be one still outstanding.
     let mut outstanding: HashSet<(u32, String)> = HashSet::new();
+    // Over HTTP a request whose POST was refused with an error status is over at once: that
+    // exchange ended, and nothing can answer it any more (a client falling back to HTTP+SSE
+    // sends it again, to the endpoint URI). The fake records each request before its body.
+    let mut refused = false;
     for r in records {
         let message = match &r.event {
+            Event::HttpRequest { status, .. } => {
+                refused = (400..600).contains(status);
+                continue;
+            }
             Event::Received { message } => message,
             Event::Sent { message } => {
                 if let Some(id) = message.get("id").filter(|_| is_response(message)) {
@@ -209,6 +217,7 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
             Value::String(_) | Value::Number(_) if id.is_string() || id.is_i64() || id.is_u64() => {
                 let key = id.to_string();
                 let again = match modern {
+                    true if refused => outstanding.contains(&(r.pid, key)),
                     true => !outstanding.insert((r.pid, key)),
                     false => !seen.insert((r.pid, *session, key)),
                 };
