@@ -17,7 +17,7 @@
 //! | 2026-07-28 era on both transports (`_meta`, `server/discover`, dual-era fallback, MRTR, `ttlMs` cache, `Mcp-Method`/`Mcp-Name`) | implemented, chosen by [`ClientOptions::era`] | `era`, `transport::http::modern` |
 //! | tasks as requestor of `tools/call`: 2025-11-25 and the 2026-07-28 extension ([`Client::call_tool_as_task`]) | implemented | `tasks` |
 //! | OAuth 2.1 authorization over HTTP (discovery, registration, PKCE, `state`/`iss`, `resource`, refresh, step-up) | implemented, with [`HttpOptions::auth`] | `auth` |
-//! | HTTP+SSE (2024-11-05) | not implemented | — |
+//! | HTTP+SSE (2024-11-05), as the fallback after a refused first POST | implemented | `transport::http::legacy_sse` |
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_harness_client::Error> {

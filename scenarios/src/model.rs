@@ -31,7 +31,8 @@ pub use check::{
 pub use era::{ClientEra, ModernScript, ServerEra};
 pub use file::{CaseFile, Fixture, Need};
 pub use http::{
-    DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, Redirect, RedirectTarget, ReplyFormat,
+    DeleteMode, Endpoint, GetMode, HttpReply, HttpScript, LegacySse, Redirect, RedirectTarget,
+    ReplyFormat,
 };
 pub use robust::{Emit, Faults, Then, Truncate};
 pub use sends::{Send, SendAt, Via};

@@ -121,6 +121,22 @@ impl Wire for Seams {
         self.0.resume_from(last)
     }
 
+    fn keeps_event_id_after_recut(&self) -> bool {
+        self.0.keeps_event_id_after_recut()
+    }
+
+    fn media_type<'a>(&self, essence: &'a str, whole: &'a str) -> &'a str {
+        self.0.media_type(essence, whole)
+    }
+
+    fn sse_fallback(&self, correct: bool, modern_error: bool) -> bool {
+        self.0.sse_fallback(correct, modern_error)
+    }
+
+    fn sse_post_url<'a>(&self, endpoint: &'a Url, given: &'a Url) -> &'a Url {
+        self.0.sse_post_url(endpoint, given)
+    }
+
     fn stream_drop_loses_session(&self) -> bool {
         self.0.stream_drop_loses_session()
     }

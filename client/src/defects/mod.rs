@@ -28,6 +28,7 @@
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | sampling tools, URL consent | `consent.rs` | tool rules, a sampling rejection, what is done with an elicitation's URL |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
+//! | HTTP+SSE fallback | `legacy_sse.rs` | whether a refused first POST leads to the 2024-11-05 transport, where its messages go |
 //! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
 //! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
 //! | destinations (SSRF) | `ssrf.rs` | whether a discovered URL's destination is judged, once or where it is connected to; redirects to other origins |
@@ -45,6 +46,7 @@ pub(crate) mod era;
 pub(crate) mod giving_up;
 mod hooks;
 pub(crate) mod icons;
+pub(crate) mod legacy_sse;
 pub(crate) mod listening;
 pub(crate) mod listing;
 pub(crate) mod param_headers;
@@ -81,7 +83,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 195] = [
+    pub const NAMES: [&'static str; 200] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -190,6 +192,11 @@ impl Defects {
         "first-revision-content",
         "no-restart",
         "no-last-event-id",
+        "forget-event-id-on-recut",
+        "strict-content-type",
+        "no-sse-fallback",
+        "sse-fallback-on-modern-error",
+        "sse-post-to-mcp-url",
         "no-page-cap",
         "truncate-at-page-cap",
         "lenient-base64",
@@ -399,6 +406,11 @@ impl Defects {
             "first-revision-content" => &mut self.first_revision_content,
             "no-restart" => &mut self.no_restart,
             "no-last-event-id" => &mut self.no_last_event_id,
+            "forget-event-id-on-recut" => &mut self.forget_event_id_on_recut,
+            "strict-content-type" => &mut self.strict_content_type,
+            "no-sse-fallback" => &mut self.no_sse_fallback,
+            "sse-fallback-on-modern-error" => &mut self.sse_fallback_on_modern_error,
+            "sse-post-to-mcp-url" => &mut self.sse_post_to_mcp_url,
             "no-page-cap" => &mut self.no_page_cap,
             "truncate-at-page-cap" => &mut self.truncate_at_page_cap,
             "lenient-base64" => &mut self.lenient_base64,
@@ -529,6 +541,7 @@ mod tests {
             include_str!("icons.rs"),
             include_str!("listening.rs"),
             include_str!("listing.rs"),
+            include_str!("legacy_sse.rs"),
             include_str!("param_headers.rs"),
             include_str!("read.rs"),
             include_str!("schema.rs"),

@@ -6,7 +6,7 @@
 //! `assumed-code-meanings`, `misdeliver-stray-responses`, `ignore-server-exit`, `json-only`,
 //! `lenient-content-type`, `ignore-result-type`, `text-only`, `ignore-is-error`, `join-text`,
 //! `rpc-error-as-empty`, `close-on-error`, `normalize-tools`, `ignore-forbidden`,
-//! `object-structured-only`, `first-revision-content`, `no-restart`.
+//! `object-structured-only`, `first-revision-content`, `no-restart`, `strict-content-type`.
 
 use serde_json::{Value, json};
 
@@ -94,6 +94,15 @@ impl Defects {
             _ if self.ignore_server_exit => AfterExit::Nothing,
             AfterExit::FailPending if self.no_restart => AfterExit::Close,
             correct => correct,
+        }
+    }
+
+    /// The media type of a `Content-Type` value; correct: its essence (the defect takes the
+    /// whole value, parameters included).
+    pub(crate) fn media_type<'a>(&self, essence: &'a str, whole: &'a str) -> &'a str {
+        match self.strict_content_type {
+            true => whole.trim(),
+            false => essence,
         }
     }
 
@@ -232,6 +241,19 @@ mod tests {
 
     fn with(name: &str) -> Defects {
         Defects::only(name)
+    }
+
+    #[test]
+    fn strict_content_type_takes_the_parameters_too() {
+        let whole = "application/json; charset=utf-8";
+        assert_eq!(
+            Defects::default().media_type("application/json", whole),
+            "application/json"
+        );
+        assert_eq!(
+            with("strict-content-type").media_type("application/json", whole),
+            whole
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! reach the router.
 //!
 //! Defects here: `resend-on-stream-cut`, `no-post-stream-resume`, `ignore-retry-field`,
-//! `ignore-get-stream-messages`.
+//! `ignore-get-stream-messages`, `forget-event-id-on-recut`.
 
 use std::time::Duration;
 
@@ -39,6 +39,12 @@ impl Defects {
     pub(crate) fn get_stream_delivers(&self) -> bool {
         !self.ignore_get_stream_messages
     }
+
+    /// Whether a resumed stream broken again before any event is resumed from the id the
+    /// client had; correct: yes.
+    pub(crate) fn keeps_event_id_after_recut(&self) -> bool {
+        !self.forget_event_id_on_recut
+    }
 }
 
 #[cfg(test)]
@@ -72,5 +78,7 @@ mod tests {
         let ignore = Defects::only("ignore-retry-field");
         assert_eq!(ignore.reconnect_delay(ms(900), ms(250)), ms(250));
         assert!(!Defects::only("ignore-get-stream-messages").get_stream_delivers());
+        assert!(ok.keeps_event_id_after_recut());
+        assert!(!Defects::only("forget-event-id-on-recut").keeps_event_id_after_recut());
     }
 }

@@ -269,6 +269,21 @@ pub struct Defects {
     /// HTTP: reopen a dropped standalone GET stream without `Last-Event-ID` (breaks: a client
     /// resumes with the last event id it saw).
     pub(crate) no_last_event_id: bool,
+    /// HTTP: when a resumed request stream breaks again before any event, resume without
+    /// `Last-Event-ID` (breaks: the stream is resumed from the last id received).
+    pub(crate) forget_event_id_on_recut: bool,
+    /// HTTP: read a body by its whole `Content-Type` value, parameters included (breaks:
+    /// `application/json; charset=utf-8` is JSON).
+    pub(crate) strict_content_type: bool,
+    /// HTTP: never try the HTTP+SSE transport after a refused first POST (breaks: the
+    /// fallback to a 2024-11-05 server).
+    pub(crate) no_sse_fallback: bool,
+    /// HTTP: try the HTTP+SSE transport after a refused first POST even when its body is a
+    /// modern JSON-RPC error (breaks: a modern server is not taken for an HTTP+SSE one).
+    pub(crate) sse_fallback_on_modern_error: bool,
+    /// HTTP+SSE: POST messages to the URL the client was given instead of the `endpoint`
+    /// event's URI (breaks: every message goes to the endpoint URI).
+    pub(crate) sse_post_to_mcp_url: bool,
     /// Follow a listing's pages without a cap, so pages that never end run into the deadline (breaks: a listing stops with an error when its pages do not end).
     pub(crate) no_page_cap: bool,
     /// At the page cap, return the entries gathered so far as a success (breaks: never a shorter list passed off as the whole one).

@@ -225,6 +225,33 @@ pub(crate) trait Wire {
         false
     }
 
+    /// Whether a request's stream that was resumed and broke again before any event is
+    /// resumed once more from the id the client had; correct: yes.
+    fn keeps_event_id_after_recut(&self) -> bool {
+        true
+    }
+
+    /// The media type that decides how a body is read, from a `Content-Type` value (`whole`)
+    /// and its essence (the type before any parameter); correct: the essence.
+    fn media_type<'a>(&self, essence: &'a str, _whole: &'a str) -> &'a str {
+        essence
+    }
+
+    // The deprecated HTTP+SSE transport (2024-11-05).
+
+    /// Whether a first POST refused 400, 404 or 405 is followed by the GET that looks for an
+    /// HTTP+SSE server; correct: `correct` (no when the body is a recognised modern error,
+    /// `modern_error`).
+    fn sse_fallback(&self, correct: bool, _modern_error: bool) -> bool {
+        correct
+    }
+
+    /// Where a message goes over the HTTP+SSE transport; correct: the URI of the server's
+    /// `endpoint` event, not the URL the client was given.
+    fn sse_post_url<'a>(&self, endpoint: &'a Url, _given: &'a Url) -> &'a Url {
+        endpoint
+    }
+
     // `x-mcp-header`.
 
     /// The `Mcp-Param-*` headers of a call (`present`: each header name with its value text;

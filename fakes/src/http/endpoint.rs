@@ -91,11 +91,20 @@ pub struct Conn {
 pub fn routes() -> Router<Conn> {
     Router::new()
         .route(MCP_PATH, any(on_endpoint))
+        .route(super::legacy_sse::POST_PATH, any(on_legacy_post))
         .fallback(elsewhere)
 }
 
 async fn on_endpoint(State(conn): State<Conn>, request: Request) -> Response {
     handle(conn, request, true).await
+}
+
+/// The HTTP+SSE transport's POST URI: served only by a script with `http.legacy_sse`.
+async fn on_legacy_post(State(conn): State<Conn>, request: Request) -> Response {
+    match conn.fake.scenario.server.http.legacy_sse.is_some() {
+        true => super::legacy_sse::post(conn, request).await,
+        false => elsewhere(State(conn), request).await,
+    }
 }
 
 async fn elsewhere(State(conn): State<Conn>, request: Request) -> Response {
@@ -315,6 +324,16 @@ impl Fake {
                 status: 404,
                 text: "Not Found: the MCP endpoint is /mcp",
                 allow: None,
+            };
+        }
+        if let Some(legacy) = &self.scenario.server.http.legacy_sse {
+            return match super::legacy_sse::judge(legacy, &parts.method) {
+                None => Verdict::LegacyStream,
+                Some((status, text, allow)) => Verdict::Plain {
+                    status,
+                    text,
+                    allow: Some(allow),
+                },
             };
         }
         match (&parts.method, parsed) {

@@ -3,7 +3,7 @@
 //! messages sent `via: get`, and what resumability needs: event ids (`<stream>-<n>`, with a
 //! priming event `<stream>-0` of empty data opening each stream), every stream's events kept,
 //! a POST stream cut after some events (`cut_after_events`) finished on the GET that resumes
-//! it with `Last-Event-ID`.
+//! it with `Last-Event-ID` (after `cut_resumes` such GETs were cut again before any event).
 //!
 //! A message is recorded as `Sent` when it is first handed to a connection: a message
 //! queued for a GET stream that is not open yet, or written on a cut stream nobody resumed,
@@ -46,6 +46,8 @@ pub struct Live {
     pub request_timeout: Duration,
     /// The client's responses that rules wait for.
     pub awaited: Awaited,
+    /// The HTTP+SSE (2024-11-05) streams of a legacy-SSE script.
+    pub legacy: super::legacy_sse::Streams,
     state: Mutex<State>,
     tasks: Mutex<Option<JoinSet<()>>>,
 }
@@ -70,6 +72,8 @@ struct Log {
     original: bool,
     /// Drop the original connection after this many events, and before the response.
     cut_after: Option<u32>,
+    /// Cut this many of the GETs resuming the stream at once, before any event.
+    cut_resumes: u32,
     /// The response has been written and the stream ended.
     finished: bool,
 }
@@ -92,6 +96,7 @@ impl Live {
             keepalive: http.keepalive_ms.map(Duration::from_millis),
             request_timeout,
             awaited: Awaited::default(),
+            legacy: super::legacy_sse::Streams::default(),
             state: Mutex::new(State::default()),
             tasks: Mutex::new(Some(JoinSet::new())),
         }
@@ -122,6 +127,7 @@ impl Live {
             .take();
         drop(tasks);
         self.lock().streams.clear();
+        self.legacy.stop();
     }
 
     /// Opens the SSE stream answering a POST: returns its name and the response body.
@@ -129,6 +135,7 @@ impl Live {
     pub fn open_post(
         &self,
         cut_after: Option<u32>,
+        cut_resumes: u32,
         guard: Option<Box<dyn std::fmt::Debug + Send + Sync>>,
     ) -> (String, Body) {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -144,6 +151,7 @@ impl Live {
             to: Some(tx),
             original: true,
             cut_after,
+            cut_resumes,
             finished: false,
         };
         if cut_after == Some(0) {
@@ -222,6 +230,14 @@ impl Live {
                 let _ = tx.send(Ok(Bytes::from(format!("retry: {retry}\n\n"))));
             }
             let log = state.streams.get_mut(&name).expect("looked up above");
+            if log.cut_resumes > 0 {
+                // Cut again before any event id: the client still has only the id it sent.
+                log.cut_resumes -= 1;
+                let _ = tx.send(Err(std::io::Error::other(
+                    "scripted cut: the resumed stream drops before any event",
+                )));
+                return body(rx, None, None);
+            }
             let get = name.starts_with('g');
             log.to = Some(tx);
             log.original = false;
@@ -252,6 +268,7 @@ impl Live {
             to: Some(tx),
             original: true,
             cut_after: None,
+            cut_resumes: 0,
             finished: false,
         };
         for message in state.queued.drain(..) {

@@ -18,10 +18,12 @@
 //! | `headers` | the recorded allow-list, bearer token, media types, version |
 //! | `auth` | an authorization case's authorization server(s) and protected resource |
 //! | `task_stream` | 2025-11-25 tasks: the `tasks/result` stream, status notifications |
+//! | `legacy_sse` | the deprecated HTTP+SSE transport (2024-11-05): its stream and POST URI |
 
 mod auth;
 mod endpoint;
 mod headers;
+mod legacy_sse;
 mod live;
 mod paths;
 mod reply;
@@ -267,7 +269,7 @@ async fn auth_accept_loop(listener: TcpListener, router: axum::Router, tls: Opti
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _peer)) => {
                     let service = TowerToHyperService::new(router.clone());
-                    connections.spawn(connection(tcp, tls.clone(), service, Arc::clone(&never)));
+                    connections.spawn(connection(tcp, tls.clone(), service, Arc::clone(&never), false));
                 }
                 Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
             },
@@ -337,7 +339,8 @@ async fn accept_loop(
                     let conn = Conn { fake: Arc::clone(&fake), kill: Arc::new(Notify::new()) };
                     let service = TowerToHyperService::new(routes.clone().with_state(conn.clone()));
                     fake.recorder.record(Event::Connected);
-                    connections.spawn(connection(tcp, tls.clone(), service, conn.kill));
+                    let title_case = fake.scenario.server.http.title_case_headers;
+                    connections.spawn(connection(tcp, tls.clone(), service, conn.kill, title_case));
                 }
                 Err(_) => tokio::time::sleep(ACCEPT_BACKOFF).await,
             },
@@ -366,26 +369,34 @@ type Service = TowerToHyperService<axum::Router>;
 
 /// Serves one connection until it ends or the script kills it. A failed or slow TLS
 /// handshake just drops the connection (its `Connected` record shows the client tried).
-async fn connection(tcp: TcpStream, tls: Option<TlsAcceptor>, service: Service, kill: Arc<Notify>) {
+/// `title_case`: write header names as `Mcp-Session-Id`, `Content-Type` (HTTP/1.1 keeps
+/// whatever case a server writes; clients must compare names case-insensitively).
+async fn connection(
+    tcp: TcpStream,
+    tls: Option<TlsAcceptor>,
+    service: Service,
+    kill: Arc<Notify>,
+    title_case: bool,
+) {
     // Small scripted pieces (split streams) must leave as written.
     let _ = tcp.set_nodelay(true);
     match tls {
-        None => serve(tcp, service, &kill).await,
+        None => serve(tcp, service, &kill, title_case).await,
         Some(acceptor) => {
             if let Ok(Ok(stream)) =
                 tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await
             {
-                serve(stream, service, &kill).await;
+                serve(stream, service, &kill, title_case).await;
             }
         }
     }
 }
 
-async fn serve<S>(stream: S, service: Service, kill: &Notify)
+async fn serve<S>(stream: S, service: Service, kill: &Notify, title_case: bool)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let builder = auto::Builder::new(TokioExecutor::new()).title_case_headers(title_case);
     let served = builder.serve_connection(TokioIo::new(stream), service);
     tokio::select! {
         _ = served => {}

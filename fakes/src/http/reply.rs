@@ -92,6 +92,8 @@ pub enum Verdict {
         /// The `Last-Event-ID` header, if any.
         resume: Option<String>,
     },
+    /// The HTTP+SSE (2024-11-05) stream a GET opens on a legacy-SSE script.
+    LegacyStream,
     /// An accepted batch holding requests: one batched answer (see [`crate::batch::play`]),
     /// as JSON or as one SSE event, per the script's `replies`.
     Batch(Vec<batch::Item>),
@@ -159,7 +161,7 @@ impl Verdict {
             Verdict::Plain { status, .. } => *status,
             Verdict::Reject(r) => r.status,
             Verdict::Accepted => 202,
-            Verdict::Stream { .. } => 200,
+            Verdict::Stream { .. } | Verdict::LegacyStream => 200,
             Verdict::Refuse { status, .. } => scripted_status(*status).as_u16(),
             Verdict::Batch(items) if batch::exits(items) => 0,
             Verdict::Batch(_) => 200,
@@ -275,6 +277,7 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             }
         }
         Verdict::Batch(items) => batched(conn, items).await,
+        Verdict::LegacyStream => super::legacy_sse::open(&conn.fake),
     }
 }
 
@@ -508,7 +511,9 @@ async fn live_answer(
         let guard = matches!(answer.reply, Reply::Hang).then(|| {
             Box::new(close_guard(conn, &id)) as Box<dyn std::fmt::Debug + std::marker::Send + Sync>
         });
-        let (name, body) = fake.live.open_post(http.cut_after_events, guard);
+        let (name, body) = fake
+            .live
+            .open_post(http.cut_after_events, http.cut_resumes, guard);
         let rule = Rule {
             stream: name,
             id,
@@ -568,7 +573,7 @@ fn listening(
     let fake = Arc::clone(&conn.fake);
     let guard = close_guard(conn, &id);
     let ended = Arc::clone(&guard.ended);
-    let (name, body) = fake.live.open_post(None, Some(Box::new(guard)));
+    let (name, body) = fake.live.open_post(None, 0, Some(Box::new(guard)));
     let trigger = trigger.unwrap_or(Value::Null);
     let player = Arc::clone(&fake);
     fake.live.spawn(async move {

@@ -25,7 +25,7 @@ pub(super) fn result(conn: &Conn, id: Value, task: String) -> Response {
     let fake = Arc::clone(&conn.fake);
     let guard = close_guard(conn, &id);
     let ended = Arc::clone(&guard.ended);
-    let (name, body) = fake.live.open_post(None, Some(Box::new(guard)));
+    let (name, body) = fake.live.open_post(None, 0, Some(Box::new(guard)));
     let player = Arc::clone(&fake);
     fake.live.spawn(async move {
         let (live, recorder) = (&player.live, &player.recorder);

@@ -342,6 +342,14 @@ pub(super) fn check_sends(server: &ServerScript, own: usize, https: bool) -> Res
     };
     for (i, h) in server.handlers.iter().enumerate() {
         let http = h.http.clone().unwrap_or_default();
+        if http.cut_resumes > 0 && (http.cut_after_events.is_none() || !server.http.event_ids) {
+            return Err((
+                place(i, h),
+                "`http.cut_resumes` needs `http.cut_after_events` and the script's \
+                 `http.event_ids`: only a stream with event ids is resumed"
+                    .to_owned(),
+            ));
+        }
         let live = !h.sends.is_empty() || http.cut_after_events.is_some();
         let plain = h.faults.is_none()
             && !http.split

@@ -57,6 +57,32 @@ pub struct HttpScript {
     /// with this redirect instead of 404. Its target may name `{{canary}}`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub redirects: std::collections::BTreeMap<String, Redirect>,
+    /// Serve the deprecated HTTP+SSE transport (2024-11-05) instead of Streamable HTTP: a
+    /// POST to the endpoint is refused (`post_status`, plain text); a GET opens an SSE stream
+    /// whose first event is `endpoint`, naming `/messages?session_id=s<n>`; POSTs there
+    /// (with that session) are answered 202 and the script's answers go out as `message`
+    /// events on that stream. Handlers' `http`, `sends` and `faults` do not apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legacy_sse: Option<LegacySse>,
+    /// Write response header names in title case (`Mcp-Session-Id`, `Content-Type`) rather
+    /// than lower case: HTTP/1.1 carries names as a server writes them, and clients must
+    /// compare them case-insensitively.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub title_case_headers: bool,
+}
+
+/// The HTTP+SSE (2024-11-05) server a legacy-SSE script plays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LegacySse {
+    /// The status a POST to the endpoint gets: 405 (the default), 404 or 400, the statuses
+    /// after which a client that supports old servers tries the GET.
+    #[serde(default = "method_not_allowed")]
+    pub post_status: u16,
+}
+
+fn method_not_allowed() -> u16 {
+    405
 }
 
 fn yes() -> bool {
@@ -89,6 +115,8 @@ impl Default for HttpScript {
             retry_ms: None,
             keepalive_ms: None,
             redirects: Default::default(),
+            legacy_sse: None,
+            title_case_headers: false,
         }
     }
 }
@@ -186,6 +214,15 @@ pub struct HttpReply {
     /// visible. Not with `faults`, `split` or `cut`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_after_events: Option<u32>,
+    /// With `cut_after_events` and `http.event_ids`: cut this many of the GETs that resume
+    /// the stream again at once, before any event id (only the `retry` field, if any, is
+    /// written first), so the client has to resume once more from the id it had.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut_resumes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A redirect answering a request. Its named targets use the reserved `.invalid` name, which

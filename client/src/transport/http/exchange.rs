@@ -19,8 +19,9 @@
 //! ends or breaks before its response is not given up at once:
 //! - legacy eras (2025-03-26 to 2025-11-25): when the stream carried an event id, it is resumed
 //!   with a GET carrying `Last-Event-ID` (the last id seen on that stream), after the server's
-//!   `retry:` if it sent one; the request itself is never sent again. Resuming stops after a
-//!   few reconnects in a row that bring nothing, or on a GET the server refuses. Without an
+//!   `retry:` if it sent one; the request itself is never sent again. A resuming GET that
+//!   breaks again before any event is followed by another from the same id. Resuming stops
+//!   after a few reconnects in a row that bring nothing, or on a GET the server refuses. Without an
 //!   event id there is nothing to resume from: the request fails;
 //! - 2026-07-28, which has no resumption: the request is re-issued once as a new request with
 //!   a new id (the changelog's rule for a broken response stream): `jsonrpc::reissued_id`, an
@@ -34,12 +35,14 @@ use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode};
 use tokio::sync::oneshot;
 
-use super::{Busy, HEAD_START, Item, Shared, security};
+use super::{Busy, HEAD_START, Item, Shared, legacy_sse, modern, security};
 use crate::auth::Budget;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::Incoming;
+use crate::seams::Seams;
 use crate::seams::wire::{AfterCut, Body, Wire};
 use crate::transport::framing::{self, SseError};
+use std::sync::atomic::Ordering;
 
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
@@ -50,12 +53,14 @@ const STREAM_BACKOFF: Duration = Duration::from_millis(250);
 /// The longest reconnect delay of our own backoff (a server's `retry:` is honoured as sent).
 const STREAM_MAX_DELAY: Duration = Duration::from_secs(30);
 
-fn body_kind(headers: &HeaderMap) -> Body {
+/// How a body is read, from its `Content-Type`: by the media type's essence, so parameters
+/// (`; charset=utf-8`) change nothing.
+pub(super) fn body_kind(headers: &HeaderMap, seams: &Seams) -> Body {
     let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return Body::Other("no Content-Type".into());
     };
     let text = String::from_utf8_lossy(value.as_bytes());
-    let essence = text.split(';').next().unwrap_or("").trim();
+    let essence = seams.media_type(text.split(';').next().unwrap_or("").trim(), &text);
     if essence.eq_ignore_ascii_case("application/json") {
         Body::Json
     } else if essence.eq_ignore_ascii_case("text/event-stream") {
@@ -67,7 +72,7 @@ fn body_kind(headers: &HeaderMap) -> Body {
 
 impl Shared {
     /// Hands one received message to the router and queues the router's reply, if any.
-    fn deliver(&self, message: Incoming) {
+    pub(super) fn deliver(&self, message: Incoming) {
         if let Some(reply) = self.router.dispatch(message) {
             let _ = self.enqueue(Item::Message(
                 serde_json::to_string(&reply).unwrap_or_default(),
@@ -183,7 +188,7 @@ impl Cursor {
 }
 
 async fn exchange(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     id: i64,
     method: &str,
     body: String,
@@ -220,6 +225,9 @@ async fn exchange(
             AfterCut::Fail => return Err(cut),
             AfterCut::Resume => {
                 fruitless += 1;
+                if fruitless > 1 && !shared.seams.keeps_event_id_after_recut() {
+                    cursor.last_id = None;
+                }
                 let backoff = (STREAM_BACKOFF * 2u32.pow(fruitless - 1)).min(STREAM_MAX_DELAY);
                 let delay = cursor.retry.unwrap_or(backoff);
                 tokio::time::sleep(shared.seams.reconnect_delay(delay, backoff)).await;
@@ -277,7 +285,7 @@ impl Post<'_> {
     /// `begun` is dropped as soon as the answer begins (or the POST fails).
     async fn send(
         self,
-        shared: &Shared,
+        shared: &Arc<Shared>,
         begun: Option<oneshot::Sender<()>>,
         cursor: &mut Cursor,
     ) -> Result<(), Stop> {
@@ -300,6 +308,36 @@ impl Post<'_> {
             .await;
         drop(begun);
         let (reply, session) = sent?;
+        if reply.status().is_success() {
+            shared.answered.store(true, Ordering::Relaxed);
+        }
+        if shared.on_sse() {
+            // HTTP+SSE: the answer comes as an event of the server's stream.
+            return Ok(shared.check_status(reply.status(), None, what)?);
+        }
+        if shared.sse_fallback
+            && !shared.answered.load(Ordering::Relaxed)
+            && legacy_sse::refusal_may_mean_old_server(reply.status())
+        {
+            let status = reply.status();
+            let body = modern::read_error_body(reply).await;
+            let modern_error = modern::is_modern_refusal(&body);
+            let fall_back = shared.seams.sse_fallback(!modern_error, modern_error);
+            if fall_back && legacy_sse::connect(shared, what).await {
+                let (reply, _) = shared
+                    .send_authorized(&build, what, Budget::default())
+                    .await?;
+                return Ok(shared.check_status(reply.status(), None, what)?);
+            }
+            return Err(match shared.modern.load(Ordering::Relaxed) {
+                true => modern::error_from_body(status, &body, what),
+                false => Error::http_status(
+                    status.as_u16(),
+                    format!("the server answered HTTP {status} to {what}"),
+                ),
+            }
+            .into());
+        }
         if shared.modern.load(std::sync::atomic::Ordering::Relaxed) && !reply.status().is_success()
         {
             return Err(super::modern::error_answer(reply, what).await.into());
@@ -308,7 +346,10 @@ impl Post<'_> {
             shared.keep_session_id(reply.headers());
         }
         shared.check_status(reply.status(), session.as_ref(), what)?;
-        match shared.seams.reply_body(body_kind(reply.headers())) {
+        match shared
+            .seams
+            .reply_body(body_kind(reply.headers(), &shared.seams))
+        {
             Body::Json => {
                 let bytes = read_body(reply, shared.max_message_bytes, what).await?;
                 let frame = format!("the JSON answer to {what}");
@@ -356,7 +397,7 @@ async fn resume(shared: &Shared, id: i64, what: &str, cursor: &mut Cursor) -> Re
             _ => Stop::Cut(e),
         })?;
     shared.check_status(reply.status(), session.as_ref(), &what)?;
-    if body_kind(reply.headers()) != Body::EventStream {
+    if body_kind(reply.headers(), &shared.seams) != Body::EventStream {
         return Err(Error::closed(format!("{what} was not answered with an event stream")).into());
     }
     read_stream(shared, reply, id, id, &what, cursor).await
@@ -537,7 +578,7 @@ async fn listen_once(
         eprintln!("mcp-harness-client: {e}");
         return Ended::Refused;
     }
-    if body_kind(reply.headers()) != Body::EventStream {
+    if body_kind(reply.headers(), &shared.seams) != Body::EventStream {
         eprintln!("mcp-harness-client: {what} was not answered with an event stream");
         return Ended::Refused;
     }
@@ -604,15 +645,21 @@ mod tests {
 
     #[test]
     fn content_types_are_matched_on_their_essence() {
-        assert_eq!(body_kind(&headers(Some("application/json"))), Body::Json);
+        assert_eq!(
+            body_kind(&headers(Some("application/json")), &Seams::default()),
+            Body::Json
+        );
         let json = headers(Some("Application/JSON; charset=utf-8"));
-        assert_eq!(body_kind(&json), Body::Json);
+        assert_eq!(body_kind(&json, &Seams::default()), Body::Json);
         let sse = headers(Some("text/event-stream;charset=UTF-8"));
-        assert_eq!(body_kind(&sse), Body::EventStream);
+        assert_eq!(body_kind(&sse, &Seams::default()), Body::EventStream);
         assert!(matches!(
-            body_kind(&headers(Some("text/plain"))),
+            body_kind(&headers(Some("text/plain")), &Seams::default()),
             Body::Other(_)
         ));
-        assert!(matches!(body_kind(&headers(None)), Body::Other(_)));
+        assert!(matches!(
+            body_kind(&headers(None), &Seams::default()),
+            Body::Other(_)
+        ));
     }
 }

@@ -44,10 +44,16 @@
 //!   drop the requests still running, `DELETE` the session (405 means the server does not allow
 //!   it, which is fine), then stop the server stream. Idempotent.
 //!
+//! - **Old servers.** A first POST refused 400, 404 or 405 (without a modern JSON-RPC error
+//!   body) leads to the GET that looks for a deprecated HTTP+SSE server (2024-11-05); when
+//!   its stream opens with an `endpoint` event, every message goes to that URI from then on
+//!   and the server's come on that stream (`legacy_sse`).
+//!
 //! The URL policy, TLS set-up and error classification live in `security`; the exchanges
 //! themselves (POST replies, the standalone GET stream) in `exchange`.
 
 mod exchange;
+mod legacy_sse;
 mod modern;
 pub(crate) mod security;
 
@@ -120,9 +126,17 @@ struct Shared {
     modern: AtomicBool,
     /// The listed tools' `x-mcp-header` annotations (modern era).
     param_headers: ParamHeaders,
+    /// The deprecated HTTP+SSE transport's POST URI, once the client fell back to it
+    /// (see `legacy_sse`).
+    sse_endpoint: Mutex<Option<Url>>,
+    /// Whether a refused first POST may lead to the HTTP+SSE fallback (not for a
+    /// modern-only client).
+    sse_fallback: bool,
+    /// Whether a POST was answered with success yet (only the first POST may fall back).
+    answered: AtomicBool,
     /// The dispatcher's queue; `None` once closing.
     queue: Mutex<Option<mpsc::UnboundedSender<Item>>>,
-    /// The standalone stream task, if one runs.
+    /// The standalone stream task (or the HTTP+SSE stream's reader), if one runs.
     listener: Mutex<Option<AbortHandle>>,
     /// Request tasks running (see [`Busy`]), and the signal that the count fell to zero.
     busy: AtomicUsize,
@@ -188,14 +202,25 @@ impl Shared {
     }
 
     /// A POST of one JSON-RPC message.
+    /// Over the HTTP+SSE transport it goes to the endpoint URI, with no Streamable HTTP
+    /// header (that transport had neither sessions headers nor a version header).
     fn post(&self, body: String, initialize: bool) -> RequestBuilder {
+        let sse = legacy_sse::post_url(self);
         let request = self
             .http
-            .post(self.url.clone())
+            .post(sse.clone().unwrap_or_else(|| self.url.clone()))
             .header(header::CONTENT_TYPE, "application/json")
             .header(header::ACCEPT, "application/json, text/event-stream")
             .body(body);
-        self.decorate(request, initialize)
+        match sse {
+            Some(_) => request,
+            None => self.decorate(request, initialize),
+        }
+    }
+
+    /// Whether the client speaks the HTTP+SSE transport (it fell back to it).
+    fn on_sse(&self) -> bool {
+        lock(&self.sse_endpoint).is_some()
     }
 
     /// Sends the request `build` makes with the current authorization, and returns the answer
@@ -413,6 +438,9 @@ impl HttpTransport {
             session_lost: AtomicBool::new(false),
             modern: AtomicBool::new(options.era != crate::era::Era::Legacy),
             param_headers: ParamHeaders::default(),
+            sse_endpoint: Mutex::new(None),
+            sse_fallback: options.era != crate::era::Era::Modern,
+            answered: AtomicBool::new(false),
             queue: Mutex::new(Some(tx)),
             listener: Mutex::new(None),
             busy: AtomicUsize::new(0),
@@ -558,6 +586,8 @@ async fn dispatch(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Item>) {
                 }
                 *task_id != id
             }),
+            // Over HTTP+SSE the one stream is already open, and carries everything.
+            Item::Listen if shared.on_sse() => {}
             Item::Listen => {
                 starting.wait().await;
                 shared.restart_listener();

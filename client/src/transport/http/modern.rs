@@ -94,8 +94,13 @@ fn header_value(text: &str, raw: bool) -> HeaderValue {
 
 /// The error for a non-success answer in the modern era: a JSON-RPC error in the body becomes
 /// `protocol_error` with its code, data and the HTTP status; anything else is `http_status`.
-pub(super) async fn error_answer(mut reply: Response, what: &str) -> Error {
+pub(super) async fn error_answer(reply: Response, what: &str) -> Error {
     let status = reply.status();
+    error_from_body(status, &read_error_body(reply).await, what)
+}
+
+/// The body of an error answer, as far as [`ERROR_BODY_LIMIT`].
+pub(super) async fn read_error_body(mut reply: Response) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < ERROR_BODY_LIMIT {
         match reply.chunk().await {
@@ -103,19 +108,36 @@ pub(super) async fn error_answer(mut reply: Response, what: &str) -> Error {
             Ok(None) | Err(_) => break,
         }
     }
-    let plain = Error::http_status(
-        status.as_u16(),
-        format!("the server answered HTTP {status} to {what}"),
-    );
-    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(&body) else {
-        return plain;
+    body
+}
+
+/// The JSON-RPC error of an error answer's body: its code and the error object.
+fn rpc_error(body: &[u8]) -> Option<(i64, Value)> {
+    let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(body) else {
+        return None;
     };
-    let error = message.get("error");
-    let Some(code) = error.and_then(|e| e.get("code")).and_then(Value::as_i64) else {
-        return plain;
+    let error = message.remove("error")?;
+    let code = error.get("code").and_then(Value::as_i64)?;
+    Some((code, error))
+}
+
+/// Whether an error answer's body is a recognised modern JSON-RPC error: what a 2026-07-28
+/// server answers for an unknown method (-32601) or a refused version, capability or header,
+/// and a legacy HTTP+SSE server never does.
+pub(super) fn is_modern_refusal(body: &[u8]) -> bool {
+    rpc_error(body).is_some_and(|(code, _)| code == -32601 || crate::era::is_modern_error(code))
+}
+
+/// [`error_answer`] from a body already read.
+pub(super) fn error_from_body(status: reqwest::StatusCode, body: &[u8], what: &str) -> Error {
+    let Some((code, error)) = rpc_error(body) else {
+        return Error::http_status(
+            status.as_u16(),
+            format!("the server answered HTTP {status} to {what}"),
+        );
     };
     let text = error
-        .and_then(|e| e.get("message"))
+        .get("message")
         .and_then(Value::as_str)
         .unwrap_or("(no message)");
     Error {
@@ -125,7 +147,7 @@ pub(super) async fn error_answer(mut reply: Response, what: &str) -> Error {
         ),
         code: Some(code),
         status: Some(status.as_u16()),
-        data: error.and_then(|e| e.get("data")).cloned(),
+        data: error.get("data").cloned(),
     }
 }
 
@@ -133,6 +155,19 @@ pub(super) async fn error_answer(mut reply: Response, what: &str) -> Error {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn modern_refusals_are_told_from_other_bodies() {
+        let body = |v: Value| v.to_string().into_bytes();
+        let unknown = json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}});
+        assert!(is_modern_refusal(&body(unknown)));
+        let version = json!({"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x"}});
+        assert!(is_modern_refusal(&body(version)));
+        let other = json!({"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}});
+        assert!(!is_modern_refusal(&body(other)));
+        assert!(!is_modern_refusal(b"Method Not Allowed"));
+        assert!(!is_modern_refusal(b""));
+    }
 
     #[test]
     fn names_are_mirrored_plain_or_encoded() {

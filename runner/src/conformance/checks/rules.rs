@@ -180,8 +180,16 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let mut sessions: HashMap<u32, usize> = HashMap::new();
     // The modern era has no sessions: an id only must not be one still outstanding.
     let mut outstanding: HashSet<(u32, String)> = HashSet::new();
+    // Over HTTP a request whose POST was refused with an error status is over at once: that
+    // exchange ended, and nothing can answer it any more (a client falling back to HTTP+SSE
+    // sends it again, to the endpoint URI). The fake records each request before its body.
+    let mut refused = false;
     for r in records {
         let message = match &r.event {
+            Event::HttpRequest { status, .. } => {
+                refused = (400..600).contains(status);
+                continue;
+            }
             Event::Received { message } => message,
             Event::Sent { message } => {
                 if let Some(id) = message.get("id").filter(|_| is_response(message)) {
@@ -210,6 +218,7 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
             Value::String(_) | Value::Number(_) if id.is_string() || id.is_i64() || id.is_u64() => {
                 let key = id.to_string();
                 let again = match modern {
+                    true if refused => outstanding.contains(&(r.pid, key)),
                     true => !outstanding.insert((r.pid, key)),
                     false => !seen.insert((r.pid, *session, key)),
                 };
@@ -429,6 +438,10 @@ struct Exchange<'a> {
     /// What had been settled by an `initialize` answered with a result before this request:
     /// the version it named, if any (`None`: no `initialize` answered yet in this session).
     settled: Option<Option<String>>,
+    /// No `initialize` had been sent before this request, and a POST had been refused 400,
+    /// 404 or 405 with none answered with success: where a client looks for an HTTP+SSE
+    /// server.
+    after_refused_first_post: bool,
 }
 
 impl Exchange<'_> {
@@ -441,8 +454,14 @@ impl Exchange<'_> {
     }
 
     /// A request the initialization phase allows before the `initialize` answer: a dual-era
-    /// client's `server/discover` probe, or pings sent before the answer arrived.
+    /// client's `server/discover` probe, pings sent before the answer arrived, or the GET
+    /// that looks for a deprecated HTTP+SSE server after a refused first POST, before any
+    /// `initialize` was sent (it carries no message, and no session exists yet; a GET before
+    /// any POST is still judged).
     fn in_initialization_phase(&self) -> bool {
+        if self.method == "GET" && self.after_refused_first_post && self.messages.is_empty() {
+            return true;
+        }
         let all = |name: &str| {
             !self.messages.is_empty()
                 && self
@@ -477,6 +496,9 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
     let mut out: Vec<Exchange<'_>> = Vec::new();
     let mut settled: Option<Option<String>> = None;
     let mut awaited: Option<&Value> = None;
+    let mut initialized = false;
+    // A POST refused 400/404/405, and no POST answered with success yet.
+    let (mut refused, mut answered) = (false, false);
     for r in records {
         match &r.event {
             // Authorization endpoints, and other paths of the MCP origin, are not the MCP
@@ -491,18 +513,26 @@ fn exchanges(records: &[Record]) -> Vec<Exchange<'_>> {
                 headers,
                 status,
                 ..
-            } => out.push(Exchange {
-                method,
-                path,
-                headers,
-                status: *status,
-                messages: Vec::new(),
-                settled: settled.clone(),
-            }),
+            } => {
+                out.push(Exchange {
+                    method,
+                    path,
+                    headers,
+                    status: *status,
+                    messages: Vec::new(),
+                    settled: settled.clone(),
+                    after_refused_first_post: !initialized && refused && !answered,
+                });
+                if method == "POST" {
+                    refused |= matches!(*status, 400 | 404 | 405);
+                    answered |= (200..300).contains(status);
+                }
+            }
             Event::Received { message } => {
                 if let Some(last) = out.last_mut() {
                     last.messages.push(message);
                     if is_initialize(message) {
+                        initialized = true;
                         last.settled = None;
                         settled = None;
                         awaited = message.get("id");
