@@ -377,7 +377,7 @@ impl OAuth {
         // Ask for a refresh token where the authorization server offers one by scope (the
         // draft's "Refresh Tokens": MAY). Not alone: an empty selection leaves the scope to
         // the server's default, which `offline_access` alone could narrow.
-        if meta.offline_access
+        if seams.auth_adds_offline_access(meta.offline_access)
             && !scopes.is_empty()
             && !scopes.iter().any(|s| s == "offline_access")
         {
@@ -391,7 +391,7 @@ impl OAuth {
         };
         let resource = seams.auth_resource(identifier);
         let redirect_uri = &self.options.redirect_uri;
-        let (url, pending) = flow::authorization_request(
+        let (url, mut pending) = flow::authorization_request(
             &meta,
             &credentials,
             redirect_uri,
@@ -399,6 +399,7 @@ impl OAuth {
             resource,
             pkce,
         )?;
+        pending.iss_supported = seams.auth_iss_required(pending.iss_supported);
         let reached = self.options.user_agent.authorize(url.as_str()).await?;
         let checks = flow::Checks {
             state: seams.auth_checks_state(),
@@ -416,6 +417,11 @@ impl OAuth {
             held,
         )
         .await?;
+        if !seams.auth_token_answer_usable(answer.refresh.is_some()) {
+            return Err(net::failed(
+                "the token answer has no refresh_token (a defect that counts on one)",
+            ));
+        }
         let tokens = Tokens {
             access: answer.access,
             header: answer.header,

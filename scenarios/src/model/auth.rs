@@ -71,6 +71,12 @@ pub struct AuthScript {
     /// issuer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrate_after_requests: Option<u32>,
+    /// The HTTP status of every well-known metadata location that serves nothing (Protected
+    /// Resource Metadata and authorization server metadata), default 404: a 4xx other than
+    /// 404 (400, 401, 403, 405, 410…) as gateways and servers answer unknown paths, after
+    /// which a client still tries the next location.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_status: Option<u16>,
     /// SSRF cases: one discovered URL replaced by the case's (only with
     /// `"network": "isolated"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -447,6 +453,13 @@ impl AuthScript {
                     "`issuer.path` {path:?}: expected a path like \"/tenant1\" (a leading /, no trailing /, letters, digits, - and _)"
                 ));
             }
+        }
+        if let Some(status) = self.missing_status
+            && !(400..500).contains(&status)
+        {
+            return Some(format!(
+                "`missing_status` {status}: expected a 4xx status (400-499)"
+            ));
         }
         if self.migrate_after_requests == Some(0) {
             return Some("`migrate_after_requests`: expected at least 1".into());
