@@ -214,7 +214,10 @@ impl OAuth {
         let current = self.options.store.tokens(&self.resource);
         if let Some(tokens) = &current {
             // Another request obtained a new token meanwhile: use it (once).
-            if Some(&tokens.header) != sent && !budget.refreshed {
+            if Some(&tokens.header) != sent
+                && !budget.refreshed
+                && self.seams().auth_shares_new_token()
+            {
                 budget.refreshed = true;
                 return Decision::Retry;
             }

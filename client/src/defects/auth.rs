@@ -10,7 +10,7 @@
 //! `auth-step-up-challenged-only`, `auth-secret-in-form`, `auth-token-auth-both`,
 //! `auth-fallback-only-on-404`, `auth-no-application-type`, `auth-no-refresh-grant`,
 //! `auth-offline-access-always`, `auth-needs-refresh-token`, `auth-iss-required`,
-//! `auth-scopes-within-supported`.
+//! `auth-scopes-within-supported`, `auth-refresh-per-request`.
 //!
 //! The flags live in [`AuthDefects`], one field of [`Defects`], so this seam adds its names
 //! without touching the core list.
@@ -24,7 +24,7 @@ use crate::seams::wire::TokenMethod;
 
 impl AuthDefects {
     /// The names this seam accepts.
-    pub(crate) const NAMES: [&'static str; 31] = [
+    pub(crate) const NAMES: [&'static str; 32] = [
         "auth-no-pkce",
         "auth-pkce-without-s256",
         "auth-ignore-state",
@@ -56,6 +56,7 @@ impl AuthDefects {
         "auth-needs-refresh-token",
         "auth-iss-required",
         "auth-scopes-within-supported",
+        "auth-refresh-per-request",
     ];
 
     /// Switches on `name`; false if it is not one of this seam's.
@@ -92,6 +93,7 @@ impl AuthDefects {
             "auth-needs-refresh-token" => &mut self.needs_refresh_token,
             "auth-iss-required" => &mut self.iss_required,
             "auth-scopes-within-supported" => &mut self.scopes_within_supported,
+            "auth-refresh-per-request" => &mut self.refresh_per_request,
             _ => return false,
         };
         *flag = true;
@@ -326,6 +328,11 @@ impl Defects {
         has_refresh || !self.auth.needs_refresh_token
     }
 
+    /// Whether a newer token another request obtained is used; correct: yes.
+    pub(crate) fn auth_shares_new_token(&self) -> bool {
+        !self.auth.refresh_per_request
+    }
+
     /// Whether a redirect without `iss` is rejected; correct: `advertised`.
     pub(crate) fn auth_iss_required(&self, advertised: bool) -> bool {
         advertised || self.auth.iss_required
@@ -404,6 +411,7 @@ mod tests {
         assert!(!d.auth_adds_offline_access(false) && d.auth_adds_offline_access(true));
         assert!(d.auth_token_answer_usable(false));
         assert!(!d.auth_iss_required(false) && d.auth_iss_required(true));
+        assert!(d.auth_shares_new_token());
     }
 
     #[test]
@@ -482,6 +490,7 @@ mod tests {
         assert!(on("auth-offline-access-always").auth_adds_offline_access(false));
         assert!(!on("auth-needs-refresh-token").auth_token_answer_usable(false));
         assert!(on("auth-iss-required").auth_iss_required(false));
+        assert!(!on("auth-refresh-per-request").auth_shares_new_token());
         let within = on("auth-scopes-within-supported");
         assert!(within.auth_scopes(vec!["x".into()], Some(&all)).is_empty());
         assert_eq!(within.auth_scopes(vec!["a".into()], Some(&all)), ["a"]);

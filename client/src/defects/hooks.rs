@@ -370,6 +370,10 @@ impl Wire for Seams {
         self.0.auth_token_answer_usable(has_refresh)
     }
 
+    fn auth_shares_new_token(&self) -> bool {
+        self.0.auth_shares_new_token()
+    }
+
     fn auth_iss_required(&self, advertised: bool) -> bool {
         self.0.auth_iss_required(advertised)
     }

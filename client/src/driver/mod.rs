@@ -14,6 +14,7 @@ mod listening;
 mod plan;
 mod step;
 mod tasks;
+mod together;
 
 use std::process::ExitCode;
 

@@ -508,6 +508,9 @@ pub(crate) struct AuthDefects {
     /// Ask only for the challenged scopes that `scopes_supported` also lists (breaks: the
     /// challenge's scopes are authoritative, in no set relation to `scopes_supported`).
     pub(crate) scopes_within_supported: bool,
+    /// Refresh for every request that meets a 401, even when another request has just
+    /// obtained a new token (breaks: requests that expire together share one refresh).
+    pub(crate) refresh_per_request: bool,
 }
 
 /// The SSRF seam's flags (see `defects/ssrf.rs`).

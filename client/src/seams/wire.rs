@@ -552,6 +552,12 @@ pub(crate) trait Wire {
         true
     }
 
+    /// Whether a request that met a 401 uses the newer token another request obtained
+    /// meanwhile instead of refreshing again; correct: yes (one refresh for all).
+    fn auth_shares_new_token(&self) -> bool {
+        true
+    }
+
     /// Whether a redirect without `iss` is rejected; correct: only when the authorization
     /// server advertises `iss` (`advertised`, RFC 9207 §2.4).
     fn auth_iss_required(&self, advertised: bool) -> bool {

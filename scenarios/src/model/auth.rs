@@ -397,7 +397,8 @@ pub enum RefreshMode {
     /// No refresh token.
     None,
     /// Rotation: each refresh returns a new refresh token and the old one stops working
-    /// (`invalid_grant`).
+    /// (`invalid_grant`); a rotated one used again revokes the whole grant, its refresh and
+    /// access tokens alike (reuse detection, RFC 9700 §4.14.2).
     Rotate,
     /// A refresh token is issued, but every refresh is refused `invalid_grant` (the client
     /// must authorize again).

@@ -377,6 +377,29 @@ impl Auth {
         let Some(index) = state.refresh.iter().position(|r| {
             r.value == given && r.server == server && r.client_id == client.id && r.valid
         }) else {
+            let reused = state
+                .refresh
+                .iter()
+                .any(|r| r.value == given && r.server == server && r.client_id == client.id);
+            if reused && self.script.tokens.refresh == RefreshMode::Rotate {
+                // Reuse of a rotated refresh token: the server cannot tell the client from a
+                // thief, so it revokes the whole grant (RFC 9700 §4.14.2), access tokens too.
+                for r in state.refresh.iter_mut() {
+                    if r.server == server && r.client_id == client.id {
+                        r.valid = false;
+                    }
+                }
+                for t in state.tokens.iter_mut() {
+                    if t.server == server && t.client_id == client.id {
+                        t.revoked = true;
+                    }
+                }
+                return Answer::oauth_error(
+                    400,
+                    "invalid_grant",
+                    "a rotated refresh token was used again: the grant is revoked",
+                );
+            }
             return Answer::oauth_error(400, "invalid_grant", "unknown or used refresh token");
         };
         let mode = self.script.tokens.refresh;
@@ -433,6 +456,8 @@ impl Auth {
             audience,
             scopes,
             uses: 0,
+            client_id: client_id.to_owned(),
+            revoked: false,
         });
         Answer::json(200, body)
     }
