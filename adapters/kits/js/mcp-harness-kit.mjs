@@ -587,7 +587,11 @@ const FIELDS = {
   set_roots: [['roots', Array.isArray, 'an array', true]],
   listen: [['notifications', isObject, 'an object', true]],
   sleep: [['ms', isCount, 'a non-negative integer', true]],
+  together: [['steps', Array.isArray, 'an array', true]],
 };
+
+/** Ops that cannot run inside `together` (they are not requests of the open connection). */
+const NOT_TOGETHER = new Set(['connect', 'close', 'sleep', 'events', 'together']);
 
 /**
  * Checks a step's fields; null ones count as left out.
@@ -954,6 +958,44 @@ function refuseUndeclared(step, env, declared) {
   }
 }
 
+/** A failure as an outcome's `error` object: the adapter's mapping, else the kit's. */
+function errorOf(adapter, error, context) {
+  const mapped =
+    error instanceof StepError ? error : (adapter.classify?.(error, context) ?? mapError(error, context));
+  const out = { kind: mapped.kind, message: mapped.message };
+  if (mapped.code !== undefined) out.code = mapped.code;
+  if (mapped.status !== undefined) out.status = mapped.status;
+  return out;
+}
+
+/**
+ * The `together` step: starts its steps at once and reports each one's outcome, in the order
+ * given, once all have ended: `{steps: [{ok} | {error}, …]}`.
+ * @param {Adapter} adapter
+ * @param {Env} env
+ * @param {any} step
+ * @param {number} index
+ */
+async function together(adapter, env, step, index) {
+  const one = async (inner) => {
+    const op = isObject(inner) && typeof inner.op === 'string' ? inner.op : null;
+    /** @type {Context} */
+    const context = { env, op, index, cancelled: false };
+    try {
+      const invalid = checkStep(inner);
+      if (invalid) throw invalid;
+      if (NOT_TOGETHER.has(op) || typeof adapter.ops[op] !== 'function') {
+        throw new StepError('unsupported_op', `this adapter does not do ${op} inside together`);
+      }
+      refuseUndeclared(inner, env, adapter.features);
+      return { ok: (await adapter.ops[op](inner, context)) ?? {} };
+    } catch (error) {
+      return { error: errorOf(adapter, error, context) };
+    }
+  };
+  return { steps: await Promise.all(step.steps.map(one)) };
+}
+
 /**
  * @param {Adapter} adapter
  * @param {Env} env
@@ -986,7 +1028,7 @@ async function runPlan(adapter, env) {
         line.ok = {};
       } else if (op === 'events' && adapter.events) {
         line.ok = { events: await adapter.events.take(step.min ?? 0, env.timeoutMs) };
-      } else if (op !== 'close' && typeof ops[op] !== 'function') {
+      } else if (op !== 'close' && op !== 'together' && typeof ops[op] !== 'function') {
         throw new StepError('unsupported_op', `this adapter does not implement ${op}`);
       } else if (op === 'connect') {
         if (connected) await closeQuietly('closing the previous connection');
@@ -998,6 +1040,8 @@ async function runPlan(adapter, env) {
       } else if (op === 'close') {
         connected = false;
         line.ok = (await ops.close?.(step, context)) ?? {};
+      } else if (op === 'together') {
+        line.ok = await together(adapter, env, step, index);
       } else {
         refuseUndeclared(step, env, adapter.features);
         if (op === 'call_tool' && step.cancel_after_ms != null) {
@@ -1011,12 +1055,8 @@ async function runPlan(adapter, env) {
         line.ok = (await ops[op](step, context)) ?? {};
       }
     } catch (error) {
-      const mapped =
-        error instanceof StepError ? error : (adapter.classify?.(error, context) ?? mapError(error, context));
-      line.error = { kind: mapped.kind, message: mapped.message };
-      if (mapped.code !== undefined) line.error.code = mapped.code;
-      if (mapped.status !== undefined) line.error.status = mapped.status;
-      log(`step ${index} (${op}): ${mapped.kind}: ${mapped.message}`);
+      line.error = errorOf(adapter, error, context);
+      log(`step ${index} (${op}): ${line.error.kind}: ${line.error.message}`);
     } finally {
       clearTimeout(timer);
     }

@@ -317,7 +317,11 @@ STEP_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
     "events": {"min": ("ms", False)},
     "set_roots": {"roots": ("array", True)},
     "listen": {"notifications": ("object", True)},
+    "together": {"steps": ("array", True)},
 }
+
+# Ops that cannot run inside `together` (they are not requests of the open connection).
+NOT_TOGETHER = frozenset({"connect", "close", "sleep", "events", "together"})
 
 
 def check_step(step: Any) -> str:
@@ -711,6 +715,30 @@ class Adapter:
 
     async def op_close(self, step: dict[str, Any]) -> dict[str, Any]:
         return {}
+
+    async def op_together(self, step: dict[str, Any]) -> dict[str, Any]:
+        """Starts the steps at once (their `op_` methods, gathered) and reports each one's
+        outcome in the order given: `{"steps": [{"ok": …} | {"error": {…}}, …]}`."""
+
+        async def one(inner: Any) -> dict[str, Any]:
+            op = inner.get("op") if isinstance(inner, dict) else None
+            try:
+                op = check_step(inner)
+                method = None if op in NOT_TOGETHER else getattr(self, f"op_{op}", None)
+                if method is None:
+                    raise StepError("unsupported_op", f"this adapter does not do {op} inside together")
+                lacking = undeclared(inner, self.config, self.features)
+                if lacking:
+                    raise StepError("unsupported_op", f"this adapter does not declare the feature {', '.join(lacking)} (the kit's features)")
+                return {"ok": await method(inner)}
+            except Exception as e:  # noqa: BLE001 - every failure is the inner step's outcome
+                error = self.classify(e, op) if not isinstance(e, StepError) else None
+                error = error or classify_common(e)
+                out = error.to_json()
+                out["message"] = str(out["message"])[:2000]
+                return {"error": out}
+
+        return {"steps": list(await asyncio.gather(*(one(inner) for inner in step["steps"])))}
 
     async def lifespan(self, body: Callable[[], Awaitable[None]]) -> None:
         """Runs the whole plan (`await body()`); override to hold a task group around it."""

@@ -223,6 +223,40 @@ class Plan(unittest.TestCase):
         self.assertEqual(lines[7]["ok"], {"events": []})
         self.assertEqual(Fake.closes, 2)  # the close step, and the implicit close (no line)
 
+    def test_together_runs_steps_at_once_and_reports_each(self) -> None:
+        class Overlapping(Fake):
+            running = 0
+            most = 0
+
+            async def op_call_tool(self, step: dict[str, Any]) -> dict[str, Any]:
+                Overlapping.running += 1
+                Overlapping.most = max(Overlapping.most, Overlapping.running)
+                await asyncio.sleep(0.01)
+                Overlapping.running -= 1
+                return await super().op_call_tool(step)
+
+        config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps([
+            {"op": "connect"},
+            {"op": "together", "steps": [
+                {"op": "call_tool", "name": "a"},
+                {"op": "call_tool", "name": "mine"},
+                {"op": "call_tool", "name": "b"},
+                {"op": "connect"},
+                {"op": "list_prompts"},
+            ]},
+            {"op": "together"},
+        ])), [])
+        stream = io.StringIO()
+        asyncio.run(kit.run_plan(Overlapping(config), kit.Output(stream, None)))
+        lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+        steps = lines[1]["ok"]["steps"]
+        self.assertEqual(steps[0]["ok"]["text"], ["a"])
+        self.assertEqual(steps[1]["error"]["code"], -32602)
+        self.assertEqual(steps[2]["ok"]["text"], ["b"])
+        self.assertEqual([s["error"]["kind"] for s in steps[3:]], ["unsupported_op", "unsupported_op"])
+        self.assertEqual(Overlapping.most, 3)  # all three calls were running at once
+        self.assertEqual(lines[2]["error"]["kind"], "unsupported_op")  # no steps given
+
     def test_undeclared_features_are_unsupported(self) -> None:
         class Declares(Fake):
             features = ("roots",)
