@@ -71,6 +71,13 @@ pub struct AuthScript {
     /// issuer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrate_after_requests: Option<u32>,
+    /// Machine-to-machine (the `client_credentials` extension): a client registered beforehand
+    /// that authenticates with this method and obtains tokens by the `client_credentials`
+    /// grant, without a user, an authorization request or a registration. The client is
+    /// handed its credentials in `MCP_HARNESS_CLIENT_CREDENTIALS` (a JSON object: `client_id`,
+    /// `method`, and `client_secret` or `private_key_pem` with `alg` `ES256`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_credentials: Option<MachineAuth>,
     /// The HTTP status of every well-known metadata location that serves nothing (Protected
     /// Resource Metadata and authorization server metadata), default 404: a 4xx other than
     /// 404 (400, 401, 403, 405, 410…) as gateways and servers answer unknown paths, after
@@ -320,6 +327,30 @@ impl ClientAuth {
             "client_secret_post" => Some(ClientAuth::Post),
             "none" => Some(ClientAuth::None),
             _ => None,
+        }
+    }
+}
+
+/// How a machine-to-machine client authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MachineAuth {
+    /// `client_secret_basic`: HTTP Basic with the id and secret.
+    ClientSecretBasic,
+    /// `client_secret_post`: `client_id` and `client_secret` in the form.
+    ClientSecretPost,
+    /// `private_key_jwt` (RFC 7523 §2.2): a JWT assertion signed with ES256 by the private
+    /// key the client is handed; the server verifies it with the public key.
+    PrivateKeyJwt,
+}
+
+impl MachineAuth {
+    /// The method's registered name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MachineAuth::ClientSecretBasic => "client_secret_basic",
+            MachineAuth::ClientSecretPost => "client_secret_post",
+            MachineAuth::PrivateKeyJwt => "private_key_jwt",
         }
     }
 }
