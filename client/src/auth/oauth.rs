@@ -93,14 +93,26 @@ impl OAuth {
     /// An OAuth client for the MCP endpoint `server`. The redirect URI must be `https` or
     /// loopback `http` (OAuth 2.1 §1.5), and a metadata document URL `https` with a path.
     pub(crate) fn new(server: Url, options: AuthOptions, net: Net) -> Result<OAuth, Error> {
-        let redirect = Url::parse(&options.redirect_uri).map_err(|e| {
-            net::failed(format!(
-                "the redirect URI {:?} does not parse: {e}",
-                options.redirect_uri
-            ))
-        })?;
+        let redirect = match (
+            Url::parse(&options.redirect_uri),
+            &options.client_credentials,
+        ) {
+            (Ok(url), _) => url,
+            // A machine client has no redirect URI to check.
+            (Err(_), Some(_)) => {
+                Url::parse("https://localhost/").map_err(|e| net::failed(e.to_string()))?
+            }
+            (Err(e), None) => {
+                return Err(net::failed(format!(
+                    "the redirect URI {:?} does not parse: {e}",
+                    options.redirect_uri
+                )));
+            }
+        };
         let loopback = registration::is_loopback_redirect(&options.redirect_uri);
-        if !(redirect.scheme() == "https" || (redirect.scheme() == "http" && loopback)) {
+        let machine = options.client_credentials.is_some();
+        if !machine && !(redirect.scheme() == "https" || (redirect.scheme() == "http" && loopback))
+        {
             return Err(Error::new(
                 ErrorKind::InsecureUrl,
                 format!(
@@ -357,6 +369,16 @@ impl OAuth {
             }
             None => discovery::legacy_server_metadata(net, &self.server, held).await?,
         };
+        if let Some(creds) = self
+            .options
+            .client_credentials
+            .as_ref()
+            .filter(|_| seams.auth_uses_client_credentials())
+        {
+            return self
+                .machine(creds, &meta, prm.as_ref(), challenge, step_up)
+                .await;
+        }
         net.check(&meta.authorization_endpoint, "the authorization endpoint")?;
         net.check(&meta.token_endpoint, "the token endpoint")?;
         let pkce = seams
@@ -433,6 +455,54 @@ impl OAuth {
             scopes,
             token_endpoint: meta.token_endpoint.clone(),
             credentials,
+            resource: identifier.to_owned(),
+        };
+        self.options.store.keep_tokens(&self.resource, tokens);
+        Ok(())
+    }
+}
+
+impl OAuth {
+    /// Machine-to-machine: a token by the `client_credentials` grant, for the scopes the
+    /// selection strategy (or a step-up) names and the resource PRM published.
+    async fn machine(
+        &self,
+        creds: &super::ClientCredentials,
+        meta: &discovery::ServerMetadata,
+        prm: Option<&discovery::ResourceMetadata>,
+        challenge: &Challenge,
+        step_up: Option<Vec<String>>,
+    ) -> Result<(), Error> {
+        let seams = self.seams();
+        self.net.check(&meta.token_endpoint, "the token endpoint")?;
+        let supported = prm.and_then(|p| p.scopes_supported.as_deref());
+        let scopes = step_up.unwrap_or_else(|| select_scopes(&challenge.scope, supported));
+        let identifier = match prm {
+            Some(prm) => seams.auth_prm_resource(&prm.resource, &self.resource),
+            None => self.resource.as_str(),
+        };
+        let resource = seams.auth_resource(identifier);
+        let issuer = meta
+            .issuer
+            .clone()
+            .unwrap_or_else(|| meta.token_endpoint.to_string());
+        let answer = super::machine::token(
+            &self.net,
+            &meta.token_endpoint,
+            creds,
+            &issuer,
+            &scopes,
+            resource,
+        )
+        .await?;
+        let tokens = Tokens {
+            access: answer.access,
+            header: answer.header,
+            refresh: answer.refresh,
+            expires_at: answer.expires_in.map(|d| Instant::now() + d),
+            scopes,
+            token_endpoint: meta.token_endpoint.clone(),
+            credentials: super::machine::credentials(creds),
             resource: identifier.to_owned(),
         };
         self.options.store.keep_tokens(&self.resource, tokens);

@@ -10,7 +10,8 @@
 //! `auth-step-up-challenged-only`, `auth-secret-in-form`, `auth-token-auth-both`,
 //! `auth-fallback-only-on-404`, `auth-no-application-type`, `auth-no-refresh-grant`,
 //! `auth-offline-access-always`, `auth-needs-refresh-token`, `auth-iss-required`,
-//! `auth-scopes-within-supported`, `auth-refresh-per-request`.
+//! `auth-scopes-within-supported`, `auth-refresh-per-request`, `auth-cc-ignored`,
+//! `auth-cc-aud-resource`.
 //!
 //! The flags live in [`AuthDefects`], one field of [`Defects`], so this seam adds its names
 //! without touching the core list.
@@ -24,7 +25,7 @@ use crate::seams::wire::TokenMethod;
 
 impl AuthDefects {
     /// The names this seam accepts.
-    pub(crate) const NAMES: [&'static str; 32] = [
+    pub(crate) const NAMES: [&'static str; 34] = [
         "auth-no-pkce",
         "auth-pkce-without-s256",
         "auth-ignore-state",
@@ -57,6 +58,8 @@ impl AuthDefects {
         "auth-iss-required",
         "auth-scopes-within-supported",
         "auth-refresh-per-request",
+        "auth-cc-ignored",
+        "auth-cc-aud-resource",
     ];
 
     /// Switches on `name`; false if it is not one of this seam's.
@@ -94,6 +97,8 @@ impl AuthDefects {
             "auth-iss-required" => &mut self.iss_required,
             "auth-scopes-within-supported" => &mut self.scopes_within_supported,
             "auth-refresh-per-request" => &mut self.refresh_per_request,
+            "auth-cc-ignored" => &mut self.cc_ignored,
+            "auth-cc-aud-resource" => &mut self.cc_aud_resource,
             _ => return false,
         };
         *flag = true;
@@ -333,6 +338,23 @@ impl Defects {
         !self.auth.refresh_per_request
     }
 
+    /// Whether a machine client's credentials are used; correct: yes.
+    pub(crate) fn auth_uses_client_credentials(&self) -> bool {
+        !self.auth.cc_ignored
+    }
+
+    /// A JWT assertion's `aud`; correct: `correct` (the issuer).
+    pub(crate) fn auth_assertion_audience<'a>(
+        &self,
+        correct: &'a str,
+        resource: &'a str,
+    ) -> &'a str {
+        match self.auth.cc_aud_resource {
+            true => resource,
+            false => correct,
+        }
+    }
+
     /// Whether a redirect without `iss` is rejected; correct: `advertised`.
     pub(crate) fn auth_iss_required(&self, advertised: bool) -> bool {
         advertised || self.auth.iss_required
@@ -411,7 +433,11 @@ mod tests {
         assert!(!d.auth_adds_offline_access(false) && d.auth_adds_offline_access(true));
         assert!(d.auth_token_answer_usable(false));
         assert!(!d.auth_iss_required(false) && d.auth_iss_required(true));
-        assert!(d.auth_shares_new_token());
+        assert!(d.auth_shares_new_token() && d.auth_uses_client_credentials());
+        assert_eq!(
+            d.auth_assertion_audience("https://as", "https://mcp"),
+            "https://as"
+        );
     }
 
     #[test]
@@ -491,6 +517,9 @@ mod tests {
         assert!(!on("auth-needs-refresh-token").auth_token_answer_usable(false));
         assert!(on("auth-iss-required").auth_iss_required(false));
         assert!(!on("auth-refresh-per-request").auth_shares_new_token());
+        assert!(!on("auth-cc-ignored").auth_uses_client_credentials());
+        let aud = on("auth-cc-aud-resource").auth_assertion_audience("https://as", "https://mcp");
+        assert_eq!(aud, "https://mcp");
         let within = on("auth-scopes-within-supported");
         assert!(within.auth_scopes(vec!["x".into()], Some(&all)).is_empty());
         assert_eq!(within.auth_scopes(vec!["a".into()], Some(&all)), ["a"]);

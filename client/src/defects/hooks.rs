@@ -374,6 +374,14 @@ impl Wire for Seams {
         self.0.auth_shares_new_token()
     }
 
+    fn auth_uses_client_credentials(&self) -> bool {
+        self.0.auth_uses_client_credentials()
+    }
+
+    fn auth_assertion_audience<'a>(&self, correct: &'a str, resource: &'a str) -> &'a str {
+        self.0.auth_assertion_audience(correct, resource)
+    }
+
     fn auth_iss_required(&self, advertised: bool) -> bool {
         self.0.auth_iss_required(advertised)
     }

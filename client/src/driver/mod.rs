@@ -11,6 +11,7 @@ mod config;
 mod features;
 mod headless;
 mod listening;
+mod machine;
 mod plan;
 mod step;
 mod tasks;

@@ -511,6 +511,12 @@ pub(crate) struct AuthDefects {
     /// Refresh for every request that meets a 401, even when another request has just
     /// obtained a new token (breaks: requests that expire together share one refresh).
     pub(crate) refresh_per_request: bool,
+    /// A machine client ignores its client credentials and authorizes as a user's client
+    /// would (breaks: the `client_credentials` grant, no authorization request).
+    pub(crate) cc_ignored: bool,
+    /// A JWT client assertion names the MCP server as its `aud` (breaks: the authorization
+    /// server is the audience, RFC 7523 §3).
+    pub(crate) cc_aud_resource: bool,
 }
 
 /// The SSRF seam's flags (see `defects/ssrf.rs`).

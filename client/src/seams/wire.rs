@@ -558,6 +558,18 @@ pub(crate) trait Wire {
         true
     }
 
+    /// Whether a machine client's credentials are used (the `client_credentials` grant);
+    /// correct: yes.
+    fn auth_uses_client_credentials(&self) -> bool {
+        true
+    }
+
+    /// The `aud` of a JWT client assertion; correct: `correct`, the authorization server's
+    /// issuer.
+    fn auth_assertion_audience<'a>(&self, correct: &'a str, _resource: &'a str) -> &'a str {
+        correct
+    }
+
     /// Whether a redirect without `iss` is rejected; correct: only when the authorization
     /// server advertises `iss` (`advertised`, RFC 9207 §2.4).
     fn auth_iss_required(&self, advertised: bool) -> bool {
