@@ -293,6 +293,32 @@ function readAuth(vars, bad) {
   return auth;
 }
 
+/** How a machine client authenticates (MCP_HARNESS_CLIENT_CREDENTIALS's `method`). */
+export const MACHINE_METHODS = Object.freeze(['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+
+/**
+ * MCP_HARNESS_CLIENT_CREDENTIALS, checked, its secret or key registered for redaction
+ * (undefined when unset): `{client_id, method, client_secret?, private_key_pem?, alg?}`.
+ * @param {string|undefined} raw
+ * @param {(name: string, value: unknown, expected: string) => never} bad
+ */
+function readClientCredentials(raw, bad) {
+  if (!raw) return undefined;
+  const name = 'MCP_HARNESS_CLIENT_CREDENTIALS';
+  let creds;
+  try {
+    creds = JSON.parse(raw);
+  } catch {
+    bad(name, '[credentials]', 'a JSON object with client_id and method');
+  }
+  if (!isObject(creds) || typeof creds.client_id !== 'string') bad(name, '[credentials]', 'an object with a string client_id');
+  if (!MACHINE_METHODS.includes(creds.method)) bad(name, '[credentials]', `a method of ${MACHINE_METHODS.join(', ')}`);
+  const needs = creds.method === 'private_key_jwt' ? 'private_key_pem' : 'client_secret';
+  if (typeof creds[needs] !== 'string' || creds[needs] === '') bad(name, '[credentials]', `${creds.method} with a string ${needs}`);
+  secret(creds[needs]);
+  return creds;
+}
+
 /**
  * MCP_HARNESS_LOCAL_ORIGINS: space-separated origins, checked.
  * @param {string|undefined} raw
@@ -371,6 +397,8 @@ export function readEnv(vars = process.env, argv = process.argv) {
   if (vars.MCP_HARNESS_SCENARIO) env.scenario = vars.MCP_HARNESS_SCENARIO;
   const auth = readAuth(vars, bad);
   if (auth) env.auth = auth;
+  const clientCredentials = readClientCredentials(vars.MCP_HARNESS_CLIENT_CREDENTIALS, bad);
+  if (clientCredentials) env.clientCredentials = clientCredentials;
   env.localOrigins = readLocalOrigins(vars.MCP_HARNESS_LOCAL_ORIGINS, bad);
   return env;
 }
@@ -863,6 +891,7 @@ export const FEATURES = Object.freeze({
   oauth: null,
   tasks: null,
   task_receiver: null,
+  client_credentials: null, // a machine-to-machine trial's connect (MCP_HARNESS_CLIENT_CREDENTIALS)
 });
 
 /** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
@@ -891,7 +920,8 @@ export function undeclared(step, env, declared = []) {
   const needed = Object.entries(FEATURES)
     .filter(([, method]) => method !== null && Object.hasOwn(answers, method))
     .map(([name]) => name);
-  if (step.op === 'connect' && env.auth) needed.push('oauth');
+  if (step.op === 'connect' && env.clientCredentials) needed.push('client_credentials');
+  else if (step.op === 'connect' && env.auth) needed.push('oauth');
   if (needsTasks(step)) needed.push('tasks');
   if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
   return needed.filter((name) => !declared.includes(name));

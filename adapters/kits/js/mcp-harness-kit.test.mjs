@@ -24,6 +24,7 @@ import {
   paginate,
   readEnv,
   toolResult,
+  undeclared,
 } from './mcp-harness-kit.mjs';
 
 const KIT = new URL('./mcp-harness-kit.mjs', import.meta.url).href;
@@ -284,6 +285,18 @@ test('run exits 2 naming a bad variable, before any step', () => {
   assert.equal(code, 2);
   assert.deepEqual(lines, []);
   assert.match(stderr, /MCP_HARNESS_PLAN/);
+});
+
+test('readEnv reads the client credentials, registers their secret, and a machine connect needs client_credentials', () => {
+  const creds = { client_id: 'm2m', method: 'private_key_jwt', private_key_pem: '-----BEGIN PRIVATE KEY-----\nm2m-k3y\n', alg: 'ES256' };
+  const env = readEnv({ ...BASE, MCP_HARNESS_CLIENT_CREDENTIALS: JSON.stringify(creds), MCP_HARNESS_AUTH_REDIRECT_URI: 'http://127.0.0.1:9/cb' }, []);
+  assert.deepEqual(env.clientCredentials, creds);
+  assert.equal(redact(`x ${creds.private_key_pem} y`), 'x [redacted] y');
+  assert.deepEqual(undeclared({ op: 'connect' }, env, ['oauth']), ['client_credentials']);
+  assert.deepEqual(undeclared({ op: 'connect' }, env, ['client_credentials']), []);
+  for (const bad of ['nope', '{"method":"private_key_jwt"}', '{"client_id":"m","method":"x"}', '{"client_id":"m","method":"client_secret_post"}']) {
+    assert.throws(() => readEnv({ ...BASE, MCP_HARNESS_CLIENT_CREDENTIALS: bad }, []), (e) => e instanceof EnvError && /MCP_HARNESS_CLIENT_CREDENTIALS/.test(e.message) && !e.message.includes('m2m-k3y'));
+  }
 });
 
 test('readEnv reads the authorization variables and names the one it refuses', () => {

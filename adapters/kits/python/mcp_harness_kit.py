@@ -115,6 +115,9 @@ class Config:
     shutdown_grace_ms: int | None = None
     scenario: str = ""
     auth: AuthConfig | None = None  # set on authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI)
+    #: MCP_HARNESS_CLIENT_CREDENTIALS, parsed: a machine client's `client_id`, `method`, and
+    #: `client_secret` or `private_key_pem` (with `alg`); its secrets are registered for redaction.
+    client_credentials: dict[str, Any] | None = field(default=None, repr=False)
     #: MCP_HARNESS_LOCAL_ORIGINS: loopback origins the user's local policy allows.
     local_origins: tuple[str, ...] = ()
 
@@ -180,6 +183,31 @@ def _absolute_url(env: dict[str, str], name: str, schemes: tuple[str, ...]) -> s
 
 #: The token endpoint authentication methods a pre-registered client may be registered with.
 CLIENT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+
+
+#: How a machine client authenticates (MCP_HARNESS_CLIENT_CREDENTIALS's `method`).
+MACHINE_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt")
+
+
+def read_client_credentials(env: dict[str, str]) -> dict[str, Any] | None:
+    """MCP_HARNESS_CLIENT_CREDENTIALS, checked (its secrets registered); None when unset."""
+    name = "MCP_HARNESS_CLIENT_CREDENTIALS"
+    text = env.get(name)
+    if not text:
+        return None
+    try:
+        creds = json.loads(text)
+    except ValueError:
+        raise EnvError(f"{name} is not JSON; expected an object with client_id and method") from None
+    if not isinstance(creds, dict) or not isinstance(creds.get("client_id"), str):
+        raise EnvError(f"{name}: expected an object with a string client_id")
+    if creds.get("method") not in MACHINE_METHODS:
+        raise EnvError(f"{name}: method is {creds.get('method')!r}; expected one of {', '.join(MACHINE_METHODS)}")
+    needs = "private_key_pem" if creds["method"] == "private_key_jwt" else "client_secret"
+    if not isinstance(creds.get(needs), str) or not creds[needs]:
+        raise EnvError(f"{name}: {creds['method']} needs a string {needs}")
+    secret(creds[needs])
+    return creds
 
 
 def read_auth(env: dict[str, str]) -> AuthConfig | None:
@@ -269,6 +297,7 @@ def read_env(env: dict[str, str] | None = None, argv: list[str] | None = None) -
         shutdown_grace_ms=_millis(env, "MCP_HARNESS_SHUTDOWN_GRACE_MS", required=False),
         scenario=env.get("MCP_HARNESS_SCENARIO", ""),
         auth=read_auth(env),
+        client_credentials=read_client_credentials(env),
         local_origins=read_local_origins(env),
     )
 
@@ -650,6 +679,7 @@ class Events:
 # (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
 # task steps of CLIENTS.md § Tasks).
 FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None}
+FEATURES["client_credentials"] = None  # a machine-to-machine trial's connect (MCP_HARNESS_CLIENT_CREDENTIALS)
 
 #: The ops about a task that exists already (CLIENTS.md § Tasks): each needs the `tasks` feature.
 TASK_OPS = frozenset({"get_task", "cancel_task", "task_result", "list_tasks"})
@@ -669,7 +699,9 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
     answers = step.get("handlers") if op == "connect" else step.get("input") if op == "call_tool" else None
     answers = answers if isinstance(answers, dict) else {}
     needed = [name for name, method in FEATURES.items() if method is not None and method in answers]
-    if op == "connect" and config.auth is not None:
+    if op == "connect" and config.client_credentials is not None:
+        needed.append("client_credentials")
+    elif op == "connect" and config.auth is not None:
         needed.append("oauth")
     if needs_tasks(step):
         needed.append("tasks")

@@ -396,6 +396,27 @@ class Authorization(unittest.TestCase):
 
     REDIRECT = "http://127.0.0.1:9/callback"
 
+    def test_client_credentials_read_redacted_and_needing_their_feature(self) -> None:
+        creds = {"client_id": "m2m", "method": "client_secret_basic", "client_secret": "m2m-s3cret"}
+        plan = json.dumps([{"op": "connect"}])
+        config = kit.read_env(env(MCP_HARNESS_CLIENT_CREDENTIALS=json.dumps(creds), MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT, MCP_HARNESS_PLAN=plan), [])
+        self.assertEqual(config.client_credentials, creds)
+        self.assertNotIn("m2m-s3cret", repr(config))
+        self.assertEqual(kit.redact("x m2m-s3cret y"), "x [redacted] y")
+        # A machine trial's connect needs client_credentials, not oauth.
+        self.assertEqual(kit.undeclared({"op": "connect"}, config, ["oauth"]), ["client_credentials"])
+        self.assertEqual(kit.undeclared({"op": "connect"}, config, ["client_credentials"]), [])
+        for bad, says in [
+            ("nope", "not JSON"),
+            ('{"method": "private_key_jwt"}', "client_id"),
+            ('{"client_id": "m", "method": "x"}', "method"),
+            ('{"client_id": "m", "method": "private_key_jwt"}', "private_key_pem"),
+        ]:
+            with self.assertRaises(kit.EnvError) as caught:
+                kit.read_env(env(MCP_HARNESS_CLIENT_CREDENTIALS=bad), [])
+            self.assertIn(says, str(caught.exception))
+            self.assertIn("MCP_HARNESS_CLIENT_CREDENTIALS", str(caught.exception))
+
     def test_auth_absent_without_redirect_uri(self) -> None:
         config = kit.read_env(env(), [])
         self.assertIsNone(config.auth)

@@ -56,6 +56,9 @@ pub struct Env {
     pub auth: Option<crate::AuthConfig>,
     /// `MCP_HARNESS_LOCAL_ORIGINS`: loopback origins the user's local policy allows.
     pub local_origins: Vec<String>,
+    /// `MCP_HARNESS_CLIENT_CREDENTIALS`, checked: a machine client's `client_id`, `method`,
+    /// and `client_secret` or `private_key_pem` (its secret registered for redaction).
+    pub client_credentials: Option<Value>,
 }
 
 /// A variable the kit cannot work with.
@@ -194,6 +197,7 @@ pub fn read_env_from(get: impl Fn(&str) -> Option<String>) -> Result<Env, EnvErr
         scenario: var("MCP_HARNESS_SCENARIO"),
         auth: crate::auth::read_auth(&var)?,
         local_origins: crate::auth::read_local_origins(&var)?,
+        client_credentials: crate::auth::read_client_credentials(&var)?,
     })
 }
 

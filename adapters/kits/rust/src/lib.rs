@@ -41,7 +41,10 @@ use serde_json::{Map, Value, json};
 pub use answers::{Answer, declared_capabilities};
 #[cfg(feature = "auth")]
 pub use auth::headless_authorize;
-pub use auth::{AuthConfig, CLIENT_AUTH_METHODS, authorization_redirect, callback_params, secret};
+pub use auth::{
+    AuthConfig, CLIENT_AUTH_METHODS, MACHINE_METHODS, authorization_redirect, callback_params,
+    secret,
+};
 pub use bytes::{decode_base64, sha256_hex};
 pub use content::{
     content_as_seen, contents_as_seen, resource_contents_as_seen, texts, tool_result,
@@ -102,13 +105,14 @@ pub trait Adapter {
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks).
-pub const FEATURES: [(&str, &str); 6] = [
+pub const FEATURES: [(&str, &str); 7] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
     ("oauth", ""),
     ("tasks", ""),
     ("task_receiver", ""),
+    ("client_credentials", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -118,7 +122,10 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
         Step::CallTool(call) => call.input.keys().collect(),
         _ => Vec::new(),
     };
-    let oauth = matches!(step, Step::Connect { .. }) && env.auth.is_some();
+    let connect = matches!(step, Step::Connect { .. });
+    // A machine-to-machine trial's connect needs client_credentials instead of oauth.
+    let machine = connect && env.client_credentials.is_some();
+    let oauth = connect && env.auth.is_some() && !machine;
     let receives = matches!(step, Step::Connect { tasks, .. } if !tasks.is_empty());
     let tasks = match step {
         Step::CallTool(call) => call.is_task(),
@@ -135,6 +142,7 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
                 "oauth" => oauth,
                 "tasks" => tasks,
                 "task_receiver" => receives,
+                "client_credentials" => machine,
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)
