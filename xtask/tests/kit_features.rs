@@ -43,10 +43,10 @@ fn table(path: &str, start: &str, end: &str) -> BTreeMap<String, String> {
 fn the_kits_declare_the_same_features_and_say_so_in_the_runners_words() {
     let rust = table(
         "adapters/kits/rust/src/lib.rs",
-        "pub const FEATURES: [(&str, &str); 6] = [",
+        "pub const FEATURES: [(&str, &str); 7] = [",
         "];",
     );
-    assert_eq!(rust.len(), 6, "{rust:?}");
+    assert_eq!(rust.len(), 7, "{rust:?}");
     assert_eq!(rust["tasks"], "", "tasks answers no server request");
     assert_eq!(
         rust["task_receiver"], "",

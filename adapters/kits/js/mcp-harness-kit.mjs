@@ -882,7 +882,8 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
 /**
  * The features an adapter declares its library has, and the server request each answers
  * (`oauth` answers none: it is an authorization trial's connect; nor does `tasks`: it is the
- * task steps of CLIENTS.md § Tasks).
+ * task steps of CLIENTS.md § Tasks; nor `client_credentials`: a machine-to-machine trial's
+ * connect).
  */
 export const FEATURES = Object.freeze({
   roots: 'roots/list',
@@ -891,7 +892,7 @@ export const FEATURES = Object.freeze({
   oauth: null,
   tasks: null,
   task_receiver: null,
-  client_credentials: null, // a machine-to-machine trial's connect (MCP_HARNESS_CLIENT_CREDENTIALS)
+  client_credentials: null,
 });
 
 /** The ops about a task that exists already (CLIENTS.md § Tasks): each needs `tasks`. */
