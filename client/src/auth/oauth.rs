@@ -111,8 +111,8 @@ impl OAuth {
         };
         let loopback = registration::is_loopback_redirect(&options.redirect_uri);
         let machine = options.client_credentials.is_some();
-        if !machine && !(redirect.scheme() == "https" || (redirect.scheme() == "http" && loopback))
-        {
+        let allowed = redirect.scheme() == "https" || (redirect.scheme() == "http" && loopback);
+        if !(machine || allowed) {
             return Err(Error::new(
                 ErrorKind::InsecureUrl,
                 format!(
