@@ -235,6 +235,8 @@ async fn a_full_authorization_then_refresh_with_rotation() {
     assert_eq!(renewed.status, 200, "{}", renewed.text());
     let renewed = json_of(&renewed);
     assert_ne!(renewed["refresh_token"], token["refresh_token"], "rotated");
+    let access2 = renewed["access_token"].as_str().unwrap();
+    assert_eq!(t.post_mcp(Some(access2), &second).await.status, 200);
     let old = t
         .call(&token_url, "POST", &form_type, &refresh(first_rt))
         .await;
@@ -242,8 +244,13 @@ async fn a_full_authorization_then_refresh_with_rotation() {
         old.status, 400,
         "the rotated-out refresh token no longer works"
     );
-    let access2 = renewed["access_token"].as_str().unwrap();
-    assert_eq!(t.post_mcp(Some(access2), &second).await.status, 200);
+    // Its reuse revoked the whole grant: the new access token and refresh token too.
+    assert_eq!(t.post_mcp(Some(access2), &second).await.status, 401);
+    let second_rt = renewed["refresh_token"].as_str().unwrap();
+    let revoked = t
+        .call(&token_url, "POST", &form_type, &refresh(second_rt))
+        .await;
+    assert_eq!(revoked.status, 400, "{}", revoked.text());
     let (events, secrets) = t.finish().await;
     assert!(secrets.len() >= 6, "{}", secrets.len());
     let tokens: Vec<Value> = events
@@ -288,6 +295,7 @@ async fn a_full_authorization_then_refresh_with_rotation() {
             Some("Bearer [valid]".into()),
             Some("Bearer [expired]".into()),
             Some("Bearer [valid]".into()),
+            Some("Bearer [revoked]".into()),
         ]
     );
 }

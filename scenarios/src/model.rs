@@ -572,6 +572,15 @@ pub enum Step {
         /// The resource's URI, sent as given.
         uri: String,
     },
+    /// Start these steps at once, each as its own op, without waiting for one to end before
+    /// the next starts (two calls whose token expires together, say); when every one has
+    /// ended, report `{"steps": [<each step's outcome, in the order given: {"ok": …} or
+    /// {"error": {…}}>]}`. Only requests of the open connection (no `connect`, `close`,
+    /// `sleep`, `events` or nested `together`), at least two.
+    Together {
+        /// The steps to run at once.
+        steps: Vec<Step>,
+    },
     /// 2026-07-28 era: open a `subscriptions/listen` stream with this `notifications`
     /// filter and keep it open until `close`; what it delivers is reported by `events`.
     /// Reports the acknowledged filter: `{"notifications": {…}}`.
@@ -593,7 +602,7 @@ impl Step {
     /// expects `ok` and names no requirement cites (see [`file::StepExpect::requirement`]).
     /// `connect` cites CONTRACT-10 (it reports the negotiated version and `serverInfo`), the
     /// ops CONTRACT-14 lists (the resources, prompts and completion ops, `ping`,
-    /// `set_logging_level`) cite it, and every other op CONTRACT-8 (a successful step
+    /// `set_logging_level`) cite it, `together` CONTRACT-31, and every other op CONTRACT-8 (a successful step
     /// reports its result as the contract says).
     pub fn worked_requirement(&self) -> &'static str {
         match self {
@@ -607,6 +616,7 @@ impl Step {
             | Step::Ping
             | Step::SetLoggingLevel { .. } => "CONTRACT-14",
             Step::ExposedTools => "CONTRACT-30",
+            Step::Together { .. } => "CONTRACT-31",
             Step::GetTask { .. }
             | Step::CancelTask { .. }
             | Step::TaskResult { .. }
@@ -644,6 +654,7 @@ impl Step {
             Step::CancelTask { .. } => "cancel_task",
             Step::TaskResult { .. } => "task_result",
             Step::ListTasks => "list_tasks",
+            Step::Together { .. } => "together",
         }
     }
 

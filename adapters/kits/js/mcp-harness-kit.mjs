@@ -295,6 +295,32 @@ function readAuth(vars, bad) {
   return auth;
 }
 
+/** How a machine client authenticates (MCP_HARNESS_CLIENT_CREDENTIALS's `method`). */
+export const MACHINE_METHODS = Object.freeze(['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+
+/**
+ * MCP_HARNESS_CLIENT_CREDENTIALS, checked, its secret or key registered for redaction
+ * (undefined when unset): `{client_id, method, client_secret?, private_key_pem?, alg?}`.
+ * @param {string|undefined} raw
+ * @param {(name: string, value: unknown, expected: string) => never} bad
+ */
+function readClientCredentials(raw, bad) {
+  if (!raw) return undefined;
+  const name = 'MCP_HARNESS_CLIENT_CREDENTIALS';
+  let creds;
+  try {
+    creds = JSON.parse(raw);
+  } catch {
+    bad(name, '[credentials]', 'a JSON object with client_id and method');
+  }
+  if (!isObject(creds) || typeof creds.client_id !== 'string') bad(name, '[credentials]', 'an object with a string client_id');
+  if (!MACHINE_METHODS.includes(creds.method)) bad(name, '[credentials]', `a method of ${MACHINE_METHODS.join(', ')}`);
+  const needs = creds.method === 'private_key_jwt' ? 'private_key_pem' : 'client_secret';
+  if (typeof creds[needs] !== 'string' || creds[needs] === '') bad(name, '[credentials]', `${creds.method} with a string ${needs}`);
+  secret(creds[needs]);
+  return creds;
+}
+
 /**
  * MCP_HARNESS_LOCAL_ORIGINS: space-separated origins, checked.
  * @param {string|undefined} raw
@@ -373,6 +399,8 @@ export function readEnv(vars = process.env, argv = process.argv) {
   if (vars.MCP_HARNESS_SCENARIO) env.scenario = vars.MCP_HARNESS_SCENARIO;
   const auth = readAuth(vars, bad);
   if (auth) env.auth = auth;
+  const clientCredentials = readClientCredentials(vars.MCP_HARNESS_CLIENT_CREDENTIALS, bad);
+  if (clientCredentials) env.clientCredentials = clientCredentials;
   env.localOrigins = readLocalOrigins(vars.MCP_HARNESS_LOCAL_ORIGINS, bad);
   env.servers = readServers(vars.MCP_HARNESS_SERVERS, bad);
   return env;
@@ -621,7 +649,11 @@ const FIELDS = {
   set_roots: [['roots', Array.isArray, 'an array', true]],
   listen: [['notifications', isObject, 'an object', true]],
   sleep: [['ms', isCount, 'a non-negative integer', true]],
+  together: [['steps', Array.isArray, 'an array', true]],
 };
+
+/** Ops that cannot run inside `together` (they are not requests of the open connection). */
+const NOT_TOGETHER = new Set(['connect', 'close', 'sleep', 'events', 'together']);
 
 /**
  * Checks a step's fields; null ones count as left out.
@@ -887,7 +919,8 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
  * task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
  * `exposed_tools`). Sampling with tools (an answer with tool_use content, or a rejection:
  * usesSamplingTools) and URL consent (a url elicitation answer saying `browser`: playsBrowser)
- * are values of the answers.
+ * are values of the answers. Nor does `client_credentials`: a machine-to-machine trial's
+ * connect.
  */
 export const FEATURES = Object.freeze({
   roots: 'roots/list',
@@ -901,6 +934,7 @@ export const FEATURES = Object.freeze({
   many_servers: null,
   trace_context: null,
   icons: null,
+  client_credentials: null,
 });
 
 /** The server a step without `server` is about (CLIENTS.md, "Many servers"). */
@@ -954,7 +988,8 @@ export function undeclared(step, env, declared = []) {
   const needed = Object.entries(FEATURES)
     .filter(([, method]) => method !== null && Object.hasOwn(answers, method))
     .map(([name]) => name);
-  if (step.op === 'connect' && env.auth) needed.push('oauth');
+  if (step.op === 'connect' && env.clientCredentials) needed.push('client_credentials');
+  else if (step.op === 'connect' && env.auth) needed.push('oauth');
   if (needsTasks(step)) needed.push('tasks');
   if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
   if (usesSamplingTools(answers)) needed.push('sampling_tools');
@@ -1026,6 +1061,44 @@ function refuseUndeclared(step, env, declared) {
   }
 }
 
+/** A failure as an outcome's `error` object: the adapter's mapping, else the kit's. */
+function errorOf(adapter, error, context) {
+  const mapped =
+    error instanceof StepError ? error : (adapter.classify?.(error, context) ?? mapError(error, context));
+  const out = { kind: mapped.kind, message: mapped.message };
+  if (mapped.code !== undefined) out.code = mapped.code;
+  if (mapped.status !== undefined) out.status = mapped.status;
+  return out;
+}
+
+/**
+ * The `together` step: starts its steps at once and reports each one's outcome, in the order
+ * given, once all have ended: `{steps: [{ok} | {error}, …]}`.
+ * @param {Adapter} adapter
+ * @param {Env} env
+ * @param {any} step
+ * @param {number} index
+ */
+async function together(adapter, env, step, index) {
+  const one = async (inner) => {
+    const op = isObject(inner) && typeof inner.op === 'string' ? inner.op : null;
+    /** @type {Context} */
+    const context = { env, op, index, cancelled: false };
+    try {
+      const invalid = checkStep(inner);
+      if (invalid) throw invalid;
+      if (NOT_TOGETHER.has(op) || typeof adapter.ops[op] !== 'function') {
+        throw new StepError('unsupported_op', `this adapter does not do ${op} inside together`);
+      }
+      refuseUndeclared(inner, env, adapter.features);
+      return { ok: (await adapter.ops[op](inner, context)) ?? {} };
+    } catch (error) {
+      return { error: errorOf(adapter, error, context) };
+    }
+  };
+  return { steps: await Promise.all(step.steps.map(one)) };
+}
+
 /**
  * @param {Adapter} adapter
  * @param {Env} env
@@ -1065,7 +1138,7 @@ async function runPlan(adapter, env) {
         line.ok = {};
       } else if (op === 'events' && adapter.events) {
         line.ok = { events: await adapter.events.take(step.min ?? 0, env.timeoutMs) };
-      } else if (op !== 'close' && typeof ops[op] !== 'function') {
+      } else if (op !== 'close' && op !== 'together' && typeof ops[op] !== 'function') {
         throw new StepError('unsupported_op', `this adapter does not implement ${op}`);
       } else if (op === 'connect') {
         if (connected.has(server)) await closeQuietly('closing the previous connection', server);
@@ -1081,6 +1154,8 @@ async function runPlan(adapter, env) {
       } else if (op === 'close') {
         connected.delete(server);
         line.ok = (await ops.close?.(step, context)) ?? {};
+      } else if (op === 'together') {
+        line.ok = await together(adapter, env, step, index);
       } else {
         refuseUndeclared(step, env, adapter.features);
         if (op === 'call_tool' && step.cancel_after_ms != null) {
@@ -1094,12 +1169,8 @@ async function runPlan(adapter, env) {
         line.ok = (await ops[op](step, context)) ?? {};
       }
     } catch (error) {
-      const mapped =
-        error instanceof StepError ? error : (adapter.classify?.(error, context) ?? mapError(error, context));
-      line.error = { kind: mapped.kind, message: mapped.message };
-      if (mapped.code !== undefined) line.error.code = mapped.code;
-      if (mapped.status !== undefined) line.error.status = mapped.status;
-      log(`step ${index} (${op}): ${mapped.kind}: ${mapped.message}`);
+      line.error = errorOf(adapter, error, context);
+      log(`step ${index} (${op}): ${line.error.kind}: ${line.error.message}`);
     } finally {
       clearTimeout(timer);
     }

@@ -188,6 +188,25 @@ test('run walks the plan: one line per step, the stdout guard, redaction, exit 0
   assert.equal(stderr.match(/^closed$/gm).length, 2); // the close step and the implicit close
 });
 
+test('together runs its steps at once and reports each outcome in order', () => {
+  const calls = Array.from({ length: 4 }, () => ({ op: 'call_tool', name: 'slow' }));
+  const plan = [
+    { op: 'connect' },
+    { op: 'together', steps: [...calls, { op: 'call_tool', name: 'leak' }, { op: 'discover' }, { op: 'connect' }] },
+    { op: 'together' },
+  ];
+  const { code, lines, stderr } = runAdapter(ADAPTER, { ...BASE, MCP_HARNESS_PLAN: JSON.stringify(plan), MCP_HARNESS_BEARER_TOKEN: 'sekrit-42' });
+  assert.equal(code, 0, stderr);
+  const steps = lines[1].ok.steps;
+  assert.deepEqual(steps.slice(0, 4).map((s) => s.ok.text), [['hi'], ['hi'], ['hi'], ['hi']]);
+  assert.deepEqual(steps.slice(4).map((s) => s.error.kind), ['transport_closed', 'unsupported_op', 'unsupported_op']);
+  assert.equal(steps[4].error.message, 'refused token [redacted]');
+  // Four calls of 200 ms each, at once: well under the 800 ms they take one after another.
+  const took = Number(stderr.match(/step 1 \(together\) took (\d+) ms/)[1]);
+  assert.ok(took < 700, `together took ${took} ms`);
+  assert.equal(lines[2].error.kind, 'unsupported_op');
+});
+
 test('a step that needs a feature the adapter does not declare is unsupported_op', () => {
   const declares = (features) => ADAPTER.replace("name: 'test-adapter',", `name: 'test-adapter', features: ${JSON.stringify(features)},`);
   const plan = [
@@ -266,6 +285,18 @@ test('run exits 2 naming a bad variable, before any step', () => {
   assert.equal(code, 2);
   assert.deepEqual(lines, []);
   assert.match(stderr, /MCP_HARNESS_PLAN/);
+});
+
+test('readEnv reads the client credentials, registers their secret, and a machine connect needs client_credentials', () => {
+  const creds = { client_id: 'm2m', method: 'private_key_jwt', private_key_pem: '-----BEGIN PRIVATE KEY-----\nm2m-k3y\n', alg: 'ES256' };
+  const env = readEnv({ ...BASE, MCP_HARNESS_CLIENT_CREDENTIALS: JSON.stringify(creds), MCP_HARNESS_AUTH_REDIRECT_URI: 'http://127.0.0.1:9/cb' }, []);
+  assert.deepEqual(env.clientCredentials, creds);
+  assert.equal(redact(`x ${creds.private_key_pem} y`), 'x [redacted] y');
+  assert.deepEqual(undeclared({ op: 'connect' }, env, ['oauth']), ['client_credentials']);
+  assert.deepEqual(undeclared({ op: 'connect' }, env, ['client_credentials']), []);
+  for (const bad of ['nope', '{"method":"private_key_jwt"}', '{"client_id":"m","method":"x"}', '{"client_id":"m","method":"client_secret_post"}']) {
+    assert.throws(() => readEnv({ ...BASE, MCP_HARNESS_CLIENT_CREDENTIALS: bad }, []), (e) => e instanceof EnvError && /MCP_HARNESS_CLIENT_CREDENTIALS/.test(e.message) && !e.message.includes('m2m-k3y'));
+  }
 });
 
 test('readEnv reads the authorization variables and names the one it refuses', () => {

@@ -115,6 +115,9 @@ class Config:
     shutdown_grace_ms: int | None = None
     scenario: str = ""
     auth: AuthConfig | None = None  # set on authorization trials (MCP_HARNESS_AUTH_REDIRECT_URI)
+    #: MCP_HARNESS_CLIENT_CREDENTIALS, parsed: a machine client's `client_id`, `method`, and
+    #: `client_secret` or `private_key_pem` (with `alg`); its secrets are registered for redaction.
+    client_credentials: dict[str, Any] | None = field(default=None, repr=False)
     #: MCP_HARNESS_LOCAL_ORIGINS: loopback origins the user's local policy allows.
     local_origins: tuple[str, ...] = ()
     #: MCP_HARNESS_SERVERS: every server by name ("main" too), each {"argv": [...]} or {"url": ...};
@@ -183,6 +186,31 @@ def _absolute_url(env: dict[str, str], name: str, schemes: tuple[str, ...]) -> s
 
 #: The token endpoint authentication methods a pre-registered client may be registered with.
 CLIENT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+
+
+#: How a machine client authenticates (MCP_HARNESS_CLIENT_CREDENTIALS's `method`).
+MACHINE_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt")
+
+
+def read_client_credentials(env: dict[str, str]) -> dict[str, Any] | None:
+    """MCP_HARNESS_CLIENT_CREDENTIALS, checked (its secrets registered); None when unset."""
+    name = "MCP_HARNESS_CLIENT_CREDENTIALS"
+    text = env.get(name)
+    if not text:
+        return None
+    try:
+        creds = json.loads(text)
+    except ValueError:
+        raise EnvError(f"{name} is not JSON; expected an object with client_id and method") from None
+    if not isinstance(creds, dict) or not isinstance(creds.get("client_id"), str):
+        raise EnvError(f"{name}: expected an object with a string client_id")
+    if creds.get("method") not in MACHINE_METHODS:
+        raise EnvError(f"{name}: method is {creds.get('method')!r}; expected one of {', '.join(MACHINE_METHODS)}")
+    needs = "private_key_pem" if creds["method"] == "private_key_jwt" else "client_secret"
+    if not isinstance(creds.get(needs), str) or not creds[needs]:
+        raise EnvError(f"{name}: {creds['method']} needs a string {needs}")
+    secret(creds[needs])
+    return creds
 
 
 def read_auth(env: dict[str, str]) -> AuthConfig | None:
@@ -292,6 +320,7 @@ def read_env(env: dict[str, str] | None = None, argv: list[str] | None = None) -
         shutdown_grace_ms=_millis(env, "MCP_HARNESS_SHUTDOWN_GRACE_MS", required=False),
         scenario=env.get("MCP_HARNESS_SCENARIO", ""),
         auth=read_auth(env),
+        client_credentials=read_client_credentials(env),
         local_origins=read_local_origins(env),
         servers=read_servers(env),
     )
@@ -344,7 +373,11 @@ STEP_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {
     "events": {"min": ("ms", False)},
     "set_roots": {"roots": ("array", True)},
     "listen": {"notifications": ("object", True)},
+    "together": {"steps": ("array", True)},
 }
+
+# Ops that cannot run inside `together` (they are not requests of the open connection).
+NOT_TOGETHER = frozenset({"connect", "close", "sleep", "events", "together"})
 
 
 def check_step(step: Any) -> str:
@@ -674,10 +707,11 @@ class Events:
 # task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
 # `exposed_tools`). Sampling with tools (an answer with tool_use content, or a rejection) and URL
 # consent (a url answer saying `browser`) are values of the answers: see `uses_sampling_tools`,
-# `plays_browser`.
+# `plays_browser`. Nor does `client_credentials`: it is a machine-to-machine trial's connect.
 FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None,
             "sampling_tools": None, "url_consent": None,
-            "many_servers": None, "trace_context": None, "icons": None}
+            "many_servers": None, "trace_context": None, "icons": None,
+            "client_credentials": None}
 
 #: The server a step without `server` is about (CLIENTS.md, "Many servers").
 MAIN_SERVER = "main"
@@ -723,7 +757,9 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
     answers = step.get("handlers") if op == "connect" else step.get("input") if op == "call_tool" else None
     answers = answers if isinstance(answers, dict) else {}
     needed = [name for name, method in FEATURES.items() if method is not None and method in answers]
-    if op == "connect" and config.auth is not None:
+    if op == "connect" and config.client_credentials is not None:
+        needed.append("client_credentials")
+    elif op == "connect" and config.auth is not None:
         needed.append("oauth")
     if needs_tasks(step):
         needed.append("tasks")
@@ -779,6 +815,30 @@ class Adapter:
 
     async def op_close(self, step: dict[str, Any]) -> dict[str, Any]:
         return {}
+
+    async def op_together(self, step: dict[str, Any]) -> dict[str, Any]:
+        """Starts the steps at once (their `op_` methods, gathered) and reports each one's
+        outcome in the order given: `{"steps": [{"ok": …} | {"error": {…}}, …]}`."""
+
+        async def one(inner: Any) -> dict[str, Any]:
+            op = inner.get("op") if isinstance(inner, dict) else None
+            try:
+                op = check_step(inner)
+                method = None if op in NOT_TOGETHER else getattr(self, f"op_{op}", None)
+                if method is None:
+                    raise StepError("unsupported_op", f"this adapter does not do {op} inside together")
+                lacking = undeclared(inner, self.config, self.features)
+                if lacking:
+                    raise StepError("unsupported_op", f"this adapter does not declare the feature {', '.join(lacking)} (the kit's features)")
+                return {"ok": await method(inner)}
+            except Exception as e:  # noqa: BLE001 - every failure is the inner step's outcome
+                error = self.classify(e, op) if not isinstance(e, StepError) else None
+                error = error or classify_common(e)
+                out = error.to_json()
+                out["message"] = str(out["message"])[:2000]
+                return {"error": out}
+
+        return {"steps": list(await asyncio.gather(*(one(inner) for inner in step["steps"])))}
 
     async def lifespan(self, body: Callable[[], Awaitable[None]]) -> None:
         """Runs the whole plan (`await body()`); override to hold a task group around it."""

@@ -223,6 +223,40 @@ class Plan(unittest.TestCase):
         self.assertEqual(lines[7]["ok"], {"events": []})
         self.assertEqual(Fake.closes, 2)  # the close step, and the implicit close (no line)
 
+    def test_together_runs_steps_at_once_and_reports_each(self) -> None:
+        class Overlapping(Fake):
+            running = 0
+            most = 0
+
+            async def op_call_tool(self, step: dict[str, Any]) -> dict[str, Any]:
+                Overlapping.running += 1
+                Overlapping.most = max(Overlapping.most, Overlapping.running)
+                await asyncio.sleep(0.01)
+                Overlapping.running -= 1
+                return await super().op_call_tool(step)
+
+        config = kit.read_env(env(MCP_HARNESS_PLAN=json.dumps([
+            {"op": "connect"},
+            {"op": "together", "steps": [
+                {"op": "call_tool", "name": "a"},
+                {"op": "call_tool", "name": "mine"},
+                {"op": "call_tool", "name": "b"},
+                {"op": "connect"},
+                {"op": "list_prompts"},
+            ]},
+            {"op": "together"},
+        ])), [])
+        stream = io.StringIO()
+        asyncio.run(kit.run_plan(Overlapping(config), kit.Output(stream, None)))
+        lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+        steps = lines[1]["ok"]["steps"]
+        self.assertEqual(steps[0]["ok"]["text"], ["a"])
+        self.assertEqual(steps[1]["error"]["code"], -32602)
+        self.assertEqual(steps[2]["ok"]["text"], ["b"])
+        self.assertEqual([s["error"]["kind"] for s in steps[3:]], ["unsupported_op", "unsupported_op"])
+        self.assertEqual(Overlapping.most, 3)  # all three calls were running at once
+        self.assertEqual(lines[2]["error"]["kind"], "unsupported_op")  # no steps given
+
     def test_undeclared_features_are_unsupported(self) -> None:
         class Declares(Fake):
             features = ("roots",)
@@ -465,6 +499,27 @@ class Authorization(unittest.TestCase):
     """The authorization variables, secret redaction and the headless step."""
 
     REDIRECT = "http://127.0.0.1:9/callback"
+
+    def test_client_credentials_read_redacted_and_needing_their_feature(self) -> None:
+        creds = {"client_id": "m2m", "method": "client_secret_basic", "client_secret": "m2m-s3cret"}
+        plan = json.dumps([{"op": "connect"}])
+        config = kit.read_env(env(MCP_HARNESS_CLIENT_CREDENTIALS=json.dumps(creds), MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT, MCP_HARNESS_PLAN=plan), [])
+        self.assertEqual(config.client_credentials, creds)
+        self.assertNotIn("m2m-s3cret", repr(config))
+        self.assertEqual(kit.redact("x m2m-s3cret y"), "x [redacted] y")
+        # A machine trial's connect needs client_credentials, not oauth.
+        self.assertEqual(kit.undeclared({"op": "connect"}, config, ["oauth"]), ["client_credentials"])
+        self.assertEqual(kit.undeclared({"op": "connect"}, config, ["client_credentials"]), [])
+        for bad, says in [
+            ("nope", "not JSON"),
+            ('{"method": "private_key_jwt"}', "client_id"),
+            ('{"client_id": "m", "method": "x"}', "method"),
+            ('{"client_id": "m", "method": "private_key_jwt"}', "private_key_pem"),
+        ]:
+            with self.assertRaises(kit.EnvError) as caught:
+                kit.read_env(env(MCP_HARNESS_CLIENT_CREDENTIALS=bad), [])
+            self.assertIn(says, str(caught.exception))
+            self.assertIn("MCP_HARNESS_CLIENT_CREDENTIALS", str(caught.exception))
 
     def test_auth_absent_without_redirect_uri(self) -> None:
         config = kit.read_env(env(), [])

@@ -183,6 +183,9 @@ pub(crate) async fn resource_metadata(
             .await?;
         let Some(doc) = answer.json.filter(|_| answer.status == 200) else {
             tried.push(format!("{url} (HTTP {})", answer.status));
+            if !net.seams.auth_tries_next_location(answer.status) {
+                break;
+            }
             continue;
         };
         return validate_resource_metadata(net, &doc, url, server, identifier.as_ref()).map(Some);
@@ -276,7 +279,12 @@ pub(crate) async fn server_metadata(
             .await?;
         match answer.json.filter(|_| answer.status == 200) {
             Some(doc) => return validate_server_metadata(net, &doc, &url, issuer),
-            None => tried.push(format!("{url} (HTTP {})", answer.status)),
+            None => {
+                tried.push(format!("{url} (HTTP {})", answer.status));
+                if !net.seams.auth_tries_next_location(answer.status) {
+                    break;
+                }
+            }
         }
     }
     Err(failed(format!(

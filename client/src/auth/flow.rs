@@ -200,7 +200,7 @@ pub(crate) struct TokenAnswer {
     pub(crate) expires_in: Option<Duration>,
 }
 
-fn token_answer(answer: Answer, what: &str) -> Result<TokenAnswer, Error> {
+pub(super) fn token_answer(answer: Answer, what: &str) -> Result<TokenAnswer, Error> {
     let doc = match (answer.status, &answer.json) {
         (200, Some(doc)) => doc,
         _ => {
@@ -277,7 +277,7 @@ fn authenticate<'a>(
     }
 }
 
-async fn token_request(
+pub(super) async fn token_request(
     net: &Net,
     endpoint: &Url,
     creds: &Credentials,

@@ -23,11 +23,12 @@
 //! `challenge` (`WWW-Authenticate`), `discovery` (metadata), `registration` (which client
 //! id), `flow` (authorization request, redirect checks, token requests), `pkce`, `net` (the
 //! authorization side's HTTP and its URL checks), `store` (tokens by resource, credentials by
-//! issuer), `secret`.
+//! issuer), `secret`, `machine` (the `client_credentials` grant).
 
 mod challenge;
 mod discovery;
 mod flow;
+mod machine;
 mod net;
 mod oauth;
 pub(crate) mod pkce;
@@ -42,6 +43,7 @@ use std::sync::Arc;
 
 use reqwest::Url;
 
+pub use machine::{ClientCredentials, MachineMethod};
 pub(crate) use net::Net;
 pub(crate) use oauth::{Budget, Decision, OAuth};
 pub use registration::Method as TokenEndpointAuthMethod;
@@ -92,6 +94,9 @@ pub struct AuthOptions {
     pub user_agent: Arc<dyn UserAgent>,
     /// Tokens and registrations, shared by clones of these options.
     pub store: AuthStore,
+    /// Machine-to-machine: credentials for the `client_credentials` grant. When set, tokens
+    /// come from that grant alone (no authorization request, no registration, no user).
+    pub client_credentials: Option<ClientCredentials>,
 }
 
 impl AuthOptions {
@@ -104,6 +109,7 @@ impl AuthOptions {
             client_name: "mcp-harness-client".into(),
             user_agent,
             store: AuthStore::default(),
+            client_credentials: None,
         }
     }
 }
@@ -116,6 +122,7 @@ impl fmt::Debug for AuthOptions {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("client_name", &self.client_name)
             .field("store", &self.store)
+            .field("client_credentials", &self.client_credentials)
             .finish_non_exhaustive()
     }
 }
@@ -128,6 +135,7 @@ impl PartialEq for AuthOptions {
             && self.client_name == other.client_name
             && Arc::ptr_eq(&self.user_agent, &other.user_agent)
             && self.store == other.store
+            && self.client_credentials == other.client_credentials
     }
 }
 

@@ -93,14 +93,26 @@ impl OAuth {
     /// An OAuth client for the MCP endpoint `server`. The redirect URI must be `https` or
     /// loopback `http` (OAuth 2.1 §1.5), and a metadata document URL `https` with a path.
     pub(crate) fn new(server: Url, options: AuthOptions, net: Net) -> Result<OAuth, Error> {
-        let redirect = Url::parse(&options.redirect_uri).map_err(|e| {
-            net::failed(format!(
-                "the redirect URI {:?} does not parse: {e}",
-                options.redirect_uri
-            ))
-        })?;
+        let redirect = match (
+            Url::parse(&options.redirect_uri),
+            &options.client_credentials,
+        ) {
+            (Ok(url), _) => url,
+            // A machine client has no redirect URI to check.
+            (Err(_), Some(_)) => {
+                Url::parse("https://localhost/").map_err(|e| net::failed(e.to_string()))?
+            }
+            (Err(e), None) => {
+                return Err(net::failed(format!(
+                    "the redirect URI {:?} does not parse: {e}",
+                    options.redirect_uri
+                )));
+            }
+        };
         let loopback = registration::is_loopback_redirect(&options.redirect_uri);
-        if !(redirect.scheme() == "https" || (redirect.scheme() == "http" && loopback)) {
+        let machine = options.client_credentials.is_some();
+        let allowed = redirect.scheme() == "https" || (redirect.scheme() == "http" && loopback);
+        if !(machine || allowed) {
             return Err(Error::new(
                 ErrorKind::InsecureUrl,
                 format!(
@@ -214,7 +226,10 @@ impl OAuth {
         let current = self.options.store.tokens(&self.resource);
         if let Some(tokens) = &current {
             // Another request obtained a new token meanwhile: use it (once).
-            if Some(&tokens.header) != sent && !budget.refreshed {
+            if Some(&tokens.header) != sent
+                && !budget.refreshed
+                && self.seams().auth_shares_new_token()
+            {
                 budget.refreshed = true;
                 return Decision::Retry;
             }
@@ -354,6 +369,16 @@ impl OAuth {
             }
             None => discovery::legacy_server_metadata(net, &self.server, held).await?,
         };
+        if let Some(creds) = self
+            .options
+            .client_credentials
+            .as_ref()
+            .filter(|_| seams.auth_uses_client_credentials())
+        {
+            return self
+                .machine(creds, &meta, prm.as_ref(), challenge, step_up)
+                .await;
+        }
         net.check(&meta.authorization_endpoint, "the authorization endpoint")?;
         net.check(&meta.token_endpoint, "the token endpoint")?;
         let pkce = seams
@@ -377,7 +402,7 @@ impl OAuth {
         // Ask for a refresh token where the authorization server offers one by scope (the
         // draft's "Refresh Tokens": MAY). Not alone: an empty selection leaves the scope to
         // the server's default, which `offline_access` alone could narrow.
-        if meta.offline_access
+        if seams.auth_adds_offline_access(meta.offline_access)
             && !scopes.is_empty()
             && !scopes.iter().any(|s| s == "offline_access")
         {
@@ -391,7 +416,7 @@ impl OAuth {
         };
         let resource = seams.auth_resource(identifier);
         let redirect_uri = &self.options.redirect_uri;
-        let (url, pending) = flow::authorization_request(
+        let (url, mut pending) = flow::authorization_request(
             &meta,
             &credentials,
             redirect_uri,
@@ -399,6 +424,7 @@ impl OAuth {
             resource,
             pkce,
         )?;
+        pending.iss_supported = seams.auth_iss_required(pending.iss_supported);
         let reached = self.options.user_agent.authorize(url.as_str()).await?;
         let checks = flow::Checks {
             state: seams.auth_checks_state(),
@@ -416,6 +442,11 @@ impl OAuth {
             held,
         )
         .await?;
+        if !seams.auth_token_answer_usable(answer.refresh.is_some()) {
+            return Err(net::failed(
+                "the token answer has no refresh_token (a defect that counts on one)",
+            ));
+        }
         let tokens = Tokens {
             access: answer.access,
             header: answer.header,
@@ -424,6 +455,54 @@ impl OAuth {
             scopes,
             token_endpoint: meta.token_endpoint.clone(),
             credentials,
+            resource: identifier.to_owned(),
+        };
+        self.options.store.keep_tokens(&self.resource, tokens);
+        Ok(())
+    }
+}
+
+impl OAuth {
+    /// Machine-to-machine: a token by the `client_credentials` grant, for the scopes the
+    /// selection strategy (or a step-up) names and the resource PRM published.
+    async fn machine(
+        &self,
+        creds: &super::ClientCredentials,
+        meta: &discovery::ServerMetadata,
+        prm: Option<&discovery::ResourceMetadata>,
+        challenge: &Challenge,
+        step_up: Option<Vec<String>>,
+    ) -> Result<(), Error> {
+        let seams = self.seams();
+        self.net.check(&meta.token_endpoint, "the token endpoint")?;
+        let supported = prm.and_then(|p| p.scopes_supported.as_deref());
+        let scopes = step_up.unwrap_or_else(|| select_scopes(&challenge.scope, supported));
+        let identifier = match prm {
+            Some(prm) => seams.auth_prm_resource(&prm.resource, &self.resource),
+            None => self.resource.as_str(),
+        };
+        let resource = seams.auth_resource(identifier);
+        let issuer = meta
+            .issuer
+            .clone()
+            .unwrap_or_else(|| meta.token_endpoint.to_string());
+        let answer = super::machine::token(
+            &self.net,
+            &meta.token_endpoint,
+            creds,
+            &issuer,
+            &scopes,
+            resource,
+        )
+        .await?;
+        let tokens = Tokens {
+            access: answer.access,
+            header: answer.header,
+            refresh: answer.refresh,
+            expires_at: answer.expires_in.map(|d| Instant::now() + d),
+            scopes,
+            token_endpoint: meta.token_endpoint.clone(),
+            credentials: super::machine::credentials(creds),
             resource: identifier.to_owned(),
         };
         self.options.store.keep_tokens(&self.resource, tokens);

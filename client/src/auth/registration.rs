@@ -182,14 +182,14 @@ async fn register(
         true => "native",
         false => "web",
     };
-    let body = json!({
+    let body = net.seams.auth_registration(json!({
         "client_name": options.client_name,
         "redirect_uris": [options.redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": asked,
         "application_type": application_type,
-    });
+    }));
     let answer = net
         .post_json(endpoint, "the client registration", &body, bearer)
         .await?;

@@ -7,7 +7,11 @@
 //! `auth-no-refresh`, `auth-keep-old-refresh`, `auth-shared-credentials`, `auth-prefer-dcr`,
 //! `auth-allow-http`, `auth-ignore-resource-metadata`, `auth-root-only-discovery`,
 //! `auth-no-401-retry`, `auth-any-prm-resource`, `auth-resource-from-url`,
-//! `auth-step-up-challenged-only`, `auth-secret-in-form`, `auth-token-auth-both`.
+//! `auth-step-up-challenged-only`, `auth-secret-in-form`, `auth-token-auth-both`,
+//! `auth-fallback-only-on-404`, `auth-no-application-type`, `auth-no-refresh-grant`,
+//! `auth-offline-access-always`, `auth-needs-refresh-token`, `auth-iss-required`,
+//! `auth-scopes-within-supported`, `auth-refresh-per-request`, `auth-cc-ignored`,
+//! `auth-cc-aud-resource`.
 //!
 //! The flags live in [`AuthDefects`], one field of [`Defects`], so this seam adds its names
 //! without touching the core list.
@@ -21,7 +25,7 @@ use crate::seams::wire::TokenMethod;
 
 impl AuthDefects {
     /// The names this seam accepts.
-    pub(crate) const NAMES: [&'static str; 24] = [
+    pub(crate) const NAMES: [&'static str; 34] = [
         "auth-no-pkce",
         "auth-pkce-without-s256",
         "auth-ignore-state",
@@ -46,6 +50,16 @@ impl AuthDefects {
         "auth-step-up-challenged-only",
         "auth-secret-in-form",
         "auth-token-auth-both",
+        "auth-fallback-only-on-404",
+        "auth-no-application-type",
+        "auth-no-refresh-grant",
+        "auth-offline-access-always",
+        "auth-needs-refresh-token",
+        "auth-iss-required",
+        "auth-scopes-within-supported",
+        "auth-refresh-per-request",
+        "auth-cc-ignored",
+        "auth-cc-aud-resource",
     ];
 
     /// Switches on `name`; false if it is not one of this seam's.
@@ -75,6 +89,16 @@ impl AuthDefects {
             "auth-step-up-challenged-only" => &mut self.step_up_challenged_only,
             "auth-secret-in-form" => &mut self.secret_in_form,
             "auth-token-auth-both" => &mut self.token_auth_both,
+            "auth-fallback-only-on-404" => &mut self.fallback_only_on_404,
+            "auth-no-application-type" => &mut self.no_application_type,
+            "auth-no-refresh-grant" => &mut self.no_refresh_grant,
+            "auth-offline-access-always" => &mut self.offline_access_always,
+            "auth-needs-refresh-token" => &mut self.needs_refresh_token,
+            "auth-iss-required" => &mut self.iss_required,
+            "auth-scopes-within-supported" => &mut self.scopes_within_supported,
+            "auth-refresh-per-request" => &mut self.refresh_per_request,
+            "auth-cc-ignored" => &mut self.cc_ignored,
+            "auth-cc-aud-resource" => &mut self.cc_aud_resource,
             _ => return false,
         };
         *flag = true;
@@ -190,6 +214,10 @@ impl Defects {
     ) -> Vec<String> {
         match (self.auth.all_scopes, supported) {
             (true, Some(all)) => all.to_vec(),
+            _ if self.auth.scopes_within_supported => {
+                let all = supported.unwrap_or_default();
+                correct.into_iter().filter(|s| all.contains(s)).collect()
+            }
             _ => correct,
         }
     }
@@ -273,6 +301,64 @@ impl Defects {
     pub(crate) fn auth_retries_after_401(&self) -> bool {
         !self.auth.no_401_retry
     }
+
+    /// Whether discovery tries the next location after `status`; correct: yes.
+    pub(crate) fn auth_tries_next_location(&self, status: u16) -> bool {
+        !self.auth.fallback_only_on_404 || status == 404
+    }
+
+    /// The registration body; correct: `correct`.
+    pub(crate) fn auth_registration(&self, mut correct: serde_json::Value) -> serde_json::Value {
+        if let Some(body) = correct.as_object_mut() {
+            if self.auth.no_application_type {
+                body.remove("application_type");
+            }
+            if self.auth.no_refresh_grant {
+                body.insert(
+                    "grant_types".into(),
+                    serde_json::json!(["authorization_code"]),
+                );
+            }
+        }
+        correct
+    }
+
+    /// Whether `offline_access` is added; correct: `listed`.
+    pub(crate) fn auth_adds_offline_access(&self, listed: bool) -> bool {
+        listed || self.auth.offline_access_always
+    }
+
+    /// Whether a token answer is used; correct: yes.
+    pub(crate) fn auth_token_answer_usable(&self, has_refresh: bool) -> bool {
+        has_refresh || !self.auth.needs_refresh_token
+    }
+
+    /// Whether a newer token another request obtained is used; correct: yes.
+    pub(crate) fn auth_shares_new_token(&self) -> bool {
+        !self.auth.refresh_per_request
+    }
+
+    /// Whether a machine client's credentials are used; correct: yes.
+    pub(crate) fn auth_uses_client_credentials(&self) -> bool {
+        !self.auth.cc_ignored
+    }
+
+    /// A JWT assertion's `aud`; correct: `correct` (the issuer).
+    pub(crate) fn auth_assertion_audience<'a>(
+        &self,
+        correct: &'a str,
+        resource: &'a str,
+    ) -> &'a str {
+        match self.auth.cc_aud_resource {
+            true => resource,
+            false => correct,
+        }
+    }
+
+    /// Whether a redirect without `iss` is rejected; correct: `advertised`.
+    pub(crate) fn auth_iss_required(&self, advertised: bool) -> bool {
+        advertised || self.auth.iss_required
+    }
 }
 
 #[cfg(test)]
@@ -341,6 +427,17 @@ mod tests {
         );
         let (new, old) = (Secret::new("n"), Secret::new("o"));
         assert_eq!(d.auth_rotated_refresh(new.clone(), &old), new);
+        assert!(d.auth_tries_next_location(403) && d.auth_tries_next_location(404));
+        let body = serde_json::json!({"application_type": "native", "grant_types": ["x"]});
+        assert_eq!(d.auth_registration(body.clone()), body);
+        assert!(!d.auth_adds_offline_access(false) && d.auth_adds_offline_access(true));
+        assert!(d.auth_token_answer_usable(false));
+        assert!(!d.auth_iss_required(false) && d.auth_iss_required(true));
+        assert!(d.auth_shares_new_token() && d.auth_uses_client_credentials());
+        assert_eq!(
+            d.auth_assertion_audience("https://as", "https://mcp"),
+            "https://as"
+        );
     }
 
     #[test]
@@ -406,5 +503,25 @@ mod tests {
             on("auth-keep-old-refresh").auth_rotated_refresh(new, &old),
             old
         );
+        let only_404 = on("auth-fallback-only-on-404");
+        assert!(!only_404.auth_tries_next_location(403) && only_404.auth_tries_next_location(404));
+        let body = serde_json::json!({"application_type": "native", "grant_types": ["a", "r"]});
+        let shown = on("auth-no-application-type").auth_registration(body.clone());
+        assert!(shown.get("application_type").is_none());
+        let shown = on("auth-no-refresh-grant").auth_registration(body);
+        assert_eq!(
+            shown["grant_types"],
+            serde_json::json!(["authorization_code"])
+        );
+        assert!(on("auth-offline-access-always").auth_adds_offline_access(false));
+        assert!(!on("auth-needs-refresh-token").auth_token_answer_usable(false));
+        assert!(on("auth-iss-required").auth_iss_required(false));
+        assert!(!on("auth-refresh-per-request").auth_shares_new_token());
+        assert!(!on("auth-cc-ignored").auth_uses_client_credentials());
+        let aud = on("auth-cc-aud-resource").auth_assertion_audience("https://as", "https://mcp");
+        assert_eq!(aud, "https://mcp");
+        let within = on("auth-scopes-within-supported");
+        assert!(within.auth_scopes(vec!["x".into()], Some(&all)).is_empty());
+        assert_eq!(within.auth_scopes(vec!["a".into()], Some(&all)), ["a"]);
     }
 }

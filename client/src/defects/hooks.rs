@@ -413,6 +413,38 @@ impl Wire for Seams {
     fn auth_retries_after_401(&self) -> bool {
         self.0.auth_retries_after_401()
     }
+
+    fn auth_tries_next_location(&self, status: u16) -> bool {
+        self.0.auth_tries_next_location(status)
+    }
+
+    fn auth_registration(&self, correct: Value) -> Value {
+        self.0.auth_registration(correct)
+    }
+
+    fn auth_adds_offline_access(&self, listed: bool) -> bool {
+        self.0.auth_adds_offline_access(listed)
+    }
+
+    fn auth_token_answer_usable(&self, has_refresh: bool) -> bool {
+        self.0.auth_token_answer_usable(has_refresh)
+    }
+
+    fn auth_shares_new_token(&self) -> bool {
+        self.0.auth_shares_new_token()
+    }
+
+    fn auth_uses_client_credentials(&self) -> bool {
+        self.0.auth_uses_client_credentials()
+    }
+
+    fn auth_assertion_audience<'a>(&self, correct: &'a str, resource: &'a str) -> &'a str {
+        self.0.auth_assertion_audience(correct, resource)
+    }
+
+    fn auth_iss_required(&self, advertised: bool) -> bool {
+        self.0.auth_iss_required(advertised)
+    }
 }
 
 impl EraSeams for Seams {

@@ -215,10 +215,16 @@ fn auth_options(
     ca_files: &[std::path::PathBuf],
 ) -> Result<Option<AuthOptions>, String> {
     let set = |name: &str| env(name).filter(|v| !v.is_empty());
-    let Some(redirect_uri) = set("MCP_HARNESS_AUTH_REDIRECT_URI") else {
+    // A machine-to-machine client: the client_credentials grant, no redirect needed.
+    let machine = match set("MCP_HARNESS_CLIENT_CREDENTIALS") {
+        Some(value) => Some(super::machine::parse(&value)?),
+        None => None,
+    };
+    let redirect = set("MCP_HARNESS_AUTH_REDIRECT_URI");
+    let Some(redirect_uri) = redirect.or_else(|| machine.as_ref().map(|_| String::new())) else {
         return Ok(None);
     };
-    if reqwest::Url::parse(&redirect_uri).is_err() {
+    if machine.is_none() && reqwest::Url::parse(&redirect_uri).is_err() {
         return Err(format!(
             "MCP_HARNESS_AUTH_REDIRECT_URI is {redirect_uri:?}; expected a URL such as \
              http://127.0.0.1:8000/callback"
@@ -262,6 +268,7 @@ fn auth_options(
     let mut options = AuthOptions::new(redirect_uri, Arc::new(agent));
     options.client = client;
     options.client_metadata_url = set("MCP_HARNESS_AUTH_CLIENT_METADATA_URL");
+    options.client_credentials = machine;
     Ok(Some(options))
 }
 

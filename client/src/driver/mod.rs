@@ -11,10 +11,12 @@ mod config;
 mod features;
 mod headless;
 mod listening;
+mod machine;
 mod plan;
 mod servers;
 mod step;
 mod tasks;
+mod together;
 
 use std::process::ExitCode;
 

@@ -43,42 +43,8 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
         let mut connection = connections.remove(&server);
         let outcome = match op.as_str() {
             Some("connect") => connect(config, &server, step, &mut connection).await,
-            Some("list_tools") => match &connection {
-                Some(client) => client
-                    .list_tools()
-                    .await
-                    .map(|tools| json!({"tools": tools})),
-                None => Err(not_connected()),
-            },
-            Some("call_tool") => call_tool(step, connection.as_ref()).await,
-            Some(op @ ("list_resources" | "list_resource_templates" | "list_prompts")) => {
-                match &connection {
-                    Some(client) => features::list(op, client).await,
-                    None => Err(not_connected()),
-                }
-            }
-            Some(
-                op @ ("read_resource" | "get_prompt" | "complete" | "ping" | "set_logging_level"),
-            ) => features::run(op, step, connection.as_ref()).await,
-            Some("discover") => match &connection {
-                Some(client) => client.discover().await,
-                None => Err(not_connected()),
-            },
-            Some("fetch_icons") => match &connection {
-                Some(client) => client.fetch_icons().await,
-                None => Err(not_connected()),
-            },
-            Some(op @ ("get_task" | "cancel_task" | "task_result" | "list_tasks")) => {
-                super::tasks::run(op, step, connection.as_ref()).await
-            }
             Some("sleep") => sleep(step).await,
-            Some(
-                op @ ("events"
-                | "set_roots"
-                | "subscribe_resource"
-                | "unsubscribe_resource"
-                | "listen"),
-            ) => super::listening::run(op, step, connection.as_ref()).await,
+            Some("together") => super::together::run(step, connection.as_ref()).await,
             Some("close") => match connection.take() {
                 Some(client) => {
                     client.close().await;
@@ -86,10 +52,11 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
                 }
                 None => Err(not_connected()),
             },
-            _ => Err(Error::new(
-                ErrorKind::UnsupportedOp,
-                format!("this driver does not know the step {step}"),
-            )),
+            Some(op) => match request(op, step, connection.as_ref()).await {
+                Some(outcome) => outcome,
+                None => Err(unknown(step)),
+            },
+            None => Err(unknown(step)),
         };
         if let Some(client) = connection {
             connections.insert(server, client);
@@ -107,6 +74,55 @@ pub(crate) async fn run(config: &Config, out: &mut impl Write) -> std::io::Resul
         client.close().await;
     }
     Ok(())
+}
+
+/// A step this driver does not know.
+pub(super) fn unknown(step: &Value) -> Error {
+    Error::new(
+        ErrorKind::UnsupportedOp,
+        format!("this driver does not know the step {step}"),
+    )
+}
+
+/// Carries out an op that needs only the open connection (every op but `connect`, `close`,
+/// `sleep` and `together`); `None` for any other op.
+pub(super) async fn request(
+    op: &str,
+    step: &Value,
+    connection: Option<&Client>,
+) -> Option<Result<Value, Error>> {
+    Some(match op {
+        "list_tools" => match connection {
+            Some(client) => client
+                .list_tools()
+                .await
+                .map(|tools| json!({"tools": tools})),
+            None => Err(not_connected()),
+        },
+        "call_tool" => call_tool(step, connection).await,
+        "list_resources" | "list_resource_templates" | "list_prompts" => match connection {
+            Some(client) => features::list(op, client).await,
+            None => Err(not_connected()),
+        },
+        "read_resource" | "get_prompt" | "complete" | "ping" | "set_logging_level" => {
+            features::run(op, step, connection).await
+        }
+        "discover" => match connection {
+            Some(client) => client.discover().await,
+            None => Err(not_connected()),
+        },
+        "fetch_icons" => match connection {
+            Some(client) => client.fetch_icons().await,
+            None => Err(not_connected()),
+        },
+        "get_task" | "cancel_task" | "task_result" | "list_tasks" => {
+            super::tasks::run(op, step, connection).await
+        }
+        "events" | "set_roots" | "subscribe_resource" | "unsubscribe_resource" | "listen" => {
+            super::listening::run(op, step, connection).await
+        }
+        _ => return None,
+    })
 }
 
 async fn connect(
@@ -252,9 +268,18 @@ fn write_line(
     let mut line = Map::new();
     line.insert("step".into(), json!(index));
     line.insert("op".into(), op);
+    line.extend(outcome_members(outcome));
+    writeln!(out, "{}", Value::Object(line))?;
+    out.flush()
+}
+
+/// An outcome as a line reports it: `{"ok": …}` or `{"error": {kind, message, code?,
+/// status?}}`.
+pub(super) fn outcome_members(outcome: Result<Value, Error>) -> Map<String, Value> {
+    let mut members = Map::new();
     match outcome {
         Ok(ok) => {
-            line.insert("ok".into(), ok);
+            members.insert("ok".into(), ok);
         }
         Err(e) => {
             let mut error = Map::new();
@@ -266,11 +291,10 @@ fn write_line(
             if let Some(status) = e.status {
                 error.insert("status".into(), json!(status));
             }
-            line.insert("error".into(), Value::Object(error));
+            members.insert("error".into(), Value::Object(error));
         }
     }
-    writeln!(out, "{}", Value::Object(line))?;
-    out.flush()
+    members
 }
 
 #[cfg(test)]

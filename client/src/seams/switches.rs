@@ -591,6 +591,34 @@ pub(crate) struct AuthDefects {
     /// A client with a secret sends it both in HTTP Basic and in the form (breaks: one
     /// authentication method per request).
     pub(crate) token_auth_both: bool,
+    /// Try the next well-known location only after a 404, and give up after any other
+    /// status (breaks: every location is tried in order).
+    pub(crate) fallback_only_on_404: bool,
+    /// Register without `application_type` (breaks: dynamic registration names one).
+    pub(crate) no_application_type: bool,
+    /// Register for the `authorization_code` grant only, though the client uses refresh
+    /// tokens (breaks: `refresh_token` in `grant_types`).
+    pub(crate) no_refresh_grant: bool,
+    /// Add `offline_access` to every scope asked for, listed or not (breaks: only where the
+    /// authorization server lists it).
+    pub(crate) offline_access_always: bool,
+    /// Refuse a token answer without a refresh token (breaks: refresh tokens are not assumed).
+    pub(crate) needs_refresh_token: bool,
+    /// Reject a redirect without `iss` even when the server does not advertise it (breaks:
+    /// RFC 9207 §2.4's table: proceed).
+    pub(crate) iss_required: bool,
+    /// Ask only for the challenged scopes that `scopes_supported` also lists (breaks: the
+    /// challenge's scopes are authoritative, in no set relation to `scopes_supported`).
+    pub(crate) scopes_within_supported: bool,
+    /// Refresh for every request that meets a 401, even when another request has just
+    /// obtained a new token (breaks: requests that expire together share one refresh).
+    pub(crate) refresh_per_request: bool,
+    /// A machine client ignores its client credentials and authorizes as a user's client
+    /// would (breaks: the `client_credentials` grant, no authorization request).
+    pub(crate) cc_ignored: bool,
+    /// A JWT client assertion names the MCP server as its `aud` (breaks: the authorization
+    /// server is the audience, RFC 7523 §3).
+    pub(crate) cc_aud_resource: bool,
 }
 
 /// The SSRF seam's flags (see `defects/ssrf.rs`).

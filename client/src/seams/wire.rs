@@ -614,6 +614,53 @@ pub(crate) trait Wire {
     fn auth_retries_after_401(&self) -> bool {
         true
     }
+
+    /// Whether discovery tries the next well-known location after this non-200 status;
+    /// correct: yes, whatever the status (the text names none).
+    fn auth_tries_next_location(&self, _status: u16) -> bool {
+        true
+    }
+
+    /// The dynamic registration request's body; correct: `correct` (with `application_type`
+    /// and the `refresh_token` grant).
+    fn auth_registration(&self, correct: Value) -> Value {
+        correct
+    }
+
+    /// Whether `offline_access` is added to the scopes; correct: only when the authorization
+    /// server lists it (`listed`).
+    fn auth_adds_offline_access(&self, listed: bool) -> bool {
+        listed
+    }
+
+    /// Whether a token answer is used; correct: yes, with or without a refresh token.
+    fn auth_token_answer_usable(&self, _has_refresh: bool) -> bool {
+        true
+    }
+
+    /// Whether a request that met a 401 uses the newer token another request obtained
+    /// meanwhile instead of refreshing again; correct: yes (one refresh for all).
+    fn auth_shares_new_token(&self) -> bool {
+        true
+    }
+
+    /// Whether a machine client's credentials are used (the `client_credentials` grant);
+    /// correct: yes.
+    fn auth_uses_client_credentials(&self) -> bool {
+        true
+    }
+
+    /// The `aud` of a JWT client assertion; correct: `correct`, the authorization server's
+    /// issuer.
+    fn auth_assertion_audience<'a>(&self, correct: &'a str, _resource: &'a str) -> &'a str {
+        correct
+    }
+
+    /// Whether a redirect without `iss` is rejected; correct: only when the authorization
+    /// server advertises `iss` (`advertised`, RFC 9207 §2.4).
+    fn auth_iss_required(&self, advertised: bool) -> bool {
+        advertised
+    }
 }
 
 #[cfg(not(feature = "defects"))]

@@ -22,6 +22,7 @@ pub mod baseline;
 pub mod canary;
 pub mod cases;
 pub mod checks;
+mod concurrent;
 pub mod http_env;
 mod interrupt;
 pub mod netns;
@@ -612,6 +613,7 @@ impl RunContext {
         );
         let started = Instant::now();
         let transcript = snapshot::unscale(snapshot::render(&eval.run), &case.scenario);
+        let transcript = concurrent::settle(transcript, &case.scenario.plan);
         let mut snapshot_took = started.elapsed();
         let mut checks: Vec<CheckRecord> = eval.checks.iter().map(check_record).collect();
         // A trial not run here is not judged: its baseline entries wait for a machine

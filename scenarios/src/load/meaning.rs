@@ -17,6 +17,7 @@ pub(super) fn check(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
     shape(s)?;
     revisions(file, s)?;
     modern_ops(s)?;
+    together(s)?;
     check_handlers(&file.server.handlers, "server.handlers")?;
     check_sends(
         &s.server,
@@ -174,6 +175,40 @@ fn revisions(file: &CaseFile, s: &Scenario) -> Result<(), Problem> {
                     s.revisions
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// A `together` step runs at least two requests of the open connection.
+fn together(s: &Scenario) -> Result<(), Problem> {
+    for (i, step) in s.plan.iter().enumerate() {
+        let Step::Together { steps } = step else {
+            continue;
+        };
+        if steps.len() < 2 {
+            return Err((
+                format!("plan[{i}].steps"),
+                "expected at least two steps to run at once".into(),
+            ));
+        }
+        for (j, inner) in steps.iter().enumerate() {
+            if matches!(
+                inner,
+                Step::Connect { .. }
+                    | Step::Close
+                    | Step::Sleep { .. }
+                    | Step::Events { .. }
+                    | Step::Together { .. }
+            ) {
+                return Err((
+                    format!("plan[{i}].steps[{j}]"),
+                    format!(
+                        "`{}` cannot run inside `together`: expected a request of the open connection (call_tool, list_tools, …)",
+                        inner.op()
+                    ),
+                ));
+            }
         }
     }
     Ok(())

@@ -233,7 +233,11 @@ fn lookup(catalogue: &Catalogue, id: &str, at: &str) -> Result<Requirement, Prob
 }
 
 fn calls_echo(step: &Step) -> bool {
-    matches!(step, Step::CallTool { name, .. } if name == "echo")
+    match step {
+        Step::CallTool { name, .. } => name == "echo",
+        Step::Together { steps } => steps.iter().any(calls_echo),
+        _ => false,
+    }
 }
 
 /// The case's handlers, then its fixtures', then the built-in `echo` tool when the plan

@@ -71,6 +71,19 @@ pub struct AuthScript {
     /// issuer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migrate_after_requests: Option<u32>,
+    /// Machine-to-machine (the `client_credentials` extension): a client registered beforehand
+    /// that authenticates with this method and obtains tokens by the `client_credentials`
+    /// grant, without a user, an authorization request or a registration. The client is
+    /// handed its credentials in `MCP_HARNESS_CLIENT_CREDENTIALS` (a JSON object: `client_id`,
+    /// `method`, and `client_secret` or `private_key_pem` with `alg` `ES256`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_credentials: Option<MachineAuth>,
+    /// The HTTP status of every well-known metadata location that serves nothing (Protected
+    /// Resource Metadata and authorization server metadata), default 404: a 4xx other than
+    /// 404 (400, 401, 403, 405, 410…) as gateways and servers answer unknown paths, after
+    /// which a client still tries the next location.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_status: Option<u16>,
     /// SSRF cases: one discovered URL replaced by the case's (only with
     /// `"network": "isolated"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -318,6 +331,30 @@ impl ClientAuth {
     }
 }
 
+/// How a machine-to-machine client authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MachineAuth {
+    /// `client_secret_basic`: HTTP Basic with the id and secret.
+    ClientSecretBasic,
+    /// `client_secret_post`: `client_id` and `client_secret` in the form.
+    ClientSecretPost,
+    /// `private_key_jwt` (RFC 7523 §2.2): a JWT assertion signed with ES256 by the private
+    /// key the client is handed; the server verifies it with the public key.
+    PrivateKeyJwt,
+}
+
+impl MachineAuth {
+    /// The method's registered name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MachineAuth::ClientSecretBasic => "client_secret_basic",
+            MachineAuth::ClientSecretPost => "client_secret_post",
+            MachineAuth::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+}
+
 /// What `/authorize` does with one authorization request that names a known client and its
 /// registered redirect URI (any other request is answered 400 without a redirect).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -391,7 +428,8 @@ pub enum RefreshMode {
     /// No refresh token.
     None,
     /// Rotation: each refresh returns a new refresh token and the old one stops working
-    /// (`invalid_grant`).
+    /// (`invalid_grant`); a rotated one used again revokes the whole grant, its refresh and
+    /// access tokens alike (reuse detection, RFC 9700 §4.14.2).
     Rotate,
     /// A refresh token is issued, but every refresh is refused `invalid_grant` (the client
     /// must authorize again).
@@ -447,6 +485,13 @@ impl AuthScript {
                     "`issuer.path` {path:?}: expected a path like \"/tenant1\" (a leading /, no trailing /, letters, digits, - and _)"
                 ));
             }
+        }
+        if let Some(status) = self.missing_status
+            && !(400..500).contains(&status)
+        {
+            return Some(format!(
+                "`missing_status` {status}: expected a 4xx status (400-499)"
+            ));
         }
         if self.migrate_after_requests == Some(0) {
             return Some("`migrate_after_requests`: expected at least 1".into());

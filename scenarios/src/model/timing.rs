@@ -193,6 +193,7 @@ impl Step {
                 *max_timeout_ms = max_timeout_ms.map(|ms| scale.ms(ms));
             }
             Step::Sleep { ms } => *ms = scale.ms(*ms),
+            Step::Together { steps } => steps.iter_mut().for_each(|s| s.scale(scale)),
             Step::Connect {
                 handlers: Some(handlers),
                 ..

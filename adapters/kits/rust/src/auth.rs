@@ -82,6 +82,53 @@ fn absolute_url(
     }
 }
 
+/// How a machine client authenticates (`MCP_HARNESS_CLIENT_CREDENTIALS`'s `method`).
+pub const MACHINE_METHODS: [&str; 3] = [
+    "client_secret_basic",
+    "client_secret_post",
+    "private_key_jwt",
+];
+
+/// Reads `MCP_HARNESS_CLIENT_CREDENTIALS` through `var`: a JSON object with `client_id`,
+/// `method`, and the `client_secret` or `private_key_pem` it needs, which is registered for
+/// redaction. `None` when unset.
+pub(crate) fn read_client_credentials(
+    var: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<serde_json::Value>, EnvError> {
+    let Some(text) = var("MCP_HARNESS_CLIENT_CREDENTIALS") else {
+        return Ok(None);
+    };
+    let bad = |problem: String| EnvError {
+        variable: "MCP_HARNESS_CLIENT_CREDENTIALS",
+        problem,
+    };
+    let creds: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|_| bad("is not JSON (expected an object with client_id and method)".into()))?;
+    if !creds
+        .get("client_id")
+        .is_some_and(serde_json::Value::is_string)
+    {
+        return Err(bad("has no string client_id".into()));
+    }
+    let method = creds.get("method").and_then(serde_json::Value::as_str);
+    let Some(method) = method.filter(|m| MACHINE_METHODS.contains(m)) else {
+        return Err(bad(format!(
+            "has method {:?} (expected one of {})",
+            creds.get("method"),
+            MACHINE_METHODS.join(", ")
+        )));
+    };
+    let needs = match method {
+        "private_key_jwt" => "private_key_pem",
+        _ => "client_secret",
+    };
+    match creds.get(needs).and_then(serde_json::Value::as_str) {
+        Some(value) if !value.is_empty() => secret(value),
+        _ => return Err(bad(format!("{method} needs a string {needs}"))),
+    }
+    Ok(Some(creds))
+}
+
 /// Reads the authorization variables through `var` (empty counts as unset).
 pub(crate) fn read_auth(
     var: &impl Fn(&str) -> Option<String>,

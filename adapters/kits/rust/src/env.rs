@@ -59,6 +59,9 @@ pub struct Env {
     /// `MCP_HARNESS_SERVERS`: every server by name (`main` too), when the case has several
     /// (CLIENTS.md, "Many servers"); empty otherwise.
     pub servers: std::collections::BTreeMap<String, Transport>,
+    /// `MCP_HARNESS_CLIENT_CREDENTIALS`, checked: a machine client's `client_id`, `method`,
+    /// and `client_secret` or `private_key_pem` (its secret registered for redaction).
+    pub client_credentials: Option<Value>,
 }
 
 /// A variable the kit cannot work with.
@@ -201,6 +204,7 @@ pub fn read_env_from(get: impl Fn(&str) -> Option<String>) -> Result<Env, EnvErr
             var("MCP_HARNESS_SERVERS"),
             var("MCP_HARNESS_CA_FILE"),
         )?,
+        client_credentials: crate::auth::read_client_credentials(&var)?,
     })
 }
 

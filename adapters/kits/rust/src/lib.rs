@@ -43,7 +43,10 @@ use serde_json::{Map, Value, json};
 pub use answers::{Answer, declared_capabilities, plays_browser, url_to_open, uses_sampling_tools};
 #[cfg(feature = "auth")]
 pub use auth::headless_authorize;
-pub use auth::{AuthConfig, CLIENT_AUTH_METHODS, authorization_redirect, callback_params, secret};
+pub use auth::{
+    AuthConfig, CLIENT_AUTH_METHODS, MACHINE_METHODS, authorization_redirect, callback_params,
+    secret,
+};
 pub use bytes::{decode_base64, sha256_hex};
 pub use content::{
     content_as_seen, contents_as_seen, resource_contents_as_seen, texts, tool_result,
@@ -123,8 +126,9 @@ pub trait Adapter {
 /// The features an adapter may declare ([`Adapter::FEATURES`]), and the server request each
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming
-/// another `server`, and `exposed_tools`).
-pub const FEATURES: [(&str, &str); 11] = [
+/// another `server`, and `exposed_tools`; nor `client_credentials`: a machine-to-machine
+/// trial's `connect`).
+pub const FEATURES: [(&str, &str); 12] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
@@ -136,6 +140,7 @@ pub const FEATURES: [(&str, &str); 11] = [
     ("many_servers", ""),
     ("trace_context", ""),
     ("icons", ""),
+    ("client_credentials", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -149,7 +154,10 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
     let answer = |method: &str| given.and_then(|m| m.get(method));
     let sampling_tools = answer("sampling/createMessage").is_some_and(answers::uses_sampling_tools);
     let url_consent = answer("elicitation/create").is_some_and(answers::plays_browser);
-    let oauth = matches!(step, Step::Connect { .. }) && env.auth.is_some();
+    let connect = matches!(step, Step::Connect { .. });
+    // A machine-to-machine trial's connect needs client_credentials instead of oauth.
+    let machine = connect && env.client_credentials.is_some();
+    let oauth = connect && env.auth.is_some() && !machine;
     let receives = matches!(step, Step::Connect { tasks, .. } if !tasks.is_empty());
     let traced = matches!(
         step,
@@ -177,6 +185,7 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
                 "url_consent" => url_consent,
                 "trace_context" => traced,
                 "icons" => step.op() == "fetch_icons",
+                "client_credentials" => machine,
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)

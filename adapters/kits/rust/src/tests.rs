@@ -4,7 +4,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use crate::{Adapter, Env, Kind, Step, StepError, block_on, read_env_from, run_plan};
+use crate::{
+    Adapter, Env, Kind, Step, StepError, block_on, read_env_from, redact, run_plan, undeclared,
+};
 
 #[derive(Default)]
 struct Scripted {
@@ -201,4 +203,38 @@ fn sampling_tools_and_url_consent_are_features() {
     assert!(needs(browser, &["elicitation", "url_consent"]).is_empty());
     let plain = json!({"elicitation/create": {"url": {"action": "accept"}}});
     assert!(needs(plain, &["elicitation"]).is_empty());
+}
+
+#[test]
+fn client_credentials_are_read_redacted_and_a_machine_connect_needs_their_feature() {
+    let creds =
+        json!({"client_id": "m2m", "method": "client_secret_post", "client_secret": "m2m-s3cret"});
+    let with = |value: String| {
+        read_env_from(move |name| match name {
+            "MCP_HARNESS_TRANSPORT" => Some("http".into()),
+            "MCP_HARNESS_SERVER_URL" => Some("http://127.0.0.1:9/mcp".into()),
+            "MCP_HARNESS_PLAN" => Some("[]".into()),
+            "MCP_HARNESS_AUTH_REDIRECT_URI" => Some("http://127.0.0.1:9/cb".into()),
+            "MCP_HARNESS_CLIENT_CREDENTIALS" => Some(value.clone()),
+            _ => None,
+        })
+    };
+    let env = with(creds.to_string()).unwrap();
+    assert_eq!(env.client_credentials, Some(creds));
+    assert_eq!(redact("a m2m-s3cret b", None), "a [secret] b");
+    let connect = Step::parse(&json!({"op": "connect"})).unwrap();
+    assert_eq!(
+        undeclared(&connect, &env, &["oauth"]),
+        ["client_credentials"]
+    );
+    assert!(undeclared(&connect, &env, &["client_credentials"]).is_empty());
+    for bad in [
+        "nope",
+        r#"{"method":"private_key_jwt"}"#,
+        r#"{"client_id":"m","method":"x"}"#,
+        r#"{"client_id":"m","method":"private_key_jwt"}"#,
+    ] {
+        let e = with(bad.to_owned()).unwrap_err();
+        assert_eq!(e.variable, "MCP_HARNESS_CLIENT_CREDENTIALS", "{bad}");
+    }
 }

@@ -25,6 +25,8 @@ enum Presented {
     OtherAudience,
     /// Used up (expired).
     Expired,
+    /// Revoked with its grant.
+    Revoked,
     /// Good; the index of the token.
     Valid(usize),
 }
@@ -53,6 +55,9 @@ impl Auth {
         if t.server != current {
             return Presented::OtherIssuer;
         }
+        if t.revoked {
+            return Presented::Revoked;
+        }
         // Both name this resource: the identifier PRM published (which a client sends) and
         // the endpoint's URI (which a client without PRM sends); the `resource` a client
         // sends is judged by the cases' wire checks, not through a refused token.
@@ -72,7 +77,8 @@ impl Auth {
 
     /// The transcript's label of a request's `Authorization` header, if it has one: on any
     /// origin, an access token is shown by what it is (`Bearer [valid]`, `Bearer [expired]`,
-    /// `Bearer [other audience]`, `Bearer [other issuer]`), anything else `[invalid]`.
+    /// `Bearer [other audience]`, `Bearer [other issuer]`, `Bearer [revoked]`), anything else
+    /// `[invalid]`.
     pub fn authorization_label(&self, headers: &HeaderMap) -> Option<String> {
         headers.get(AUTHORIZATION)?;
         let state = self.state();
@@ -80,6 +86,7 @@ impl Auth {
             match self.presented(&state, headers) {
                 Presented::Valid(_) => "Bearer [valid]",
                 Presented::Expired => "Bearer [expired]",
+                Presented::Revoked => "Bearer [revoked]",
                 Presented::OtherAudience => "Bearer [other audience]",
                 Presented::OtherIssuer => "Bearer [other issuer]",
                 Presented::None | Presented::Unknown => "[invalid]",

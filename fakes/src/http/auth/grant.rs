@@ -5,7 +5,7 @@
 //! the client metadata document. Each returns its answer and the request's parameters with
 //! every secret labelled, for the transcript.
 
-use mcp_harness_scenarios::model::auth::{AuthorizeAttempt, ClientAuth, RefreshMode};
+use mcp_harness_scenarios::model::auth::{AuthorizeAttempt, ClientAuth, MachineAuth, RefreshMode};
 use serde_json::{Map, Value, json};
 
 use super::state::{Access, Client, Code, Refresh, State};
@@ -276,6 +276,27 @@ impl Auth {
             (Some(_), _) => "Basic [wrong]".to_owned(),
             (None, _) => "[invalid]".to_owned(),
         });
+        if let Some(assertion) = get(form, "client_assertion") {
+            state.received(assertion);
+            let verdict = self.verify_assertion(server, form, assertion);
+            let label = match &verdict {
+                Ok(()) => "[assertion: verified]".to_owned(),
+                Err(why) => format!("[assertion: refused: {why}]"),
+            };
+            shown.insert("client_assertion".into(), json!(label));
+            return match verdict {
+                Ok(()) => (
+                    self.machine_grant(&mut state, server, form),
+                    shown,
+                    basic_label,
+                ),
+                Err(why) => (
+                    Answer::oauth_error(401, "invalid_client", &why),
+                    shown,
+                    basic_label,
+                ),
+            };
+        }
         let Some(client) = client else {
             return (
                 Answer::oauth_error(401, "invalid_client", "unknown client"),
@@ -312,6 +333,9 @@ impl Auth {
                 self.redeem_code(&mut state, server, &client, form, &mut shown)
             }
             Some("refresh_token") => self.refresh(&mut state, server, &client, form),
+            Some("client_credentials") if client.id == super::machine::MACHINE_ID => {
+                self.machine_grant(&mut state, server, form)
+            }
             _ => Answer::oauth_error(400, "unsupported_grant_type", "unsupported grant_type"),
         };
         (answer, shown, basic_label)
@@ -377,6 +401,29 @@ impl Auth {
         let Some(index) = state.refresh.iter().position(|r| {
             r.value == given && r.server == server && r.client_id == client.id && r.valid
         }) else {
+            let reused = state
+                .refresh
+                .iter()
+                .any(|r| r.value == given && r.server == server && r.client_id == client.id);
+            if reused && self.script.tokens.refresh == RefreshMode::Rotate {
+                // Reuse of a rotated refresh token: the server cannot tell the client from a
+                // thief, so it revokes the whole grant (RFC 9700 §4.14.2), access tokens too.
+                for r in state.refresh.iter_mut() {
+                    if r.server == server && r.client_id == client.id {
+                        r.valid = false;
+                    }
+                }
+                for t in state.tokens.iter_mut() {
+                    if t.server == server && t.client_id == client.id {
+                        t.revoked = true;
+                    }
+                }
+                return Answer::oauth_error(
+                    400,
+                    "invalid_grant",
+                    "a rotated refresh token was used again: the grant is revoked",
+                );
+            }
             return Answer::oauth_error(400, "invalid_grant", "unknown or used refresh token");
         };
         let mode = self.script.tokens.refresh;
@@ -433,8 +480,59 @@ impl Auth {
             audience,
             scopes,
             uses: 0,
+            client_id: client_id.to_owned(),
+            revoked: false,
         });
         Answer::json(200, body)
+    }
+
+    /// A JWT client assertion (`private_key_jwt`), against the machine client's key: the
+    /// assertion type, then the JWT (audience: the issuer or the token endpoint).
+    fn verify_assertion(
+        &self,
+        server: Server,
+        form: &Params,
+        assertion: &str,
+    ) -> Result<(), String> {
+        let machine = self
+            .machine
+            .as_ref()
+            .filter(|m| m.method == MachineAuth::PrivateKeyJwt)
+            .ok_or("no client of this server authenticates with a JWT")?;
+        if get(form, "client_assertion_type") != Some(super::machine::JWT_BEARER) {
+            return Err(format!(
+                "client_assertion_type is not {}",
+                super::machine::JWT_BEARER
+            ));
+        }
+        let issuer = self.issuer(server);
+        let audiences = vec![issuer.clone(), format!("{issuer}/token")];
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        machine.verify(assertion, &audiences, now)
+    }
+
+    /// The `client_credentials` grant of the authenticated machine client: an access token
+    /// for the form's `resource` (the MCP endpoint without one) and `scope`, no refresh token.
+    fn machine_grant(&self, state: &mut State, server: Server, form: &Params) -> Answer {
+        if get(form, "grant_type") != Some("client_credentials") {
+            return Answer::oauth_error(
+                400,
+                "unauthorized_client",
+                "this client may use the client_credentials grant only",
+            );
+        }
+        let audience = get(form, "resource").map_or_else(|| self.resource(), str::to_owned);
+        let scopes = split_scopes(get(form, "scope"));
+        self.issue(
+            state,
+            server,
+            super::machine::MACHINE_ID,
+            audience,
+            scopes,
+            false,
+        )
     }
 
     /// `POST /register` with a JSON body (RFC 7591).

@@ -5,7 +5,9 @@
 //! the case lists answer; every other well-known URL is a 404, so the order a client tries
 //! them in shows in the transcript.
 
-use mcp_harness_scenarios::model::auth::{AsMetadataAt, IssuerValue, PrmAt, PrmResource};
+use mcp_harness_scenarios::model::auth::{
+    AsMetadataAt, IssuerValue, MachineAuth, PrmAt, PrmResource,
+};
 use mcp_harness_scenarios::model::auth_ssrf::DiscoveredAt;
 use serde_json::{Map, Value, json};
 
@@ -152,10 +154,24 @@ impl Auth {
             }
         }
         doc.insert("response_types_supported".into(), json!(["code"]));
-        doc.insert(
-            "grant_types_supported".into(),
-            json!(["authorization_code", "refresh_token"]),
-        );
+        let mut grants = vec!["authorization_code", "refresh_token"];
+        if let Some(method) = self.script.client_credentials {
+            grants.push("client_credentials");
+            // The extension's metadata: the machine client's method, and ES256 for JWTs.
+            if m.token_endpoint_auth_methods_supported.is_none() {
+                doc.insert(
+                    "token_endpoint_auth_methods_supported".into(),
+                    json!([method.as_str()]),
+                );
+            }
+            if method == MachineAuth::PrivateKeyJwt {
+                doc.insert(
+                    "token_endpoint_auth_signing_alg_values_supported".into(),
+                    json!(["ES256"]),
+                );
+            }
+        }
+        doc.insert("grant_types_supported".into(), json!(grants));
         if let Some(methods) = &m.code_challenge_methods_supported {
             doc.insert("code_challenge_methods_supported".into(), json!(methods));
         }

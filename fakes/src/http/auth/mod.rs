@@ -19,9 +19,11 @@
 //! | `bearer` | the MCP endpoint as a protected resource: 401/403 challenges |
 //! | `routes` | requests to auth paths: dispatch, recording |
 //! | `secret` | random values, PKCE, Basic credentials |
+//! | `machine` | the machine-to-machine client: its secret or key, JWT assertions |
 
 mod bearer;
 mod grant;
+mod machine;
 mod metadata;
 mod routes;
 mod secret;
@@ -29,7 +31,7 @@ mod state;
 
 use std::sync::{Mutex, PoisonError};
 
-use mcp_harness_scenarios::model::auth::{AuthScript, ClientAuth, IssuerOrigin};
+use mcp_harness_scenarios::model::auth::{AuthScript, ClientAuth, IssuerOrigin, MachineAuth};
 
 pub use routes::{mcp_origin_request, router};
 use state::{Client, State};
@@ -88,6 +90,8 @@ pub struct Auth {
     redirect_uri: String,
     ports: Ports,
     state: Mutex<State>,
+    /// The machine-to-machine client, when the case has one.
+    machine: Option<machine::Machine>,
 }
 
 /// Written by hand: the state holds secrets.
@@ -120,11 +124,33 @@ impl Auth {
                 redirect_uris: vec![redirect_uri.clone()],
             });
         }
+        let machine = script.client_credentials.map(machine::Machine::new);
+        if let Some(m) = &machine {
+            state.secrets.extend(m.secret.clone());
+            state.secrets.extend(m.private_pem.clone());
+            // A secret client is checked like any registered one; an assertion is verified
+            // against the key instead (`grant.rs`).
+            let method = match m.method {
+                MachineAuth::ClientSecretBasic => Some(ClientAuth::Basic),
+                MachineAuth::ClientSecretPost => Some(ClientAuth::Post),
+                MachineAuth::PrivateKeyJwt => None,
+            };
+            if let Some(method) = method {
+                state.clients.push(Client {
+                    server: Server::First,
+                    id: machine::MACHINE_ID.to_owned(),
+                    secret: m.secret.clone(),
+                    method,
+                    redirect_uris: Vec::new(),
+                });
+            }
+        }
         Auth {
             script,
             redirect_uri,
             ports,
             state: Mutex::new(state),
+            machine,
         }
     }
 
@@ -151,6 +177,9 @@ impl Auth {
             if let Some(secret) = state.clients.first().and_then(|c| c.secret.clone()) {
                 vars.push(("MCP_HARNESS_AUTH_CLIENT_SECRET", secret));
             }
+        }
+        if let Some(m) = &self.machine {
+            vars.push(("MCP_HARNESS_CLIENT_CREDENTIALS", m.handed()));
         }
         if self.script.client.metadata_document {
             vars.push((

@@ -86,13 +86,14 @@ async fn handle(fake: &Fake, role: Role, request: Request) -> Result<Response, R
     let get = parts.method == Method::GET;
     let post = parts.method == Method::POST;
     let mut auth_label = auth.authorization_label(&parts.headers);
+    let missing = auth.script.missing_status.unwrap_or(404);
     let (answer, shown) = match (endpoint, server) {
-        ("prm", _) if get => (document(auth.prm_document(&path)), None),
+        ("prm", _) if get => (document(auth.prm_document(&path), missing), None),
         ("client_metadata", _) if get && auth.script.client.metadata_document => {
-            (document(Some(auth.client_metadata_document())), None)
+            (document(Some(auth.client_metadata_document()), 404), None)
         }
         ("as_metadata", Some(server)) if get => (
-            document(auth.as_metadata_document(role, server, &path)),
+            document(auth.as_metadata_document(role, server, &path), missing),
             None,
         ),
         ("authorize", Some(server)) if get => {
@@ -165,7 +166,8 @@ impl Auth {
     }
 }
 
-fn document(doc: Option<Value>) -> Answer {
+/// A metadata document's answer; `missing`: the status where none is served.
+fn document(doc: Option<Value>, missing: u16) -> Answer {
     match doc {
         Some(doc) => Answer {
             status: 200,
@@ -174,9 +176,9 @@ fn document(doc: Option<Value>) -> Answer {
             location: None,
         },
         None => Answer {
-            status: 404,
+            status: missing,
             json: None,
-            text: "Not Found",
+            text: "no metadata here",
             location: None,
         },
     }

@@ -53,6 +53,10 @@ pub struct Access {
     pub scopes: Vec<String>,
     /// How many MCP requests it authorized.
     pub uses: u32,
+    /// The client it was issued to.
+    pub client_id: String,
+    /// Revoked with its grant (a rotated refresh token was used again).
+    pub revoked: bool,
 }
 
 /// A refresh token.
