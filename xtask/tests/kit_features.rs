@@ -46,7 +46,16 @@ fn the_kits_declare_the_same_features_and_say_so_in_the_runners_words() {
         "pub const FEATURES: [(&str, &str); ",
         "];",
     );
-    for feature in ["roots", "tasks", "sampling_tools", "url_consent", "many_servers", "trace_context", "icons", "client_credentials"] {
+    for feature in [
+        "roots",
+        "tasks",
+        "sampling_tools",
+        "url_consent",
+        "many_servers",
+        "trace_context",
+        "icons",
+        "client_credentials",
+    ] {
         assert!(rust.contains_key(feature), "{feature}: {rust:?}");
     }
     assert_eq!(rust["tasks"], "", "tasks answers no server request");

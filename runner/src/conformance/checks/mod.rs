@@ -20,8 +20,8 @@ mod builtin;
 mod expect;
 mod rules;
 mod schema;
-mod spec_schema;
 mod servers;
+mod spec_schema;
 mod trace;
 
 pub use builtin::{ALWAYS_ON, Scope};
