@@ -174,6 +174,12 @@ impl OAuth {
         }
     }
 
+    /// Which access token the next request carries (see [`super::AuthStore::generation`]);
+    /// `None` before the first.
+    pub(crate) fn generation(&self) -> Option<u64> {
+        self.options.store.generation(&self.resource)
+    }
+
     /// Decides what a 401 or 403 answer to a request that carried `sent` means (see
     /// [`Decision`]); anything else passes.
     pub(crate) async fn answer(
@@ -456,6 +462,7 @@ impl OAuth {
             token_endpoint: meta.token_endpoint.clone(),
             credentials,
             resource: identifier.to_owned(),
+            generation: 0,
         };
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())
@@ -504,6 +511,7 @@ impl OAuth {
             token_endpoint: meta.token_endpoint.clone(),
             credentials: super::machine::credentials(creds),
             resource: identifier.to_owned(),
+            generation: 0,
         };
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())

@@ -500,6 +500,10 @@ impl EraSeams for Seams {
         self.0.cache_key(method, key)
     }
 
+    fn cache_private(&self, private: bool) -> bool {
+        self.0.cache_private(private)
+    }
+
     fn discard_pages_on_invalid_cursor(&self) -> bool {
         self.0.discard_pages_on_invalid_cursor()
     }

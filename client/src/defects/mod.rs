@@ -83,7 +83,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 200] = [
+    pub const NAMES: [&'static str; 201] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -184,6 +184,7 @@ impl Defects {
         "resume-listing-after-new-session",
         "keep-pages-on-invalid-cursor",
         "cache-key-method-only",
+        "share-private-cache",
         "claim-server-extensions",
         "no-stream-reconnect",
         "reinitialize-on-reconnect",
@@ -398,6 +399,7 @@ impl Defects {
             "resume-listing-after-new-session" => &mut self.resume_listing_after_new_session,
             "keep-pages-on-invalid-cursor" => &mut self.keep_pages_on_invalid_cursor,
             "cache-key-method-only" => &mut self.cache_key_method_only,
+            "share-private-cache" => &mut self.share_private_cache,
             "claim-server-extensions" => &mut self.claim_server_extensions,
             "no-stream-reconnect" => &mut self.no_stream_reconnect,
             "reinitialize-on-reconnect" => &mut self.reinitialize_on_reconnect,

@@ -244,6 +244,9 @@ pub struct Defects {
     /// Modern era: key cached results by method only (breaks: a cached result is never served
     /// for other params).
     pub(crate) cache_key_method_only: bool,
+    /// Modern era: serve a `private` cached result whatever the access token (breaks: a
+    /// private result is not served across authorization contexts).
+    pub(crate) share_private_cache: bool,
     /// Modern era: declare the server's `extensions` as the client's own in `_meta` (breaks: an
     /// extension only the server supports is ignored).
     pub(crate) claim_server_extensions: bool,

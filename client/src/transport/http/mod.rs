@@ -495,6 +495,14 @@ impl HttpTransport {
         self.shared.modern.load(Ordering::Relaxed)
     }
 
+    /// See [`Transport::auth_context`](super::Transport::auth_context).
+    pub(crate) fn auth_context(&self) -> Option<u64> {
+        match &self.shared.auth {
+            Authorization::OAuth(oauth) => oauth.generation(),
+            Authorization::None | Authorization::Static(_) => None,
+        }
+    }
+
     /// See [`Transport::param_headers`](super::Transport::param_headers).
     pub(crate) fn param_headers(&self) -> Option<&ParamHeaders> {
         self.is_modern().then_some(&self.shared.param_headers)
