@@ -438,6 +438,10 @@ impl Wire for Seams {
         self.0.auth_uses_client_credentials()
     }
 
+    fn auth_dpop_shape(&self) -> Option<crate::auth::dpop::Shape> {
+        self.0.auth_dpop_shape()
+    }
+
     fn auth_assertion_audience<'a>(&self, correct: &'a str, resource: &'a str) -> &'a str {
         self.0.auth_assertion_audience(correct, resource)
     }

@@ -27,6 +27,7 @@
 //! | the spec's schema | `spec_schema.rs` | messages the revision's published schema refuses (a step of what is sent) |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | sampling tools, URL consent | `consent.rs` | tool rules, a sampling rejection, what is done with an elicitation's URL |
+//! | DPoP proofs | `dpop.rs` | whether proofs are sent, and their `ath`, `jti` and nonce |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
 //! | HTTP+SSE fallback | `legacy_sse.rs` | whether a refused first POST leads to the 2024-11-05 transport, where its messages go |
 //! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
@@ -42,6 +43,7 @@ pub(crate) mod consent;
 pub(crate) mod content;
 #[cfg(test)]
 mod defaults;
+pub(crate) mod dpop;
 pub(crate) mod era;
 pub(crate) mod giving_up;
 mod hooks;
@@ -538,6 +540,7 @@ mod tests {
             include_str!("cache.rs"),
             include_str!("consent.rs"),
             include_str!("content.rs"),
+            include_str!("dpop.rs"),
             include_str!("era.rs"),
             include_str!("giving_up.rs"),
             include_str!("icons.rs"),

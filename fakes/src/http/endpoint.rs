@@ -324,7 +324,10 @@ impl Fake {
             if let Some((status, header)) =
                 auth.admit(&parts.headers, parts.method.as_str(), message)
             {
-                let nonce = auth.resource_nonce();
+                // The nonce goes with the challenge that asks for it.
+                let nonce = auth
+                    .resource_nonce()
+                    .filter(|_| header.contains("use_dpop_nonce"));
                 return Verdict::Challenge {
                     status,
                     header,

@@ -184,7 +184,7 @@ impl Auth {
             }
         }
         if let Some(m) = &self.machine {
-            vars.push(("MCP_HARNESS_CLIENT_CREDENTIALS", m.handed()));
+            vars.push(("MCP_HARNESS_CLIENT_CREDENTIALS", m.handed(self.dpop())));
         }
         if self.script.client.metadata_document {
             vars.push((
