@@ -108,8 +108,14 @@ impl Auth {
 
     /// The transcript's label of an MCP endpoint request's `DPoP` header, if it has one and
     /// the case plays DPoP: the proof's verdict against the token the request presents.
+    /// A token under the DPoP scheme without a proof is labelled too (`refused: none`).
     pub fn proof_label(&self, headers: &HeaderMap, method: &str) -> Option<String> {
-        headers.get(super::dpop::HEADER).filter(|_| self.dpop())?;
+        if !self.dpop() {
+            return None;
+        }
+        if headers.get(super::dpop::HEADER).is_none() {
+            return dpop_scheme(headers).then(|| "[dpop proof: refused: none]".to_owned());
+        }
         let mut state = self.state();
         let Presented::Valid(index) = self.presented(&state, headers) else {
             return Some("[dpop proof: no valid token]".to_owned());
