@@ -397,4 +397,89 @@ mod tests {
         refused(other, claims, "signature");
         assert!(verify("a.b", &expected).is_err());
     }
+
+    /// A proof by `pair` for `htm` on `htu`, with `extra` claims.
+    fn proof(pair: &EcdsaKeyPair, htm: &str, htu: &str, jti: &str, extra: Value) -> String {
+        let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk(pair)});
+        let mut claims = json!({"jti": jti, "htm": htm, "htu": htu, "iat": now()});
+        for (k, v) in extra.as_object().unwrap() {
+            claims[k] = v.clone();
+        }
+        sign(pair, header, claims)
+    }
+
+    fn headers(pairs: &[(&'static str, String)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn a_bound_token_needs_the_dpop_scheme_and_a_proof_by_its_key() {
+        use mcp_harness_scenarios::model::auth::{AuthScript, DpopScript, MachineAuth};
+        let script = AuthScript {
+            client_credentials: Some(MachineAuth::ClientSecretPost),
+            dpop: Some(DpopScript::default()),
+            ..AuthScript::default()
+        };
+        let ports = super::super::Ports {
+            mcp: 1,
+            auth: Some(2),
+            as2: 3,
+            plain: None,
+        };
+        let auth = Auth::new(script, "http://127.0.0.1:9/cb".into(), ports);
+        let secret = auth.machine.as_ref().unwrap().secret.clone().unwrap();
+        let pair = key();
+        let token_url = format!("{}/token", auth.origin(Role::As));
+        let at_token = headers(&[(HEADER, proof(&pair, "POST", &token_url, "t1", json!({})))]);
+        let (verdict, label) = auth.token_proof(&at_token, Role::As, "/token");
+        assert_eq!(label, "[dpop proof: valid]");
+        let jkt = verdict.ok().unwrap();
+        // The same proof again: its jti is used up.
+        let (again, label) = auth.token_proof(&at_token, Role::As, "/token");
+        assert!(again.is_err() && label.contains("jti reused"), "{label}");
+        let form: crate::http::auth::grant::Params = vec![
+            ("grant_type".into(), "client_credentials".into()),
+            ("client_id".into(), super::super::machine::MACHINE_ID.into()),
+            ("client_secret".into(), secret),
+        ];
+        let (mut answer, _, _) = auth.token(super::super::Server::First, &form, None);
+        auth.bind(&mut answer, &jkt);
+        let body = answer.json.unwrap();
+        assert_eq!(body["token_type"], "DPoP");
+        let token = body["access_token"].as_str().unwrap().to_owned();
+        let ath = hash(token.as_bytes());
+        let mcp = auth.resource();
+        let request = |scheme: &str, proof: String| {
+            headers(&[
+                ("authorization", format!("{scheme} {token}")),
+                (HEADER, proof),
+            ])
+        };
+        let refused = |h: &HeaderMap, error: &str| {
+            let (status, header) = auth.admit(h, "POST", None).unwrap();
+            assert_eq!(status, 401);
+            assert!(
+                header.starts_with("DPoP") && header.contains(error),
+                "{header}"
+            );
+        };
+        let good = |jti: &str| proof(&pair, "POST", &mcp, jti, json!({"ath": ath}));
+        refused(&request("Bearer", good("r1")), "invalid_token");
+        let foreign = proof(&key(), "POST", &mcp, "r2", json!({"ath": ath}));
+        refused(&request("DPoP", foreign), "invalid_dpop_proof");
+        refused(
+            &request("DPoP", proof(&pair, "POST", &mcp, "r3", json!({}))),
+            "invalid_dpop_proof",
+        );
+        assert_eq!(auth.admit(&request("DPoP", good("r4")), "POST", None), None);
+        assert_eq!(
+            auth.proof_label(&request("DPoP", good("r4")), "POST")
+                .unwrap(),
+            "[dpop proof: refused: jti reused]"
+        );
+    }
 }
