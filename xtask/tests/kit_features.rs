@@ -55,6 +55,7 @@ fn the_kits_declare_the_same_features_and_say_so_in_the_runners_words() {
         "trace_context",
         "icons",
         "client_credentials",
+        "dpop",
     ] {
         assert!(rust.contains_key(feature), "{feature}: {rust:?}");
     }

@@ -317,6 +317,7 @@ function readClientCredentials(raw, bad) {
   if (!MACHINE_METHODS.includes(creds.method)) bad(name, '[credentials]', `a method of ${MACHINE_METHODS.join(', ')}`);
   const needs = creds.method === 'private_key_jwt' ? 'private_key_pem' : 'client_secret';
   if (typeof creds[needs] !== 'string' || creds[needs] === '') bad(name, '[credentials]', `${creds.method} with a string ${needs}`);
+  if ('dpop' in creds && typeof creds.dpop !== 'boolean') bad(name, '[credentials]', 'dpop true or false');
   secret(creds[needs]);
   return creds;
 }
@@ -920,7 +921,7 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
  * `exposed_tools`). Sampling with tools (an answer with tool_use content, or a rejection:
  * usesSamplingTools) and URL consent (a url elicitation answer saying `browser`: playsBrowser)
  * are values of the answers. Nor does `client_credentials`: a machine-to-machine trial's
- * connect.
+ * connect; nor `dpop`: such a connect whose credentials say `"dpop": true`.
  */
 export const FEATURES = Object.freeze({
   roots: 'roots/list',
@@ -935,6 +936,7 @@ export const FEATURES = Object.freeze({
   trace_context: null,
   icons: null,
   client_credentials: null,
+  dpop: null,
 });
 
 /** The server a step without `server` is about (CLIENTS.md, "Many servers"). */
@@ -990,6 +992,7 @@ export function undeclared(step, env, declared = []) {
     .map(([name]) => name);
   if (step.op === 'connect' && env.clientCredentials) needed.push('client_credentials');
   else if (step.op === 'connect' && env.auth) needed.push('oauth');
+  if (step.op === 'connect' && env.clientCredentials?.dpop === true) needed.push('dpop');
   if (needsTasks(step)) needed.push('tasks');
   if (step.op === 'connect' && Array.isArray(step.tasks) && step.tasks.length > 0) needed.push('task_receiver');
   if (usesSamplingTools(answers)) needed.push('sampling_tools');

@@ -299,6 +299,15 @@ test('readEnv reads the client credentials, registers their secret, and a machin
   }
 });
 
+test('credentials saying dpop: true make a connect need the dpop feature', () => {
+  const creds = { client_id: 'm2m', method: 'client_secret_basic', client_secret: 'm2m-s3cret', dpop: true };
+  const env = readEnv({ ...BASE, MCP_HARNESS_CLIENT_CREDENTIALS: JSON.stringify(creds) }, []);
+  assert.deepEqual(undeclared({ op: 'connect' }, env, ['client_credentials']), ['dpop']);
+  assert.deepEqual(undeclared({ op: 'connect' }, env, ['client_credentials', 'dpop']), []);
+  const bad = JSON.stringify({ ...creds, dpop: 'yes' });
+  assert.throws(() => readEnv({ ...BASE, MCP_HARNESS_CLIENT_CREDENTIALS: bad }, []), (e) => e instanceof EnvError && /dpop/.test(e.message) && !e.message.includes('m2m-s3cret'));
+});
+
 test('readEnv reads the authorization variables and names the one it refuses', () => {
   const REDIRECT = 'http://127.0.0.1:9/callback';
   assert.equal(readEnv(BASE, []).auth, undefined);

@@ -209,6 +209,8 @@ def read_client_credentials(env: dict[str, str]) -> dict[str, Any] | None:
     needs = "private_key_pem" if creds["method"] == "private_key_jwt" else "client_secret"
     if not isinstance(creds.get(needs), str) or not creds[needs]:
         raise EnvError(f"{name}: {creds['method']} needs a string {needs}")
+    if "dpop" in creds and not isinstance(creds["dpop"], bool):
+        raise EnvError(f"{name}: dpop must be true or false")
     secret(creds[needs])
     return creds
 
@@ -707,11 +709,13 @@ class Events:
 # task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming another `server`, and
 # `exposed_tools`). Sampling with tools (an answer with tool_use content, or a rejection) and URL
 # consent (a url answer saying `browser`) are values of the answers: see `uses_sampling_tools`,
-# `plays_browser`. Nor does `client_credentials`: it is a machine-to-machine trial's connect.
+# `plays_browser`. Nor does `client_credentials`: it is a machine-to-machine trial's connect;
+# nor `dpop`: such a connect whose credentials say `"dpop": true`.
 FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None,
             "sampling_tools": None, "url_consent": None,
             "many_servers": None, "trace_context": None, "icons": None,
-            "client_credentials": None}
+            "client_credentials": None,
+            "dpop": None}
 
 #: The server a step without `server` is about (CLIENTS.md, "Many servers").
 MAIN_SERVER = "main"
@@ -761,6 +765,8 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
         needed.append("client_credentials")
     elif op == "connect" and config.auth is not None:
         needed.append("oauth")
+    if op == "connect" and (config.client_credentials or {}).get("dpop") is True:
+        needed.append("dpop")
     if needs_tasks(step):
         needed.append("tasks")
     if op == "connect" and step.get("tasks"):

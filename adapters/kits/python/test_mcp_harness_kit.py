@@ -521,6 +521,16 @@ class Authorization(unittest.TestCase):
             self.assertIn(says, str(caught.exception))
             self.assertIn("MCP_HARNESS_CLIENT_CREDENTIALS", str(caught.exception))
 
+    def test_dpop_credentials_need_the_dpop_feature(self) -> None:
+        creds = {"client_id": "m2m", "method": "client_secret_basic", "client_secret": "m2m-s3cret", "dpop": True}
+        config = kit.read_env(env(MCP_HARNESS_CLIENT_CREDENTIALS=json.dumps(creds), MCP_HARNESS_AUTH_REDIRECT_URI=self.REDIRECT), [])
+        self.assertEqual(kit.undeclared({"op": "connect"}, config, ["client_credentials"]), ["dpop"])
+        self.assertEqual(kit.undeclared({"op": "connect"}, config, ["client_credentials", "dpop"]), [])
+        with self.assertRaises(kit.EnvError) as caught:
+            kit.read_env(env(MCP_HARNESS_CLIENT_CREDENTIALS=json.dumps({**creds, "dpop": "yes"})), [])
+        self.assertIn("dpop", str(caught.exception))
+        self.assertNotIn("m2m-s3cret", str(caught.exception))
+
     def test_auth_absent_without_redirect_uri(self) -> None:
         config = kit.read_env(env(), [])
         self.assertIsNone(config.auth)

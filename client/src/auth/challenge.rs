@@ -50,6 +50,23 @@ impl Challenge {
     }
 }
 
+/// The `error` of the `DPoP` challenge among `headers` (RFC 9449 §7.1), e.g.
+/// `use_dpop_nonce`.
+pub(crate) fn dpop_error(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(parse)
+        .find(|(scheme, _)| scheme.eq_ignore_ascii_case("dpop"))
+        .and_then(|(_, params)| {
+            params
+                .into_iter()
+                .find(|(k, _)| k == "error")
+                .map(|(_, v)| v)
+        })
+}
+
 fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }

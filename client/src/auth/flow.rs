@@ -215,14 +215,18 @@ pub(super) fn token_answer(answer: Answer, what: &str) -> Result<TokenAnswer, Er
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| failed(format!("the token answer to {what} has no access_token")))?;
-    if let Some(kind) = doc.get("token_type").and_then(Value::as_str)
-        && !kind.eq_ignore_ascii_case("bearer")
-    {
-        return Err(failed(format!(
-            "the token answer to {what} is of type {kind:?}; only Bearer tokens are supported"
-        )));
-    }
-    let mut header = HeaderValue::try_from(format!("Bearer {access}")).map_err(|_| {
+    // A DPoP-bound token (RFC 9449 §5) is sent under its own scheme, with a proof.
+    let scheme = match doc.get("token_type").and_then(Value::as_str) {
+        None => "Bearer",
+        Some(kind) if kind.eq_ignore_ascii_case("bearer") => "Bearer",
+        Some(kind) if kind.eq_ignore_ascii_case("dpop") => "DPoP",
+        Some(kind) => {
+            return Err(failed(format!(
+                "the token answer to {what} is of type {kind:?}; only Bearer and DPoP tokens are supported"
+            )));
+        }
+    };
+    let mut header = HeaderValue::try_from(format!("{scheme} {access}")).map_err(|_| {
         failed(format!(
             "the access token answering {what} holds characters not allowed in a header"
         ))
@@ -281,13 +285,27 @@ pub(super) async fn token_request(
     net: &Net,
     endpoint: &Url,
     creds: &Credentials,
-    mut form: Vec<(&'static str, String)>,
+    form: Vec<(&'static str, String)>,
     what: &str,
     bearer: Option<&Secret>,
 ) -> Result<Answer, Error> {
+    token_request_proved(net, endpoint, creds, form, what, bearer, None).await
+}
+
+/// [`token_request`] with a DPoP proof header, when given.
+pub(super) async fn token_request_proved(
+    net: &Net,
+    endpoint: &Url,
+    creds: &Credentials,
+    mut form: Vec<(&'static str, String)>,
+    what: &str,
+    bearer: Option<&Secret>,
+    proof: Option<HeaderValue>,
+) -> Result<Answer, Error> {
     let auth = authenticate(&net.seams, creds, &mut form);
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    net.post_form(endpoint, what, &pairs, auth, bearer).await
+    net.post_form_proved(endpoint, what, &pairs, auth, bearer, proof)
+        .await
 }
 
 /// Exchanges an authorization code (OAuth 2.1 §4.1.3).
@@ -552,6 +570,7 @@ mod tests {
         let answer = |status, v: Value| Answer {
             status,
             json: v.as_object().cloned(),
+            dpop_nonce: None,
         };
         let t = token_answer(
             answer(
@@ -572,11 +591,21 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("invalid_grant"), "{}", e.message);
+        // A DPoP-bound token goes under its own scheme; an unknown type is refused.
+        let dpop = token_answer(
+            answer(
+                200,
+                serde_json::json!({"access_token":"a","token_type":"DPoP"}),
+            ),
+            "x",
+        )
+        .unwrap();
+        assert_eq!(dpop.header.to_str().unwrap(), "DPoP a");
         assert!(
             token_answer(
                 answer(
                     200,
-                    serde_json::json!({"access_token":"a","token_type":"DPoP"})
+                    serde_json::json!({"access_token":"a","token_type":"MAC"})
                 ),
                 "x"
             )

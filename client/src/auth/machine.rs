@@ -14,8 +14,11 @@ use ring::rand::{SecureRandom, SystemRandom};
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 use serde_json::json;
 
-use super::flow::{TokenAnswer, token_answer, token_request};
-use super::net::{ClientAuth, failed};
+use reqwest::header::HeaderValue;
+
+use super::dpop::{Dpop, Side, asks_for_nonce};
+use super::flow::{TokenAnswer, token_answer, token_request_proved};
+use super::net::{Answer, ClientAuth, failed};
 use super::registration::{Credentials, Method};
 use super::{Net, Secret};
 use crate::error::Error;
@@ -55,6 +58,9 @@ pub struct ClientCredentials {
     pub secret: Option<Secret>,
     /// The PKCS#8 PEM of its P-256 private key (`private_key_jwt`).
     pub private_key_pem: Option<Secret>,
+    /// DPoP (RFC 9449): prove possession of a per-connection key on every token request
+    /// and MCP request, and take tokens bound to it.
+    pub dpop: bool,
 }
 
 /// Written by hand: the secret and the key are never shown.
@@ -63,12 +69,15 @@ impl fmt::Debug for ClientCredentials {
         f.debug_struct("ClientCredentials")
             .field("client_id", &self.client_id)
             .field("method", &self.method)
+            .field("dpop", &self.dpop)
             .finish_non_exhaustive()
     }
 }
 
 /// Obtains an access token with the `client_credentials` grant at `endpoint`, for
 /// `resource` and `scopes`; a JWT assertion names `audience` (the issuer) as its `aud`.
+/// With `dpop`, each token request carries a proof, and an answer asking for a nonce it has
+/// not handed out before is followed by one more request with it (RFC 9449 §8).
 pub(crate) async fn token(
     net: &Net,
     endpoint: &Url,
@@ -76,7 +85,44 @@ pub(crate) async fn token(
     audience: &str,
     scopes: &[String],
     resource: Option<&str>,
+    dpop: Option<&Dpop>,
 ) -> Result<TokenAnswer, Error> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let proof = match dpop {
+            Some(dpop) => Some(dpop.proof("POST", endpoint, None, Side::Token)?),
+            None => None,
+        };
+        let answer = request(net, endpoint, creds, audience, scopes, resource, proof).await?;
+        if let Some(dpop) = dpop
+            && tries == 1
+            && answer.status == 400
+            && asks_for_nonce(
+                answer
+                    .json
+                    .as_ref()
+                    .and_then(|j| j.get("error"))
+                    .and_then(serde_json::Value::as_str),
+            )
+            && dpop.take_nonce(Side::Token, answer.dpop_nonce.as_deref())
+        {
+            continue;
+        }
+        return token_answer(answer, "the client credentials grant");
+    }
+}
+
+/// One `client_credentials` token request, with `proof` as its DPoP header if given.
+async fn request(
+    net: &Net,
+    endpoint: &Url,
+    creds: &ClientCredentials,
+    audience: &str,
+    scopes: &[String],
+    resource: Option<&str>,
+    proof: Option<HeaderValue>,
+) -> Result<Answer, Error> {
     let mut form = vec![("grant_type", "client_credentials".to_owned())];
     if !scopes.is_empty() {
         form.push(("scope", scopes.join(" ")));
@@ -85,7 +131,7 @@ pub(crate) async fn token(
         form.push(("resource", resource.to_owned()));
     }
     let what = "the client credentials grant";
-    let answer = match creds.method {
+    match creds.method {
         MachineMethod::PrivateKeyJwt => {
             let audience = net
                 .seams
@@ -97,8 +143,8 @@ pub(crate) async fn token(
             ));
             form.push(("client_assertion", assertion.expose().to_owned()));
             let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            net.post_form(endpoint, what, &pairs, ClientAuth::InForm, None)
-                .await?
+            net.post_form_proved(endpoint, what, &pairs, ClientAuth::InForm, None, proof)
+                .await
         }
         method => {
             let secret = creds.secret.clone().ok_or_else(|| {
@@ -113,10 +159,9 @@ pub(crate) async fn token(
                 secret: Some(secret),
                 method,
             };
-            token_request(net, endpoint, &credentials, form, what, None).await?
+            token_request_proved(net, endpoint, &credentials, form, what, None, proof).await
         }
-    };
-    token_answer(answer, what)
+    }
 }
 
 /// The credentials a refresh would use: none is issued to a machine client, but the token
@@ -197,6 +242,7 @@ mod tests {
             method: MachineMethod::PrivateKeyJwt,
             secret: None,
             private_key_pem: Some(Secret::new(pem)),
+            dpop: false,
         };
         let jwt = assertion(&creds, "https://as").unwrap();
         let jwt = jwt.expose();

@@ -27,6 +27,7 @@
 
 mod challenge;
 mod discovery;
+pub(crate) mod dpop;
 mod flow;
 mod machine;
 mod net;

@@ -38,6 +38,8 @@ pub(crate) fn failed(message: impl Into<String>) -> Error {
 pub(crate) struct Answer {
     pub(crate) status: u16,
     pub(crate) json: Option<Map<String, Value>>,
+    /// The `DPoP-Nonce` header, if the answer has one (RFC 9449 §8).
+    pub(crate) dpop_nonce: Option<String>,
 }
 
 impl Answer {
@@ -117,14 +119,16 @@ impl Net {
         self.execute(request, url, what, bearer).await
     }
 
-    /// POSTs a form (`application/x-www-form-urlencoded`) to a token endpoint.
-    pub(crate) async fn post_form(
+    /// POSTs a form (`application/x-www-form-urlencoded`) to a token endpoint, with a DPoP
+    /// proof header when given.
+    pub(crate) async fn post_form_proved(
         &self,
         url: &Url,
         what: &str,
         form: &[(&str, &str)],
         auth: ClientAuth<'_>,
         bearer: Option<&Secret>,
+        proof: Option<HeaderValue>,
     ) -> Result<Answer, Error> {
         self.check(url, what)?;
         let body = form_urlencoded::Serializer::new(String::new())
@@ -136,6 +140,9 @@ impl Net {
             .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
             .header(header::ACCEPT, "application/json")
             .body(body);
+        if let Some(proof) = proof {
+            request = request.header(super::dpop::HEADER, proof);
+        }
         if let ClientAuth::Basic(id, secret) = auth {
             // RFC 6749 §2.3.1: both parts form-encoded before base64.
             let enc = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
@@ -190,6 +197,11 @@ impl Net {
             .await
             .map_err(|e| transport_error(&e, &what))?;
         let status = reply.status().as_u16();
+        let dpop_nonce = reply
+            .headers()
+            .get(super::dpop::NONCE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let json_type = reply
             .headers()
             .get(header::CONTENT_TYPE)
@@ -224,7 +236,11 @@ impl Net {
                 "{what} answered HTTP {status} without a JSON object (application/json)"
             )));
         }
-        Ok(Answer { status, json })
+        Ok(Answer {
+            status,
+            json,
+            dpop_nonce,
+        })
     }
 }
 

@@ -44,6 +44,8 @@ pub(crate) struct Budget {
     /// A 401 was answered with a new authorization.
     authorized: bool,
     step_ups: u32,
+    /// A 401 asking for a DPoP nonce was answered with a request carrying it.
+    dpop_nonce: bool,
 }
 
 impl Budget {
@@ -82,6 +84,8 @@ pub(crate) struct OAuth {
     resource: String,
     /// Held while a refresh or an authorization runs.
     flow: tokio::sync::Mutex<()>,
+    /// A DPoP client's key and nonces (machine clients asked to use DPoP).
+    dpop: Option<super::dpop::Dpop>,
 }
 
 /// The step-up retry limit: one re-authorization per request.
@@ -133,17 +137,53 @@ impl OAuth {
                 ));
             }
         }
+        let wants_dpop = options.client_credentials.as_ref().is_some_and(|c| c.dpop);
+        let dpop = match net.seams.auth_dpop_shape().filter(|_| wants_dpop) {
+            Some(shape) => Some(super::dpop::Dpop::new(shape)?),
+            None => None,
+        };
         Ok(OAuth {
             resource: canonical_resource(&server),
             options,
             net,
             server,
             flow: tokio::sync::Mutex::new(()),
+            dpop,
         })
     }
 
     fn seams(&self) -> &crate::seams::Seams {
         &self.net.seams
+    }
+
+    /// The DPoP proof for one MCP request (`method` on `url`) carrying `token`, when this
+    /// client uses DPoP and holds a DPoP-bound token (its header's scheme says so).
+    pub(crate) fn dpop_proof(
+        &self,
+        method: &str,
+        url: &Url,
+        header: &HeaderValue,
+        token: &Secret,
+    ) -> Option<HeaderValue> {
+        let dpop = self.dpop.as_ref()?;
+        let bound = header
+            .to_str()
+            .is_ok_and(|h| h.len() > 5 && h[..5].eq_ignore_ascii_case("dpop "));
+        if !bound {
+            return None;
+        }
+        match dpop.proof(
+            method,
+            url,
+            Some(token.expose()),
+            super::dpop::Side::Resource,
+        ) {
+            Ok(proof) => Some(proof),
+            Err(e) => {
+                eprintln!("mcp-harness-client: no DPoP proof: {e}");
+                None
+            }
+        }
     }
 
     /// The bearer for the next request to the MCP server, if a token is held. A token the
@@ -174,6 +214,12 @@ impl OAuth {
         }
     }
 
+    /// Which access token the next request carries (see [`super::AuthStore::generation`]);
+    /// `None` before the first.
+    pub(crate) fn generation(&self) -> Option<u64> {
+        self.options.store.generation(&self.resource)
+    }
+
     /// Decides what a 401 or 403 answer to a request that carried `sent` means (see
     /// [`Decision`]); anything else passes.
     pub(crate) async fn answer(
@@ -183,6 +229,21 @@ impl OAuth {
         sent: Option<&HeaderValue>,
         budget: &mut Budget,
     ) -> Decision {
+        // RFC 9449 §9: a DPoP server may ask for a nonce; the request goes again once with it.
+        if let Some(dpop) = &self.dpop
+            && status == 401
+            && !budget.dpop_nonce
+            && super::dpop::asks_for_nonce(super::challenge::dpop_error(headers).as_deref())
+            && dpop.take_nonce(
+                super::dpop::Side::Resource,
+                headers
+                    .get(super::dpop::NONCE_HEADER)
+                    .and_then(|v| v.to_str().ok()),
+            )
+        {
+            budget.dpop_nonce = true;
+            return Decision::Retry;
+        }
         if budget.passive && matches!(status, 401 | 403) {
             let current = self.options.store.tokens(&self.resource);
             let newer = current.is_some_and(|t| Some(&t.header) != sent);
@@ -456,6 +517,7 @@ impl OAuth {
             token_endpoint: meta.token_endpoint.clone(),
             credentials,
             resource: identifier.to_owned(),
+            generation: 0,
         };
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())
@@ -493,6 +555,7 @@ impl OAuth {
             &issuer,
             &scopes,
             resource,
+            self.dpop.as_ref(),
         )
         .await?;
         let tokens = Tokens {
@@ -504,6 +567,7 @@ impl OAuth {
             token_endpoint: meta.token_endpoint.clone(),
             credentials: super::machine::credentials(creds),
             resource: identifier.to_owned(),
+            generation: 0,
         };
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())

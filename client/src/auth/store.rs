@@ -31,6 +31,9 @@ pub(crate) struct Tokens {
     pub(crate) credentials: Credentials,
     /// The RFC 8707 `resource` they were obtained for (a refresh names it again).
     pub(crate) resource: String,
+    /// Which access token this is, set by the store: every token it keeps gets a new one
+    /// (see [`AuthStore::generation`]).
+    pub(crate) generation: u64,
 }
 
 impl Tokens {
@@ -46,6 +49,8 @@ struct Inner {
     clients: HashMap<String, Credentials>,
     /// The issuer the caller's pre-registered credentials were first used with.
     pre_registered_issuer: Option<String>,
+    /// The last access token generation handed out.
+    generations: u64,
 }
 
 /// Tokens by resource and client credentials by issuer (see the module doc).
@@ -61,8 +66,19 @@ impl AuthStore {
         self.lock().tokens.get(resource).cloned()
     }
 
-    pub(crate) fn keep_tokens(&self, resource: &str, tokens: Tokens) {
-        self.lock().tokens.insert(resource.to_owned(), tokens);
+    /// Keeps `tokens` for `resource`, as a new generation (a new access token).
+    pub(crate) fn keep_tokens(&self, resource: &str, mut tokens: Tokens) {
+        let mut inner = self.lock();
+        inner.generations += 1;
+        tokens.generation = inner.generations;
+        inner.tokens.insert(resource.to_owned(), tokens);
+    }
+
+    /// Which access token is held for `resource`: a number that changes with every new
+    /// access token (a refresh, a new authorization), so a cache can tell authorization
+    /// contexts apart without keeping the token. `None`: no token held.
+    pub(crate) fn generation(&self, resource: &str) -> Option<u64> {
+        self.lock().tokens.get(resource).map(|t| t.generation)
     }
 
     pub(crate) fn forget_tokens(&self, resource: &str) {

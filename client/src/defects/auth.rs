@@ -11,7 +11,7 @@
 //! `auth-fallback-only-on-404`, `auth-no-application-type`, `auth-no-refresh-grant`,
 //! `auth-offline-access-always`, `auth-needs-refresh-token`, `auth-iss-required`,
 //! `auth-scopes-within-supported`, `auth-refresh-per-request`, `auth-cc-ignored`,
-//! `auth-cc-aud-resource`.
+//! `auth-cc-aud-resource` (the DPoP ones are listed in `dpop.rs`).
 //!
 //! The flags live in [`AuthDefects`], one field of [`Defects`], so this seam adds its names
 //! without touching the core list.
@@ -25,7 +25,7 @@ use crate::seams::wire::TokenMethod;
 
 impl AuthDefects {
     /// The names this seam accepts.
-    pub(crate) const NAMES: [&'static str; 34] = [
+    pub(crate) const NAMES: [&'static str; 38] = [
         "auth-no-pkce",
         "auth-pkce-without-s256",
         "auth-ignore-state",
@@ -60,6 +60,10 @@ impl AuthDefects {
         "auth-refresh-per-request",
         "auth-cc-ignored",
         "auth-cc-aud-resource",
+        "auth-dpop-no-proof",
+        "auth-dpop-no-ath",
+        "auth-dpop-jti-reused",
+        "auth-dpop-ignores-nonce",
     ];
 
     /// Switches on `name`; false if it is not one of this seam's.
@@ -99,6 +103,10 @@ impl AuthDefects {
             "auth-refresh-per-request" => &mut self.refresh_per_request,
             "auth-cc-ignored" => &mut self.cc_ignored,
             "auth-cc-aud-resource" => &mut self.cc_aud_resource,
+            "auth-dpop-no-proof" => &mut self.dpop_no_proof,
+            "auth-dpop-no-ath" => &mut self.dpop_no_ath,
+            "auth-dpop-jti-reused" => &mut self.dpop_jti_reused,
+            "auth-dpop-ignores-nonce" => &mut self.dpop_ignores_nonce,
             _ => return false,
         };
         *flag = true;

@@ -2,7 +2,8 @@
 //!
 //! Defects here: `no-cache`, `ignore-ttl`, `cache-mrtr-retry`, `cache-key-method-only`,
 //! `keep-pages-on-invalid-cursor`, `task-cache-get` (a `tasks/get` result kept by its `ttlMs`,
-//! as if it were cacheable).
+//! as if it were cacheable), `share-private-cache` (a `private` result served whatever the
+//! access token, as if one connection were one authorization context).
 
 use serde_json::Value;
 
@@ -34,6 +35,12 @@ impl Defects {
             true => method.to_owned(),
             false => key,
         }
+    }
+
+    /// Whether a `private` (or unscoped) result is kept to the authorization context it was
+    /// fetched in; correct: `private`.
+    pub(crate) fn cache_private(&self, private: bool) -> bool {
+        private && !self.share_private_cache
     }
 
     /// Whether a cursor the server refused (-32602) drops every cached page of its listing;

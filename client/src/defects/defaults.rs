@@ -114,6 +114,8 @@ fn no_defect_on_decides_as_the_defaults_do() {
             off.auth_refreshes(),
             off.relist_on_header_mismatch(),
             off.discard_pages_on_invalid_cursor(),
+            off.cache_private(true),
+            off.cache_private(false),
             off.keep_invalid_header_tools(),
         ],
         [
@@ -139,6 +141,8 @@ fn no_defect_on_decides_as_the_defaults_do() {
             plain.auth_refreshes(),
             plain.relist_on_header_mismatch(),
             plain.discard_pages_on_invalid_cursor(),
+            plain.cache_private(true),
+            plain.cache_private(false),
             plain.keep_invalid_header_tools(),
         ]
     );

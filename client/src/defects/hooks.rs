@@ -438,6 +438,10 @@ impl Wire for Seams {
         self.0.auth_uses_client_credentials()
     }
 
+    fn auth_dpop_shape(&self) -> Option<crate::auth::dpop::Shape> {
+        self.0.auth_dpop_shape()
+    }
+
     fn auth_assertion_audience<'a>(&self, correct: &'a str, resource: &'a str) -> &'a str {
         self.0.auth_assertion_audience(correct, resource)
     }
@@ -498,6 +502,10 @@ impl EraSeams for Seams {
 
     fn cache_key(&self, method: &str, key: String) -> String {
         self.0.cache_key(method, key)
+    }
+
+    fn cache_private(&self, private: bool) -> bool {
+        self.0.cache_private(private)
     }
 
     fn discard_pages_on_invalid_cursor(&self) -> bool {

@@ -27,6 +27,7 @@
 //! | the spec's schema | `spec_schema.rs` | messages the revision's published schema refuses (a step of what is sent) |
 //! | what the server starts | `listening.rs` | client capabilities, answers to server requests, events, progress, subscriptions |
 //! | sampling tools, URL consent | `consent.rs` | tool rules, a sampling rejection, what is done with an elicitation's URL |
+//! | DPoP proofs | `dpop.rs` | whether proofs are sent, and their `ath`, `jti` and nonce |
 //! | HTTP streams | `streams.rs` | a broken request stream (resume, re-issue), reconnect delays, the GET stream's messages |
 //! | HTTP+SSE fallback | `legacy_sse.rs` | whether a refused first POST leads to the 2024-11-05 transport, where its messages go |
 //! | tasks | `tasks.rs` | augmenting a call, polling, a task's input requests, cancelling, a CreateTaskResult's validity, a failed task |
@@ -42,6 +43,7 @@ pub(crate) mod consent;
 pub(crate) mod content;
 #[cfg(test)]
 mod defaults;
+pub(crate) mod dpop;
 pub(crate) mod era;
 pub(crate) mod giving_up;
 mod hooks;
@@ -83,7 +85,7 @@ impl Defects {
     }
 
     /// The names accepted by [`Defects::enable`], as spelled on the driver's command line.
-    pub const NAMES: [&'static str; 200] = [
+    pub const NAMES: [&'static str; 201] = [
         "skip-initialized",
         "late-initialized",
         "accept-any-version",
@@ -184,6 +186,7 @@ impl Defects {
         "resume-listing-after-new-session",
         "keep-pages-on-invalid-cursor",
         "cache-key-method-only",
+        "share-private-cache",
         "claim-server-extensions",
         "no-stream-reconnect",
         "reinitialize-on-reconnect",
@@ -398,6 +401,7 @@ impl Defects {
             "resume-listing-after-new-session" => &mut self.resume_listing_after_new_session,
             "keep-pages-on-invalid-cursor" => &mut self.keep_pages_on_invalid_cursor,
             "cache-key-method-only" => &mut self.cache_key_method_only,
+            "share-private-cache" => &mut self.share_private_cache,
             "claim-server-extensions" => &mut self.claim_server_extensions,
             "no-stream-reconnect" => &mut self.no_stream_reconnect,
             "reinitialize-on-reconnect" => &mut self.reinitialize_on_reconnect,
@@ -536,6 +540,7 @@ mod tests {
             include_str!("cache.rs"),
             include_str!("consent.rs"),
             include_str!("content.rs"),
+            include_str!("dpop.rs"),
             include_str!("era.rs"),
             include_str!("giving_up.rs"),
             include_str!("icons.rs"),

@@ -47,11 +47,17 @@ pub(super) fn parse(value: &str) -> Result<ClientCredentials, String> {
             "{VAR}: alg must be ES256, the only one this client signs with"
         ));
     }
+    let dpop = match doc.get("dpop") {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(_) => return Err(format!("{VAR}: dpop must be true or false")),
+    };
     Ok(ClientCredentials {
         client_id,
         method,
         secret,
         private_key_pem,
+        dpop,
     })
 }
 
@@ -69,6 +75,11 @@ mod tests {
             r#"{"client_id":"m","method":"private_key_jwt","private_key_pem":"k","alg":"ES256"}"#,
         );
         assert_eq!(jwt.unwrap().method, MachineMethod::PrivateKeyJwt);
+        let dpop =
+            r#"{"client_id":"m","method":"client_secret_post","client_secret":"c","dpop":true}"#;
+        assert!(parse(dpop).unwrap().dpop);
+        let bad = r#"{"client_id":"m","method":"client_secret_post","client_secret":"c","dpop":1}"#;
+        assert!(parse(bad).unwrap_err().contains("dpop"));
         for (bad, says) in [
             ("nope", "not a JSON object"),
             (r#"{"method":"private_key_jwt"}"#, "client_id"),

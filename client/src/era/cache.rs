@@ -3,10 +3,11 @@
 //!
 //! The key is the method plus the params without `_meta`, so a different cursor or uri never
 //! hits another request's entry. An absent, zero or negative `ttlMs` means stale at once (not
-//! stored). The cache belongs to one connection, which has one authorization context, so a
-//! `private` entry is never served to another token. Results of multi round-trip retries are
-//! never kept, and of all results only listing pages and `resources/read` results are (see
-//! [`lifetime`]).
+//! stored). A connection's authorization context changes with its access token (a refresh, a
+//! new authorization), so every entry remembers the [`Context`] it was fetched in: a
+//! `cacheScope: "private"` entry is served to that context alone (caching.mdx, Cache Scope
+//! Field), a `public` one to any. Results of multi round-trip retries are never kept, and of
+//! all results only listing pages and `resources/read` results are (see [`lifetime`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -46,10 +47,30 @@ pub(crate) fn cacheable(method: &str) -> bool {
     ListKind::is_listing(method) || method == "resources/read"
 }
 
+/// The authorization context a request is sent in: which access token the connection holds
+/// (a generation number, never the token), `None` without one.
+pub(crate) type Context = Option<u64>;
+
+/// Whether `result` may be served in any authorization context: only when its `cacheScope` is
+/// `"public"`. `"private"`, and an absent or unknown scope (no text says what they allow, so
+/// the safe reading), keep it to the context it was fetched in.
+pub(crate) fn public(result: &Value) -> bool {
+    result.get("cacheScope").and_then(Value::as_str) == Some("public")
+}
+
+/// One kept result.
+struct Entry {
+    /// When it goes stale; `None`: never.
+    expires: Option<Instant>,
+    result: Value,
+    /// The only context it is served to; `None`: any (a public result).
+    owner: Option<Context>,
+}
+
 /// Fresh results by request key.
 #[derive(Default)]
 pub(crate) struct ResultCache {
-    entries: HashMap<String, (Option<Instant>, Value)>,
+    entries: HashMap<String, Entry>,
 }
 
 /// The cache key of a request: its method and its params without `_meta`.
@@ -58,15 +79,17 @@ pub(crate) fn key(method: &str, params: &Value) -> String {
 }
 
 impl ResultCache {
-    /// The cached result for `key` while it is fresh; a stale entry is dropped.
-    pub(crate) fn fresh(&mut self, key: &str) -> Option<Value> {
-        let (expires, result) = self.entries.get(key)?;
-        match expires {
-            Some(at) if Instant::now() >= *at => {
-                self.entries.remove(key);
-                None
-            }
-            _ => Some(result.clone()),
+    /// The cached result for `key` while it is fresh and may be served in `context`; a stale
+    /// entry is dropped, one of another context kept (the next answer replaces it).
+    pub(crate) fn fresh(&mut self, key: &str, context: Context) -> Option<Value> {
+        let entry = self.entries.get(key)?;
+        if entry.expires.is_some_and(|at| Instant::now() >= at) {
+            self.entries.remove(key);
+            return None;
+        }
+        match entry.owner {
+            Some(owner) if owner != context => None,
+            _ => Some(entry.result.clone()),
         }
     }
 
@@ -77,8 +100,14 @@ impl ResultCache {
             .retain(|key, _| key != method && !key.starts_with(&prefix));
     }
 
-    /// Keeps `result` for `lifetime`.
-    pub(crate) fn store(&mut self, key: String, result: &Value, lifetime: Lifetime) {
+    /// Keeps `result` for `lifetime`, for any context (`owner` `None`) or for one.
+    pub(crate) fn store(
+        &mut self,
+        key: String,
+        result: &Value,
+        lifetime: Lifetime,
+        owner: Option<Context>,
+    ) {
         let expires = match lifetime {
             Lifetime::Never => return,
             // A `ttlMs` too large for the clock (u64::MAX, 1e300) is "fresh for as long as we
@@ -86,7 +115,15 @@ impl ResultCache {
             Lifetime::For(ttl) => Instant::now().checked_add(ttl),
             Lifetime::Forever => None,
         };
-        self.entries.insert(key, (expires, result.clone()));
+        let result = result.clone();
+        self.entries.insert(
+            key,
+            Entry {
+                expires,
+                result,
+                owner,
+            },
+        );
     }
 }
 
@@ -123,19 +160,22 @@ mod tests {
         {
             let k = format!("k{i}");
             let r = json!({"ttlMs": ttl});
-            c.store(k.clone(), &r, page(r.clone()));
-            assert_eq!(c.fresh(&k), None);
+            c.store(k.clone(), &r, page(r.clone()), None);
+            assert_eq!(c.fresh(&k, None), None);
         }
-        c.store("none".into(), &json!({}), page(json!({})));
-        assert_eq!(c.fresh("none"), None);
+        c.store("none".into(), &json!({}), page(json!({})), None);
+        assert_eq!(c.fresh("none", None), None);
         let r = json!({"ttlMs": 60000, "tools": []});
-        c.store("yes".into(), &r, page(r.clone()));
-        assert_eq!(c.fresh("yes"), Some(json!({"ttlMs": 60000, "tools": []})));
+        c.store("yes".into(), &r, page(r.clone()), None);
+        assert_eq!(
+            c.fresh("yes", None),
+            Some(json!({"ttlMs": 60000, "tools": []}))
+        );
         for huge in [json!(u64::MAX), json!(1e300)] {
             let r = json!({"ttlMs": huge});
-            c.store("huge".into(), &r, page(r.clone()));
+            c.store("huge".into(), &r, page(r.clone()), None);
             assert!(
-                c.fresh("huge").is_some(),
+                c.fresh("huge", None).is_some(),
                 "a huge ttlMs is kept, without a panic"
             );
         }
@@ -148,10 +188,11 @@ mod tests {
             "k".into(),
             &json!({}),
             Lifetime::For(Duration::from_millis(40)),
+            None,
         );
-        assert!(c.fresh("k").is_some());
+        assert!(c.fresh("k", None).is_some());
         std::thread::sleep(Duration::from_millis(50));
-        assert!(c.fresh("k").is_none());
+        assert!(c.fresh("k", None).is_none());
     }
 
     #[test]
@@ -196,7 +237,26 @@ mod tests {
             assert_eq!(lifetime(method, &r, false), Lifetime::Never);
         }
         let mut c = ResultCache::default();
-        c.store("f".into(), &r, Lifetime::Forever);
-        assert!(c.fresh("f").is_some());
+        c.store("f".into(), &r, Lifetime::Forever, None);
+        assert!(c.fresh("f", None).is_some());
+    }
+
+    #[test]
+    fn private_entries_stay_with_their_token() {
+        let mut c = ResultCache::default();
+        let ttl = Lifetime::For(Duration::from_secs(60));
+        let private = json!({"cacheScope": "private", "ttlMs": 60000});
+        let public = json!({"cacheScope": "public", "ttlMs": 60000});
+        assert!(!super::public(&private) && super::public(&public));
+        assert!(
+            !super::public(&json!({"ttlMs": 1})),
+            "absent scope: private"
+        );
+        c.store("p".into(), &private, ttl, Some(Some(1)));
+        c.store("q".into(), &public, ttl, None);
+        assert!(c.fresh("p", Some(1)).is_some());
+        assert!(c.fresh("p", Some(2)).is_none(), "another access token");
+        assert!(c.fresh("p", None).is_none(), "no token at all");
+        assert!(c.fresh("q", Some(2)).is_some() && c.fresh("q", None).is_some());
     }
 }

@@ -135,18 +135,23 @@ impl Modern {
         Ok(result)
     }
 
-    /// The cached result of `method` with `params` while it is fresh, else the key its
-    /// answer is to be offered to the cache under.
+    /// The cached result of `method` with `params` while it is fresh and may be served in the
+    /// authorization context of now, else what its answer is to be offered to the cache
+    /// under (the key, the context).
     fn fresh_or_key(
         &self,
         session: &Session,
         method: &str,
         params: &Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, Pending> {
         let key = session
             .seams()
             .cache_key(method, cache::key(method, params));
-        lock(&self.cache).fresh(&key).ok_or(key)
+        let context = session.transport().auth_context();
+        match lock(&self.cache).fresh(&key, context) {
+            Some(result) => Ok(result),
+            None => Err(Pending { key, context }),
+        }
     }
 
     /// `method` (`tools/call`, `resources/read`, `prompts/get`) with multi round-trips, as
@@ -281,12 +286,26 @@ impl Modern {
         }
     }
 
-    /// Offers a complete result to the cache, which keeps it for as long as it may be reused.
-    fn offer(&self, session: &Session, key: String, method: &str, result: &Value, retry: bool) {
+    /// Offers a complete result to the cache, which keeps it for as long as it may be reused,
+    /// and for a private one only in the context it was asked in. When the access token
+    /// changed while the request ran (a refresh after a 401), which one it was answered under
+    /// is unknown: the result is not kept.
+    fn offer(&self, session: &Session, at: Pending, method: &str, result: &Value, retry: bool) {
+        let seams = session.seams();
         let lifetime = cache::lifetime(method, result, retry);
-        let lifetime = session
-            .seams()
-            .cache_lifetime(method, retry, result, lifetime);
-        lock(&self.cache).store(key, result, lifetime);
+        let lifetime = seams.cache_lifetime(method, retry, result, lifetime);
+        let owner = match seams.cache_private(!cache::public(result)) {
+            true if session.transport().auth_context() != at.context => return,
+            true => Some(at.context),
+            false => None,
+        };
+        lock(&self.cache).store(at.key, result, lifetime, owner);
     }
+}
+
+/// What an answer not found in the cache is offered to it under.
+struct Pending {
+    key: String,
+    /// The authorization context the request was asked in.
+    context: cache::Context,
 }

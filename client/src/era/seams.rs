@@ -81,6 +81,12 @@ pub(crate) trait EraSeams {
         key
     }
 
+    /// Whether a result whose scope is `private` (or unsaid) is kept to the authorization
+    /// context it was fetched in; correct: `private`.
+    fn cache_private(&self, private: bool) -> bool {
+        private
+    }
+
     /// Whether a cursor the server refused drops the cached pages; correct: yes.
     fn discard_pages_on_invalid_cursor(&self) -> bool {
         true

@@ -244,6 +244,9 @@ pub struct Defects {
     /// Modern era: key cached results by method only (breaks: a cached result is never served
     /// for other params).
     pub(crate) cache_key_method_only: bool,
+    /// Modern era: serve a `private` cached result whatever the access token (breaks: a
+    /// private result is not served across authorization contexts).
+    pub(crate) share_private_cache: bool,
     /// Modern era: declare the server's `extensions` as the client's own in `_meta` (breaks: an
     /// extension only the server supports is ignored).
     pub(crate) claim_server_extensions: bool,
@@ -619,6 +622,14 @@ pub(crate) struct AuthDefects {
     /// A JWT client assertion names the MCP server as its `aud` (breaks: the authorization
     /// server is the audience, RFC 7523 §3).
     pub(crate) cc_aud_resource: bool,
+    /// A DPoP client sends no proof (breaks: a proof on every token and MCP request).
+    pub(crate) dpop_no_proof: bool,
+    /// DPoP proofs at the MCP server leave out `ath` (breaks: the token's hash, RFC 9449 §4.2).
+    pub(crate) dpop_no_ath: bool,
+    /// Every DPoP proof has the first one's `jti` (breaks: a unique `jti` per proof).
+    pub(crate) dpop_jti_reused: bool,
+    /// DPoP proofs never carry the nonce a server asked for (breaks: the retry with it).
+    pub(crate) dpop_ignores_nonce: bool,
 }
 
 /// The SSRF seam's flags (see `defects/ssrf.rs`).

@@ -650,6 +650,12 @@ pub(crate) trait Wire {
         true
     }
 
+    /// What a DPoP client's proofs are like: `None` sends none; correct: well-formed ones
+    /// (the default [`Shape`](crate::auth::dpop::Shape)).
+    fn auth_dpop_shape(&self) -> Option<crate::auth::dpop::Shape> {
+        Some(crate::auth::dpop::Shape::default())
+    }
+
     /// The `aud` of a JWT client assertion; correct: `correct`, the authorization server's
     /// issuer.
     fn auth_assertion_audience<'a>(&self, correct: &'a str, _resource: &'a str) -> &'a str {

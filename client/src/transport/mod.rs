@@ -110,6 +110,16 @@ impl Transport {
         }
     }
 
+    /// The authorization context the next request is sent in: which access token the OAuth
+    /// client holds (a number that changes with each new token, never the token), `None`
+    /// without one (stdio, no authorization, a fixed token: one context for the connection).
+    pub(crate) fn auth_context(&self) -> Option<u64> {
+        match self {
+            Transport::Stdio(_) => None,
+            Transport::Http(t) => t.auth_context(),
+        }
+    }
+
     /// Whether a server that went away is started again for the next message (stdio in the
     /// 2026-07-28 era; what it held, subscriptions included, is then lost).
     pub(crate) fn restarts_server(&self) -> bool {

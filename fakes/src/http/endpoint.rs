@@ -152,6 +152,10 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
         .auth
         .as_ref()
         .map(|a| a.authorization_label(&parts.headers));
+    let proof_label = fake
+        .auth
+        .as_ref()
+        .and_then(|a| a.proof_label(&parts.headers, parts.method.as_str()));
     let verdict = fake.judge(&parts, parsed.as_ref(), on_endpoint);
     // The client's responses to requests the fake sent, which rules may be waiting for.
     let messages: &[Value] = match &parsed {
@@ -179,6 +183,9 @@ async fn handle(conn: Conn, request: Request, on_endpoint: bool) -> Response {
             Some(label) => recorded.insert("authorization".into(), label),
             None => recorded.remove("authorization"),
         };
+    }
+    if let Some(label) = proof_label {
+        recorded.insert("dpop".into(), label);
     }
     let request = Event::HttpRequest {
         method: parts.method.as_str().to_owned(),
@@ -314,9 +321,18 @@ impl Fake {
                 Some(Parsed::Single(message)) => Some(message),
                 _ => None,
             };
-            let post = parts.method == Method::POST;
-            if let Some((status, header)) = auth.admit(&parts.headers, post, message) {
-                return Verdict::Challenge { status, header };
+            if let Some((status, header)) =
+                auth.admit(&parts.headers, parts.method.as_str(), message)
+            {
+                // The nonce goes with the challenge that asks for it.
+                let nonce = auth
+                    .resource_nonce()
+                    .filter(|_| header.contains("use_dpop_nonce"));
+                return Verdict::Challenge {
+                    status,
+                    header,
+                    nonce,
+                };
             }
         }
         if !on_endpoint {

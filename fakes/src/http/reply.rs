@@ -50,6 +50,8 @@ pub enum Verdict {
         status: u16,
         /// The `WWW-Authenticate` header's value.
         header: String,
+        /// A `DPoP-Nonce` to send along (RFC 9449 §9), if the endpoint demands one.
+        nonce: Option<String>,
     },
     /// A status with a short plain-text body (and an `Allow` header for 405).
     Plain {
@@ -196,13 +198,20 @@ pub async fn perform(conn: &Conn, verdict: Verdict) -> Response {
             set(&mut response, WWW_AUTHENTICATE, "Bearer");
             response
         }
-        Verdict::Challenge { status, header } => {
+        Verdict::Challenge {
+            status,
+            header,
+            nonce,
+        } => {
             let mut response = plain(
                 scripted_status(status),
                 "a valid bearer token with enough scope is required",
             );
             if let Ok(value) = axum::http::HeaderValue::from_str(&header) {
                 response.headers_mut().insert(WWW_AUTHENTICATE, value);
+            }
+            if let Some(value) = nonce.and_then(|n| axum::http::HeaderValue::from_str(&n).ok()) {
+                response.headers_mut().insert("dpop-nonce", value);
             }
             response
         }

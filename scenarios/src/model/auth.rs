@@ -78,6 +78,13 @@ pub struct AuthScript {
     /// `method`, and `client_secret` or `private_key_pem` with `alg` `ES256`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_credentials: Option<MachineAuth>,
+    /// DPoP (RFC 9449, the MCP DPoP extension): the authorization server advertises
+    /// `dpop_signing_alg_values_supported` (`ES256`), wants a DPoP proof on every token
+    /// request and binds the token it issues to the proof's key (`token_type` `DPoP`); the MCP
+    /// endpoint then wants `Authorization: DPoP <token>` with a proof by that key naming the
+    /// token's hash (`ath`). Either side may first answer `use_dpop_nonce`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop: Option<DpopScript>,
     /// The HTTP status of every well-known metadata location that serves nothing (Protected
     /// Resource Metadata and authorization server metadata), default 404: a 4xx other than
     /// 404 (400, 401, 403, 405, 410…) as gateways and servers answer unknown paths, after
@@ -329,6 +336,20 @@ impl ClientAuth {
             _ => None,
         }
     }
+}
+
+/// DPoP as a case plays it: which side, if any, wants a server nonce in the proofs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DpopScript {
+    /// The token endpoint answers a proof without its nonce 400 `use_dpop_nonce` with a
+    /// `DPoP-Nonce` header (RFC 9449 §8).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub as_nonce: bool,
+    /// The MCP endpoint answers a proof without its nonce 401 `use_dpop_nonce` with a
+    /// `DPoP-Nonce` header (RFC 9449 §9).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rs_nonce: bool,
 }
 
 /// How a machine-to-machine client authenticates at the token endpoint.

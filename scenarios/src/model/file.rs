@@ -180,7 +180,8 @@ pub struct CaseFile {
     /// elicitation modes its handler answers (form alone, say), where the case depends on it
     /// (a request in a mode the client left out). `modern_only`: the client, asked for the
     /// modern era, never falls back to `initialize`, where the case depends on it (a legacy
-    /// server that a modern-only client must refuse).
+    /// server that a modern-only client must refuse). `dual_fallback`: the client, asked for
+    /// the dual era, falls back to `initialize` where the server is a legacy one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub needs: Vec<Need>,
     /// Shared pieces of the fake's script, by name: `scenarios/fixtures/<name>.json`. Their
@@ -635,6 +636,11 @@ pub enum Need {
     /// which a modern server cannot tell apart, except where the case is about a modern-only
     /// client meeting a legacy server.
     ModernOnly,
+    /// Falling back from a 2026-07-28 probe to `initialize` (`MCP_HARNESS_ERA` `dual`) when
+    /// the server is a legacy one: a library that speaks only 2026-07-28 connects as modern
+    /// and declares the limit, so the dual cases against a modern server are judged and
+    /// those that need the fallback grade `unimplemented`.
+    DualFallback,
     /// Running a tool call as a task (the 2025-11-25 tasks or the 2026-07-28 extension): a
     /// library without tasks can only call a tool plainly, even one whose
     /// `execution.taskSupport` is `required`. The kits declare it for an adapter without
@@ -649,6 +655,7 @@ impl Need {
             Need::ChooseVersion => "choose_version",
             Need::ChooseElicitationModes => "choose_elicitation_modes",
             Need::ModernOnly => "modern_only",
+            Need::DualFallback => "dual_fallback",
             Need::Tasks => "tasks",
         }
     }

@@ -33,7 +33,7 @@ pub fn declared_capabilities(
         let value = match method.as_str() {
             "roots/list" => json!({ "listChanged": true }),
             "elicitation/create" if modes => elicitation_modes(handler),
-            "sampling/createMessage" if modes && uses_sampling_tools(handler) => {
+            "sampling/createMessage" if modes && answers_tool_use(handler) => {
                 json!({ "tools": {} })
             }
             other if capability(other).is_some() => json!({}),
@@ -50,15 +50,20 @@ pub fn declared_capabilities(
 /// Whether a sampling answer is a model using tools (`tool_use` content) or a rejection
 /// (`rejected: true`, answered with the error -1): the `sampling_tools` feature.
 pub fn uses_sampling_tools(answer: &Value) -> bool {
+    answer.get("rejected") == Some(&Value::Bool(true)) || answers_tool_use(answer)
+}
+
+/// Whether a sampling answer holds `tool_use` content: only then does the client declare
+/// `sampling.tools` (a handler that only rejects answers no tool use).
+fn answers_tool_use(answer: &Value) -> bool {
     let blocks = match answer.get("content") {
         Some(Value::Array(items)) => items.iter().collect(),
         Some(block) => vec![block],
         None => Vec::new(),
     };
-    answer.get("rejected") == Some(&Value::Bool(true))
-        || blocks
-            .iter()
-            .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+    blocks
+        .iter()
+        .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
 }
 
 /// Whether an elicitation handler's `url` answer says `browser: true`: the caller plays the
@@ -167,6 +172,10 @@ mod tests {
         let (old, _) = declared_capabilities(handlers.as_object().unwrap(), &[], "2025-06-18");
         assert_eq!(Value::Object(old), json!({"sampling":{}}));
         assert!(uses_sampling_tools(&json!({"rejected": true})));
+        // A handler that only rejects answers no tool use: no `sampling.tools`.
+        let rejects = json!({"sampling/createMessage": {"rejected": true}});
+        let (declared, _) = declared_capabilities(rejects.as_object().unwrap(), &[], "2025-11-25");
+        assert_eq!(Value::Object(declared), json!({"sampling":{}}));
         assert!(!uses_sampling_tools(
             &json!({"content": {"type": "text", "text": "t"}})
         ));

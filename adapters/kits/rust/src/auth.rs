@@ -126,6 +126,9 @@ pub(crate) fn read_client_credentials(
         Some(value) if !value.is_empty() => secret(value),
         _ => return Err(bad(format!("{method} needs a string {needs}"))),
     }
+    if creds.get("dpop").is_some_and(|d| !d.is_boolean()) {
+        return Err(bad("has dpop that is not true or false".into()));
+    }
     Ok(Some(creds))
 }
 

@@ -127,8 +127,8 @@ pub trait Adapter {
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming
 /// another `server`, and `exposed_tools`; nor `client_credentials`: a machine-to-machine
-/// trial's `connect`).
-pub const FEATURES: [(&str, &str); 12] = [
+/// trial's `connect`; nor `dpop`: such a `connect` whose credentials say `"dpop": true`).
+pub const FEATURES: [(&str, &str); 13] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
@@ -141,6 +141,7 @@ pub const FEATURES: [(&str, &str); 12] = [
     ("trace_context", ""),
     ("icons", ""),
     ("client_credentials", ""),
+    ("dpop", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -158,6 +159,13 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
     // A machine-to-machine trial's connect needs client_credentials instead of oauth.
     let machine = connect && env.client_credentials.is_some();
     let oauth = connect && env.auth.is_some() && !machine;
+    let dpop = machine
+        && env
+            .client_credentials
+            .as_ref()
+            .and_then(|c| c.get("dpop"))
+            .and_then(serde_json::Value::as_bool)
+            == Some(true);
     let receives = matches!(step, Step::Connect { tasks, .. } if !tasks.is_empty());
     let traced = matches!(
         step,
@@ -186,6 +194,7 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
                 "trace_context" => traced,
                 "icons" => step.op() == "fetch_icons",
                 "client_credentials" => machine,
+                "dpop" => dpop,
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)

@@ -94,6 +94,12 @@ pub enum Step {
     },
     /// `tasks/list`, every page (2025-11-25); needs the `tasks` feature.
     ListTasks,
+    /// `together`: its steps, each parsed, to start at once on the open connection; the kit
+    /// answers it `unsupported_op` unless the adapter lists `together` in `OPS` and runs
+    /// them itself (its `step` takes `&mut self`).
+    Together {
+        steps: Vec<Step>,
+    },
     /// An op the contract does not name (answered `unsupported_op`).
     Other {
         op: String,
@@ -152,6 +158,7 @@ impl Step {
             Step::CancelTask { .. } => "cancel_task",
             Step::TaskResult { .. } => "task_result",
             Step::ListTasks => "list_tasks",
+            Step::Together { .. } => "together",
             Step::Other { op } => op,
         }
     }
@@ -256,6 +263,14 @@ impl Step {
                 task_id: f.string("task_id")?,
             },
             "list_tasks" => Step::ListTasks,
+            "together" => Step::Together {
+                steps: f
+                    .array("steps")?
+                    .ok_or_else(|| f.missing("steps", "an array of steps"))?
+                    .iter()
+                    .map(Step::parse)
+                    .collect::<Result<_, _>>()?,
+            },
             other => Step::Other {
                 op: other.to_owned(),
             },

@@ -228,6 +228,18 @@ fn client_credentials_are_read_redacted_and_a_machine_connect_needs_their_featur
         ["client_credentials"]
     );
     assert!(undeclared(&connect, &env, &["client_credentials"]).is_empty());
+    // Credentials saying "dpop": true make the connect need the dpop feature too.
+    let mut dpop = env.clone();
+    dpop.client_credentials = Some(json!({"client_id": "m2m", "dpop": true}));
+    assert_eq!(
+        undeclared(&connect, &dpop, &["client_credentials"]),
+        ["dpop"]
+    );
+    assert!(undeclared(&connect, &dpop, &["client_credentials", "dpop"]).is_empty());
+    let dpop_bad = json!({"client_id": "m", "method": "client_secret_post",
+        "client_secret": "m2m-s3cret", "dpop": "yes"});
+    let e = with(dpop_bad.to_string()).unwrap_err();
+    assert!(e.problem.contains("dpop") && !e.problem.contains("m2m-s3cret"));
     for bad in [
         "nope",
         r#"{"method":"private_key_jwt"}"#,

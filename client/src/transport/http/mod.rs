@@ -243,10 +243,17 @@ impl Shared {
                     None => (None, None),
                 },
             };
+            // A DPoP-bound token goes with a fresh proof for this very request (RFC 9449 §7).
+            let proved = match (&self.auth, &sent, &token) {
+                (Authorization::OAuth(oauth), Some(header), Some(token)) => {
+                    Some((&**oauth, header.clone(), token.clone()))
+                }
+                _ => None,
+            };
             if let Some(value) = &sent {
                 request = request.header(header::AUTHORIZATION, value.clone());
             }
-            let (reply, session) = self.send(request, token.as_ref());
+            let (reply, session) = self.send(request, token.as_ref(), proved);
             let mut reply = reply.await.map_err(|e| security::send_error(&e, what))?;
             let location = reply.headers().get(header::LOCATION);
             let location = location.and_then(|l| l.to_str().ok());
@@ -289,6 +296,7 @@ impl Shared {
         &self,
         request: RequestBuilder,
         token: Option<&Secret>,
+        proved: Option<(&OAuth, HeaderValue, Secret)>,
     ) -> (
         impl Future<Output = reqwest::Result<Response>> + use<>,
         Option<HeaderValue>,
@@ -296,6 +304,14 @@ impl Shared {
         // Executed by the client that made the builder (POST pool or stream pool).
         let (http, built) = request.build_split();
         let built = built.map(|mut request| {
+            if let Some((oauth, header, token)) = &proved
+                && let Some(proof) =
+                    oauth.dpop_proof(request.method().as_str(), request.url(), header, token)
+            {
+                request
+                    .headers_mut()
+                    .insert(crate::auth::dpop::HEADER, proof);
+            }
             self.seams.http_request(&mut request);
             if let Some(token) = token {
                 self.seams
@@ -493,6 +509,14 @@ impl HttpTransport {
 
     pub(crate) fn is_modern(&self) -> bool {
         self.shared.modern.load(Ordering::Relaxed)
+    }
+
+    /// See [`Transport::auth_context`](super::Transport::auth_context).
+    pub(crate) fn auth_context(&self) -> Option<u64> {
+        match &self.shared.auth {
+            Authorization::OAuth(oauth) => oauth.generation(),
+            Authorization::None | Authorization::Static(_) => None,
+        }
     }
 
     /// See [`Transport::param_headers`](super::Transport::param_headers).

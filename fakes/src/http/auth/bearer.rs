@@ -31,12 +31,21 @@ enum Presented {
     Valid(usize),
 }
 
+/// The token of `Authorization: Bearer <token>` or `Authorization: DPoP <token>`.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
+    (scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop"))
         .then_some(token.trim())
+}
+
+/// Whether the `Authorization` scheme is `DPoP` (RFC 9449 §7.1).
+fn dpop_scheme(headers: &HeaderMap) -> bool {
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("dpop"))
 }
 
 impl Auth {
@@ -82,17 +91,65 @@ impl Auth {
     pub fn authorization_label(&self, headers: &HeaderMap) -> Option<String> {
         headers.get(AUTHORIZATION)?;
         let state = self.state();
-        Some(
-            match self.presented(&state, headers) {
-                Presented::Valid(_) => "Bearer [valid]",
-                Presented::Expired => "Bearer [expired]",
-                Presented::Revoked => "Bearer [revoked]",
-                Presented::OtherAudience => "Bearer [other audience]",
-                Presented::OtherIssuer => "Bearer [other issuer]",
-                Presented::None | Presented::Unknown => "[invalid]",
-            }
-            .to_owned(),
-        )
+        let label = match self.presented(&state, headers) {
+            Presented::Valid(_) => "Bearer [valid]",
+            Presented::Expired => "Bearer [expired]",
+            Presented::Revoked => "Bearer [revoked]",
+            Presented::OtherAudience => "Bearer [other audience]",
+            Presented::OtherIssuer => "Bearer [other issuer]",
+            Presented::None | Presented::Unknown => "[invalid]",
+        };
+        // A token under the DPoP scheme is shown as such: `DPoP [valid]`.
+        Some(match dpop_scheme(headers) {
+            true => label.replacen("Bearer", "DPoP", 1),
+            false => label.to_owned(),
+        })
+    }
+
+    /// The transcript's label of an MCP endpoint request's `DPoP` header, if it has one and
+    /// the case plays DPoP: the proof's verdict against the token the request presents.
+    /// A token under the DPoP scheme without a proof is labelled too (`refused: none`).
+    pub fn proof_label(&self, headers: &HeaderMap, method: &str) -> Option<String> {
+        if !self.dpop() {
+            return None;
+        }
+        if headers.get(super::dpop::HEADER).is_none() {
+            return dpop_scheme(headers).then(|| "[dpop proof: refused: none]".to_owned());
+        }
+        let mut state = self.state();
+        let Presented::Valid(index) = self.presented(&state, headers) else {
+            return Some("[dpop proof: no valid token]".to_owned());
+        };
+        let token = state.tokens[index].value.clone();
+        let Some(jkt) = state.tokens[index].jkt.clone() else {
+            return Some("[dpop proof: token not bound]".to_owned());
+        };
+        let verdict = self.resource_proof(&mut state, headers, method, &token, &jkt, false);
+        Some(super::dpop::label(&verdict))
+    }
+
+    /// A DPoP-bound token's admission (RFC 9449 §7): the `DPoP` scheme, then a proof by its
+    /// key for this request and token. `Some` challenges the request.
+    fn admit_bound(
+        &self,
+        state: &mut State,
+        headers: &HeaderMap,
+        method: &str,
+        index: usize,
+    ) -> Option<(u16, String)> {
+        let challenge = |error: &str| format!("DPoP error=\"{error}\", algs=\"ES256\"");
+        let Some(jkt) = state.tokens[index].jkt.clone() else {
+            // A token issued without a proof, in a DPoP case: not usable as DPoP.
+            return dpop_scheme(headers).then(|| (401, challenge("invalid_token")));
+        };
+        if !dpop_scheme(headers) {
+            return Some((401, challenge("invalid_token")));
+        }
+        let token = state.tokens[index].value.clone();
+        match self.resource_proof(state, headers, method, &token, &jkt, true) {
+            Ok(_) => None,
+            Err(refusal) => Some((401, challenge(refusal.error))),
+        }
     }
 
     /// Judges an MCP endpoint request: `None` admits it (counting the token's use),
@@ -103,9 +160,10 @@ impl Auth {
     pub fn admit(
         &self,
         headers: &HeaderMap,
-        post: bool,
+        method: &str,
         message: Option<&Value>,
     ) -> Option<(u16, String)> {
+        let post = method == "POST";
         let mut state = self.state();
         if let Some(token) = bearer(headers) {
             state.received(token);
@@ -118,6 +176,11 @@ impl Auth {
             Presented::None => return Some((401, self.challenge(None))),
             _ => return Some((401, self.challenge(Some("invalid_token")))),
         };
+        if self.dpop()
+            && let Some(challenge) = self.admit_bound(&mut state, headers, method, index)
+        {
+            return Some(challenge);
+        }
         if let Some(step_up) = &self.script.step_up {
             let calls_it = message.is_some_and(|m| {
                 m.get("method").and_then(Value::as_str) == Some("tools/call")

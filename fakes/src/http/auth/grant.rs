@@ -33,7 +33,7 @@ impl Answer {
         }
     }
 
-    fn oauth_error(status: u16, error: &str, description: &str) -> Answer {
+    pub(super) fn oauth_error(status: u16, error: &str, description: &str) -> Answer {
         Answer::json(
             status,
             json!({"error": error, "error_description": description}),
@@ -482,6 +482,7 @@ impl Auth {
             uses: 0,
             client_id: client_id.to_owned(),
             revoked: false,
+            jkt: None,
         });
         Answer::json(200, body)
     }

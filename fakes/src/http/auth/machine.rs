@@ -72,9 +72,13 @@ impl Machine {
         machine
     }
 
-    /// `MCP_HARNESS_CLIENT_CREDENTIALS`: what the client is handed, as JSON.
-    pub fn handed(&self) -> String {
+    /// `MCP_HARNESS_CLIENT_CREDENTIALS`: what the client is handed, as JSON; `dpop: true`
+    /// when the trial wants DPoP-bound tokens.
+    pub fn handed(&self, dpop: bool) -> String {
         let mut out = json!({"client_id": MACHINE_ID, "method": self.method.as_str()});
+        if dpop {
+            out["dpop"] = json!(true);
+        }
         if let Some(secret) = &self.secret {
             out["client_secret"] = json!(secret);
         }
@@ -239,11 +243,13 @@ mod tests {
     #[test]
     fn what_the_client_is_handed_names_its_method() {
         let basic: Value =
-            serde_json::from_str(&Machine::new(MachineAuth::ClientSecretBasic).handed()).unwrap();
+            serde_json::from_str(&Machine::new(MachineAuth::ClientSecretBasic).handed(true))
+                .unwrap();
         assert_eq!(basic["method"], "client_secret_basic");
         assert!(basic["client_secret"].as_str().unwrap().starts_with("cs-"));
+        assert_eq!(basic["dpop"], true);
         let jwt: Value =
-            serde_json::from_str(&Machine::new(MachineAuth::PrivateKeyJwt).handed()).unwrap();
+            serde_json::from_str(&Machine::new(MachineAuth::PrivateKeyJwt).handed(false)).unwrap();
         assert_eq!(jwt["alg"], "ES256");
         assert!(
             jwt["private_key_pem"]
@@ -252,5 +258,6 @@ mod tests {
                 .starts_with("-----BEGIN PRIVATE KEY-----\n")
         );
         assert!(jwt.get("client_secret").is_none());
+        assert!(jwt.get("dpop").is_none());
     }
 }

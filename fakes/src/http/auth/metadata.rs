@@ -172,6 +172,9 @@ impl Auth {
             }
         }
         doc.insert("grant_types_supported".into(), json!(grants));
+        if self.script.dpop.is_some() {
+            doc.insert("dpop_signing_alg_values_supported".into(), json!(["ES256"]));
+        }
         if let Some(methods) = &m.code_challenge_methods_supported {
             doc.insert("code_challenge_methods_supported".into(), json!(methods));
         }

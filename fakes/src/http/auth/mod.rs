@@ -20,8 +20,10 @@
 //! | `routes` | requests to auth paths: dispatch, recording |
 //! | `secret` | random values, PKCE, Basic credentials |
 //! | `machine` | the machine-to-machine client: its secret or key, JWT assertions |
+//! | `dpop` | DPoP proofs at the token and MCP endpoints, key-bound tokens, nonces |
 
 mod bearer;
+mod dpop;
 mod grant;
 mod machine;
 mod metadata;
@@ -92,6 +94,8 @@ pub struct Auth {
     state: Mutex<State>,
     /// The machine-to-machine client, when the case has one.
     machine: Option<machine::Machine>,
+    /// The DPoP nonces the token endpoint and the MCP endpoint demand (when the case says).
+    dpop_nonces: (String, String),
 }
 
 /// Written by hand: the state holds secrets.
@@ -151,6 +155,7 @@ impl Auth {
             ports,
             state: Mutex::new(state),
             machine,
+            dpop_nonces: (secret::fresh("asn-"), secret::fresh("rsn-")),
         }
     }
 
@@ -179,7 +184,7 @@ impl Auth {
             }
         }
         if let Some(m) = &self.machine {
-            vars.push(("MCP_HARNESS_CLIENT_CREDENTIALS", m.handed()));
+            vars.push(("MCP_HARNESS_CLIENT_CREDENTIALS", m.handed(self.dpop())));
         }
         if self.script.client.metadata_document {
             vars.push((

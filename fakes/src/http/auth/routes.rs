@@ -87,6 +87,36 @@ async fn handle(fake: &Fake, role: Role, request: Request) -> Result<Response, R
     let post = parts.method == Method::POST;
     let mut auth_label = auth.authorization_label(&parts.headers);
     let missing = auth.script.missing_status.unwrap_or(404);
+    // DPoP at the token endpoint: the proof is judged first; a refused one is answered
+    // without a grant, with the nonce when that is what it lacks.
+    let mut proof_label = None;
+    let mut nonce = None;
+    let mut bound_to = None;
+    if endpoint == "token" && post && server.is_some() && auth.dpop() {
+        let (verdict, label) = auth.token_proof(&parts.headers, role, &path);
+        proof_label = Some(label);
+        match verdict {
+            Ok(jkt) => bound_to = Some(jkt),
+            Err((answer, with_nonce)) => {
+                nonce = with_nonce;
+                let form: Params = form_urlencoded::parse(&body).into_owned().collect();
+                let mut shown = Map::new();
+                if let Some(grant) = form.iter().find(|(k, _)| k == "grant_type") {
+                    shown.insert("grant_type".into(), Value::String(grant.1.clone()));
+                }
+                return Ok(finish(
+                    fake,
+                    role,
+                    &parts,
+                    path,
+                    endpoint,
+                    (answer, Some(shown)),
+                    (auth_label, proof_label),
+                    nonce,
+                ));
+            }
+        }
+    }
     let (answer, shown) = match (endpoint, server) {
         ("prm", _) if get => (document(auth.prm_document(&path), missing), None),
         ("client_metadata", _) if get && auth.script.client.metadata_document => {
@@ -107,7 +137,10 @@ async fn handle(fake: &Fake, role: Role, request: Request) -> Result<Response, R
                 .get(AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .filter(|v| v.len() > 6 && v[..6].eq_ignore_ascii_case("basic "));
-            let (answer, mut shown, label) = auth.token(server, &form, basic);
+            let (mut answer, mut shown, label) = auth.token(server, &form, basic);
+            if let Some(jkt) = &bound_to {
+                auth.bind(&mut answer, jkt);
+            }
             if label.is_some() {
                 auth_label = label;
             }
@@ -137,9 +170,37 @@ async fn handle(fake: &Fake, role: Role, request: Request) -> Result<Response, R
         Some(shown) => Some(shown),
         None => auth.labelled_query_params(&query),
     };
+    Ok(finish(
+        fake,
+        role,
+        &parts,
+        path,
+        endpoint,
+        (answer, shown),
+        (auth_label, proof_label),
+        nonce,
+    ))
+}
+
+/// Records a request (its `Authorization` and `DPoP` headers as labels) and makes its
+/// response, with a `DPoP-Nonce` header when `nonce` is given.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    fake: &Fake,
+    role: Role,
+    parts: &axum::http::request::Parts,
+    path: String,
+    endpoint: &str,
+    (answer, shown): (Answer, Option<Map<String, Value>>),
+    (auth_label, proof_label): (Option<String>, Option<String>),
+    nonce: Option<String>,
+) -> Response {
     let mut recorded = headers::recorded(&parts.headers, None);
     if let Some(label) = auth_label {
         recorded.insert("authorization".into(), label);
+    }
+    if let Some(label) = proof_label {
+        recorded.insert("dpop".into(), label);
     }
     fake.recorder.record(Event::HttpRequest {
         method: parts.method.as_str().to_owned(),
@@ -150,7 +211,11 @@ async fn handle(fake: &Fake, role: Role, request: Request) -> Result<Response, R
         endpoint: Some(endpoint.to_owned()),
         params: shown,
     });
-    Ok(respond(answer))
+    let mut response = respond(answer);
+    if let Some(value) = nonce.and_then(|n| HeaderValue::from_str(&n).ok()) {
+        response.headers_mut().insert("dpop-nonce", value);
+    }
+    response
 }
 
 fn extend(into: &mut Map<String, Value>, more: Option<Map<String, Value>>) {

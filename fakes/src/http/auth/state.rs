@@ -57,6 +57,8 @@ pub struct Access {
     pub client_id: String,
     /// Revoked with its grant (a rotated refresh token was used again).
     pub revoked: bool,
+    /// The thumbprint of the key a DPoP-bound token is bound to (`cnf.jkt`).
+    pub jkt: Option<String>,
 }
 
 /// A refresh token.
@@ -96,6 +98,8 @@ pub struct State {
     pub migrated: bool,
     /// Every secret made or received, for the runner.
     pub secrets: Vec<String>,
+    /// The `jti` of every DPoP proof accepted (each is good once).
+    pub dpop_jtis: Vec<String>,
 }
 
 impl State {

@@ -11,7 +11,8 @@
 //!   result against the result definition of the request it answers (found by id among the
 //!   requests the server sent that process), an error against the JSON-RPC error definition.
 //!   `_meta` is judged wherever the schema defines it.
-//! - **What is not.** A method the revision's schema does not define (a method of another
+//! - **What is not.** A response at 2026-07-28, where a client answers no server request
+//!   (JSON-14 judges one that does). A method the revision's schema does not define (a method of another
 //!   revision, a made-up one): other checks judge whether it may be sent at all. Lines that
 //!   are not JSON-RPC messages: the base rules judge those. Messages past a trial's first
 //!   [`MESSAGES_JUDGED`] (a flood is the hostile cases' business).
@@ -20,6 +21,7 @@
 
 use serde_json::Value;
 
+use mcp_harness_scenarios::model::era;
 use mcp_harness_scenarios::transcript::{Event, Record};
 
 use super::Checker;
@@ -243,6 +245,11 @@ pub(super) fn schema_rules(c: &mut Checker<'_>, run: &TrialRun) {
             break;
         }
         let version = versions.at(r.pid, Some(message));
+        if era::is_modern(&version) && message.get("method").is_none() {
+            // At 2026-07-28 a client answers no server request (its answers travel in the
+            // retried request's `inputResponses`): a response is JSON-14's business alone.
+            continue;
+        }
         let Some(Ok(revision)) = spec_schema::revision(&version) else {
             continue;
         };
