@@ -508,17 +508,13 @@ impl OAuth {
                 "the token answer has no refresh_token (a defect that counts on one)",
             ));
         }
-        let tokens = Tokens {
-            access: answer.access,
-            header: answer.header,
-            refresh: answer.refresh,
-            expires_at: answer.expires_in.map(|d| Instant::now() + d),
+        let tokens = Tokens::from_answer(
+            answer,
             scopes,
-            token_endpoint: meta.token_endpoint.clone(),
+            meta.token_endpoint.clone(),
             credentials,
-            resource: identifier.to_owned(),
-            generation: 0,
-        };
+            identifier.to_owned(),
+        );
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())
     }
@@ -558,17 +554,13 @@ impl OAuth {
             self.dpop.as_ref(),
         )
         .await?;
-        let tokens = Tokens {
-            access: answer.access,
-            header: answer.header,
-            refresh: answer.refresh,
-            expires_at: answer.expires_in.map(|d| Instant::now() + d),
+        let tokens = Tokens::from_answer(
+            answer,
             scopes,
-            token_endpoint: meta.token_endpoint.clone(),
-            credentials: super::machine::credentials(creds),
-            resource: identifier.to_owned(),
-            generation: 0,
-        };
+            meta.token_endpoint.clone(),
+            super::machine::credentials(creds),
+            identifier.to_owned(),
+        );
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())
     }

@@ -37,6 +37,28 @@ pub(crate) struct Tokens {
 }
 
 impl Tokens {
+    /// The tokens of a token endpoint's answer, obtained just now for `scopes` and the
+    /// RFC 8707 `resource`; the store gives them their generation when it keeps them.
+    pub(crate) fn from_answer(
+        answer: super::flow::TokenAnswer,
+        scopes: Vec<String>,
+        token_endpoint: Url,
+        credentials: Credentials,
+        resource: String,
+    ) -> Tokens {
+        Tokens {
+            access: answer.access,
+            header: answer.header,
+            refresh: answer.refresh,
+            expires_at: answer.expires_in.map(|d| Instant::now() + d),
+            scopes,
+            token_endpoint,
+            credentials,
+            resource,
+            generation: 0,
+        }
+    }
+
     /// Whether the server said the access token has expired by now.
     pub(crate) fn expired(&self) -> bool {
         self.expires_at.is_some_and(|at| Instant::now() >= at)

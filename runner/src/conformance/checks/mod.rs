@@ -226,13 +226,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
     let seed = expect::seed(case);
     let received = run.received();
     // When each received message arrived, by the fake's clock (the `spaced` rule).
-    let arrived: Vec<Option<u64>> = run
-        .records
-        .iter()
-        .flatten()
-        .filter(|r| matches!(r.event, Event::Received { .. }))
-        .map(|r| r.at_ms)
-        .collect();
+    let arrived = arrivals(run);
     let http_requests = rules::http_requests(run);
     let printed = client_output(run);
     let negotiated = run
@@ -485,6 +479,16 @@ fn run_plan_connects(case: &Case) -> bool {
         .plan
         .iter()
         .any(|step| matches!(step, mcp_harness_scenarios::model::Step::Connect { .. }))
+}
+
+/// When each message the fake received arrived, by its clock (`at_ms`), in order.
+fn arrivals(run: &TrialRun) -> Vec<Option<u64>> {
+    run.records
+        .iter()
+        .flatten()
+        .filter(|r| matches!(r.event, Event::Received { .. }))
+        .map(|r| r.at_ms)
+        .collect()
 }
 
 #[cfg(test)]

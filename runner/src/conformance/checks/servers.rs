@@ -6,7 +6,6 @@ use serde_json::Value;
 
 use mcp_harness_scenarios::matcher::Captures;
 use mcp_harness_scenarios::model::{TimeScale, WireExpectation, WireStream};
-use mcp_harness_scenarios::transcript::Event;
 
 use super::super::trial::TrialRun;
 use super::{expect, rules};
@@ -28,13 +27,7 @@ pub(super) fn wire_check(
         others: Default::default(),
         ..run.clone()
     };
-    let arrived: Vec<Option<u64>> = view
-        .records
-        .iter()
-        .flatten()
-        .filter(|r| matches!(r.event, Event::Received { .. }))
-        .map(|r| r.at_ms)
-        .collect();
+    let arrived = super::arrivals(&view);
     let http_requests = rules::http_requests(&view);
     let printed = super::client_output(&view);
     let both_ways = super::transcript(&view);
