@@ -152,14 +152,20 @@ impl Task {
     }
 }
 
-/// A wall-clock time as RFC 3339 (an ISO 8601 profile), UTC, to the millisecond.
+/// A wall-clock time as RFC 3339 (an ISO 8601 profile), UTC, to the millisecond, always with
+/// three digits of it: fixed-width, so two of them compare as text in time order.
 fn iso8601(at: SystemTime) -> String {
     let at = time::OffsetDateTime::from(at);
-    let at = at
-        .replace_nanosecond(at.millisecond() as u32 * 1_000_000)
-        .unwrap_or(at);
-    at.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_owned())
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
+    )
 }
 
 /// The `related-task` `_meta` member's value for `id`.
@@ -213,6 +219,15 @@ mod tests {
         task.advance(&s, ms(10_090));
         assert_eq!(task.status(&s), TaskStatus::Completed);
         assert_eq!(task.phase_end(&s), None, "the last phase lasts for ever");
+    }
+
+    #[test]
+    fn times_have_a_fixed_width_so_they_compare_as_text() {
+        let whole = SystemTime::UNIX_EPOCH + Duration::from_secs(1);
+        assert_eq!(iso8601(whole), "1970-01-01T00:00:01.000Z");
+        let later = whole + Duration::from_millis(5);
+        assert_eq!(iso8601(later), "1970-01-01T00:00:01.005Z");
+        assert!(iso8601(later) > iso8601(whole));
     }
 
     #[test]
