@@ -9,7 +9,7 @@
 
 use std::sync::Mutex;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// A W3C trace context to propagate: `traceparent`, and optionally `tracestate` and
 /// `baggage`, each as its HTTP header value would be.
@@ -70,14 +70,7 @@ impl RequestMeta {
         if self.trace.is_none() && level.is_none() {
             return params;
         }
-        let mut params = match params {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
-            _ => Map::new(),
-        };
+        let (mut params, mut meta) = crate::era::meta::split_meta(params);
         for (key, value) in self.trace.iter().flat_map(TraceContext::members) {
             meta.entry(key)
                 .or_insert_with(|| Value::String(value.clone()));

@@ -15,14 +15,7 @@ pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `params` with the modern `_meta` fields added (kept beside any `_meta` keys already there).
 /// Non-object params are replaced by an object, since modern requests always have params.
 pub(crate) fn with_meta(params: Value, version: &str, capabilities: &Value) -> Value {
-    let mut params = match params {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    let mut meta = match params.remove("_meta") {
-        Some(Value::Object(meta)) => meta,
-        _ => Map::new(),
-    };
+    let (mut params, mut meta) = split_meta(params);
     meta.insert(PROTOCOL_VERSION.into(), json!(version));
     meta.insert(CLIENT_CAPABILITIES.into(), capabilities.clone());
     meta.insert(
@@ -31,6 +24,20 @@ pub(crate) fn with_meta(params: Value, version: &str, capabilities: &Value) -> V
     );
     params.insert("_meta".into(), Value::Object(meta));
     Value::Object(params)
+}
+
+/// `params` as an object (non-object params become an empty one) and its `_meta` taken out
+/// of it (empty when absent), for a caller that adds members and puts it back.
+pub(crate) fn split_meta(params: Value) -> (Map<String, Value>, Map<String, Value>) {
+    let mut params = match params {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let meta = match params.remove("_meta") {
+        Some(Value::Object(meta)) => meta,
+        _ => Map::new(),
+    };
+    (params, meta)
 }
 
 /// `params` without `_meta`: what identifies a request for the cache.
