@@ -5,11 +5,13 @@
 //!
 //! | module         | role                                                               |
 //! |----------------|--------------------------------------------------------------------|
+//! | `case_from`    | a recorded session turned into a case (`case-from`)                |
 //! | `cli`          | the `conformance`/`run` flags, one clap struct for both front ends |
 //! | `conformance`  | trials, checks, verdicts, snapshots, baselines; `cases` for `--cases` |
 //! | `report`       | `results.json`, `junit.xml`, `report.html`, the matrix             |
 //! | `requirements` | the catalogue and what cites each requirement                      |
 
+pub mod case_from;
 pub mod cli;
 pub mod conformance;
 pub mod report;

@@ -1,0 +1,116 @@
+//! `case-from`: a recorded session (a harness transcript, or import lines) turned into a
+//! case, so that an incident seen in production becomes a regression case in one command.
+//! The server side of the recording becomes the fake's script, the client's requests become
+//! the plan, and the checks judge that a client sends those requests and reports what the
+//! recorded answers imply. Only what the case model can replay is kept; everything else is
+//! named in the case's description, never dropped silently.
+//!
+//! The case runs on both transports: the script is the server's messages, which both fakes
+//! play alike; HTTP statuses and headers of an HTTPS recording are not replayed (named in
+//! the description when one was not a success).
+
+mod exchanges;
+mod plan;
+mod read;
+mod script;
+
+use std::path::{Path, PathBuf};
+
+use mcp_harness_scenarios::transcript::Record;
+use serde_json::{Value, json};
+
+pub use read::{parse_recording, read_recording};
+
+/// The case replaying `records` (a legacy-era session: it must open with `initialize`), as
+/// the JSON of a case file; `name` is the case's id (`area/name`), shown in its description.
+pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String> {
+    let session = exchanges::session(records);
+    let Some(first) = session.exchanges.first() else {
+        return Err("the recording holds no request from the client".into());
+    };
+    if first.method() != "initialize" {
+        return Err(format!(
+            "the recording's first request is {:?}: expected `initialize` (a session of the \
+             2026-07-28 era, which opens with server/discover, cannot be turned into a case yet)",
+            first.method()
+        ));
+    }
+    let mut plan = plan::plan(&session.exchanges);
+    let replayed: Vec<&exchanges::Exchange> = plan
+        .replayed
+        .iter()
+        .map(|&i| &session.exchanges[i])
+        .collect();
+    let handlers = script::handlers(&replayed, &mut plan.notes);
+    for message in &session.unattributed {
+        plan.notes.push(format!(
+            "the server's {} sent while no request was open",
+            message["method"].as_str().unwrap_or("message")
+        ));
+    }
+    if !session.http_errors.is_empty() {
+        plan.notes.push(format!(
+            "the HTTP statuses {:?} (the replay answers every request with success)",
+            session.http_errors
+        ));
+    }
+    let requests = plan.steps.len().saturating_sub(2);
+    let mut description = format!(
+        "{name}: replays a recorded {} session ({} steps after connect); the client must send \
+         the recorded requests and report what the recorded answers imply",
+        if session.https { "HTTPS" } else { "stdio" },
+        requests,
+    );
+    if !plan.notes.is_empty() {
+        plan.notes.dedup();
+        description.push_str(". Not replayed: ");
+        description.push_str(&plan.notes.join("; "));
+    }
+    let mut case = json!({
+        "description": description,
+        "requirement": "CONTRACT-7",
+    });
+    if let Some(version) = first.params().get("protocolVersion").and_then(Value::as_str) {
+        case["protocol_version"] = json!(version);
+    }
+    case["server"] = json!({ "handlers": handlers });
+    case["plan"] = Value::Array(plan.steps);
+    case["wire"] = Value::Array(plan.wire);
+    // The case must read back as a case file: the canonical printer parses it.
+    mcp_harness_scenarios::canonical::format_case(&case.to_string())
+        .map_err(|e| format!("the derived case does not read back as a case file: {e}"))?;
+    Ok(case)
+}
+
+/// Writes `case` canonical-formatted (what `cargo xtask fmt-cases` writes) to
+/// `dir/name.json`, creating directories; `name` is a case id (`area/name`: lower-case
+/// letters, digits, `-`, `_` and `/` between parts). Returns the path written.
+pub fn write_case(dir: &Path, name: &str, case: &Value) -> Result<PathBuf, String> {
+    check_name(name)?;
+    let text = mcp_harness_scenarios::canonical::format_case(&case.to_string())
+        .map_err(|e| format!("the case does not read back as a case file: {e}"))?;
+    let path = dir.join(format!("{name}.json"));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("{}: cannot create the directory: {e}", parent.display()))?;
+    }
+    std::fs::write(&path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// A case id: parts of lower-case letters, digits, `-` and `_`, joined by `/`.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let good = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    };
+    match name.split('/').all(good) {
+        true => Ok(()),
+        false => Err(format!(
+            "--name {name:?}: expected a case id, parts of lower-case letters, digits, `-` and \
+             `_` joined by `/` (e.g. `incidents/pages-lost`)"
+        )),
+    }
+}
