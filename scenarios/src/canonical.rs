@@ -61,7 +61,8 @@ fn drop_default_version(out: &mut Value, era: Option<ClientEra>) {
         && map.get("protocol_version").and_then(Value::as_str)
             == Some(default_protocol_version(era))
     {
-        map.remove("protocol_version");
+        // `shift_remove`: a plain `remove` swaps the last member into its place.
+        map.shift_remove("protocol_version");
     }
 }
 
@@ -164,6 +165,15 @@ fn string(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_default_version_written_out_is_dropped_in_place() {
+        let text = r#"{"description": "d", "requirement": "LIFE-01", "protocol_version": "2025-03-26", "plan": ["connect"], "wire": [{"check": "c", "sent": {"method": "initialize"}, "broken_by": []}]}"#;
+        let once = format_case(text).unwrap();
+        assert!(!once.contains("protocol_version"), "{once}");
+        assert!(once.find("\"plan\"") < once.find("\"wire\""), "{once}");
+        assert_eq!(format_case(&once).unwrap(), once);
+    }
 
     #[test]
     fn short_values_stay_on_one_line_and_long_ones_break() {

@@ -56,10 +56,10 @@ pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String
     }
     let requests = plan.steps.len().saturating_sub(2);
     let mut description = format!(
-        "{name}: replays a recorded {} session ({} steps after connect); the client must send \
-         the recorded requests and report what the recorded answers imply",
+        "{name}: replays a recorded {} session ({requests} step{} after connect); the client \
+         must send the recorded requests and report what the recorded answers imply",
         if session.https { "HTTPS" } else { "stdio" },
-        requests,
+        if requests == 1 { "" } else { "s" },
     );
     if !plan.notes.is_empty() {
         plan.notes.dedup();

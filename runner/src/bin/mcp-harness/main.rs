@@ -4,6 +4,7 @@
 //! source tree to run a client. What needs a checkout (`sdk`, `bench`, `soak`) is
 //! `cargo xtask` there, not a subcommand of this binary.
 
+mod case_from;
 mod embedded;
 mod kits;
 
@@ -72,6 +73,9 @@ enum Command {
         #[arg(long, value_name = "FILE", default_value = "matrix.html")]
         out: PathBuf,
     },
+    /// Turn a recorded session into a case file: the fake's script from the server's
+    /// answers, the plan from the client's requests, checks for what the client did.
+    CaseFrom(case_from::CaseFromArgs),
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
     /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
@@ -163,6 +167,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
+        Command::CaseFrom(args) => case_from::run(args),
         Command::Kit {
             language,
             out,
