@@ -70,7 +70,11 @@ pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String
         "description": description,
         "requirement": "CONTRACT-7",
     });
-    if let Some(version) = first.params().get("protocolVersion").and_then(Value::as_str) {
+    if let Some(version) = first
+        .params()
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+    {
         case["protocol_version"] = json!(version);
     }
     case["server"] = json!({ "handlers": handlers });

@@ -53,7 +53,8 @@ pub fn plan(exchanges: &[Exchange]) -> Plan {
                 drafts.push(Draft::Connect(exchange));
                 out.replayed.push(i);
             } else {
-                out.notes.push("a second initialize (a reconnection)".into());
+                out.notes
+                    .push("a second initialize (a reconnection)".into());
             }
             continue;
         }
@@ -177,7 +178,11 @@ fn listed(method: &str) -> (&'static str, &'static str, &'static str) {
     match method {
         "tools/list" => ("list_tools", "tools", "name"),
         "resources/list" => ("list_resources", "resources", "uri"),
-        "resources/templates/list" => ("list_resource_templates", "resourceTemplates", "uriTemplate"),
+        "resources/templates/list" => (
+            "list_resource_templates",
+            "resourceTemplates",
+            "uriTemplate",
+        ),
         _ => ("list_prompts", "prompts", "name"),
     }
 }
@@ -245,9 +250,11 @@ fn listing(pages: &[&Exchange], notes: &mut Vec<String>) -> (Value, Vec<Value>) 
         ),
         n => {
             let mut sequence = vec![first];
-            sequence.extend(pages[1..].iter().map(|p| {
-                json!({"method": method, "params": {"cursor": p.params()["cursor"]}})
-            }));
+            sequence.extend(
+                pages[1..]
+                    .iter()
+                    .map(|p| json!({"method": method, "params": {"cursor": p.params()["cursor"]}})),
+            );
             wire(
                 format!("the client asks for the {n} pages of {method}, each nextCursor in turn"),
                 "sequence",
@@ -303,8 +310,17 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
                 Ok(r) => Ok(json!({"text": texts(&r["content"])})),
                 Err(error) => Err((protocol_error(error), "PROF-RES-4")),
             };
-            let sent = json!({"name": p("name"), "arguments": arguments_matcher(params.get("arguments"))});
-            (step, outcome, Some((sent, format!("of {} with the recorded arguments", p("name")))), "CONTRACT-7")
+            let sent =
+                json!({"name": p("name"), "arguments": arguments_matcher(params.get("arguments"))});
+            (
+                step,
+                outcome,
+                Some((
+                    sent,
+                    format!("of {} with the recorded arguments", p("name")),
+                )),
+                "CONTRACT-7",
+            )
         }
         "resources/read" => {
             let outcome = match &answer {
@@ -323,7 +339,12 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
                 Err(error) => rest_error(error),
             };
             let step = json!({"op": "read_resource", "uri": p("uri")});
-            (step, outcome, Some((json!({"uri": p("uri")}), format!("of {}", p("uri")))), "CONTRACT-13")
+            (
+                step,
+                outcome,
+                Some((json!({"uri": p("uri")}), format!("of {}", p("uri")))),
+                "CONTRACT-13",
+            )
         }
         "prompts/get" => {
             let mut step = json!({"op": "get_prompt", "name": p("name")});
@@ -342,8 +363,17 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
                 }
                 Err(error) => rest_error(error),
             };
-            let sent = json!({"name": p("name"), "arguments": arguments_matcher(params.get("arguments"))});
-            (step, outcome, Some((sent, format!("of {} with the recorded arguments", p("name")))), "CONTRACT-13")
+            let sent =
+                json!({"name": p("name"), "arguments": arguments_matcher(params.get("arguments"))});
+            (
+                step,
+                outcome,
+                Some((
+                    sent,
+                    format!("of {} with the recorded arguments", p("name")),
+                )),
+                "CONTRACT-13",
+            )
         }
         "completion/complete" => {
             let mut step = json!({"op": "complete", "ref": p("ref"), "argument": p("argument")});
@@ -351,29 +381,59 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
                 step["context"] = context.clone();
             }
             let outcome = match &answer {
-                Ok(r) => Ok(json!({"values": r.pointer("/completion/values").cloned().unwrap_or(json!([]))})),
+                Ok(r) => Ok(
+                    json!({"values": r.pointer("/completion/values").cloned().unwrap_or(json!([]))}),
+                ),
                 Err(error) => rest_error(error),
             };
-            let sent = json!({"ref": {"$literal": p("ref")}, "argument": {"$literal": p("argument")}});
-            (step, outcome, Some((sent, "with the recorded ref and argument".to_owned())), "CONTRACT-13")
+            let sent =
+                json!({"ref": {"$literal": p("ref")}, "argument": {"$literal": p("argument")}});
+            (
+                step,
+                outcome,
+                Some((sent, "with the recorded ref and argument".to_owned())),
+                "CONTRACT-13",
+            )
         }
         "logging/setLevel" => {
-            let outcome = answer.as_ref().map(|_| json!({})).or_else(|e| rest_error(e));
+            let outcome = answer
+                .as_ref()
+                .map(|_| json!({}))
+                .or_else(|e| rest_error(e));
             let step = json!({"op": "set_logging_level", "level": p("level")});
-            (step, outcome, Some((json!({"level": p("level")}), format!("with level {}", p("level")))), "CONTRACT-13")
+            (
+                step,
+                outcome,
+                Some((
+                    json!({"level": p("level")}),
+                    format!("with level {}", p("level")),
+                )),
+                "CONTRACT-13",
+            )
         }
         "resources/subscribe" | "resources/unsubscribe" => {
             let op = match method {
                 "resources/subscribe" => "subscribe_resource",
                 _ => "unsubscribe_resource",
             };
-            let outcome = answer.as_ref().map(|_| json!({})).or_else(|e| rest_error(e));
+            let outcome = answer
+                .as_ref()
+                .map(|_| json!({}))
+                .or_else(|e| rest_error(e));
             let step = json!({"op": op, "uri": p("uri")});
-            (step, outcome, Some((json!({"uri": p("uri")}), format!("of {}", p("uri")))), "CONTRACT-19")
+            (
+                step,
+                outcome,
+                Some((json!({"uri": p("uri")}), format!("of {}", p("uri")))),
+                "CONTRACT-19",
+            )
         }
         // ping
         _ => {
-            let outcome = answer.as_ref().map(|_| json!({})).or_else(|e| rest_error(e));
+            let outcome = answer
+                .as_ref()
+                .map(|_| json!({}))
+                .or_else(|e| rest_error(e));
             (json!("ping"), outcome, None, "CONTRACT-13")
         }
     };
@@ -383,5 +443,8 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
         name = format!("{name} {what}");
         matcher["params"] = sent;
     }
-    (expect(step, outcome), vec![wire(name, "sent", matcher, cites)])
+    (
+        expect(step, outcome),
+        vec![wire(name, "sent", matcher, cites)],
+    )
 }

@@ -75,9 +75,10 @@ fn import_line(value: &Value) -> Result<Record, String> {
     };
     let at_ms = match value.get("at_ms") {
         None => None,
-        Some(v) => Some(v.as_u64().ok_or(
-            "field `at_ms`: expected a whole number of milliseconds",
-        )?),
+        Some(v) => Some(
+            v.as_u64()
+                .ok_or("field `at_ms`: expected a whole number of milliseconds")?,
+        ),
     };
     Ok(Record {
         pid: 0,

@@ -175,7 +175,9 @@ mod tests {
     fn the_same_request_answered_differently_plays_its_answers_in_order() {
         let call = |n: i64| Exchange {
             request: json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "t"}}),
-            answer: Some(Ok(json!({"content": [{"type": "text", "text": if n < 3 { "a" } else { "b" }}]}))),
+            answer: Some(Ok(
+                json!({"content": [{"type": "text", "text": if n < 3 { "a" } else { "b" }}]}),
+            )),
             server_messages: Vec::new(),
         };
         let calls = [call(1), call(2), call(3)];
