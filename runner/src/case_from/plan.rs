@@ -285,6 +285,14 @@ fn block(content: &Value) -> Value {
     }
 }
 
+/// `{}` for a result, the error's `protocol_error` (CONTRACT-15) for an error.
+fn empty_or_error(answer: &Result<Value, Value>) -> Result<Value, (Value, &'static str)> {
+    match answer {
+        Ok(_) => Ok(json!({})),
+        Err(error) => Err((protocol_error(error), "CONTRACT-15")),
+    }
+}
+
 fn single(e: &Exchange) -> (Value, Vec<Value>) {
     let method = e.method();
     let params = e.params();
@@ -396,10 +404,7 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
             )
         }
         "logging/setLevel" => {
-            let outcome = answer
-                .as_ref()
-                .map(|_| json!({}))
-                .or_else(|e| rest_error(e));
+            let outcome = empty_or_error(&answer);
             let step = json!({"op": "set_logging_level", "level": p("level")});
             (
                 step,
@@ -416,10 +421,7 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
                 "resources/subscribe" => "subscribe_resource",
                 _ => "unsubscribe_resource",
             };
-            let outcome = answer
-                .as_ref()
-                .map(|_| json!({}))
-                .or_else(|e| rest_error(e));
+            let outcome = empty_or_error(&answer);
             let step = json!({"op": op, "uri": p("uri")});
             (
                 step,
@@ -430,10 +432,7 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
         }
         // ping
         _ => {
-            let outcome = answer
-                .as_ref()
-                .map(|_| json!({}))
-                .or_else(|e| rest_error(e));
+            let outcome = empty_or_error(&answer);
             (json!("ping"), outcome, None, "CONTRACT-13")
         }
     };
