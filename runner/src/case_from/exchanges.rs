@@ -14,7 +14,9 @@ pub struct Exchange {
     /// none was recorded.
     pub answer: Option<Result<Value, Value>>,
     /// Messages the server sent on its own while the request was open (the last request
-    /// opened before each), in order.
+    /// opened before each), in order; those sent while no request was open (a `roots/list`
+    /// once the client is initialized, say) come first, so that the replay sends them ahead
+    /// of this answer, on both transports.
     pub server_messages: Vec<Value>,
 }
 
@@ -39,8 +41,21 @@ pub struct Session {
     pub https: bool,
     /// HTTP statuses other than success the server answered with, in order.
     pub http_errors: Vec<u16>,
-    /// Server messages that arrived while no request was open.
+    /// Server messages that arrived after the last request was answered.
     pub unattributed: Vec<Value>,
+    /// The client's answers to server requests, by the request's id (as JSON text).
+    pub client_answers: Vec<(String, Result<Value, Value>)>,
+}
+
+impl Session {
+    /// The client's answer to the server request with this `id`.
+    pub fn client_answer(&self, id: &Value) -> Option<&Result<Value, Value>> {
+        let id = id.to_string();
+        self.client_answers
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, a)| a)
+    }
 }
 
 /// Pairs the client's requests with the server's answers.
@@ -48,6 +63,8 @@ pub fn session(records: &[Record]) -> Session {
     let mut s = Session::default();
     // Indexes of exchanges still waiting for an answer, oldest first.
     let mut open: Vec<usize> = Vec::new();
+    // Server messages sent while no request was open, for the next request.
+    let mut pending: Vec<Value> = Vec::new();
     for record in records {
         match &record.event {
             Event::HttpRequest { status, .. } => {
@@ -58,12 +75,20 @@ pub fn session(records: &[Record]) -> Session {
             }
             Event::Received { message } => {
                 for m in messages(message) {
-                    if m.get("method").is_some() && m.get("id").is_some() {
+                    if m.get("method").is_none() {
+                        if let Some(id) = m.get("id") {
+                            let answer = match (m.get("result"), m.get("error")) {
+                                (Some(result), _) => Ok(result.clone()),
+                                (None, error) => Err(error.cloned().unwrap_or(Value::Null)),
+                            };
+                            s.client_answers.push((id.to_string(), answer));
+                        }
+                    } else if m.get("id").is_some() {
                         open.push(s.exchanges.len());
                         s.exchanges.push(Exchange {
                             request: m.clone(),
                             answer: None,
-                            server_messages: Vec::new(),
+                            server_messages: std::mem::take(&mut pending),
                         });
                     }
                 }
@@ -87,13 +112,14 @@ pub fn session(records: &[Record]) -> Session {
                     } else if let Some(&i) = open.last() {
                         s.exchanges[i].server_messages.push(m.clone());
                     } else {
-                        s.unattributed.push(m.clone());
+                        pending.push(m.clone());
                     }
                 }
             }
             _ => {}
         }
     }
+    s.unattributed = pending;
     s
 }
 
@@ -142,7 +168,9 @@ mod tests {
         assert_eq!(s.exchanges[0].server_messages.len(), 1);
         assert!(matches!(&s.exchanges[0].answer, Some(Err(e)) if e["code"] == -32602));
         assert!(s.exchanges[1].answer.is_none());
-        assert_eq!(s.unattributed.len(), 1);
+        // The log message between the two goes out ahead of the next answer.
+        assert_eq!(s.exchanges[1].server_messages.len(), 1);
+        assert!(s.unattributed.is_empty());
         assert!(!s.https);
     }
 }

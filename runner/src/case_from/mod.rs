@@ -35,16 +35,33 @@ pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String
             first.method()
         ));
     }
+    if first.answer.is_none() {
+        return Err("the recording's initialize request got no answer: nothing to replay".into());
+    }
     let mut plan = plan::plan(&session.exchanges);
     let replayed: Vec<&exchanges::Exchange> = plan
         .replayed
         .iter()
         .map(|&i| &session.exchanges[i])
         .collect();
-    let handlers = script::handlers(&replayed, &mut plan.notes);
+    let script = script::script(&session, &replayed, &mut plan.notes);
+    if !script.connect_handlers.is_empty()
+        && let Some(connect) = plan.steps.first_mut()
+    {
+        connect["handlers"] = Value::Object(script.connect_handlers.clone());
+    }
+    plan.wire.extend(script.checks.iter().cloned());
+    for (i, exchange) in session.exchanges.iter().enumerate() {
+        if !plan.replayed.contains(&i) && !exchange.server_messages.is_empty() {
+            plan.notes.push(format!(
+                "the server's messages before the answer to {}",
+                exchange.method()
+            ));
+        }
+    }
     for message in &session.unattributed {
         plan.notes.push(format!(
-            "the server's {} sent while no request was open",
+            "the server's {} sent after the last answer",
             message["method"].as_str().unwrap_or("message")
         ));
     }
@@ -77,7 +94,7 @@ pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String
     {
         case["protocol_version"] = json!(version);
     }
-    case["server"] = json!({ "handlers": handlers });
+    case["server"] = json!({ "handlers": script.handlers });
     case["plan"] = Value::Array(plan.steps);
     case["wire"] = Value::Array(plan.wire);
     // The case must read back as a case file: the canonical printer parses it.

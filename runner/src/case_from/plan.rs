@@ -91,12 +91,29 @@ pub fn plan(exchanges: &[Exchange]) -> Plan {
             out.notes.push(format!("{method} (no plan step sends it)"));
         }
     }
+    let declared = exchanges.first().and_then(|e| match &e.answer {
+        Some(Ok(result)) => Some(result.clone()),
+        _ => None,
+    });
     for draft in drafts {
-        let (step, checks) = match draft {
+        let (mut step, mut checks) = match &draft {
             Draft::Connect(e) => connect(e),
-            Draft::Listing(pages) => listing(&pages, &mut out.notes),
+            Draft::Listing(pages) => listing(pages, &mut out.notes),
             Draft::Single(e) => single(e),
         };
+        let method = match &draft {
+            Draft::Connect(e) | Draft::Single(e) => e.method(),
+            Draft::Listing(pages) => pages[0].method(),
+        };
+        if let Some(capability) = declared.as_ref().and_then(|d| undeclared(method, d)) {
+            // A client may refuse the step itself, sending nothing (CLIENTS.md, Plan steps).
+            out.notes.push(format!(
+                "that the client sends {method}: the server had not declared `{capability}`, \
+                 so a client may refuse the step (capability_missing)"
+            ));
+            refusable(&mut step);
+            checks.clear();
+        }
         out.steps.push(step);
         for check in checks {
             if !out.wire.iter().any(|w| same_rule(w, &check)) {
@@ -106,6 +123,53 @@ pub fn plan(exchanges: &[Exchange]) -> Plan {
     }
     out.steps.push(json!("close"));
     out
+}
+
+/// The server capability `method` needs, when the recorded `initialize` result did not
+/// declare it.
+fn undeclared(method: &str, initialized: &Value) -> Option<&'static str> {
+    let capability = match method.split('/').next() {
+        Some("tools") => "tools",
+        Some("resources") => "resources",
+        Some("prompts") => "prompts",
+        Some("logging") => "logging",
+        // 2024-11-05 had no `completions` capability.
+        Some("completion") if initialized["protocolVersion"] != "2024-11-05" => "completions",
+        _ => return None,
+    };
+    initialized
+        .pointer(&format!("/capabilities/{capability}"))
+        .is_none()
+        .then_some(capability)
+}
+
+/// A checked step that may also be refused as `capability_missing`, citing what the step
+/// reports (the contract's default for its op).
+fn refusable(step: &mut Value) {
+    let Some(map) = step.as_object_mut() else {
+        return;
+    };
+    let op = map.get("op").and_then(Value::as_str).unwrap_or_default();
+    let reports = match op {
+        "list_tools" | "call_tool" => "CONTRACT-8",
+        _ => "CONTRACT-14",
+    };
+    match map.get("error").cloned() {
+        Some(Value::Object(mut error)) => {
+            let kind = error.get("kind").cloned().unwrap_or(Value::Null);
+            error.insert("kind".into(), json!([kind, "capability_missing"]));
+            map.insert("error".into(), Value::Object(error));
+        }
+        Some(kind @ Value::String(_)) => {
+            map.insert("error".into(), json!([kind, "capability_missing"]));
+        }
+        Some(_) => {}
+        None if map.contains_key("ok") => {
+            map.insert("error".into(), json!("capability_missing"));
+            map.insert("requirement".into(), json!(reports));
+        }
+        None => {}
+    }
 }
 
 fn next_cursor(page: &Exchange) -> Option<&Value> {

@@ -1,11 +1,11 @@
 //! The fake's script of a recorded session: one handler per distinct request (its method
 //! and the params that tell answers apart), answering with what the server answered, in
 //! order (`times`) where the same request got different answers; the server's own messages
-//! sent while a request was open go out again before its answer (`sends`).
+//! go out again before the answer they preceded (`sends`).
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::exchanges::Exchange;
+use super::exchanges::{Exchange, Session};
 
 /// The list methods, whose pages a cursor tells apart.
 pub const LISTINGS: [&str; 4] = [
@@ -64,12 +64,23 @@ pub fn distinguishing(method: &str, params: &Value) -> Option<Value> {
     }
 }
 
-/// The handlers answering `exchanges` (those with an answer, of `initialize` or a replayed
-/// method), and notes on the server messages left out.
-pub fn handlers(exchanges: &[&Exchange], notes: &mut Vec<String>) -> Vec<Value> {
+/// The fake's script, and what the client must do for the server's own requests.
+#[derive(Debug, Default)]
+pub struct Script {
+    /// The handlers, in order.
+    pub handlers: Vec<Value>,
+    /// The client's recorded answers to server requests, by method: `connect`'s `handlers`.
+    pub connect_handlers: Map<String, Value>,
+    /// Wire checks that the client answered each server request as recorded.
+    pub checks: Vec<Value>,
+}
+
+/// The script answering `replayed` (those with an answer); notes name what is left out.
+pub fn script(session: &Session, replayed: &[&Exchange], notes: &mut Vec<String>) -> Script {
+    let mut out = Script::default();
     // (method, params matcher) in order of first appearance, each with its answers in order.
     let mut keys: Vec<(String, Option<Value>, Vec<Value>)> = Vec::new();
-    for exchange in exchanges {
+    for exchange in replayed {
         let Some(answer) = &exchange.answer else {
             continue;
         };
@@ -83,7 +94,15 @@ pub fn handlers(exchanges: &[&Exchange], notes: &mut Vec<String>) -> Vec<Value> 
             Ok(result) => json!({"result": result}),
             Err(error) => json!({"error": rpc_error(error)}),
         };
-        let sends = sends(exchange, notes);
+        let context = format!("before the answer to {method}");
+        let sends = sends(
+            session,
+            &exchange.server_messages,
+            Some(&exchange.request),
+            &context,
+            &mut out,
+            notes,
+        );
         if !sends.is_empty() {
             handler["sends"] = Value::Array(sends);
         }
@@ -95,7 +114,6 @@ pub fn handlers(exchanges: &[&Exchange], notes: &mut Vec<String>) -> Vec<Value> 
             None => keys.push((method.to_owned(), params, vec![handler])),
         }
     }
-    let mut out = Vec::new();
     for (_, _, answers) in keys {
         // Runs of the same answer become one handler; all but the last run answer `times`.
         let mut runs: Vec<(Value, u32)> = Vec::new();
@@ -110,7 +128,7 @@ pub fn handlers(exchanges: &[&Exchange], notes: &mut Vec<String>) -> Vec<Value> 
             if i + 1 < count {
                 handler["times"] = json!(n);
             }
-            out.push(handler);
+            out.handlers.push(handler);
         }
     }
     out
@@ -128,29 +146,89 @@ fn rpc_error(error: &Value) -> Value {
     out
 }
 
-/// The server's messages while `exchange` was open, as `sends` before its answer: every
-/// notification and `ping` (a progress token equal to the request's becomes a pointer to
-/// it, so the replay names the token the client under test chose). Other server requests
-/// need the client's answers, which a case's `connect` handlers give: left out, noted.
-fn sends(exchange: &Exchange, notes: &mut Vec<String>) -> Vec<Value> {
-    let token = exchange.request.pointer("/params/_meta/progressToken");
-    let mut out = Vec::new();
-    for message in &exchange.server_messages {
+/// The server requests a client answers from `connect`'s handlers.
+const ANSWERED: [&str; 3] = ["roots/list", "sampling/createMessage", "elicitation/create"];
+
+/// `messages` (the server's, while `request` was open or after a notification) as `sends`:
+/// notifications and `ping` as they were (a progress token equal to the request's becomes a
+/// pointer to it, so the replay names the token the client under test chose); a roots,
+/// sampling or elicitation request the client answered waits for the answer, which becomes
+/// the client's handler for it and a wire check. Other server requests are noted.
+fn sends(
+    session: &Session,
+    messages: &[Value],
+    request: Option<&Value>,
+    context: &str,
+    out: &mut Script,
+    notes: &mut Vec<String>,
+) -> Vec<Value> {
+    let token = request.and_then(|r| r.pointer("/params/_meta/progressToken"));
+    let mut sends = Vec::new();
+    for message in messages {
         let method = message["method"].as_str().unwrap_or_default();
-        if message.get("id").is_some() && method != "ping" {
-            notes.push(format!(
-                "the server's {method} request during {} (it needs the client's answer)",
-                exchange.method()
-            ));
-            continue;
+        let mut send = json!({"message": message});
+        if method == "ping"
+            && let Some(id) = message.get("id")
+            && let Some(Ok(_)) = session.client_answer(id)
+        {
+            out.checks.push(json!({
+                "check": format!("the client answers the server's ping (id {id}) {context}"),
+                "sent": {"id": id, "result": {}, "error": {"$absent": true}},
+                "requirement": "PING-01",
+            }));
         }
-        let mut message = message.clone();
+        if let Some(id) = message.get("id").filter(|_| method != "ping") {
+            if !ANSWERED.contains(&method) {
+                notes.push(format!("the server's {method} request {context}"));
+                continue;
+            }
+            if let Some(Ok(answer)) = session.client_answer(id) {
+                send["await_response"] = json!(true);
+                let first = out
+                    .connect_handlers
+                    .entry(method.to_owned())
+                    .or_insert_with(|| answer.clone());
+                if first != answer {
+                    notes.push(format!(
+                        "the client's other answer to {method} {context} (the case's client \
+                         answers as it first did, unchecked)"
+                    ));
+                } else {
+                    out.checks.push(json!({
+                    "check": format!("the client answers the server's {method} (id {id}) {context} as recorded"),
+                    "sent": {"id": id, "result": answer_matcher(method, answer)},
+                    "requirement": "CONTRACT-17",
+                    }));
+                }
+            }
+        }
         if token.is_some() && message.pointer("/params/progressToken") == token {
-            message["params"]["progressToken"] = json!({"$request": "/params/_meta/progressToken"});
+            send["message"]["params"]["progressToken"] =
+                json!({"$request": "/params/_meta/progressToken"});
         }
-        out.push(json!({"message": message}));
+        sends.push(send);
     }
-    out
+    sends
+}
+
+/// What the client's answer must hold: the roots in any order (no text orders them), else
+/// the answer's members (a subset match, so a library's `_meta` is allowed).
+fn answer_matcher(method: &str, answer: &Value) -> Value {
+    match (method, answer.get("roots")) {
+        ("roots/list", Some(Value::Array(roots))) => json!({"roots": {"$unordered": roots}}),
+        _ if has_dollar_member(answer) => json!({"$literal": answer}),
+        _ => answer.clone(),
+    }
+}
+
+fn has_dollar_member(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k.starts_with('$') || has_dollar_member(v)),
+        Value::Array(items) => items.iter().any(has_dollar_member),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -182,7 +260,8 @@ mod tests {
         };
         let calls = [call(1), call(2), call(3)];
         let refs: Vec<&Exchange> = calls.iter().collect();
-        let handlers = handlers(&refs, &mut Vec::new());
+        let session = Session::default();
+        let handlers = script(&session, &refs, &mut Vec::new()).handlers;
         assert_eq!(handlers.len(), 2, "{handlers:?}");
         assert_eq!(handlers[0]["times"], 2);
         assert!(handlers[1].get("times").is_none());
