@@ -96,6 +96,8 @@ fn recorded_sessions_become_cases_the_reference_passes_and_broken_clients_fail()
             "calls/is-error-result@stdio",
             "calls/structured-content@stdio",
             "prompts/get-with-arguments@stdio@2025-06-18",
+            "roots/list-answered@stdio",
+            "progress/reported-in-order@stdio",
         ],
     );
     let cases = here.join("my-cases");
@@ -104,6 +106,8 @@ fn recorded_sessions_become_cases_the_reference_passes_and_broken_clients_fail()
         ("calls_is-error-result", "replay/is-error"),
         ("calls_structured-content", "replay/structured"),
         ("prompts_get-with-arguments", "replay/prompt"),
+        ("roots_list-answered", "replay/roots"),
+        ("progress_reported-in-order", "replay/progress"),
     ] {
         let out = case_from(
             here,
@@ -128,7 +132,7 @@ fn recorded_sessions_become_cases_the_reference_passes_and_broken_clients_fail()
     let out = run_cases(here, &cases, &reference);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        text(&out).contains("8 pass, 0 non-strict, 0 unimplemented, 0 fail"),
+        text(&out).contains("12 pass, 0 non-strict, 0 unimplemented, 0 fail"),
         "{}",
         text(&out)
     );

@@ -135,3 +135,77 @@ pub fn check_name(name: &str) -> Result<(), String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An imported session: a roots request after initialization, a call refused with a
+    /// JSON-RPC error, a read the server had no capability for, a method no step sends.
+    const IMPORTED: &str = r#"{"from":"client","message":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"c","version":"1"}}}}
+{"from":"server","message":{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"real","version":"2"}}}}
+{"from":"client","message":{"jsonrpc":"2.0","method":"notifications/initialized"}}
+{"from":"server","message":{"jsonrpc":"2.0","id":"r1","method":"roots/list"}}
+{"from":"client","message":{"jsonrpc":"2.0","id":"r1","result":{"roots":[{"uri":"file:///a"}]}}}
+{"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get","arguments":{"k":"$x"}}}}
+{"from":"server","message":{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}}
+{"from":"client","message":{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///a/b"}}}
+{"from":"server","message":{"jsonrpc":"2.0","id":2,"result":{"contents":[{"uri":"file:///a/b","text":"hello"}]}}}
+{"from":"client","message":{"jsonrpc":"2.0","id":3,"method":"tasks/list"}}
+{"from":"server","message":{"jsonrpc":"2.0","id":3,"result":{"tasks":[]}}}
+"#;
+
+    #[test]
+    fn an_imported_session_becomes_a_case_naming_what_it_leaves_out() {
+        let records = parse_recording(IMPORTED).unwrap();
+        let case = case_from_records(&records, "inc/roots").unwrap();
+        let plan = case["plan"].as_array().unwrap();
+        assert_eq!(plan.len(), 4, "{case}");
+        assert_eq!(
+            plan[0]["handlers"]["roots/list"],
+            json!({"roots": [{"uri": "file:///a"}]})
+        );
+        assert_eq!(
+            plan[1]["error"],
+            json!({"kind": "protocol_error", "code": -32602})
+        );
+        assert_eq!(plan[1]["requirement"], "PROF-RES-4");
+        // The arguments hold a `$` value: matched literally.
+        assert_eq!(plan[1]["arguments"], json!({"k": "$x"}));
+        assert_eq!(plan[2]["error"], "capability_missing");
+        let handlers = case["server"]["handlers"].as_array().unwrap();
+        let call = handlers
+            .iter()
+            .find(|h| h["method"] == "tools/call")
+            .unwrap();
+        assert_eq!(call["sends"][0]["message"]["method"], "roots/list");
+        assert_eq!(call["sends"][0]["await_response"], true);
+        assert!(!handlers.iter().any(|h| h["method"] == "tasks/list"));
+        let wire = case["wire"].as_array().unwrap();
+        assert!(wire.iter().any(|w| w["requirement"] == "CONTRACT-17"));
+        assert!(!wire.iter().any(|w| w["sent"]["method"] == "resources/read"));
+        let description = case["description"].as_str().unwrap();
+        assert!(description.contains("tasks/list (no plan step sends it)"));
+        assert!(description.contains("had not declared `resources`"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_case(dir.path(), "inc/roots", &case).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            mcp_harness_scenarios::canonical::format_case(&text).unwrap(),
+            text
+        );
+        assert!(write_case(dir.path(), "Inc/../x", &case).is_err());
+    }
+
+    #[test]
+    fn a_session_not_opened_by_initialize_is_refused() {
+        let records = parse_recording(
+            "{\"from\":\"client\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}}\n",
+        )
+        .unwrap();
+        let err = case_from_records(&records, "x").unwrap_err();
+        assert!(err.contains("server/discover"), "{err}");
+        assert!(case_from_records(&[], "x").is_err());
+    }
+}
