@@ -98,6 +98,7 @@ fn recorded_sessions_become_cases_the_reference_passes_and_broken_clients_fail()
             "prompts/get-with-arguments@stdio@2025-06-18",
             "roots/list-answered@stdio",
             "progress/reported-in-order@stdio",
+            "era/modern/empty-string-cursor@stdio",
         ],
     );
     let cases = here.join("my-cases");
@@ -108,6 +109,7 @@ fn recorded_sessions_become_cases_the_reference_passes_and_broken_clients_fail()
         ("prompts_get-with-arguments", "replay/prompt"),
         ("roots_list-answered", "replay/roots"),
         ("progress_reported-in-order", "replay/progress"),
+        ("era_modern_empty-string-cursor", "replay/modern-pages"),
     ] {
         let out = case_from(
             here,
@@ -132,7 +134,7 @@ fn recorded_sessions_become_cases_the_reference_passes_and_broken_clients_fail()
     let out = run_cases(here, &cases, &reference);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        text(&out).contains("12 pass, 0 non-strict, 0 unimplemented, 0 fail"),
+        text(&out).contains("14 pass, 0 non-strict, 0 unimplemented, 0 fail"),
         "{}",
         text(&out)
     );
@@ -216,7 +218,7 @@ fn bad_input_is_named_by_file_line_and_field() {
     let out = case_from(here, &no_initialize, "a/b", &out_dir);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("expected `initialize`"),
+        text(&out).contains("expected the opening of a session"),
         "{}",
         text(&out)
     );

@@ -21,22 +21,28 @@ use serde_json::{Value, json};
 
 pub use read::{parse_recording, read_recording};
 
-/// The case replaying `records` (a legacy-era session: it must open with `initialize`), as
-/// the JSON of a case file; `name` is the case's id (`area/name`), shown in its description.
+/// The case replaying `records` (a session opened with `initialize`, or at 2026-07-28 with
+/// `server/discover`), as the JSON of a case file; `name` is the case's id (`area/name`), shown in its description.
 pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String> {
     let session = exchanges::session(records);
     let Some(first) = session.exchanges.first() else {
         return Err("the recording holds no request from the client".into());
     };
-    if first.method() != "initialize" {
+    let modern = match first.method() {
+        "initialize" => false,
+        "server/discover" => true,
+        other => {
+            return Err(format!(
+                "the recording's first request is {other:?}: expected the opening of a session, \
+                 `initialize` (or `server/discover` at 2026-07-28)"
+            ));
+        }
+    };
+    if first.answer.is_none() {
         return Err(format!(
-            "the recording's first request is {:?}: expected `initialize` (a session of the \
-             2026-07-28 era, which opens with server/discover, cannot be turned into a case yet)",
+            "the recording's {} request got no answer: nothing to replay",
             first.method()
         ));
-    }
-    if first.answer.is_none() {
-        return Err("the recording's initialize request got no answer: nothing to replay".into());
     }
     let mut plan = plan::plan(&session.exchanges);
     let replayed: Vec<&exchanges::Exchange> = plan
@@ -87,14 +93,22 @@ pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String
         "description": description,
         "requirement": "CONTRACT-7",
     });
-    if let Some(version) = first
-        .params()
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-    {
+    let offered = match modern {
+        true => first
+            .request
+            .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion"),
+        false => first.params().get("protocolVersion"),
+    };
+    if let Some(version) = offered.and_then(Value::as_str) {
         case["protocol_version"] = json!(version);
     }
+    if modern {
+        case["client_era"] = json!("modern");
+    }
     case["server"] = json!({ "handlers": script.handlers });
+    if modern {
+        case["server"]["era"] = json!("modern");
+    }
     case["plan"] = Value::Array(plan.steps);
     case["wire"] = Value::Array(plan.wire);
     // The case must read back as a case file: the canonical printer parses it.
@@ -199,13 +213,19 @@ mod tests {
     }
 
     #[test]
-    fn a_session_not_opened_by_initialize_is_refused() {
+    fn a_session_without_an_answered_opening_is_refused() {
         let records = parse_recording(
             "{\"from\":\"client\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}}\n",
         )
         .unwrap();
         let err = case_from_records(&records, "x").unwrap_err();
-        assert!(err.contains("server/discover"), "{err}");
+        assert!(err.contains("got no answer"), "{err}");
+        let records = parse_recording(
+            "{\"from\":\"client\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}}\n",
+        )
+        .unwrap();
+        let err = case_from_records(&records, "x").unwrap_err();
+        assert!(err.contains("expected the opening of a session"), "{err}");
         assert!(case_from_records(&[], "x").is_err());
     }
 }

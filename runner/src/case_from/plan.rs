@@ -35,7 +35,8 @@ enum Draft<'a> {
     Single(&'a Exchange),
 }
 
-/// The plan of `exchanges` (the first must be `initialize`).
+/// The plan of `exchanges` (the first must open the session: `initialize` or
+/// `server/discover`).
 pub fn plan(exchanges: &[Exchange]) -> Plan {
     let mut out = Plan::default();
     let mut drafts: Vec<Draft> = Vec::new();
@@ -48,13 +49,12 @@ pub fn plan(exchanges: &[Exchange]) -> Plan {
             ));
             continue;
         }
-        if method == "initialize" {
+        if method == "initialize" || method == "server/discover" {
             if drafts.is_empty() {
                 drafts.push(Draft::Connect(exchange));
                 out.replayed.push(i);
             } else {
-                out.notes
-                    .push("a second initialize (a reconnection)".into());
+                out.notes.push(format!("a second {method}"));
             }
             continue;
         }
@@ -213,10 +213,21 @@ fn protocol_error(error: &Value) -> Value {
 }
 
 fn connect(e: &Exchange) -> (Value, Vec<Value>) {
+    let modern = e.method() == "server/discover";
     let step = match &e.answer {
         Some(Ok(result)) => {
-            let mut ok = json!({"protocolVersion": result["protocolVersion"]});
-            if let Some(name) = result.pointer("/serverInfo/name") {
+            // At 2026-07-28 the server's name travels in the result's `_meta`.
+            let (mut ok, name) = match modern {
+                true => (
+                    json!({}),
+                    result.pointer("/_meta/io.modelcontextprotocol~1serverInfo/name"),
+                ),
+                false => (
+                    json!({"protocolVersion": result["protocolVersion"]}),
+                    result.pointer("/serverInfo/name"),
+                ),
+            };
+            if let Some(name) = name {
                 ok["serverInfo"] = json!({"name": name});
             }
             expect(json!("connect"), Ok(ok))
@@ -228,12 +239,20 @@ fn connect(e: &Exchange) -> (Value, Vec<Value>) {
         }
         None => json!("connect"),
     };
-    let check = wire(
-        "the client opens with initialize, then notifications/initialized".into(),
-        "sequence",
-        json!([{"method": "initialize"}, {"method": "notifications/initialized"}]),
-        "CONTRACT-7",
-    );
+    let check = match modern {
+        true => wire(
+            "the client opens with server/discover".into(),
+            "first",
+            json!([{"method": "server/discover"}]),
+            "CONTRACT-7",
+        ),
+        false => wire(
+            "the client opens with initialize, then notifications/initialized".into(),
+            "sequence",
+            json!([{"method": "initialize"}, {"method": "notifications/initialized"}]),
+            "CONTRACT-7",
+        ),
+    };
     (step, vec![check])
 }
 
