@@ -41,6 +41,8 @@ pub struct Session {
     pub https: bool,
     /// HTTP statuses other than success the server answered with, in order.
     pub http_errors: Vec<u16>,
+    /// Whether the client sent an `authorization` header (recorded redacted).
+    pub authorized: bool,
     /// Server messages that arrived after the last request was answered.
     pub unattributed: Vec<Value>,
     /// The client's answers to server requests, by the request's id (as JSON text).
@@ -67,8 +69,11 @@ pub fn session(records: &[Record]) -> Session {
     let mut pending: Vec<Value> = Vec::new();
     for record in records {
         match &record.event {
-            Event::HttpRequest { status, .. } => {
+            Event::HttpRequest {
+                status, headers, ..
+            } => {
                 s.https = true;
+                s.authorized |= headers.contains_key("authorization");
                 if !(200..300).contains(status) {
                     s.http_errors.push(*status);
                 }

@@ -71,6 +71,13 @@ pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String
             message["method"].as_str().unwrap_or("message")
         ));
     }
+    if session.authorized {
+        plan.notes.push(
+            "the client's authorization (the replay asks for none; the recording holds no \
+             credential to give)"
+                .into(),
+        );
+    }
     if !session.http_errors.is_empty() {
         plan.notes.push(format!(
             "the HTTP statuses {:?} (the replay answers every request with success)",
@@ -153,6 +160,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_harness_scenarios::transcript::Event;
 
     /// An imported session: a roots request after initialization, a call refused with a
     /// JSON-RPC error, a read the server had no capability for, a method no step sends.
@@ -210,6 +218,71 @@ mod tests {
             text
         );
         assert!(write_case(dir.path(), "Inc/../x", &case).is_err());
+    }
+
+    #[test]
+    fn an_https_recording_is_replayed_on_both_transports_naming_what_http_showed() {
+        let http = |status: u16, auth: bool| {
+            let mut headers = std::collections::BTreeMap::new();
+            headers.insert("content-type".to_owned(), "application/json".to_owned());
+            if auth {
+                headers.insert("authorization".to_owned(), "Bearer [redacted]".to_owned());
+            }
+            Record {
+                pid: 1,
+                at_ms: None,
+                event: Event::HttpRequest {
+                    method: "POST".into(),
+                    path: "/mcp".into(),
+                    headers,
+                    status,
+                    origin: None,
+                    endpoint: None,
+                    params: None,
+                },
+            }
+        };
+        let message = |event: Event| Record {
+            pid: 1,
+            at_ms: None,
+            event,
+        };
+        let records = vec![
+            message(Event::Connected),
+            http(401, false),
+            http(200, true),
+            message(Event::Received {
+                message: json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+            }),
+            message(Event::Sent {
+                message: json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}}),
+            }),
+            http(200, true),
+            message(Event::Received {
+                message: json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            }),
+            message(Event::Sent {
+                message: json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}}),
+            }),
+        ];
+        let case = case_from_records(&records, "inc/http").unwrap();
+        assert!(case.get("transports").is_none(), "{case}");
+        assert_eq!(case["protocol_version"], "2025-11-25");
+        let description = case["description"].as_str().unwrap();
+        assert!(
+            description.contains("recorded HTTPS session"),
+            "{description}"
+        );
+        assert!(description.contains("HTTP statuses [401]"), "{description}");
+        assert!(
+            description.contains("the client's authorization"),
+            "{description}"
+        );
+        assert!(!case.to_string().contains("Bearer"), "{case}");
+        assert_eq!(
+            case["plan"][1]["ok"],
+            json!({"tools": {"$unordered": [{"name": "a"}]}})
+        );
     }
 
     #[test]
