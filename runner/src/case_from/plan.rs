@@ -84,6 +84,13 @@ pub fn plan(exchanges: &[Exchange]) -> Plan {
             out.replayed.push(i);
             continue;
         }
+        let modern = exchanges[0].method() == "server/discover";
+        if modern && matches!(method, "ping" | "logging/setLevel") {
+            // 2026-07-28 has neither: a client may refuse, or answer itself (CONTRACT-9).
+            out.notes
+                .push(format!("{method} (the 2026-07-28 era has no such request)"));
+            continue;
+        }
         if super::script::REPLAYED.contains(&method) {
             drafts.push(Draft::Single(exchange));
             out.replayed.push(i);
