@@ -92,9 +92,8 @@ pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String
         if requests == 1 { "" } else { "s" },
     );
     if !plan.notes.is_empty() {
-        plan.notes.dedup();
         description.push_str(". Not replayed: ");
-        description.push_str(&plan.notes.join("; "));
+        description.push_str(&counted(&plan.notes).join("; "));
     }
     let mut case = json!({
         "description": description,
@@ -122,6 +121,23 @@ pub fn case_from_records(records: &[Record], name: &str) -> Result<Value, String
     mcp_harness_scenarios::canonical::format_case(&case.to_string())
         .map_err(|e| format!("the derived case does not read back as a case file: {e}"))?;
     Ok(case)
+}
+
+/// Each note once, in order of first mention, with how often it came when more than once.
+fn counted(notes: &[String]) -> Vec<String> {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for note in notes {
+        match seen.iter_mut().find(|(n, _)| *n == note) {
+            Some((_, count)) => *count += 1,
+            None => seen.push((note, 1)),
+        }
+    }
+    seen.into_iter()
+        .map(|(note, count)| match count {
+            1 => note.to_owned(),
+            n => format!("{note} ({n} times)"),
+        })
+        .collect()
 }
 
 /// Writes `case` canonical-formatted (what `cargo xtask fmt-cases` writes) to
@@ -209,6 +225,10 @@ mod tests {
         let description = case["description"].as_str().unwrap();
         assert!(description.contains("tasks/list (no plan step sends it)"));
         assert!(description.contains("had not declared `resources`"));
+        assert_eq!(
+            counted(&["a".into(), "b".into(), "a".into()]),
+            ["a (2 times)", "b"]
+        );
 
         let dir = tempfile::tempdir().unwrap();
         let path = write_case(dir.path(), "inc/roots", &case).unwrap();
