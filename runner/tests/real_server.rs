@@ -90,10 +90,15 @@ fn record_session(here: &Path, server: &Path, recording: &Path) -> Vec<Value> {
         {"op": "list_tools"},
         {"op": "call_tool", "name": "add", "arguments": {"a": 1, "b": 2}},
         {"op": "call_tool", "name": "echo", "arguments": {"message": "hi"}},
+        // Progress notifications come ahead of the answer, under the client's token.
+        {"op": "call_tool", "name": "longRunningOperation", "arguments": {"duration": 1, "steps": 2}, "progress": true},
         {"op": "list_resources"},
-        {"op": "read_resource", "uri": "test://static/resource/1"},
+        {"op": "read_resource", "uri": "test://static/resource/2"},
         {"op": "list_prompts"},
         {"op": "get_prompt", "name": "simple_prompt"},
+        {"op": "complete", "ref": {"type": "ref/prompt", "name": "complex_prompt"}, "argument": {"name": "style", "value": "c"}},
+        {"op": "set_logging_level", "level": "debug"},
+        {"op": "ping"},
         {"op": "close"}
     ]);
     let out = Command::new(BIN)
@@ -125,14 +130,14 @@ fn a_real_servers_session_is_recorded_checked_and_replayed_as_a_case() {
     let here = here.path();
     let recording = here.join("everything.jsonl");
     let lines = record_session(here, &server, &recording);
-    assert_eq!(lines.len(), 9, "{lines:?}");
+    assert_eq!(lines.len(), 13, "{lines:?}");
     for line in &lines {
         assert!(
             line.get("ok").is_some(),
             "the real server answers every step: {line}"
         );
     }
-    let resources = lines[4]["ok"]["resources"].as_array().map_or(0, Vec::len);
+    let resources = lines[5]["ok"]["resources"].as_array().map_or(0, Vec::len);
     assert!(
         resources > 10,
         "the server lists its resources over several pages: {resources}"
@@ -162,7 +167,24 @@ fn a_real_servers_session_is_recorded_checked_and_replayed_as_a_case() {
         &std::fs::read_to_string(cases.join("real/everything.json")).expect("the case"),
     )
     .expect("JSON");
-    assert_eq!(case["plan"].as_array().map(Vec::len), Some(9), "{case}");
+    assert_eq!(case["plan"].as_array().map(Vec::len), Some(13), "{case}");
+    // The long call's progress goes out again under the token the client under test sends.
+    let sends: Vec<&Value> = case["server"]["handlers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|h| h["params"]["name"] == "longRunningOperation")
+        .flat_map(|h| h["sends"].as_array().into_iter().flatten())
+        .filter(|s| s["message"]["method"] == "notifications/progress")
+        .collect();
+    assert!(!sends.is_empty(), "{case}");
+    for send in sends {
+        assert_eq!(
+            send["message"]["params"]["progressToken"],
+            json!({"$request": "/params/_meta/progressToken"}),
+            "{send}"
+        );
+    }
 
     let run = |client: &str| {
         harness(
