@@ -4,6 +4,7 @@
 //! source tree to run a client. What needs a checkout (`sdk`, `bench`, `soak`) is
 //! `cargo xtask` there, not a subcommand of this binary.
 
+mod check;
 mod embedded;
 mod kits;
 
@@ -72,6 +73,11 @@ enum Command {
         #[arg(long, value_name = "FILE", default_value = "matrix.html")]
         out: PathBuf,
     },
+    /// Grade recorded sessions offline (`record` transcripts or import files) by every
+    /// always-on rule that judges the client side of the wire; what nothing exercised is
+    /// "not observed", never a pass.
+    #[command(after_help = check::EXIT_CODES)]
+    Check(check::CheckArgs),
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
     /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
@@ -163,6 +169,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
+        Command::Check(args) => check::run(args),
         Command::Kit {
             language,
             out,

@@ -1,0 +1,96 @@
+//! The proof that `check` grades a recording as the live run graded the trial
+//! (`conformance --recheck`): each trial's own transcript is written out as a recording,
+//! read back and graded offline, and every always-on wire verdict is compared with the live
+//! one. Compared are the checks that judged something, on either side: the same requirement
+//! and check, pass or fail alike, with the same actual. A check that judged nothing (a pass
+//! by default live, "not observed" offline) has no verdict to compare; AUTH-08 judges the
+//! token the harness handed over, which a recording cannot know, and is left out.
+
+use std::collections::BTreeMap;
+
+use mcp_harness_scenarios::transcript::Record;
+
+use crate::conformance::checks::CheckResult;
+use crate::conformance::trial::TrialRun;
+
+/// The requirements whose verdicts are compared: every always-on wire rule but AUTH-08.
+const COMPARED: &[&str] = &[
+    "STDIO-02",
+    "HTTP-01",
+    "JSON-10",
+    "JSON-01",
+    "JSON-02",
+    "JSON-03",
+    "JSON-05",
+    "SCHEMA-01",
+    "SCHEMA-02",
+    "TRACE-01",
+    "TRACE-02",
+    "HTTP-02",
+    "PROF-ERA-2",
+    "HTTP-06",
+    "HTTP-09a",
+    "HTTP-09b",
+];
+
+/// One verdict, keyed by requirement and check name.
+type Verdicts = BTreeMap<(String, String), (bool, String)>;
+
+fn judged<'a>(checks: impl Iterator<Item = &'a CheckResult>) -> Verdicts {
+    checks
+        .filter(|c| c.always_on && c.observed && COMPARED.contains(&c.requirement_id.as_str()))
+        .map(|c| {
+            (
+                (c.requirement_id.clone(), c.name.clone()),
+                (c.passed, c.actual.clone()),
+            )
+        })
+        .collect()
+}
+
+/// Re-grades `run`'s transcript offline; `Err` lists every verdict that differs from
+/// `live`'s, each naming the requirement. `Ok` counts the verdicts compared.
+pub fn recheck(run: &TrialRun, live: &[CheckResult]) -> Result<usize, Vec<String>> {
+    let records: &[Record] = run.records.as_deref().unwrap_or_default();
+    let mut text = String::new();
+    for r in records {
+        match serde_json::to_string(r) {
+            Ok(line) => {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            Err(e) => return Err(vec![format!("a record does not serialize: {e}")]),
+        }
+    }
+    let read = super::read::parse("the trial's transcript", &text).map_err(|e| vec![e])?;
+    let offline = super::grade(&read.0, None);
+    let live = judged(live.iter());
+    let off = judged(
+        offline
+            .checks
+            .iter()
+            .filter(|g| g.verdict != super::Verdict::NotObserved)
+            .map(|g| &g.check),
+    );
+    let shown = |v: Option<&(bool, String)>| match v {
+        None => "not judged".to_owned(),
+        Some((true, _)) => "pass".to_owned(),
+        Some((false, actual)) => format!("fail ({actual})"),
+    };
+    let mut differences = Vec::new();
+    for key in live.keys().chain(off.keys()) {
+        let (a, b) = (live.get(key), off.get(key));
+        if a != b && !differences.iter().any(|(k, _)| k == key) {
+            differences.push((key.clone(), (shown(a), shown(b))));
+        }
+    }
+    if differences.is_empty() {
+        return Ok(live.len());
+    }
+    Err(differences
+        .into_iter()
+        .map(|((id, name), (live, offline))| {
+            format!("{id} ({name}): live {live}, offline {offline}")
+        })
+        .collect())
+}
