@@ -24,6 +24,7 @@
 //! whether the server issued sessions. [`recheck`] proves the equivalence with live runs.
 
 pub mod infer;
+pub mod output;
 pub mod read;
 pub mod recheck;
 
@@ -272,7 +273,7 @@ fn trial_run(records: Vec<Record>) -> TrialRun {
 /// A graded recording as one trial of a report: its judged checks, the requirements not
 /// observed, and the recording as the report shows a transcript. `name` names the trial.
 pub fn trial_result(name: &str, records: &[Record], grading: &Grading) -> TrialResult {
-    use crate::conformance::verdict::{self, Grade, Strictness};
+    use crate::conformance::verdict::{Grade, Strictness};
     let judged: Vec<CheckResult> = grading
         .checks
         .iter()
@@ -283,26 +284,28 @@ pub fn trial_result(name: &str, records: &[Record], grading: &Grading) -> TrialR
         profile: true,
         advisory: false,
     };
-    let grade = verdict::grade(&judged, &Default::default(), &[], strictness);
-    let run = trial_run(records.to_vec());
+    let grade = crate::conformance::verdict::grade(&judged, &Default::default(), &[], strictness);
     let details = match grade {
         Grade::Pass => String::new(),
-        grade => verdict::render_failure(grade, &judged, &run, true),
+        _ => output::text(name, grading),
     };
     let (revision, source) = &grading.revision;
     TrialResult {
         description: format!(
-            "a recorded session over {}, revision {revision} ({}), {} message(s) from the client",
+            "a recorded session over {}, revision {revision} ({}), {} message(s) from the client: {} failed, {} passed, {} not observed",
             grading.transport.as_str(),
             source.as_str(),
-            grading.client_messages
+            grading.client_messages,
+            grading.with(Verdict::Fail).count(),
+            grading.with(Verdict::Pass).count(),
+            grading.with(Verdict::NotObserved).count(),
         ),
         checks: judged
             .iter()
             .map(crate::conformance::check_record)
             .collect(),
         details,
-        transcript: crate::conformance::snapshot::render(&run),
+        transcript: output::transcript(records),
         not_judged: grading
             .with(Verdict::NotObserved)
             .map(|g| NotJudged {

@@ -6,12 +6,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mcp_harness::conformance::verdict::level_label;
-use mcp_harness::offline::{self, Graded, Grading, Verdict};
+use mcp_harness::offline::{self, Grading, output};
 use mcp_harness::report::{self, RunResults};
 use mcp_harness_scenarios::model::era;
 use mcp_harness_scenarios::transcript::Record;
-use serde_json::json;
 
 /// The flags of `check`.
 #[derive(clap::Args)]
@@ -74,24 +72,17 @@ pub fn run(args: CheckArgs) -> ExitCode {
             (name, records, grading)
         })
         .collect();
-    if args.json {
-        let shown: Vec<_> = graded.iter().map(|(n, _, g)| as_json(n, g)).collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&shown).unwrap_or_default()
-        );
-    } else {
-        for (name, _, grading) in &graded {
-            print!("{}", as_text(name, grading));
+    let mut shown = match args.json {
+        true => {
+            let all: Vec<_> = graded.iter().map(|(n, _, g)| output::json(n, g)).collect();
+            serde_json::to_string_pretty(&all).unwrap_or_default() + "\n"
         }
-    }
+        false => graded.iter().map(|(n, _, g)| output::text(n, g)).collect(),
+    };
     if let Some(dir) = &args.report_dir {
         let trials = graded
             .iter()
-            .map(|(name, records, g)| {
-                let trial = format!("{name}@{}", g.transport.as_str());
-                offline::trial_result(&trial, records, g)
-            })
+            .map(|(name, records, g)| offline::trial_result(&trial_name(name, &graded), records, g))
             .collect();
         let results = RunResults {
             client: "recording".to_owned(),
@@ -106,103 +97,32 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
         if !args.json {
-            println!("report: {}", dir.join("report.html").display());
+            shown.push_str(&format!("report: {}\n", dir.join("report.html").display()));
         }
     }
+    // A reader that went away (`| head`) is not an error.
+    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), shown.as_bytes());
     match graded.iter().any(|(_, _, g)| g.fails()) {
         true => ExitCode::from(1),
         false => ExitCode::SUCCESS,
     }
 }
 
-/// One recording's verdicts as lines: a header, then failures, passes and not observed.
-fn as_text(name: &str, g: &Grading) -> String {
-    let (revision, source) = &g.revision;
-    let mut out = format!(
-        "{name}: {}, revision {revision} ({}), {} message(s) from the client\n",
-        g.transport.as_str(),
-        source.as_str(),
-        g.client_messages
-    );
-    let groups = [
-        (Verdict::Fail, "failed"),
-        (Verdict::Pass, "passed"),
-        (
-            Verdict::NotObserved,
-            "not observed (not a pass: nothing in the recording exercised it)",
-        ),
-    ];
-    for (verdict, title) in groups {
-        let rows: Vec<&Graded> = g.with(verdict).collect();
-        if rows.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("  {title}: {}\n", rows.len()));
-        for row in rows {
-            let c = &row.check;
-            let mark = match verdict {
-                Verdict::Fail => "✗",
-                Verdict::Pass => "✓",
-                Verdict::NotObserved => "-",
-            };
-            out.push_str(&format!(
-                "    {mark} {} [{}] {}",
-                c.requirement_id,
-                level_label(c.level, true),
-                c.name
-            ));
-            match verdict {
-                Verdict::NotObserved => out.push_str(&format!(": {}\n", row.why)),
-                Verdict::Pass => out.push('\n'),
-                Verdict::Fail => out.push_str(&format!(
-                    "\n        Expected: {}\n        Actual:   {}\n        Source:   {}\n",
-                    c.expected, c.actual, c.source
-                )),
-            }
-        }
-    }
-    let count = |v| g.with(v).count();
-    out.push_str(&format!(
-        "  {} failed, {} passed, {} not observed\n",
-        count(Verdict::Fail),
-        count(Verdict::Pass),
-        count(Verdict::NotObserved)
-    ));
-    out
-}
-
-fn as_json(name: &str, g: &Grading) -> serde_json::Value {
-    let checks: Vec<_> = g
-        .checks
+/// A recording's trial in a report: `recording/<file name>@<transport>`, or the path as
+/// given when two recordings share a file name.
+fn trial_name(path: &str, all: &[(String, Vec<Record>, Grading)]) -> String {
+    let file = |p: &str| {
+        std::path::Path::new(p)
+            .file_name()
+            .map_or(p.to_owned(), |f| f.to_string_lossy().into_owned())
+    };
+    let shared = all.iter().filter(|(p, _, _)| file(p) == file(path)).count() > 1;
+    let transport = all
         .iter()
-        .map(|row| {
-            let c = &row.check;
-            let mut v = json!({
-                "verdict": row.verdict.as_str(),
-                "requirement_id": c.requirement_id,
-                "name": c.name,
-                "level": c.level.as_str(),
-                "requirement": c.requirement,
-                "source": c.source,
-            });
-            match row.verdict {
-                Verdict::Fail => {
-                    v["expected"] = json!(c.expected);
-                    v["actual"] = json!(c.actual);
-                }
-                Verdict::NotObserved => v["why"] = json!(row.why),
-                Verdict::Pass => {}
-            }
-            v
-        })
-        .collect();
-    json!({
-        "recording": name,
-        "transport": g.transport.as_str(),
-        "revision": g.revision.0,
-        "revision_source": g.revision.1.as_str(),
-        "client_messages": g.client_messages,
-        "fails": g.fails(),
-        "checks": checks,
-    })
+        .find(|(p, _, _)| p == path)
+        .map_or("stdio", |(_, _, g)| g.transport.as_str());
+    match shared {
+        true => format!("{path}@{transport}"),
+        false => format!("recording/{}@{transport}", file(path)),
+    }
 }
