@@ -201,11 +201,11 @@ mod tests {
             (format!("{harness}\n{{oops\n"), "r:2: not JSON"),
             (
                 format!("{harness}\n{import}\n"),
-                "r:2: an import line in a recording whose line 1 is a harness",
+                "whose line 1 is a harness transcript record",
             ),
             (
                 format!("{import}\n{harness}\n"),
-                "r:2: a harness transcript record in a recording whose line 1",
+                "r:2: a harness transcript record ({",
             ),
             ("[1]\n".to_owned(), "r:1: a JSON array where"),
             ("{\"x\":1}\n".to_owned(), "r:1: an object with neither"),
