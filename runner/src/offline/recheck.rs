@@ -94,3 +94,61 @@ pub fn recheck(run: &TrialRun, live: &[CheckResult]) -> Result<usize, Vec<String
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_harness_scenarios::model::Transport;
+    use mcp_harness_scenarios::transcript::Event;
+    use serde_json::json;
+
+    fn received(message: serde_json::Value) -> Record {
+        Record {
+            pid: 1,
+            at_ms: None,
+            event: Event::Received { message },
+        }
+    }
+
+    #[test]
+    fn a_differing_verdict_fails_naming_the_requirement() {
+        let records = vec![
+            received(json!({"jsonrpc":"2.0","id":1,"method":"ping"})),
+            received(json!({"jsonrpc":"2.0","id":2,"method":"ping"})),
+        ];
+        let run = super::super::trial_run(records.clone());
+        let case = super::super::synthetic_case(&records, "2025-03-26");
+        let live = crate::conformance::checks::evaluate_wire_only(&case, Transport::Stdio, &run);
+        assert!(matches!(recheck(&run, &live), Ok(n) if n >= 4));
+        // Pass against fail.
+        let mut failed = live.clone();
+        let at = failed
+            .iter()
+            .position(|c| c.requirement_id == "JSON-01")
+            .unwrap();
+        failed[at].passed = false;
+        failed[at].actual = "the id null".into();
+        let differences = recheck(&run, &failed).unwrap_err();
+        assert_eq!(
+            differences,
+            [
+                "JSON-01 (request ids are strings or integers): live fail (the id null), offline pass"
+            ]
+        );
+        // A check made live and not offline, and the reverse.
+        let mut renamed = live.clone();
+        let at = renamed
+            .iter()
+            .position(|c| c.requirement_id == "JSON-02")
+            .unwrap();
+        renamed[at].requirement_id = "JSON-03".into();
+        let differences = recheck(&run, &renamed).unwrap_err();
+        assert_eq!(differences.len(), 2, "{differences:?}");
+        assert!(
+            differences[0].starts_with("JSON-03") && differences[0].contains("offline not judged")
+        );
+        assert!(
+            differences[1].starts_with("JSON-02") && differences[1].contains("live not judged")
+        );
+    }
+}
