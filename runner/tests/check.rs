@@ -187,11 +187,13 @@ fn each_rule_family_fails_a_recording_that_breaks_it() {
             "io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},
             "traceparent": trace})
     };
-    let post = |accept: &str| {
-        json!({"pid":1,"event":"http_request","method":"POST","path":"/mcp",
+    let post = |accept: &str, path: &str| {
+        json!({"pid":1,"event":"http_request","method":"POST","path":path,
             "headers":{"accept":accept,"content-type":"application/json"},"status":200})
     };
     let received = |message: Value| json!({"pid":1,"event":"received","message":message});
+    let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
     let cases: Vec<(&str, &str, Vec<Value>)> = vec![
         (
             "reused.jsonl",
@@ -234,12 +236,17 @@ fn each_rule_family_fails_a_recording_that_breaks_it() {
             "accept.jsonl",
             "HTTP-02",
             vec![
-                post("application/json"),
-                received(
-                    json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-                    "protocolVersion":"2025-11-25","capabilities":{},
-                    "clientInfo":{"name":"c","version":"1"}}}),
-                ),
+                post("application/json", "/mcp"),
+                received(initialize.clone()),
+            ],
+        ),
+        // Through a proxy the endpoint keeps the server's own path.
+        (
+            "accept-elsewhere.jsonl",
+            "HTTP-02",
+            vec![
+                post("application/json", "/api/v1"),
+                received(initialize.clone()),
             ],
         ),
     ];

@@ -100,3 +100,41 @@ pub fn sessions(records: &[Record]) -> bool {
         matches!(&r.event, Event::HttpRequest { headers, .. } if headers.contains_key("mcp-session-id"))
     })
 }
+
+/// The records with the MCP endpoint's path written as the fakes' (`/mcp`, which the HTTP
+/// rules judge): a recording through a proxy keeps the path the client used, whatever the
+/// server's. The endpoint is the path of the first POST whose body held a message;
+/// authorization requests (`endpoint`) and other paths are left as they are.
+pub fn at_mcp_path(records: &[Record]) -> Vec<Record> {
+    use mcp_harness_fakes::http::MCP_PATH;
+    let endpoint = records
+        .windows(2)
+        .find_map(|pair| match (&pair[0].event, &pair[1].event) {
+            (
+                Event::HttpRequest {
+                    method,
+                    path,
+                    endpoint: None,
+                    ..
+                },
+                Event::Received { .. },
+            ) if method == "POST" => Some(path.clone()),
+            _ => None,
+        });
+    let mut out = records.to_vec();
+    let Some(endpoint) = endpoint.filter(|p| p != MCP_PATH) else {
+        return out;
+    };
+    for r in &mut out {
+        if let Event::HttpRequest {
+            path,
+            endpoint: None,
+            ..
+        } = &mut r.event
+            && *path == endpoint
+        {
+            *path = MCP_PATH.to_owned();
+        }
+    }
+    out
+}

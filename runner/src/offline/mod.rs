@@ -21,7 +21,8 @@
 //!
 //! The recording fills a synthetic case ([`infer`]): the transport, the revision in force
 //! where the recording names none, the era (JSON-03 at 2026-07-28, else JSON-02) and
-//! whether the server issued sessions. [`recheck`] proves the equivalence with live runs.
+//! whether the server issued sessions; the MCP endpoint's path, whatever the server's, is
+//! read as the fakes' `/mcp`. [`recheck`] proves the equivalence with live runs.
 
 pub mod infer;
 pub mod output;
@@ -160,6 +161,7 @@ fn unexercised(id: &str) -> &'static str {
 
 /// Grades `records` (one recording); `revision` is `--revision`.
 pub fn grade(records: &[Record], revision: Option<&str>) -> Grading {
+    let records = &infer::at_mcp_path(records)[..];
     let transport = infer::transport(records);
     let revision = infer::revision(records, revision);
     let case = synthetic_case(records, &revision.0);
