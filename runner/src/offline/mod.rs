@@ -20,7 +20,8 @@
 //!   header); HTTP-09a/b: a request after an `initialize` settled on 2025-06-18..2025-11-25.
 //!
 //! The recording fills a synthetic case ([`infer`]): the transport, the revision in force
-//! where the recording names none, the era (JSON-03 at 2026-07-28, else JSON-02) and
+//! where the recording names none, the era (2026-07-28 picks JSON-03 over JSON-02, unless the
+//! client sent `initialize`) and
 //! whether the server issued sessions; the MCP endpoint's path, whatever the server's, is
 //! read as the fakes' `/mcp`. [`recheck`] proves the equivalence with live runs.
 

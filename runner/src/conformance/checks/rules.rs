@@ -246,11 +246,13 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
         bad_id.map_or(Ok(()), |p| Err(("string or integer ids".into(), p))),
     );
     // Legacy: never twice in a session; 2026-07-28: never the id of a request still open.
-    // With none reused, the era the client spoke picks (a dual-era client may speak either).
+    // With none reused, the era the client spoke picks: a client that sent `initialize`
+    // spoke the legacy handshake, whatever its era or the version it offered; one that sent
+    // a 2026-07-28 request, or was asked for that era, the modern one.
     let modern_era = c.case.scenario.client_era == Some(ClientEra::Modern);
     let (reuse_id, problem) = match reused {
         Some((p, modern)) => (if modern { "JSON-03" } else { "JSON-02" }, Some(p)),
-        None if modern_era || (spoke_modern && !initialized) => ("JSON-03", None),
+        None if !initialized && (modern_era || spoke_modern) => ("JSON-03", None),
         None => ("JSON-02", None),
     };
     c.cite_on(
