@@ -330,7 +330,7 @@ pub fn run(opts: Options) -> ExitCode {
     };
     runner::print_end(&results, &finished);
     if opts.recheck {
-        let (trials, verdicts, differing) = ctx.rechecked.tally();
+        let (trials, verdicts, differing) = ctx.rechecked.counts();
         println!(
             "recheck: {trials} trial(s) graded again offline, {verdicts} always-on wire verdict(s) compared, {differing} trial(s) differ"
         );
@@ -545,38 +545,7 @@ struct RunContext {
     /// The factor each trial is scaled by as it starts.
     scale: time_scale::Live,
     /// What `--recheck` compared.
-    rechecked: Rechecked,
-}
-
-/// `--recheck`'s tally: trials compared, verdicts compared, trials that differ.
-#[derive(Default)]
-struct Rechecked(std::sync::Mutex<(usize, usize, usize)>);
-
-impl Rechecked {
-    /// Re-grades `eval`'s transcript offline; the message naming every difference, if any.
-    fn recheck(&self, name: &str, eval: &Evaluation) -> Option<String> {
-        let outcome = crate::offline::recheck::recheck(&eval.run, &eval.checks);
-        let mut tally = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        tally.0 += 1;
-        match outcome {
-            Ok(n) => {
-                tally.1 += n;
-                None
-            }
-            Err(differences) => {
-                tally.2 += 1;
-                Some(format!(
-                    "{}{name}: the offline grading of this trial's transcript (mcp-harness check) differs from the live run:\n  {}",
-                    crate::report::causes::RECHECK,
-                    differences.join("\n  "),
-                ))
-            }
-        }
-    }
-
-    fn tally(&self) -> (usize, usize, usize) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
+    rechecked: crate::offline::recheck::Tally,
 }
 
 impl RunContext {
@@ -614,7 +583,7 @@ impl RunContext {
             profile_on: !opts.spec_only,
             opts: opts.clone(),
             scale,
-            rechecked: Rechecked::default(),
+            rechecked: Default::default(),
         }
     }
 
@@ -710,7 +679,7 @@ impl RunContext {
         };
         let rechecked = match eval.grade {
             Grade::NotRun => None,
-            _ if self.opts.recheck => self.rechecked.recheck(name, &eval),
+            _ if self.opts.recheck => self.rechecked.recheck(name, &eval.run, &eval.checks),
             _ => None,
         };
         let (verdict, message) = match rechecked {

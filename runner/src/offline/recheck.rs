@@ -95,6 +95,40 @@ pub fn recheck(run: &TrialRun, live: &[CheckResult]) -> Result<usize, Vec<String
         .collect())
 }
 
+/// `--recheck`'s tally over a run, shared by its trials: trials compared, verdicts
+/// compared, trials that differ.
+#[derive(Debug, Default)]
+pub struct Tally(std::sync::Mutex<(usize, usize, usize)>);
+
+impl Tally {
+    /// Re-grades trial `name`'s transcript offline against its live `checks`; the message
+    /// that fails the trial, naming every difference, if any.
+    pub fn recheck(&self, name: &str, run: &TrialRun, checks: &[CheckResult]) -> Option<String> {
+        let outcome = recheck(run, checks);
+        let mut tally = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        tally.0 += 1;
+        match outcome {
+            Ok(n) => {
+                tally.1 += n;
+                None
+            }
+            Err(differences) => {
+                tally.2 += 1;
+                Some(format!(
+                    "{}{name}: the offline grading of this trial's transcript (mcp-harness check) differs from the live run:\n  {}",
+                    crate::report::causes::RECHECK,
+                    differences.join("\n  "),
+                ))
+            }
+        }
+    }
+
+    /// Trials compared, verdicts compared, trials that differ.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
