@@ -387,3 +387,38 @@ fn bad_input_exits_2_naming_the_file_and_line() {
         assert!(out.stdout.is_empty(), "nothing graded: {}", text(&out));
     }
 }
+
+#[test]
+fn a_trials_own_transcript_grades_offline_as_it_did_live() {
+    // `conformance --recheck` over whole runs is the full proof (README); here a few trials
+    // of the reference client and of a client breaking STDIO-02, verdict for verdict.
+    let doubles = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/doubles");
+    let broken = format!(
+        "python3 {} raw-newline",
+        mcp_harness::conformance::shell_quote(&doubles.join("stdio-by-hand.py"))
+    );
+    let reference = support::driver_cmd("");
+    let trials = [
+        ("roots/list-answered", Transport::Https, &reference),
+        ("era/dual/modern-server", Transport::Stdio, &reference),
+        ("era/dual/modern-server", Transport::Https, &reference),
+        ("http/session-id-echoed", Transport::Https, &reference),
+        ("jsonrpc/newline-in-a-string", Transport::Stdio, &broken),
+    ];
+    let mut failed_live = 0;
+    for (id, transport, client) in trials {
+        let eval = support::evaluate_on(&support::case(id), transport, client);
+        failed_live += eval
+            .checks
+            .iter()
+            .filter(|c| c.always_on && !c.passed)
+            .count();
+        let compared = mcp_harness::offline::recheck::recheck(&eval.run, &eval.checks);
+        assert!(
+            matches!(compared, Ok(n) if n > 3),
+            "{id}@{}: {compared:?}",
+            transport.as_str()
+        );
+    }
+    assert!(failed_live > 0, "the broken client failed a wire rule live");
+}
