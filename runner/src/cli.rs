@@ -82,6 +82,11 @@ pub struct ConformanceArgs {
     /// run; the run header shows the factor when it is not 1.
     #[arg(long, value_name = "F|auto", value_parser = crate::conformance::time_scale::Choice::parse)]
     pub time_scale: Option<crate::conformance::time_scale::Choice>,
+    /// After each trial, grade its own transcript again offline, as `mcp-harness check`
+    /// does, and fail the trial when an always-on wire verdict differs from the live one
+    /// (the proof that `check` grades a recording as a live run grades the trial).
+    #[arg(long)]
+    pub recheck: bool,
     /// Use the already built fake and driver beside this executable (for tests).
     #[arg(long, hide = true)]
     pub no_build: bool,
@@ -175,6 +180,7 @@ impl ConformanceArgs {
             filters: self.filters,
             write_baseline: self.write_baseline,
             retries: self.retries,
+            recheck: self.recheck,
             time_scale: self.time_scale,
             libtest,
         })

@@ -8,11 +8,13 @@
 //! | `case_from`    | a recorded session turned into a case (`case-from`)                |
 //! | `cli`          | the `conformance`/`run` flags, one clap struct for both front ends |
 //! | `conformance`  | trials, checks, verdicts, snapshots, baselines; `cases` for `--cases` |
+//! | `offline`      | `check`: a recording graded by the always-on wire rules, offline   |
 //! | `report`       | `results.json`, `junit.xml`, `report.html`, the matrix             |
 //! | `requirements` | the catalogue and what cites each requirement                      |
 
 pub mod case_from;
 pub mod cli;
 pub mod conformance;
+pub mod offline;
 pub mod report;
 pub mod requirements;

@@ -104,6 +104,9 @@ pub struct Options {
     /// Re-run each trial that would fail the run on its grade up to this many more times,
     /// one at a time after the parallel pass, to tell a flaky trial from a failing one.
     pub retries: u32,
+    /// Grade each trial's transcript again offline (`mcp-harness check`) and fail the trial
+    /// when an always-on wire verdict differs (`--recheck`).
+    pub recheck: bool,
     /// Multiply every duration of every case by this factor, or by one picked from the
     /// machine's load (`--time-scale F|auto`, see [`time_scale`]); `None` is `auto`.
     pub time_scale: Option<time_scale::Choice>,
@@ -326,6 +329,12 @@ pub fn run(opts: Options) -> ExitCode {
         trials: reports,
     };
     runner::print_end(&results, &finished);
+    if opts.recheck {
+        let (trials, verdicts, differing) = ctx.rechecked.counts();
+        println!(
+            "recheck: {trials} trial(s) graded again offline, {verdicts} always-on wire verdict(s) compared, {differing} trial(s) differ"
+        );
+    }
     // A trial not run here judged no entry: its entries are not unused.
     let ran = results.judged();
     let named: std::collections::HashSet<usize> = finished
@@ -535,6 +544,8 @@ struct RunContext {
     opts: Options,
     /// The factor each trial is scaled by as it starts.
     scale: time_scale::Live,
+    /// What `--recheck` compared.
+    rechecked: crate::offline::recheck::Tally,
 }
 
 impl RunContext {
@@ -572,6 +583,7 @@ impl RunContext {
             profile_on: !opts.spec_only,
             opts: opts.clone(),
             scale,
+            rechecked: Default::default(),
         }
     }
 
@@ -665,6 +677,21 @@ impl RunContext {
                 compared
             }),
         };
+        let rechecked = match eval.grade {
+            Grade::NotRun => None,
+            _ if self.opts.recheck => self.rechecked.recheck(name, &eval.run, &eval.checks),
+            _ => None,
+        };
+        let (verdict, message) = match rechecked {
+            Some(differs) => (
+                Verdict::Failed,
+                Some(match message {
+                    Some(m) => format!("{differs}\n\n{m}"),
+                    None => differs,
+                }),
+            ),
+            None => (verdict, message),
+        };
         let flaky_marks = self.baseline.flaky(name);
         let message = match (message, flaky_marks.first()) {
             (Some(m), Some(mark)) if self.opts.retries == 0 => Some(format!(
@@ -706,6 +733,7 @@ impl RunContext {
             details: details.trim_end().to_owned(),
             not_run,
             transcript,
+            not_judged: Vec::new(),
         };
         eval.run.phases.snapshot = snapshot_took;
         eval.run.phases.record = started.elapsed().saturating_sub(snapshot_took);
@@ -771,7 +799,7 @@ pub fn default_threads() -> usize {
 }
 
 /// A check as the reports keep it (no baseline reason yet: the judge adds it).
-fn check_record(c: &CheckResult) -> CheckRecord {
+pub(crate) fn check_record(c: &CheckResult) -> CheckRecord {
     CheckRecord {
         name: c.name.clone(),
         level: c.level,

@@ -283,6 +283,7 @@ mod tests {
             expected: String::new(),
             actual: String::new(),
             always_on: false,
+            observed: true,
         }
     }
 

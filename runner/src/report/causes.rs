@@ -42,6 +42,9 @@ pub struct Cause {
     pub trials: Vec<String>,
 }
 
+/// How a `--recheck` difference starts a trial's details.
+pub const RECHECK: &str = "--recheck: ";
+
 /// A trial's key under rules 1 to 4, before the greedy choice among requirements.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {
@@ -52,6 +55,7 @@ enum Key {
     NotRun(String),
     Requirement(String),
     Snapshot,
+    Recheck,
     Stale,
     Flaky,
 }
@@ -179,6 +183,9 @@ fn fixed_key(
         _ if t.grade == Grade::NotRun => {
             return Some(Key::NotRun(t.not_run.clone().unwrap_or_default()));
         }
+        _ if t.grade.is_acceptable() && t.details.starts_with(RECHECK) => {
+            return Some(Key::Recheck);
+        }
         _ if t.grade.is_acceptable() => return Some(Key::Snapshot),
         _ => {}
     }
@@ -298,6 +305,10 @@ fn describe(key: &Key, trials: &[&TrialResult]) -> Cause {
         Key::Snapshot => (
             "the transcript differs from its snapshot".to_owned(),
             "review each diff; if the change is intended, re-run with --bless".to_owned(),
+        ),
+        Key::Recheck => (
+            "--recheck: the offline grading of the transcript (mcp-harness check) differs from the live run".to_owned(),
+            "find why the two gradings read the transcript apart (runner/src/offline/); the trial's report names each requirement".to_owned(),
         ),
         Key::Stale => (
             "baseline entries that no longer fail".to_owned(),

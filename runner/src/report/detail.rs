@@ -69,6 +69,7 @@ fn detail_inner(
     for check in trial.checks.iter().filter(|c| !c.passed) {
         failed_check(out, check, profile, baselined);
     }
+    not_judged(out, &trial.not_judged);
     if !trial.rerun.is_empty() {
         rerun_line(out, rerun_label(&trial.rerun), &trial.rerun);
         if let Some(installed) = installed_rerun(&trial.rerun) {
@@ -203,6 +204,26 @@ fn failed_check(out: &mut String, c: &CheckRecord, profile: bool, in_baselined_t
         );
     }
     out.push_str("</div>");
+}
+
+/// The requirements a trial did not judge, one line each, after its failed checks.
+fn not_judged(out: &mut String, rows: &[super::NotJudged]) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<div class=\"note\">not judged (neither a pass nor a failure):</div><ul class=\"unjudged\">");
+    for row in rows {
+        let _ = write!(
+            out,
+            "<li>{} <span class=\"note\">[{}]</span> <code>{}</code> {}: {}</li>",
+            esc(&row.verdict),
+            row.level.as_str(),
+            esc(&row.requirement_id),
+            esc(&row.name),
+            esc(&row.why)
+        );
+    }
+    out.push_str("</ul>");
 }
 
 fn rerun_line(out: &mut String, label: &str, command: &str) {

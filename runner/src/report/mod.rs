@@ -111,6 +111,25 @@ pub struct TrialResult {
     pub not_run: Option<String>,
     /// The normalized transcript.
     pub transcript: String,
+    /// Requirements the trial did not judge, and why (`mcp-harness check`: nothing in the
+    /// recording exercised them). Neither passed nor failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_judged: Vec<NotJudged>,
+}
+
+/// A requirement a trial did not judge: not a pass, not a failure.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NotJudged {
+    /// The verdict word: `not observed`.
+    pub verdict: String,
+    /// What would have been checked.
+    pub name: String,
+    /// Its level.
+    pub level: Level,
+    /// The id of the catalogue requirement.
+    pub requirement_id: String,
+    /// Why it was not judged (what the trial lacked).
+    pub why: String,
 }
 
 /// One check's result.
@@ -201,6 +220,7 @@ impl TrialResult {
             details: String::new(),
             not_run: None,
             transcript: String::new(),
+            not_judged: Vec::new(),
         }
     }
 

@@ -5,6 +5,7 @@
 //! `cargo xtask` there, not a subcommand of this binary.
 
 mod case_from;
+mod check;
 mod embedded;
 mod kits;
 
@@ -76,6 +77,11 @@ enum Command {
     /// Turn a recorded session into a case file: the fake's script from the server's
     /// answers, the plan from the client's requests, checks for what the client did.
     CaseFrom(case_from::CaseFromArgs),
+    /// Grade recorded sessions offline (`record` transcripts or import files) by every
+    /// always-on rule that judges the client side of the wire; what nothing exercised is
+    /// "not observed", never a pass.
+    #[command(after_help = check::EXIT_CODES)]
+    Check(check::CheckArgs),
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
     /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
@@ -168,6 +174,7 @@ fn main() -> ExitCode {
             }
         }
         Command::CaseFrom(args) => case_from::run(args),
+        Command::Check(args) => check::run(args),
         Command::Kit {
             language,
             out,

@@ -170,7 +170,7 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
 ];
 
 /// The catalogue entry `id`, if the compiled-in catalogue has it.
-pub(super) fn requirement(id: &str) -> Option<&'static Requirement> {
+pub fn requirement(id: &str) -> Option<&'static Requirement> {
     catalogue().get(id)
 }
 

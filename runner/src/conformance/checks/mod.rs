@@ -24,7 +24,7 @@ mod servers;
 mod spec_schema;
 mod trace;
 
-pub use builtin::{ALWAYS_ON, Scope};
+pub use builtin::{ALWAYS_ON, Scope, requirement};
 pub use expect::lifecycle_events;
 
 use super::outcome::{self, Outcomes};
@@ -52,6 +52,9 @@ pub struct CheckResult {
     pub actual: String,
     /// Whether every trial makes this check (contract and base rules), rather than the case.
     pub always_on: bool,
+    /// Whether the trial gave the rule anything to judge (false: it passed by default, for
+    /// want of what it judges; `mcp-harness check` reports it "not observed").
+    pub observed: bool,
 }
 
 pub(super) struct Checker<'a> {
@@ -67,6 +70,17 @@ impl Checker<'_> {
     /// catalogue (the one compiled in: always-on checks are code, so their requirements are
     /// the harness's, whatever `--scenarios` directory the cases come from).
     pub(super) fn cite(&mut self, name: &str, id: &str, outcome: Result<(), (String, String)>) {
+        self.cite_on(name, id, true, outcome);
+    }
+
+    /// [`cite`](Self::cite) for a rule that had something to judge only when `seen`.
+    pub(super) fn cite_on(
+        &mut self,
+        name: &str,
+        id: &str,
+        seen: bool,
+        outcome: Result<(), (String, String)>,
+    ) {
         match builtin::requirement(id) {
             Some(r) => self.push(name, (id, r.level), &r.text, &r.source, outcome),
             None => self.push(
@@ -76,6 +90,9 @@ impl Checker<'_> {
                 "scenarios/requirements.json",
                 outcome,
             ),
+        }
+        if let Some(last) = self.results.last_mut() {
+            last.observed = seen || !last.passed;
         }
     }
 
@@ -108,6 +125,7 @@ impl Checker<'_> {
             expected,
             actual,
             always_on: self.always_on,
+            observed: true,
         });
     }
 }
@@ -172,12 +190,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
             },
         );
     }
-    rules::base_rules(&mut c, run);
-    schema::schema_rules(&mut c, run);
-    trace::trace_rules(&mut c, run);
-    if transport == Transport::Https {
-        rules::http_rules(&mut c, &rules::http_requests(run));
-    }
+    wire_families(&mut c, transport, run);
     if run.token_given {
         c.cite(
             "the client never printed its bearer token",
@@ -294,6 +307,32 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         c.case_check(check, result);
     }
     (c.results, outcomes)
+}
+
+/// The always-on rules that judge the client's side of the wire alone: the JSON-RPC base and
+/// session rules, the published schemas, the trace context, and over HTTPS the HTTP rules.
+fn wire_families(c: &mut Checker<'_>, transport: Transport, run: &TrialRun) {
+    rules::base_rules(c, run);
+    schema::schema_rules(c, run);
+    trace::trace_rules(c, run);
+    if transport == Transport::Https {
+        rules::http_rules(c, &rules::http_requests(run));
+    }
+}
+
+/// Only the always-on wire rules of a live trial (see [`evaluate`]), through the same code:
+/// what `mcp-harness check` grades a recording with. Of `case` they read the revision handed
+/// over (before any `initialize`), the era (JSON-02 or JSON-03 when no id is reused) and
+/// whether the server issues HTTP sessions; of `run`, its records and `token_given`.
+pub fn evaluate_wire_only(case: &Case, transport: Transport, run: &TrialRun) -> Vec<CheckResult> {
+    let mut c = Checker {
+        case,
+        transport,
+        results: Vec::new(),
+        always_on: true,
+    };
+    wire_families(&mut c, transport, run);
+    c.results
 }
 
 /// The protocol revision the trial's first `initialize` settled on, as the fake answered

@@ -150,8 +150,9 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
         Transport::Stdio => "STDIO-02",
         Transport::Https => "HTTP-01",
     };
-    c.cite(
+    c.cite_on(
         "every line or POST body the client sent is one JSON-RPC 2.0 message (before 2025-06-18, or a batch of them)", one_message_id,
+        !units.is_empty(),
         units.iter().find_map(unit_problem).map_or(Ok(()), Err));
     // Made only in trials where the client sent a batch: a client that never batches has
     // nothing to be judged on here (tests/rules.rs shows the check failing).
@@ -178,6 +179,10 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
     // (over HTTP a 404 makes the client start a new session, which may count from 1 again).
     let mut seen: HashSet<(u32, usize, String)> = HashSet::new();
     let mut sessions: HashMap<u32, usize> = HashMap::new();
+    // What the id rules had to judge: requests (an id can be reused only by a second one).
+    let mut requests = 0;
+    // Whether the client spoke 2026-07-28 (a modern request, and never an `initialize`).
+    let (mut spoke_modern, mut initialized) = (false, false);
     // The modern era has no sessions: an id only must not be one still outstanding.
     let mut outstanding: HashSet<(u32, String)> = HashSet::new();
     // Over HTTP a request whose POST was refused with an error status is over at once: that
@@ -209,11 +214,14 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
         let (Some(method), Some(id)) = (message.get("method"), message.get("id")) else {
             continue;
         };
+        requests += 1;
         let session = sessions.entry(r.pid).or_default();
         if method == "initialize" {
             *session += 1;
         }
         let modern = era::meta_version(message.get("params")).is_some_and(era::is_modern);
+        spoke_modern |= modern;
+        initialized |= method == "initialize";
         match id {
             Value::String(_) | Value::Number(_) if id.is_string() || id.is_i64() || id.is_u64() => {
                 let key = id.to_string();
@@ -231,20 +239,26 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
             }
         }
     }
-    c.cite(
+    c.cite_on(
         "request ids are strings or integers",
         "JSON-01",
+        requests > 0,
         bad_id.map_or(Ok(()), |p| Err(("string or integer ids".into(), p))),
     );
     // Legacy: never twice in a session; 2026-07-28: never the id of a request still open.
+    // With none reused, the era the client spoke picks: a client that sent `initialize`
+    // spoke the legacy handshake, whatever its era or the version it offered; one that sent
+    // a 2026-07-28 request, or was asked for that era, the modern one.
+    let modern_era = c.case.scenario.client_era == Some(ClientEra::Modern);
     let (reuse_id, problem) = match reused {
         Some((p, modern)) => (if modern { "JSON-03" } else { "JSON-02" }, Some(p)),
-        None if c.case.scenario.client_era == Some(ClientEra::Modern) => ("JSON-03", None),
+        None if !initialized && (modern_era || spoke_modern) => ("JSON-03", None),
         None => ("JSON-02", None),
     };
-    c.cite(
+    c.cite_on(
         "request ids are never reused in a session",
         reuse_id,
+        requests > 1,
         problem.map_or(Ok(()), |p| Err(("ids unique in the session".into(), p))),
     );
     let numbered = run.received().into_iter().find(|m| {
@@ -253,9 +267,15 @@ pub(super) fn base_rules(c: &mut Checker<'_>, run: &TrialRun) {
                 .and_then(Value::as_str)
                 .is_some_and(|n| n.starts_with("notifications/"))
     });
-    c.cite(
+    let notified = run.received().into_iter().any(|m| {
+        m.get("method")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n.starts_with("notifications/"))
+    });
+    c.cite_on(
         "notifications carry no id",
         "JSON-05",
+        notified,
         numbered.map_or(Ok(()), |m| {
             Err(("no `id` member".into(), matcher::short(m)))
         }),
@@ -373,9 +393,10 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
             .to_ascii_lowercase();
         !(accept.contains("application/json") && accept.contains("text/event-stream"))
     });
-    c.cite(
+    c.cite_on(
         "every POST accepts both application/json and text/event-stream",
         "HTTP-02",
+        !posts.is_empty(),
         bad_accept.map_or(Ok(()), |r| {
             Err((
                 "Accept: application/json, text/event-stream".into(),
@@ -390,9 +411,10 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
             .to_ascii_lowercase()
             .starts_with("application/json")
     });
-    c.cite(
+    c.cite_on(
         "every POST body is sent as application/json",
         "PROF-ERA-2",
+        !posts.is_empty(),
         bad_type.map_or(Ok(()), |r| {
             Err((
                 "Content-Type: application/json".into(),
@@ -403,12 +425,14 @@ pub(super) fn http_rules(c: &mut Checker<'_>, requests: &HttpRequests<'_>) {
     session_rules(c, requests.run);
     if requests.run.token_given {
         let records = requests.run.records.as_deref().unwrap_or_default();
-        let missing = exchanges(records)
-            .into_iter()
+        let exchanges = exchanges(records);
+        let missing = exchanges
+            .iter()
             .find(|x| x.header("authorization") != Some(AUTH_VALID));
-        c.cite(
+        c.cite_on(
             "every HTTP request carries the bearer token the client was given",
             "AUTH-08",
+            !exchanges.is_empty(),
             missing.map_or(Ok(()), |x| {
                 Err((
                     "Authorization: Bearer <the token of MCP_HARNESS_BEARER_TOKEN>".to_owned(),
@@ -575,17 +599,19 @@ fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
     // The fake issues a session id with every `initialize` result when its script has sessions.
     let sessions = c.case.scenario.server.http.sessions;
     let issued = sessions && exchanges.iter().any(|x| x.settled.is_some());
-    let no_session = exchanges
+    let judged: Vec<&Exchange<'_>> = exchanges
         .iter()
         .filter(|_| issued)
         // A request refused for want of authorization (401) was not read: the client sends
         // it again once authorized, and that one is judged.
         .filter(|x| x.status != 401)
         .filter(|x| !x.is_initialize() && !x.in_initialization_phase())
-        .find(|x| x.header("mcp-session-id").is_none());
-    c.cite(
+        .collect();
+    let no_session = judged.iter().find(|x| x.header("mcp-session-id").is_none());
+    c.cite_on(
         "every HTTP request other than initialize carries the session id the server issued",
         "HTTP-06",
+        !judged.is_empty(),
         no_session.map_or(Ok(()), |x| {
             Err((
                 "Mcp-Session-Id on every request but initialize (none before initialize is answered)".into(),
@@ -612,9 +638,10 @@ fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let no_header = versioned
         .iter()
         .find(|x| x.header("mcp-protocol-version").is_none());
-    c.cite(
+    c.cite_on(
         "every HTTP request after initialize carries MCP-Protocol-Version (from 2025-06-18)",
         "HTTP-09a",
+        !versioned.is_empty(),
         no_header.map_or(Ok(()), |x| {
             Err((
                 "MCP-Protocol-Version on every request after initialize".into(),
@@ -626,9 +653,10 @@ fn session_rules(c: &mut Checker<'_>, run: &TrialRun) {
         x.header("mcp-protocol-version")
             .is_some_and(|v| Some(v) != x.settled.as_ref().and_then(|s| s.as_deref()))
     });
-    c.cite(
+    c.cite_on(
         "MCP-Protocol-Version names the version negotiated at initialize",
         "HTTP-09b",
+        !versioned.is_empty(),
         other_version.map_or(Ok(()), |x| {
             let settled = x.settled.clone().flatten().unwrap_or_default();
             Err((format!("MCP-Protocol-Version: {settled}"), x.describe()))

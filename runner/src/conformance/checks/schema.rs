@@ -275,14 +275,16 @@ pub(super) fn schema_rules(c: &mut Checker<'_>, run: &TrialRun) {
             });
         }
     }
-    c.cite(
+    c.cite_on(
         "every request and notification the client sent is valid against its revision's published schema",
         "SCHEMA-01",
+        sent.judged > 0,
         sent.outcome("every request and notification"),
     );
-    c.cite(
+    c.cite_on(
         "every response the client sent to a server request is valid against its revision's published schema",
         "SCHEMA-02",
+        answers.judged > 0,
         answers.outcome("every response to a server request"),
     );
 }
