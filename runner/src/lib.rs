@@ -9,8 +9,10 @@
 //! | `conformance`  | trials, checks, verdicts, snapshots, baselines; `cases` for `--cases` |
 //! | `report`       | `results.json`, `junit.xml`, `report.html`, the matrix             |
 //! | `requirements` | the catalogue and what cites each requirement                      |
+//! | `record`       | `mcp-harness record`: the recording proxy, its redaction and faults |
 
 pub mod cli;
 pub mod conformance;
+pub mod record;
 pub mod report;
 pub mod requirements;

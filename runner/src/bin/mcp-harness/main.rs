@@ -6,6 +6,7 @@
 
 mod embedded;
 mod kits;
+mod record;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,6 +73,9 @@ enum Command {
         #[arg(long, value_name = "FILE", default_value = "matrix.html")]
         out: PathBuf,
     },
+    /// Record a real session: a proxy between a host and its server (stdio `-- CMD ARGS…`,
+    /// or Streamable HTTP `--upstream URL`), secrets redacted, faults optional.
+    Record(Box<record::RecordArgs>),
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
     /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
@@ -163,6 +167,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
+        Command::Record(args) => record::run(*args),
         Command::Kit {
             language,
             out,
