@@ -39,16 +39,17 @@ pub const SECRET_MEMBERS: [&str; 10] = [
 pub const SENSITIVE_PROPERTY_WORDS: [&str; 5] =
     ["password", "secret", "token", "api_key", "apikey"];
 
-/// Request headers recorded as they are (lower-case names); every other header is left out
-/// except the secret ones, which are recorded as a label.
+/// Request headers recorded as they are (lower-case names, the fakes' allow-list), with every
+/// `mcp-param-*` one; every other header is left out except the secret ones, which are
+/// recorded as a label.
 pub const RECORDED_HEADERS: [&str; 7] = [
     "content-type",
     "accept",
     "mcp-session-id",
     "mcp-protocol-version",
-    "last-event-id",
-    "origin",
     "mcp-method",
+    "mcp-name",
+    "last-event-id",
 ];
 
 /// The label a secret header is recorded as, or `None` for a header that carries no secret.
@@ -77,7 +78,9 @@ pub fn headers<'a>(all: impl IntoIterator<Item = (&'a str, &'a str)>) -> BTreeMa
         let name = name.to_ascii_lowercase();
         let shown = match secret_header(&name, value) {
             Some(label) => label,
-            None if RECORDED_HEADERS.contains(&name.as_str()) => text(value),
+            None if RECORDED_HEADERS.contains(&name.as_str()) || name.starts_with("mcp-param-") => {
+                text(value)
+            }
             None => continue,
         };
         kept.entry(name)
