@@ -23,17 +23,14 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Creates (or empties) the recording at `path`; the error names the file.
+    /// Opens the recording at `path` for appending, creating it if needed: a host that
+    /// starts its server again (through the recorder again) adds a second session, with
+    /// another pid, as a fake's transcript does. The error names the file.
     pub fn create(path: &Path) -> Result<Writer, String> {
         let file = OpenOptions::new()
             .create(true)
-            .write(true)
-            .truncate(true)
+            .append(true)
             .open(path)
-            .and_then(|f| {
-                drop(f);
-                OpenOptions::new().append(true).open(path)
-            })
             .map_err(|e| format!("cannot write the recording {}: {e}", path.display()))?;
         Ok(Writer {
             pid: std::process::id(),
