@@ -922,7 +922,7 @@ fn a_killed_recorder_takes_its_server_along_and_leaves_whole_lines() {
 }
 
 /// Trials whose recording differs from the fake's transcript, and why.
-const KNOWN_TO_DIFFER: [(&str, &str); 4] = [
+const KNOWN_TO_DIFFER: [(&str, &str); 5] = [
     (
         "robust/stdout-closed-server-alive",
         "the fake records what it writes after closing its stdout; the host never sees it",
@@ -934,6 +934,10 @@ const KNOWN_TO_DIFFER: [(&str, &str); 4] = [
     (
         "robust/very-large-response",
         "the fake records a cut line; the recorder parses and records the whole message",
+    ),
+    (
+        "robust/invalid-utf8-response",
+        "the fake records the bytes it meant; the recorder records them as UTF-8 decodes them",
     ),
     (
         "robust/invalid-utf8-line-skipped",
@@ -1009,5 +1013,78 @@ fn every_stdio_trial_recorded_equals_what_the_fake_saw() {
     .flatten()
     .collect();
     eprintln!("{count} stdio trials recorded, {} differ", differ.len());
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// Whether every item of `part` is in `whole`, in the same order.
+fn in_order_within(part: &[Value], whole: &[Value]) -> bool {
+    let mut rest = whole.iter();
+    part.iter().all(|p| rest.any(|w| w == p))
+}
+
+/// Every HTTPS trial of a single, trusted, unauthenticated server through the recorder's
+/// front: the recording's messages and requests equal the fake's. On demand, like the
+/// stdio one.
+#[test]
+#[ignore = "the whole https suite: run on demand"]
+fn every_https_trial_recorded_equals_what_the_fake_saw() {
+    use mcp_harness_scenarios::model::Endpoint;
+    let trials: Vec<Case> = support::trials()
+        .into_iter()
+        .filter(|(c, t)| {
+            let server = &c.scenario.server;
+            *t == Transport::Https
+                && c.scenario.servers.is_empty()
+                && server.auth.is_none()
+                && server.http.endpoint == Endpoint::Trusted
+                && !server.uses_canary()
+        })
+        .map(|(c, _)| c)
+        .collect();
+    let count = trials.len();
+    let differ: Vec<String> = support::in_parallel_on(3, trials, |case| {
+        let run = https_run(&case, &[], None, None);
+        if run.fake.iter().any(|r| r.event == Event::Truncated) {
+            return None;
+        }
+        let (fake, recorded) = (as_recorded(&run.fake), messages(&run.recording));
+        // A message the host never got (a stream cut or dripped past its timeout) is only
+        // in the fake's transcript.
+        let same_messages =
+            in_order_within(&recorded.1, &fake.1) && recorded.0.starts_with(&fake.0);
+        // A request the host gave up on before the upstream answered has no status (0).
+        let same_requests = {
+            let (f, r) = (requests(&run.fake), requests(&run.recording));
+            let unanswered = r.iter().filter(|(_, s)| *s == 0).count();
+            let answered = |all: &[(String, u16)]| {
+                let mut methods: Vec<String> = all.iter().map(|(m, _)| m.clone()).collect();
+                methods.sort();
+                methods
+            };
+            answered(&f) == answered(&r)
+                && r.iter().filter(|x| x.1 != 0).all(|x| f.contains(x))
+                && f.len() == r.len()
+                && unanswered <= f.len()
+        };
+        let known = KNOWN_TO_DIFFER
+            .iter()
+            .any(|(id, _)| case.id.starts_with(id));
+        (!(known || same_messages && same_requests)).then(|| {
+            format!(
+                "{}: received {} vs {}, sent {} vs {}, requests {:?} vs {:?}",
+                case.trial_name(Transport::Https),
+                fake.0.len(),
+                recorded.0.len(),
+                fake.1.len(),
+                recorded.1.len(),
+                requests(&run.fake),
+                requests(&run.recording),
+            )
+        })
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    eprintln!("{count} https trials recorded, {} differ", differ.len());
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }

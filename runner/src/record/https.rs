@@ -18,10 +18,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
-use hyper::body::{Bytes, Frame, Incoming};
+use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_harness_scenarios::transcript::Event;
@@ -29,11 +28,12 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use super::answer::{self, Stream};
 use super::fault::{Fault, Faults, Kind};
+use super::ledger::{ANSWER_WAIT, Ledger, NO_ANSWER_YET};
+use super::note;
 use super::redact::{self, Redactor};
-use super::sse::{self, Framer};
 use super::writer::Writer;
-use super::{MALFORMED_LINE, note};
 
 /// The largest request body forwarded.
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
@@ -84,15 +84,19 @@ pub struct Front {
     pub ca_file: PathBuf,
 }
 
-struct Ctx {
-    writer: Writer,
-    redactor: Redactor,
-    faults: Faults,
+/// What every request of one recording shares.
+pub(super) struct Ctx {
+    pub writer: Writer,
+    pub redactor: Redactor,
+    pub faults: Faults,
+    /// Requests waiting for their status, in arrival order.
+    pub ledger: Ledger,
     upstream: reqwest::Url,
     http: reqwest::Client,
 }
 
-type Body = BoxBody<Bytes, io::Error>;
+/// A response body to the host.
+pub(super) type Body = BoxBody<Bytes, io::Error>;
 
 /// Checks the upstream URL: https, or plain http on a loopback address only.
 pub fn check_upstream(url: &str) -> Result<reqwest::Url, String> {
@@ -162,6 +166,7 @@ pub async fn start(
         writer,
         redactor: Redactor::default(),
         faults: options.faults,
+        ledger: Ledger::default(),
         upstream,
         http,
     });
@@ -192,6 +197,7 @@ pub async fn start(
             }
         }
         connections.abort_all();
+        ctx.ledger.flush(&ctx.writer);
         note("stopped; the recording is complete");
     };
     Ok((front, serve))
@@ -251,7 +257,7 @@ async fn serve_connection(
 }
 
 /// The requests in one body: id (as JSON text) → method and the cursor they carried.
-type Asked = HashMap<String, (String, Option<Value>)>;
+pub(super) type Asked = HashMap<String, (String, Option<Value>)>;
 
 /// Handles a request in a task of its own: a host that gives up on a request (it closes the
 /// connection) must not stop the recorder from forwarding it, hearing its status and
@@ -295,33 +301,34 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
         })
         .unwrap_or(&method)
         .to_owned();
-    let record = |status: u16, extra: Vec<Event>| {
-        let mut events = vec![Event::HttpRequest {
-            method: method.clone(),
-            path: path.clone(),
-            headers: recorded_headers.clone(),
-            status,
-            origin: None,
-            endpoint: None,
-            params: None,
-        }];
-        events.extend(received.iter().cloned());
-        events.extend(extra);
-        ctx.writer.write_at(Some(arrived), events);
-    };
+    let mut events = vec![Event::HttpRequest {
+        method: method.clone(),
+        path: path.clone(),
+        headers: recorded_headers,
+        status: NO_ANSWER_YET,
+        origin: None,
+        endpoint: None,
+        params: None,
+    }];
+    events.extend(received);
+    let seq = ctx.ledger.arrive(arrived, events);
     let has_session = parts.headers.contains_key("mcp-session-id");
     if let Some((fault, status)) = request_fault(&ctx.faults, &key, has_session) {
         note(&format!("fault {} on {method} {key}", fault.spec));
-        record(
-            status.as_u16(),
-            vec![Event::Fault {
-                spec: fault.spec.clone(),
-                id: asked
-                    .keys()
-                    .next()
-                    .and_then(|id| serde_json::from_str(id).ok()),
-            }],
-        );
+        ctx.ledger
+            .settle(
+                &ctx.writer,
+                seq,
+                status.as_u16(),
+                vec![Event::Fault {
+                    spec: fault.spec.clone(),
+                    id: asked
+                        .keys()
+                        .next()
+                        .and_then(|id| serde_json::from_str(id).ok()),
+                }],
+            )
+            .await;
         return plain(status, "");
     }
     let mut url = ctx.upstream.clone();
@@ -333,16 +340,26 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             forward = forward.header(name, value);
         }
     }
-    let answer = match forward.body(body).send().await {
+    let mut sent = std::pin::pin!(forward.body(body).send());
+    let answered = tokio::select! {
+        answered = &mut sent => answered,
+        () = tokio::time::sleep(ANSWER_WAIT) => {
+            ctx.ledger.give_up_waiting(&ctx.writer, seq);
+            sent.await
+        }
+    };
+    let answer = match answered {
         Ok(answer) => answer,
         Err(e) => {
             note(&format!("the upstream did not answer {method} {path}: {e}"));
-            record(502, Vec::new());
+            ctx.ledger.settle(&ctx.writer, seq, 502, Vec::new()).await;
             return plain(StatusCode::BAD_GATEWAY, "the upstream did not answer");
         }
     };
     let status = answer.status();
-    record(status.as_u16(), Vec::new());
+    ctx.ledger
+        .settle(&ctx.writer, seq, status.as_u16(), Vec::new())
+        .await;
     let mut response = Response::builder().status(status.as_u16());
     for (name, value) in answer.headers() {
         if !NOT_FORWARDED.contains(&name.as_str()) {
@@ -353,16 +370,21 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
     let body = if is_sse {
         let (tx, rx) = mpsc::channel(16);
-        tokio::spawn(pump_sse(Arc::clone(&ctx), answer, tx, asked));
+        tokio::spawn(answer::pump_sse(
+            Arc::clone(&ctx),
+            answer,
+            tx,
+            Stream { seq, asked },
+        ));
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
             rx.recv().await.map(|item| (item, rx))
         });
         BodyExt::boxed(StreamBody::new(frames))
     } else {
-        json_answer(&ctx, answer, asked).await
+        answer::json_answer(&ctx, answer, Stream { seq, asked }).await
     };
     response.body(body).unwrap_or_else(|e| {
         plain(
@@ -440,213 +462,6 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
     response
 }
 
-fn full(bytes: Bytes) -> Body {
+pub(super) fn full(bytes: Bytes) -> Body {
     Full::new(bytes).map_err(|never| match never {}).boxed()
-}
-
-/// A body that fails at once: hyper then ends the connection without finishing the answer.
-fn cut_body() -> Body {
-    let failed = futures_util::stream::once(async {
-        Err::<Frame<Bytes>, _>(io::Error::other("cut by the recorder's fault"))
-    });
-    BodyExt::boxed(StreamBody::new(failed))
-}
-
-/// A JSON (or other) answer, read whole, recorded, faults applied.
-async fn json_answer(ctx: &Ctx, answer: reqwest::Response, asked: Asked) -> Body {
-    // A body in another media type (a plain-text error page) is no message: relayed only.
-    let json = answer
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("json"));
-    let bytes = match answer.bytes().await {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            note(&format!("the upstream's answer broke off: {e}"));
-            return cut_body();
-        }
-    };
-    if !json || bytes.iter().all(u8::is_ascii_whitespace) {
-        return full(bytes);
-    }
-    let Ok(parsed) = serde_json::from_slice::<Value>(&bytes) else {
-        ctx.writer.write(Event::SentRaw {
-            line: redact::raw_line(&String::from_utf8_lossy(&bytes)),
-        });
-        return full(bytes);
-    };
-    let mut messages = match parsed {
-        Value::Array(items) => items,
-        one => vec![one],
-    };
-    let mut relayed = bytes;
-    let single = messages.len() == 1;
-    if single && let Some(message) = messages.first_mut() {
-        match answer_faults(ctx, message, &asked).await {
-            Answered::Relay {
-                rewritten,
-                malformed,
-            } => {
-                if rewritten {
-                    relayed = Bytes::from(serde_json::to_vec(message).unwrap_or_default());
-                }
-                if malformed {
-                    let mut text = format!("{MALFORMED_LINE}\n").into_bytes();
-                    text.extend_from_slice(&relayed);
-                    ctx.writer.write(Event::SentRaw {
-                        line: redact::raw_line(&String::from_utf8_lossy(&text)),
-                    });
-                    return full(Bytes::from(text));
-                }
-            }
-            Answered::Cut => return cut_body(),
-        }
-    }
-    ctx.writer.write_at(
-        None,
-        messages.into_iter().map(|message| Event::Sent {
-            message: ctx.redactor.server(message),
-        }),
-    );
-    full(relayed)
-}
-
-/// What the answer faults made of one answer.
-enum Answered {
-    /// Relay it (`rewritten`: re-encode the message; `malformed`: a bad line goes first).
-    Relay { rewritten: bool, malformed: bool },
-    /// Cut the stream before it.
-    Cut,
-}
-
-/// Applies the answer faults to `message` if it answers one of `asked` (recording each),
-/// sleeping for a delay.
-async fn answer_faults(ctx: &Ctx, message: &mut Value, asked: &Asked) -> Answered {
-    let mut rewritten = false;
-    let mut malformed = false;
-    let is_answer = message.get("method").is_none();
-    let Some((method, cursor)) = message
-        .get("id")
-        .filter(|_| is_answer)
-        .and_then(|id| asked.get(&id.to_string()))
-    else {
-        return Answered::Relay {
-            rewritten,
-            malformed,
-        };
-    };
-    let id = message.get("id").cloned();
-    for fault in ctx.faults.take(method, |k| !k.http_only()) {
-        note(&format!("fault {} on the answer to {method}", fault.spec));
-        ctx.writer.write(Event::Fault {
-            spec: fault.spec.clone(),
-            id: id.clone(),
-        });
-        match fault.kind {
-            Kind::Delay(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
-            Kind::Malformed => malformed = true,
-            Kind::RepeatCursor => {
-                rewritten |= super::stdio::repeat_cursor(message, cursor.as_ref());
-            }
-            Kind::Cut => return Answered::Cut,
-            Kind::Status(_) | Kind::SessionLoss => {}
-        }
-    }
-    Answered::Relay {
-        rewritten,
-        malformed,
-    }
-}
-
-type Sender = mpsc::Sender<Result<Frame<Bytes>, io::Error>>;
-
-/// Relays an SSE answer event by event, recording each, until either side ends it.
-async fn pump_sse(ctx: Arc<Ctx>, answer: reqwest::Response, tx: Sender, asked: Asked) {
-    let mut upstream = answer.bytes_stream();
-    let mut framer = Framer::default();
-    let mut unanswered: Vec<String> = asked.keys().cloned().collect();
-    let gone = |unanswered: &[String]| {
-        for id in unanswered {
-            if let Ok(id) = serde_json::from_str(id) {
-                ctx.writer.write(Event::StreamClosed { id });
-            }
-        }
-    };
-    loop {
-        let chunk = tokio::select! {
-            () = tx.closed() => return gone(&unanswered),
-            chunk = upstream.next() => chunk,
-        };
-        let chunk = match chunk {
-            Some(Ok(chunk)) => chunk,
-            Some(Err(e)) => {
-                note(&format!("the upstream's stream broke off: {e}"));
-                let _ = tx
-                    .send(Err(io::Error::other("the upstream's stream broke off")))
-                    .await;
-                return;
-            }
-            None => {
-                let rest = framer.rest();
-                if !rest.is_empty() {
-                    let _ = tx.send(Ok(Frame::data(Bytes::from(rest)))).await;
-                }
-                return;
-            }
-        };
-        for raw in framer.push(&chunk) {
-            let mut out = raw;
-            if let Some(data) = sse::data(&out) {
-                match serde_json::from_str::<Value>(&data) {
-                    Ok(mut message) => {
-                        match answer_faults(&ctx, &mut message, &asked).await {
-                            Answered::Cut => {
-                                let _ = tx
-                                    .send(Err(io::Error::other("cut by the recorder's fault")))
-                                    .await;
-                                return;
-                            }
-                            Answered::Relay {
-                                rewritten,
-                                malformed,
-                            } => {
-                                if malformed {
-                                    ctx.writer.write(Event::SentRaw {
-                                        line: MALFORMED_LINE.into(),
-                                    });
-                                    let bad = format!("event: message\ndata: {MALFORMED_LINE}\n\n");
-                                    if tx.send(Ok(Frame::data(Bytes::from(bad)))).await.is_err() {
-                                        return gone(&unanswered);
-                                    }
-                                }
-                                if rewritten {
-                                    out = sse::with_data(
-                                        &out,
-                                        &serde_json::to_string(&message).unwrap_or_default(),
-                                    );
-                                }
-                            }
-                        }
-                        if let Some(id) = message
-                            .get("id")
-                            .filter(|_| message.get("method").is_none())
-                        {
-                            let id = id.to_string();
-                            unanswered.retain(|u| *u != id);
-                        }
-                        ctx.writer.write(Event::Sent {
-                            message: ctx.redactor.server(message),
-                        });
-                    }
-                    Err(_) => ctx.writer.write(Event::SentRaw {
-                        line: redact::raw_line(&data),
-                    }),
-                }
-            }
-            if tx.send(Ok(Frame::data(Bytes::from(out)))).await.is_err() {
-                return gone(&unanswered);
-            }
-        }
-    }
 }

@@ -10,13 +10,17 @@
 //! | `fault`  | `--fault SPEC`: the case model's server faults on live traffic        |
 //! | `writer` | whole lines, written before the bytes they describe are relayed       |
 //! | `stdio`  | the child server, both pipes, signals and its end                     |
-//! | `https`  | the TLS front, forwarding with reqwest, SSE relayed event by event    |
+//! | `https`  | the TLS front, forwarding each request with reqwest                  |
+//! | `ledger` | HTTP requests written in arrival order, with their status when known  |
+//! | `answer` | the upstream's answers back to the host, JSON whole, SSE event by event |
 //! | `sse`    | raw SSE events cut out of a byte stream                               |
 //!
 //! On stdio the recorder's stdout is the protocol: every note goes to stderr.
 
+mod answer;
 pub mod fault;
 pub mod https;
+mod ledger;
 pub mod redact;
 pub mod sse;
 pub mod stdio;

@@ -54,17 +54,27 @@ fn lines(raw: &[u8]) -> impl Iterator<Item = &str> {
         .filter(|l| !l.is_empty())
 }
 
-/// An event's data (its `data:` lines joined by `\n`), or `None` when it has none.
+/// A message event's data (its `data:` lines joined by `\n`), or `None` for an event that
+/// carries no message: no data or only blank data (a priming event), or a type other than
+/// `message` (the deprecated HTTP+SSE transport's `endpoint`).
 pub fn data(raw: &[u8]) -> Option<String> {
-    let data: Vec<&str> = lines(raw)
-        .filter_map(|l| l.strip_prefix("data"))
-        .filter_map(|rest| match rest.strip_prefix(':') {
-            Some(value) => Some(value.strip_prefix(' ').unwrap_or(value)),
-            None if rest.is_empty() => Some(""),
-            None => None,
-        })
-        .collect();
-    (!data.is_empty()).then(|| data.join("\n"))
+    let typed = lines(raw).filter_map(|l| field(l, "event")).last();
+    if typed.is_some_and(|t| t != "message") {
+        return None;
+    }
+    let data: Vec<&str> = lines(raw).filter_map(|l| field(l, "data")).collect();
+    let data = data.join("\n");
+    (!data.trim().is_empty()).then_some(data)
+}
+
+/// The value of `line` if it is the field `name` (`name: value`, `name:value`, or `name`).
+fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let rest = line.strip_prefix(name)?;
+    match rest.strip_prefix(':') {
+        Some(value) => Some(value.strip_prefix(' ').unwrap_or(value)),
+        None if rest.is_empty() => Some(""),
+        None => None,
+    }
 }
 
 /// The event with its data replaced by `data` (one line; its other fields kept).
@@ -99,6 +109,9 @@ mod tests {
         );
         assert_eq!(data(&events[0]).as_deref(), Some("{\"a\":1}"));
         assert_eq!(data(&events[1]), None);
+        assert_eq!(data(b"id: p-0\ndata:\n\n"), None, "a priming event");
+        assert_eq!(data(b"event: endpoint\ndata: /messages?s=1\n\n"), None);
+        assert_eq!(data(b"event: message\ndata: {}\n\n").as_deref(), Some("{}"));
         assert_eq!(f.rest(), b"data: x\n".to_vec());
         assert_eq!(
             with_data(b"id: 7\ndata: a\ndata: b\n\n", "c"),
