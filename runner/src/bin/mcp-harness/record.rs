@@ -132,10 +132,15 @@ pub fn run(args: RecordArgs) -> ExitCode {
 }
 
 /// `--to-case`: the recording turned into a case.
-// MERGE(case-from): once `mcp_harness::case_from` exists (helper CASE), read `out` with
-// `mcp_harness_scenarios::transcript::parse`, call `case_from::case_from_records(&records,
-// name)` and `case_from::write_case(...)` into `dir` (default "."), and print the file written
-// on stderr.
+// MERGE(case-from): once `mcp_harness::case_from` exists (helper CASE's branch), the body is:
+//     let text = std::fs::read_to_string(out)
+//         .map_err(|e| format!("cannot read the recording {}: {e}", out.display()))?;
+//     let records = mcp_harness_scenarios::transcript::parse(&text)?;
+//     let case = mcp_harness::case_from::case_from_records(&records, name)?;
+//     let dir = dir.unwrap_or(Path::new("."));
+//     let path = mcp_harness::case_from::write_case(dir, name, &case)?;
+//     record::note(&format!("wrote the case {}", path.display()));
+//     Ok(())
 fn to_case(out: &Path, name: &str, dir: Option<&Path>) -> Result<(), String> {
     let _ = (out, name, dir);
     Err(format!(
