@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::fault::Kind;
-use super::https::{Asked, Body, Ctx, full};
+use super::https::{Asked, Body, Ctx, full, is_jsonrpc};
 use super::redact;
 use super::sse::{self, Framer};
 use super::{MALFORMED_LINE, note};
@@ -42,7 +42,12 @@ pub(super) fn cut_body() -> Body {
 }
 
 /// A JSON (or other) answer, read whole, recorded, faults applied.
-pub(super) async fn json_answer(ctx: &Ctx, answer: reqwest::Response, stream: Stream) -> Body {
+pub(super) async fn json_answer(
+    ctx: &Ctx,
+    answer: reqwest::Response,
+    stream: Stream,
+    on_endpoint: bool,
+) -> Body {
     // Media types are case-insensitive (`Application/JSON;charset=UTF-8`).
     let json = answer
         .headers()
@@ -59,7 +64,12 @@ pub(super) async fn json_answer(ctx: &Ctx, answer: reqwest::Response, stream: St
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return full(bytes);
     }
-    let Ok(parsed) = serde_json::from_slice::<Value>(&bytes) else {
+    let parsed = serde_json::from_slice::<Value>(&bytes);
+    if !on_endpoint && !parsed.as_ref().is_ok_and(is_jsonrpc) {
+        // Another path's answer (a metadata document, an error page) is no message.
+        return full(bytes);
+    }
+    let Ok(parsed) = parsed else {
         if !json {
             // A page in another media type (a plain-text error) is no message.
             return full(bytes);

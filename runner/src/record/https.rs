@@ -289,7 +289,8 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
         .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
         .collect();
     let recorded_headers = redact::headers(headers.iter().copied());
-    let (received, asked) = body_messages(&ctx, &body);
+    let on_endpoint = parts.uri.path() == ctx.upstream.path();
+    let (received, asked) = body_messages(&ctx, &body, on_endpoint);
     let method = parts.method.as_str().to_owned();
     let path = parts.uri.path().to_owned();
     // What faults of the request count by: its first message's method, else the verb.
@@ -384,7 +385,7 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
         });
         BodyExt::boxed(StreamBody::new(frames))
     } else {
-        answer::json_answer(&ctx, answer, Stream { seq, asked }).await
+        answer::json_answer(&ctx, answer, Stream { seq, asked }, on_endpoint).await
     };
     response.body(body).unwrap_or_else(|e| {
         plain(
@@ -395,13 +396,18 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
 }
 
 /// The records of a request body, and the requests in it.
-fn body_messages(ctx: &Ctx, body: &[u8]) -> (Vec<Event>, Asked) {
+/// A body sent to another path than the endpoint is recorded only if it holds JSON-RPC (the
+/// deprecated HTTP+SSE transport posts to a URI of its own); an authorization form or a
+/// metadata document is no message.
+fn body_messages(ctx: &Ctx, body: &[u8], on_endpoint: bool) -> (Vec<Event>, Asked) {
     let mut asked = Asked::new();
     if body.iter().all(u8::is_ascii_whitespace) {
         return (Vec::new(), asked);
     }
     let parsed: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
+        Ok(v) if on_endpoint || is_jsonrpc(&v) => v,
+        Ok(_) => return (Vec::new(), asked),
+        Err(_) if !on_endpoint => return (Vec::new(), asked),
         Err(e) => {
             let line = redact::raw_line(&String::from_utf8_lossy(body));
             return (
@@ -433,6 +439,14 @@ fn body_messages(ctx: &Ctx, body: &[u8]) -> (Vec<Event>, Asked) {
         })
         .collect();
     (events, asked)
+}
+
+/// Whether `v` is a JSON-RPC message or a batch of them.
+pub(super) fn is_jsonrpc(v: &Value) -> bool {
+    match v {
+        Value::Array(items) => items.first().is_some_and(|i| i.get("jsonrpc").is_some()),
+        one => one.get("jsonrpc").is_some(),
+    }
 }
 
 /// A `status` or `session-loss` fault that answers this request instead of the upstream.
