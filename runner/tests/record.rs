@@ -1016,6 +1016,19 @@ fn every_stdio_trial_recorded_equals_what_the_fake_saw() {
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
+/// The ids of the `stream_closed` records, sorted.
+fn closed_streams(records: &[Record]) -> Vec<String> {
+    let mut ids: Vec<String> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::StreamClosed { id } => Some(id.to_string()),
+            _ => None,
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// Whether every item of `part` is in `whole`, in the same order.
 fn in_order_within(part: &[Value], whole: &[Value]) -> bool {
     let mut rest = whole.iter();
@@ -1066,17 +1079,26 @@ fn every_https_trial_recorded_equals_what_the_fake_saw() {
                 && f.len() == r.len()
                 && unanswered <= f.len()
         };
+        // A stream the host closed before its answer, as the fake saw it.
+        // (One more when the upstream answered after the host had closed the stream: the
+        // extra hop kept the fake's stream open a moment longer.)
+        let recorded_closed = closed_streams(&run.recording);
+        let same_closed = closed_streams(&run.fake)
+            .iter()
+            .all(|id| recorded_closed.contains(id));
         let known = KNOWN_TO_DIFFER
             .iter()
             .any(|(id, _)| case.id.starts_with(id));
-        (!(known || same_messages && same_requests)).then(|| {
+        (!(known || same_messages && same_requests && same_closed)).then(|| {
             format!(
-                "{}: received {} vs {}, sent {} vs {}, requests {:?} vs {:?}",
+                "{}: received {} vs {}, sent {} vs {}, closed {:?} vs {:?}, requests {:?} vs {:?}",
                 case.trial_name(Transport::Https),
                 fake.0.len(),
                 recorded.0.len(),
                 fake.1.len(),
                 recorded.1.len(),
+                closed_streams(&run.fake),
+                closed_streams(&run.recording),
                 requests(&run.fake),
                 requests(&run.recording),
             )

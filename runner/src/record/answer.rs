@@ -4,6 +4,7 @@
 
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -25,6 +26,8 @@ pub(super) struct Stream {
     pub seq: u64,
     /// The requests in its body.
     pub asked: Asked,
+    /// Set once the host went away before the answer (and that is recorded).
+    pub gone: Arc<AtomicBool>,
 }
 
 impl Stream {
@@ -61,7 +64,8 @@ pub(super) async fn json_answer(
             return cut_body();
         }
     };
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    if stream.gone.load(Ordering::SeqCst) || bytes.iter().all(u8::is_ascii_whitespace) {
+        // Nobody receives an answer to a host that went away: nothing to record.
         return full(bytes);
     }
     let parsed = serde_json::from_slice::<Value>(&bytes);
@@ -280,9 +284,21 @@ pub(super) async fn pump_sse(ctx: Arc<Ctx>, answer: reqwest::Response, tx: Sende
 
 /// The host dropped the stream: each request it still awaited is recorded as closed.
 async fn gone(ctx: &Ctx, stream: &Stream, unanswered: &[String]) {
-    for id in unanswered {
-        if let Ok(id) = serde_json::from_str(id) {
-            stream.write(ctx, vec![Event::StreamClosed { id }]).await;
-        }
+    closed_by_host(ctx, stream.seq, unanswered, &stream.gone).await;
+}
+
+/// Records, once, that the host closed the stream of request `seq` while `ids` were still
+/// unanswered.
+pub(super) async fn closed_by_host(ctx: &Ctx, seq: u64, ids: &[String], gone: &AtomicBool) {
+    if gone.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let closed: Vec<Event> = ids
+        .iter()
+        .filter_map(|id| serde_json::from_str(id).ok())
+        .map(|id| Event::StreamClosed { id })
+        .collect();
+    if !closed.is_empty() {
+        ctx.ledger.write_after(&ctx.writer, seq, closed).await;
     }
 }

@@ -16,6 +16,7 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use http_body_util::combinators::BoxBody;
@@ -262,16 +263,26 @@ pub(super) type Asked = HashMap<String, (String, Option<Value>)>;
 /// Handles a request in a task of its own: a host that gives up on a request (it closes the
 /// connection) must not stop the recorder from forwarding it, hearing its status and
 /// recording it, as the upstream did see it.
+/// `waiting` fails if the host goes away before its answer begins.
 async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
-    tokio::spawn(forward(ctx, req)).await.unwrap_or_else(|e| {
-        plain(
-            StatusCode::BAD_GATEWAY,
-            &format!("the recorder failed: {e}"),
-        )
-    })
+    let (answered, waiting) = tokio::sync::oneshot::channel();
+    let response = tokio::spawn(forward(ctx, req, waiting))
+        .await
+        .unwrap_or_else(|e| {
+            plain(
+                StatusCode::BAD_GATEWAY,
+                &format!("the recorder failed: {e}"),
+            )
+        });
+    let _ = answered.send(());
+    response
 }
 
-async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
+async fn forward(
+    ctx: Arc<Ctx>,
+    req: Request<Incoming>,
+    waiting: tokio::sync::oneshot::Receiver<()>,
+) -> Response<Body> {
     let arrived = ctx.writer.now_ms();
     let (parts, body) = req.into_parts();
     let body = match Limited::new(body, BODY_LIMIT).collect().await {
@@ -313,6 +324,14 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
     }];
     events.extend(received);
     let seq = ctx.ledger.arrive(arrived, events);
+    let gone = Arc::new(AtomicBool::new(false));
+    tokio::spawn(watch_host(
+        Arc::clone(&ctx),
+        seq,
+        asked.keys().cloned().collect(),
+        Arc::clone(&gone),
+        waiting,
+    ));
     let has_session = parts.headers.contains_key("mcp-session-id");
     if let Some((fault, status)) = request_fault(&ctx.faults, &key, has_session) {
         note(&format!("fault {} on {method} {key}", fault.spec));
@@ -378,14 +397,14 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             Arc::clone(&ctx),
             answer,
             tx,
-            Stream { seq, asked },
+            Stream { seq, asked, gone },
         ));
         let frames = futures_util::stream::unfold(rx, |mut rx| async move {
             rx.recv().await.map(|item| (item, rx))
         });
         BodyExt::boxed(StreamBody::new(frames))
     } else {
-        answer::json_answer(&ctx, answer, Stream { seq, asked }, on_endpoint).await
+        answer::json_answer(&ctx, answer, Stream { seq, asked, gone }, on_endpoint).await
     };
     response.body(body).unwrap_or_else(|e| {
         plain(
@@ -393,6 +412,20 @@ async fn forward(ctx: Arc<Ctx>, req: Request<Incoming>) -> Response<Body> {
             &format!("bad upstream answer: {e}"),
         )
     })
+}
+
+/// Records `stream_closed` for each request of `seq` if the host goes away before its answer
+/// begins (a JSON answer, or an SSE stream's head, still awaited from the upstream).
+async fn watch_host(
+    ctx: Arc<Ctx>,
+    seq: u64,
+    ids: Vec<String>,
+    gone: Arc<AtomicBool>,
+    waiting: tokio::sync::oneshot::Receiver<()>,
+) {
+    if waiting.await.is_err() {
+        answer::closed_by_host(&ctx, seq, &ids, &gone).await;
+    }
 }
 
 /// The records of a request body, and the requests in it.
