@@ -113,3 +113,61 @@ fn write_before(pending: &mut BTreeMap<u64, (u64, Vec<Event>)>, writer: &Writer,
         writer.write_at(Some(at_ms), events);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_harness_scenarios::transcript;
+    use std::collections::BTreeMap;
+
+    fn request(path: &str) -> Vec<Event> {
+        vec![Event::HttpRequest {
+            method: "POST".into(),
+            path: path.into(),
+            headers: BTreeMap::new(),
+            status: NO_ANSWER_YET,
+            origin: None,
+            endpoint: None,
+            params: None,
+        }]
+    }
+
+    fn written(path: &std::path::Path) -> Vec<(String, u16)> {
+        let text = std::fs::read_to_string(path).unwrap();
+        transcript::parse(&text)
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| match r.event {
+                Event::HttpRequest { path, status, .. } => Some((path, status)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn requests_keep_their_arrival_order_and_a_late_status_is_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let writer = Writer::create(&path).unwrap();
+        let ledger = Ledger::default();
+        let a = ledger.arrive(1, request("/a"));
+        let b = ledger.arrive(2, request("/b"));
+        let c = ledger.arrive(3, request("/c"));
+        // `a` settles while `b` waits: `b` keeps its place after it.
+        ledger.settle(&writer, a, 200, Vec::new()).await;
+        assert_eq!(written(&path), [("/a".into(), 200)]);
+        // `c` answers first: it waits for `b`, which settles meanwhile, so both keep status.
+        let (_, ()) = tokio::join!(ledger.settle(&writer, c, 202, Vec::new()), async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            ledger.settle(&writer, b, 404, Vec::new()).await;
+        });
+        let all = [("/a".into(), 200), ("/b".into(), 404), ("/c".into(), 202)];
+        assert_eq!(written(&path), all);
+        // A request never answered is written with status 0 once a later one must be.
+        let d = ledger.arrive(4, request("/d"));
+        let e = ledger.arrive(5, request("/e"));
+        ledger.settle(&writer, e, 200, Vec::new()).await;
+        ledger.settle(&writer, d, 500, Vec::new()).await;
+        assert_eq!(&written(&path)[3..], [("/d".into(), 0), ("/e".into(), 200)]);
+    }
+}
