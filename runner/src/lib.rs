@@ -11,10 +11,12 @@
 //! | `offline`      | `check`: a recording graded by the always-on wire rules, offline   |
 //! | `report`       | `results.json`, `junit.xml`, `report.html`, the matrix             |
 //! | `requirements` | the catalogue and what cites each requirement                      |
+//! | `record`       | `mcp-harness record`: the recording proxy, its redaction and faults |
 
 pub mod case_from;
 pub mod cli;
 pub mod conformance;
 pub mod offline;
+pub mod record;
 pub mod report;
 pub mod requirements;

@@ -56,15 +56,6 @@ fn install_server() -> PathBuf {
     entry
 }
 
-/// Whether the binary has the subcommand `name` (`record` and `check` come from other
-/// branches of issue 33).
-fn has_command(name: &str) -> bool {
-    Command::new(BIN)
-        .args([name, "--help"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// The reference client's session with the server, recorded to `recording`; returns the
 /// driver's outcome lines.
 fn record_session(here: &Path, server: &Path, recording: &Path) -> Vec<Value> {
@@ -73,15 +64,7 @@ fn record_session(here: &Path, server: &Path, recording: &Path) -> Vec<Value> {
         server.display().to_string(),
         "stdio".into(),
     ];
-    // RECORD-MERGE: `mcp-harness record -- CMD` is helper RECORD's; until it is merged the
-    // test records through a small relay that writes the same transcript format.
-    let mut argv: Vec<String> = match has_command("record") {
-        true => vec![BIN.into(), "record".into(), "--out".into()],
-        false => {
-            let relay = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real_server/relay.py");
-            vec!["python3".into(), relay.display().to_string()]
-        }
-    };
+    let mut argv: Vec<String> = vec![BIN.into(), "record".into(), "--out".into()];
     argv.push(recording.display().to_string());
     argv.push("--".into());
     argv.extend(server_cmd);
@@ -143,12 +126,9 @@ fn a_real_servers_session_is_recorded_checked_and_replayed_as_a_case() {
         "the server lists its resources over several pages: {resources}"
     );
 
-    // CHECK-MERGE: `mcp-harness check` is helper CHECK's; once merged, the reference client's
-    // recorded session must show no failure at must or should.
-    if has_command("check") {
-        let out = harness(here, &["check", &recording.to_string_lossy()]);
-        assert!(out.status.success(), "check: {}", text(&out));
-    }
+    // The reference client's recorded session shows no failure at must, should or profile.
+    let out = harness(here, &["check", &recording.to_string_lossy()]);
+    assert!(out.status.success(), "check: {}", text(&out));
 
     let cases = here.join("cases");
     let out = harness(

@@ -99,6 +99,16 @@ pub enum Event {
         /// The id of the request whose stream closed.
         id: Value,
     },
+    /// The recording proxy (`mcp-harness record --fault`) applied a fault here: what the
+    /// client saw next (a raw line, a status, a rewritten answer, a cut) is the fault's doing,
+    /// not the server's.
+    Fault {
+        /// The fault as given on the command line, e.g. `delay=500:tools/call@2`.
+        spec: String,
+        /// The id of the request whose answer it changed, when there is one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<Value>,
+    },
     /// The fake is exiting by itself with this status.
     Exited {
         /// The exit status.

@@ -264,6 +264,7 @@ pub fn describe_event(event: &Event) -> String {
         Event::StreamClosed { id } => {
             format!("response stream of request {id} closed by the client")
         }
+        Event::Fault { spec, .. } => format!("(fault applied by the recorder: {spec})"),
         Event::Exited { code } => format!("exited with {code}"),
     }
 }

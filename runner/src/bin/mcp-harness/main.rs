@@ -8,6 +8,7 @@ mod case_from;
 mod check;
 mod embedded;
 mod kits;
+mod record;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -82,6 +83,9 @@ enum Command {
     /// "not observed", never a pass.
     #[command(after_help = check::EXIT_CODES)]
     Check(check::CheckArgs),
+    /// Record a real session: a proxy between a host and its server (stdio `-- CMD ARGS…`,
+    /// or Streamable HTTP `--upstream URL`), secrets redacted, faults optional.
+    Record(Box<record::RecordArgs>),
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
     /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
@@ -175,6 +179,7 @@ fn main() -> ExitCode {
         }
         Command::CaseFrom(args) => case_from::run(args),
         Command::Check(args) => check::run(args),
+        Command::Record(args) => record::run(*args),
         Command::Kit {
             language,
             out,
