@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod child;
 pub mod fmt_cases;
+pub mod forward;
 pub mod official_clients;
 pub mod paths;
 pub mod schema;

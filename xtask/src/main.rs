@@ -80,6 +80,18 @@ enum Command {
         #[arg(long = "cases", value_name = "DIR")]
         cases: Option<std::path::PathBuf>,
     },
+    /// Grade recorded sessions offline: `mcp-harness check` (its flags; `--help` for them).
+    #[command(disable_help_flag = true)]
+    Check(Forwarded),
+    /// Record a real session through a proxy: `mcp-harness record` (its flags).
+    #[command(disable_help_flag = true)]
+    Record(Forwarded),
+    /// Serve cases to a host that connects on its own: `mcp-harness serve` (its flags).
+    #[command(disable_help_flag = true)]
+    Serve(Forwarded),
+    /// Turn a recording into a case file: `mcp-harness case-from` (its flags).
+    #[command(disable_help_flag = true)]
+    CaseFrom(Forwarded),
     /// Regenerate the schemas in scenarios/ (cases, fixtures, requirements catalogue), or
     /// check that they are fresh.
     Schema {
@@ -89,9 +101,20 @@ enum Command {
     },
 }
 
+/// The arguments of a command of the `mcp-harness` binary, handed to it unchanged.
+#[derive(clap::Args)]
+struct Forwarded {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+    args: Vec<std::ffi::OsString>,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Check(f) => xtask::forward::run("check", &f.args),
+        Command::Record(f) => xtask::forward::run("record", &f.args),
+        Command::Serve(f) => xtask::forward::run("serve", &f.args),
+        Command::CaseFrom(f) => xtask::forward::run("case-from", &f.args),
         Command::Schema { check } => match schema::run(&paths::schema_file(), check) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
