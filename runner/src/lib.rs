@@ -14,3 +14,4 @@ pub mod cli;
 pub mod conformance;
 pub mod report;
 pub mod requirements;
+pub mod serve;

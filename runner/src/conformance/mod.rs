@@ -782,6 +782,7 @@ fn check_record(c: &CheckResult) -> CheckRecord {
         expected: c.expected.clone(),
         actual: c.actual.clone(),
         baseline: None,
+        unjudged: None,
     }
 }
 

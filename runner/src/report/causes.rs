@@ -239,7 +239,7 @@ fn failing_requirements(t: &TrialResult, profile: bool) -> BTreeSet<String> {
     let open: Vec<_> = t
         .checks
         .iter()
-        .filter(|c| !c.passed && c.baseline.is_none())
+        .filter(|c| !c.passed && c.unjudged.is_none() && c.baseline.is_none())
         .collect();
     let strict = |l: Level| l == Level::Must || (profile && l == Level::Profile);
     let failing: Vec<_> = match open.iter().any(|c| strict(c.level)) {
@@ -321,7 +321,7 @@ fn requirement_cause(id: &str, trials: &[&TrialResult]) -> (String, String) {
     let check = trials
         .iter()
         .flat_map(|t| &t.checks)
-        .find(|c| !c.passed && c.requirement_id == id);
+        .find(|c| !c.passed && c.unjudged.is_none() && c.requirement_id == id);
     match check {
         None => (
             format!("{id} failed"),

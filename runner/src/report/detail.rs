@@ -66,8 +66,24 @@ fn detail_inner(
         let _ = write!(out, "<p class=\"note\">baseline: {}</p>", esc(reason));
     }
     let baselined = trial.baseline_reason.is_some();
-    for check in trial.checks.iter().filter(|c| !c.passed) {
+    for check in trial
+        .checks
+        .iter()
+        .filter(|c| !c.passed && c.unjudged.is_none())
+    {
         failed_check(out, check, profile, baselined);
+    }
+    for check in &trial.checks {
+        if let Some(why) = &check.unjudged {
+            let _ = write!(
+                out,
+                "<div class=\"note\">○ <b>{}</b> [{}] <code>{}</code>: {}</div>",
+                esc(&check.name),
+                level_label(check.level, profile),
+                esc(&check.requirement_id),
+                esc(why)
+            );
+        }
     }
     if !trial.rerun.is_empty() {
         rerun_line(out, rerun_label(&trial.rerun), &trial.rerun);
@@ -221,7 +237,7 @@ pub fn requirements(out: &mut String, runs: &[RunResults]) {
         .iter()
         .flat_map(|r| &r.trials)
         .flat_map(|t| &t.checks)
-        .filter(|c| !c.passed && !c.requirement_id.is_empty())
+        .filter(|c| !c.passed && c.unjudged.is_none() && !c.requirement_id.is_empty())
     {
         cited.entry(check.requirement_id.as_str()).or_insert(check);
     }

@@ -139,6 +139,10 @@ pub struct CheckRecord {
     /// The reason of the baseline entry that expects this check to fail, when one does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<String>,
+    /// Why the check was not judged, when it was not (`not exercised: …` from
+    /// `mcp-harness serve`): neither a pass nor a failure (`passed` is then false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unjudged: Option<String>,
 }
 
 /// What the client reported for one step of the plan.
@@ -225,6 +229,7 @@ impl CheckRecord {
             expected: String::new(),
             actual: String::new(),
             baseline: None,
+            unjudged: None,
         }
     }
 }

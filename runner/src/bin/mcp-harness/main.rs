@@ -6,6 +6,7 @@
 
 mod embedded;
 mod kits;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,6 +73,9 @@ enum Command {
         #[arg(long, value_name = "FILE", default_value = "matrix.html")]
         out: PathBuf,
     },
+    /// Host mode: serve cases' fake servers to a client that connects on its own (an IDE, a
+    /// desktop assistant, an agent runtime), print how to reach them, grade it live.
+    Serve(Box<serve::ServeArgs>),
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
     /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
@@ -163,6 +167,7 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
+        Command::Serve(args) => serve::main(*args),
         Command::Kit {
             language,
             out,
