@@ -94,6 +94,19 @@ pub fn serve(opts: &Options) -> Result<bool, String> {
             case, *transport, scale, &opts.bins, &http,
         )?);
     }
+    // The same case on both transports: the configuration's names say which is which.
+    let mut names = std::collections::HashMap::new();
+    for server in served.iter().flat_map(|s| &s.servers) {
+        *names.entry(server.entry.clone()).or_insert(0) += 1;
+    }
+    for s in &mut served {
+        let transport = s.transport.as_str();
+        for server in &mut s.servers {
+            if names.get(&server.entry).is_some_and(|n| *n > 1) {
+                server.entry = format!("{}-{transport}", server.entry);
+            }
+        }
+    }
     print!("{}", print::instructions(&served));
     println!(
         "waiting for the host (ends when it is done, on Ctrl-C, or after {} s)",
