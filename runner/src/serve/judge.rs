@@ -58,6 +58,8 @@ pub struct Observed {
     pub servers: Vec<ServerProcess>,
     /// Whether a stdio server was still running (the host had not ended it).
     pub still_running: bool,
+    /// The stdio servers (`main` or an extra's name) that were started and have all ended.
+    pub ended: Vec<String>,
     /// What the canary saw, at the end (`None` while serving).
     pub canary: Option<CanaryRun>,
     /// How long the session has lasted.
@@ -72,6 +74,7 @@ pub fn judge(case: &Case, transport: Transport, seen: &Observed) -> Vec<Graded> 
         &Seen {
             main: &seen.main,
             others: &seen.others,
+            ended: &seen.ended,
         },
     );
     let mut judged_case = case.clone();

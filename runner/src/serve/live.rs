@@ -61,7 +61,10 @@ fn look(s: &Served<'_>, started: Instant) -> Result<Look, String> {
     let (main, others) = s.records()?;
     let mut servers = Vec::new();
     let mut still_running = false;
+    let mut ended = Vec::new();
     for server in &s.servers {
+        let mut started_here = false;
+        let mut alive_here = false;
         let records: &[Record] = match others.get(&server.name) {
             Some(r) => r,
             None => &main,
@@ -73,12 +76,17 @@ fn look(s: &Served<'_>, started: Instant) -> Result<Look, String> {
         {
             let alive = procs::is_alive(pid, &server.transcript);
             still_running |= alive;
+            started_here = true;
+            alive_here |= alive;
             servers.push(ServerProcess {
                 pid,
                 outlived_client: false,
                 server: (server.name != mcp_harness_scenarios::model::servers::MAIN)
                     .then(|| server.name.clone()),
             });
+        }
+        if started_here && !alive_here {
+            ended.push(server.name.clone());
         }
     }
     let count = main.len() + others.values().map(Vec::len).sum::<usize>();
@@ -92,6 +100,7 @@ fn look(s: &Served<'_>, started: Instant) -> Result<Look, String> {
             others,
             servers,
             still_running,
+            ended,
             canary: None,
             elapsed: started.elapsed(),
         },

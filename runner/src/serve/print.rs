@@ -82,7 +82,8 @@ pub fn check_line(case: &str, g: &Graded) -> String {
 /// tally.
 pub fn summary(name: &str, graded: &[Graded]) -> String {
     let mut out = format!("\n{name}\n");
-    let groups: [(&str, fn(&Verdict) -> bool); 3] = [
+    type Pick = fn(&Verdict) -> bool;
+    let groups: [(&str, Pick); 3] = [
         ("failed", |v| *v == Verdict::Fail),
         ("not exercised", |v| matches!(v, Verdict::NotExercised(_))),
         ("passed", |v| *v == Verdict::Pass),

@@ -16,6 +16,9 @@ use crate::conformance::canary::{Canary, CanaryRun};
 use crate::conformance::http_env::{HttpEnv, HttpTrial};
 use crate::conformance::trial::Bins;
 
+/// Each extra server's records, by name.
+pub type Others = BTreeMap<String, Vec<Record>>;
+
 /// How the host reaches one server.
 #[derive(Debug, Clone)]
 pub enum Reach {
@@ -143,7 +146,7 @@ impl<'h> Served<'h> {
 
     /// What each server has recorded so far (complete lines only: a fake may be writing),
     /// the main one first.
-    pub fn records(&self) -> Result<(Vec<Record>, BTreeMap<String, Vec<Record>>), String> {
+    pub fn records(&self) -> Result<(Vec<Record>, Others), String> {
         let mut others = BTreeMap::new();
         let mut main = Vec::new();
         for server in &self.servers {

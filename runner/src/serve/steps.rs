@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use mcp_harness_scenarios::model::servers::MAIN;
 use mcp_harness_scenarios::model::{Endpoint, Scenario, Step, Transport};
 use mcp_harness_scenarios::transcript::{Event, Record};
 
@@ -18,6 +19,9 @@ pub struct Seen<'a> {
     pub main: &'a [Record],
     /// Each extra server's records, by name.
     pub others: &'a BTreeMap<String, Vec<Record>>,
+    /// The stdio servers (`main` or an extra's name) whose every process has ended: a host
+    /// that killed its server closed it too, though no record says so.
+    pub ended: &'a [String],
 }
 
 impl Seen<'_> {
@@ -52,6 +56,14 @@ pub fn missing(s: &Scenario, transport: Transport, seen: &Seen<'_>) -> Vec<Strin
             (false, Step::ExposedTools) => seen
                 .all()
                 .all(|r| received(r, &|m| method(m) == Some("tools/list"))),
+            (false, Step::Close)
+                if seen
+                    .ended
+                    .iter()
+                    .any(|e| *e == server.as_deref().unwrap_or(MAIN)) =>
+            {
+                true
+            }
             (false, step) => performed(step, transport, records),
         };
         if !shown {
@@ -142,7 +154,7 @@ fn signature(step: &Step) -> String {
         Step::CallTool { name, .. } => format!("a tools/call of {name:?}"),
         Step::ReadResource { uri } => format!("a resources/read of {uri:?}"),
         Step::GetPrompt { name, .. } => format!("a prompts/get of {name:?}"),
-        Step::Close => "the server's stdin closed, or a signal".into(),
+        Step::Close => "the server's stdin closed, a signal, or its end".into(),
         Step::ExposedTools => "a tools/list on every server".into(),
         step => match request_method(step) {
             Some(m) => format!("a {m}"),
