@@ -40,6 +40,8 @@ fn enough_cases_are_servable_on_both_transports() {
         "cleanup/exits-on-eof",
         "http/untrusted-certificate-refused",
         "http/session-expired",
+        // `host: true`: a host that stays connected a while is judged on its GET stream.
+        "http/get-stream-reconnected",
     ] {
         let case = cases.iter().find(|c| c.id == id).expect(id);
         assert_eq!(case.scenario.servable(), Ok(()), "{id}");
@@ -56,4 +58,19 @@ fn a_case_that_needs_a_driver_is_not_servable() {
     };
     assert!(why("http/bearer-token-sent").contains("bearer token"));
     assert!(why("timeouts/call-timeout").contains("timeout"));
+    assert!(why("servers/colliding-tool-names").contains("exposed_tools"));
+    // Without `host: true` the same case would be refused for its `sleep` step.
+    let mut reconnected = cases
+        .iter()
+        .find(|c| c.id == "http/get-stream-reconnected")
+        .expect("the case")
+        .scenario
+        .clone();
+    reconnected.host = None;
+    assert!(
+        reconnected
+            .servable()
+            .expect_err("derived")
+            .contains("sleep")
+    );
 }

@@ -2,8 +2,9 @@
 //! (`conformance::checks::evaluate`) on a trial built from the transcripts: there is no
 //! client process, no outcome line and no plan handed over. So:
 //! - the always-on wire rules (JSON-RPC base, schema, trace, HTTP and session) are judged;
-//! - the driver contract's checks (CONTRACT-*) and the checks of what a step reported are
-//!   "not exercised": a host is not driven and reports nothing to the harness;
+//! - the driver contract's checks (CONTRACT-*, always-on or the case's) and the checks of what
+//!   a step reported are "not exercised": a host is not driven and reports nothing to the
+//!   harness;
 //! - the case's wire and lifecycle checks are judged once the host performed every step of
 //!   the plan ([`super::steps`]), else "not exercised", naming the steps missing;
 //! - the stdio ownership rule and the lifecycle checks need the host to have ended its
@@ -84,6 +85,9 @@ pub fn judge(case: &Case, transport: Transport, seen: &Observed) -> Vec<Graded> 
         let why = match &check.rule {
             Rule::Step { .. } => {
                 Some("it judges what a step reported; a host reports nothing to the harness".into())
+            }
+            _ if check.requirement.id.starts_with("CONTRACT-") => {
+                Some("it cites the driver contract, which does not bind a host".into())
             }
             Rule::Wire(w) if w.on == WireStream::ClientOutput => {
                 Some("it judges what the client printed, which a host keeps".into())
