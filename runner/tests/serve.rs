@@ -377,6 +377,86 @@ fn cleanup_crash_and_two_cases_at_once_over_stdio() {
 }
 
 #[test]
+fn handshake_repeated_cursor_and_duplicate_names_served_at_once() {
+    let session = Session::start(&[
+        "handshake/happy-path",
+        "tools/repeated-cursor-at-once",
+        "tools/duplicate-name-same-page",
+        "--transport",
+        "stdio",
+        "--timeout",
+        "90",
+    ]);
+    for name in [
+        "handshake-happy-path",
+        "tools-repeated-cursor-at-once",
+        "tools-duplicate-name-same-page",
+    ] {
+        let argv = session.argv(name);
+        driver_host(
+            Reach::Stdio(&argv),
+            plan(&[op("connect"), op("list_tools"), op("close")]),
+            &[],
+        );
+    }
+    let (code, out) = session.finish();
+    assert_eq!(code, 0, "{out}");
+    verdict_line(
+        &out,
+        "pass",
+        "must",
+        "LIFE-02",
+        "initialize carries a protocol version",
+    );
+    verdict_line(
+        &out,
+        "pass",
+        "must",
+        "LIFE-04",
+        "notifications/initialized follows",
+    );
+    verdict_line(
+        &out,
+        "pass",
+        "profile",
+        "PROF-PAGE-3",
+        "the client followed the first cursor",
+    );
+    verdict_line(
+        &out,
+        "pass",
+        "profile",
+        "PROF-PAGE-4",
+        "tools/list was asked",
+    );
+}
+
+#[test]
+fn a_users_own_case_file_is_served() {
+    let mine = tempdir();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/tools/pagination-three-pages.json"),
+    )
+    .expect("the built-in case");
+    let mut case: Value = serde_json::from_str(&text).expect("JSON");
+    case.as_object_mut().map(|o| o.remove("$schema"));
+    let file = mine.path().join("paging.json");
+    std::fs::write(&file, case.to_string()).expect("written");
+    let session = Session::start(&["--cases", &file.to_string_lossy(), "--timeout", "90"]);
+    let argv = session.argv("paging");
+    driver_host(
+        Reach::Stdio(&argv),
+        plan(&[op("connect"), op("list_tools"), op("close")]),
+        &[],
+    );
+    let (code, out) = session.finish();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\npaging@stdio\n"), "{out}");
+    verdict_line(&out, "pass", "should", "PAGE-03", "three pages are asked");
+}
+
+#[test]
 fn session_expiry_and_a_bad_certificate_over_https() {
     let session = Session::start(&[
         "http/session-expired",
@@ -509,7 +589,7 @@ async def main():
         server = StdioServerParameters(command=argv[0], args=argv[1:])
     else:
         server = target
-    async with Client(server, read_timeout_seconds=10) as client:
+    async with Client(server, read_timeout_seconds=30) as client:
         names, cursor = [], None
         while True:
             page = await client.list_tools(cursor=cursor)
@@ -615,7 +695,10 @@ fn a_real_sdk_client_as_host_is_graded_on_both_transports() {
         assert!(
             host.status.success()
                 && said.contains(r#"["alpha", "beta", "gamma", "delta", "epsilon"]"#),
-            "{host:?}"
+            "the SDK host failed: {}\n{}\nserve so far: {:?}",
+            said,
+            String::from_utf8_lossy(&host.stderr),
+            session.lines.lock().unwrap()
         );
     }
     let (code, out) = session.finish();

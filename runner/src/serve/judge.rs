@@ -108,28 +108,7 @@ pub fn judge(case: &Case, transport: Transport, seen: &Observed) -> Vec<Graded> 
             None => judged_case.scenario.checks.push(check.clone()),
         }
     }
-    let run = TrialRun {
-        stdout_lines: Vec::new(),
-        stdout_overflow: false,
-        stderr_tail: String::new(),
-        end: ClientEnd::Exited(0),
-        elapsed: seen.elapsed,
-        records: Ok(seen.main.clone()),
-        servers: seen.servers.clone(),
-        token_given: false,
-        secret_leaked: false,
-        auth_redirect: None,
-        escaped: Vec::new(),
-        phases: Default::default(),
-        canary: seen.canary.clone(),
-        unavailable: None,
-        dns: Vec::new(),
-        others: seen
-            .others
-            .iter()
-            .map(|(name, records)| (name.clone(), Ok(records.clone())))
-            .collect(),
-    };
+    let run = trial_run(seen);
     let (results, _) = checks::evaluate(&judged_case, transport, &run);
     // An always-on rule holds vacuously where nothing was sent: that is no pass.
     let silent = !seen
@@ -165,6 +144,33 @@ pub fn judge(case: &Case, transport: Transport, seen: &Observed) -> Vec<Graded> 
         .collect();
     graded.extend(unjudged);
     graded
+}
+
+/// What the host's servers recorded as the trial the runner's checks read: no client
+/// process, no output, the host counted as having exited.
+pub fn trial_run(seen: &Observed) -> TrialRun {
+    TrialRun {
+        stdout_lines: Vec::new(),
+        stdout_overflow: false,
+        stderr_tail: String::new(),
+        end: ClientEnd::Exited(0),
+        elapsed: seen.elapsed,
+        records: Ok(seen.main.clone()),
+        servers: seen.servers.clone(),
+        token_given: false,
+        secret_leaked: false,
+        auth_redirect: None,
+        escaped: Vec::new(),
+        phases: Default::default(),
+        canary: seen.canary.clone(),
+        unavailable: None,
+        dns: Vec::new(),
+        others: seen
+            .others
+            .iter()
+            .map(|(name, records)| (name.clone(), Ok(records.clone())))
+            .collect(),
+    }
 }
 
 /// A case's check as a result not yet judged.

@@ -194,13 +194,8 @@ fn trial_result(
         true => print::summary(name, graded).trim().to_owned(),
         false => String::new(),
     };
-    let mut transcript = String::new();
-    for r in observed.main.iter() {
-        if let Ok(line) = serde_json::to_string(r) {
-            transcript.push_str(&line);
-            transcript.push('\n');
-        }
-    }
+    // The transcript as a trial's report shows it (normalized as snapshots are).
+    let transcript = crate::conformance::snapshot::render(&judge::trial_run(observed));
     TrialResult {
         description: s.case.scenario.description.clone(),
         level: s.case.scenario.requirement.level,
