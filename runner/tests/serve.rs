@@ -544,6 +544,36 @@ fn session_expiry_and_a_bad_certificate_over_https() {
 }
 
 #[test]
+fn ctrl_c_or_the_timeout_ends_a_session_with_nothing_passed() {
+    let session = Session::start(&["tools/pagination-three-pages", "--timeout", "90"]);
+    session.wait_for(|l| l.starts_with("waiting for the host"));
+    let killed = Command::new("kill")
+        .args(["-INT", &session.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let (code, out) = session.finish();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("serving ended: interrupted"), "{out}");
+    assert!(
+        out.contains(" 0 failed, 15 not exercised, 0 passed"),
+        "{out}"
+    );
+
+    let session = Session::start(&["http/session-expired", "--timeout", "1"]);
+    let (code, out) = session.finish();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("serving ended: the timeout passed"), "{out}");
+    verdict_line(
+        &out,
+        "not exercised",
+        "must",
+        "JSON-02",
+        "request ids are never reused",
+    );
+}
+
+#[test]
 fn the_servable_cases_are_listed_and_others_refused() {
     let cwd = tempdir();
     let list = harness(cwd.path())
