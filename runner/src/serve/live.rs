@@ -131,9 +131,9 @@ pub fn watch(
     served: &[Served<'_>],
     timeout: Duration,
     idle: Duration,
+    interrupted: &AtomicBool,
     out: &mut dyn Write,
 ) -> Result<End, String> {
-    let interrupted = on_interrupt();
     let started = Instant::now();
     let mut counts: Vec<usize> = vec![0; served.len()];
     let mut last_change = started;
@@ -206,10 +206,12 @@ fn report_new(
     }
 }
 
-/// A flag set by SIGINT or SIGTERM (a thread of its own waits for them).
-fn on_interrupt() -> Arc<AtomicBool> {
+/// A flag set by SIGINT or SIGTERM (a thread of its own waits for them); returns once the
+/// handlers are in place, so a Ctrl-C right after the instructions are printed is caught.
+pub fn on_interrupt() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let set = Arc::clone(&flag);
+    let (ready, registered) = std::sync::mpsc::channel();
     let _ = std::thread::Builder::new()
         .name("serve-signals".into())
         .spawn(move || {
@@ -217,14 +219,17 @@ fn on_interrupt() -> Arc<AtomicBool> {
                 .enable_all()
                 .build()
             else {
+                let _ = ready.send(());
                 return;
             };
             runtime.block_on(async {
                 use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut int), Ok(mut term)) = (
+                let handlers = (
                     signal(SignalKind::interrupt()),
                     signal(SignalKind::terminate()),
-                ) else {
+                );
+                let _ = ready.send(());
+                let (Ok(mut int), Ok(mut term)) = handlers else {
                     return;
                 };
                 tokio::select! {
@@ -234,6 +239,7 @@ fn on_interrupt() -> Arc<AtomicBool> {
                 set.store(true, Ordering::SeqCst);
             });
         });
+    let _ = registered.recv_timeout(Duration::from_secs(5));
     flag
 }
 

@@ -86,6 +86,7 @@ pub fn transport_of(case: &Case, wanted: Option<Transport>) -> Result<Transport,
 pub fn serve(opts: &Options) -> Result<bool, String> {
     use std::io::Write as _;
     let mut stdout = std::io::stdout();
+    let interrupted = live::on_interrupt();
     let (scale, _) = time_scale::pick(None);
     let http = OnceLock::new();
     let mut served = Vec::new();
@@ -114,7 +115,7 @@ pub fn serve(opts: &Options) -> Result<bool, String> {
     );
     let _ = stdout.flush();
     let started = Instant::now();
-    let end = live::watch(&served, opts.timeout, opts.idle, &mut stdout)?;
+    let end = live::watch(&served, opts.timeout, opts.idle, &interrupted, &mut stdout)?;
     let mut trials = Vec::new();
     let mut failed = false;
     println!("\nserving ended: {}", end.as_str());
