@@ -719,6 +719,8 @@ fn a_real_sdk_client_as_host_is_graded_on_both_transports() {
         &["stdio", &json!(argv).to_string()],
         None,
     );
+    // Longer than --idle: a served case no host has touched yet keeps the session open.
+    std::thread::sleep(Duration::from_secs(4));
     let https = python_host(&python, SDK_HOST, &["https", &url], Some(&ca));
     for host in [&stdio, &https] {
         let said = String::from_utf8_lossy(&host.stdout);

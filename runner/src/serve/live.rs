@@ -100,7 +100,9 @@ fn look(s: &Served<'_>, started: Instant) -> Result<Look, String> {
         .iter()
         .chain(others.values().flatten())
         .any(|r| match r.event {
-            Event::Started | Event::HttpRequest { .. } | Event::Received { .. } => true,
+            // The in-process HTTPS fake records its own start: only a stdio one is the host's.
+            Event::Started => s.transport == Transport::Stdio,
+            Event::HttpRequest { .. } | Event::Received { .. } => true,
             Event::Connected => refused,
             _ => false,
         });
