@@ -108,8 +108,9 @@ pub fn serve(opts: &Options) -> Result<bool, String> {
             }
         }
     }
-    print!("{}", print::instructions(&served));
-    println!(
+    let _ = write!(stdout, "{}", print::instructions(&served));
+    let _ = writeln!(
+        stdout,
         "waiting for the host (ends when it is done, on Ctrl-C, or after {} s)",
         opts.timeout.as_secs()
     );
@@ -118,13 +119,13 @@ pub fn serve(opts: &Options) -> Result<bool, String> {
     let end = live::watch(&served, opts.timeout, opts.idle, &interrupted, &mut stdout)?;
     let mut trials = Vec::new();
     let mut failed = false;
-    println!("\nserving ended: {}", end.as_str());
+    let _ = writeln!(stdout, "\nserving ended: {}", end.as_str());
     for s in &mut served {
         let mut observed = live::last_look(s, started)?;
         observed.canary = s.stop();
         let graded = judge::judge(&s.case, s.transport, &observed);
         let name = s.case.trial_name(s.transport);
-        print!("{}", print::summary(&name, &graded));
+        let _ = write!(stdout, "{}", print::summary(&name, &graded));
         let case_failed = graded
             .iter()
             .any(|g| g.verdict == Verdict::Fail && judge::fails_the_session(g.check.level));
@@ -149,7 +150,7 @@ pub fn serve(opts: &Options) -> Result<bool, String> {
             trials,
         };
         crate::report::write_all(dir, &results)?;
-        println!("report: {}", dir.join("report.html").display());
+        let _ = writeln!(stdout, "report: {}", dir.join("report.html").display());
     }
     Ok(failed)
 }

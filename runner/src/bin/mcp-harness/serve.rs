@@ -101,6 +101,8 @@ fn run(args: ServeArgs) -> Result<ExitCode, String> {
     };
     let all = sources.load().map_err(|errors| errors.join("\n"))?;
     if args.list {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
         for case in serve::servable(&all) {
             let transports: Vec<&str> = case
                 .scenario
@@ -108,7 +110,10 @@ fn run(args: ServeArgs) -> Result<ExitCode, String> {
                 .iter()
                 .map(|t| t.as_str())
                 .collect();
-            println!("{} ({})", case.id, transports.join(", "));
+            // A reader that went away (`| head`) is not an error.
+            if writeln!(out, "{} ({})", case.id, transports.join(", ")).is_err() {
+                break;
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
