@@ -600,6 +600,21 @@ fn the_servable_cases_are_listed_and_others_refused() {
             && err.contains("bearer token"),
         "{err}"
     );
+    let bad = cwd.path().join("bad.json");
+    std::fs::write(&bad, r#"{"description": 3}"#).expect("written");
+    let refused = harness(cwd.path())
+        .args(["serve", "--cases"])
+        .arg(&bad)
+        .output()
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("bad.json")
+            && err.contains("description")
+            && err.contains("expected a string"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ use mcp_harness::conformance::cases::{Sources, resolve_dirs};
 use mcp_harness::conformance::trial::Bins;
 use mcp_harness::serve;
 use mcp_harness_scenarios::Case;
+use mcp_harness_scenarios::load::{Library, parse_with};
 use mcp_harness_scenarios::model::Transport;
 
 use super::embedded;
@@ -80,17 +81,22 @@ pub fn main(args: ServeArgs) -> ExitCode {
 fn run(args: ServeArgs) -> Result<ExitCode, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate this program: {e}"))?;
     let builtin = embedded::write_out()?;
-    // A case file given alone is loaded from its directory, then picked by its path.
+    // A case file given alone is loaded by itself, its directory's requirements.json and
+    // fixtures laid over the built-in ones as for a directory.
     let mut dirs = Vec::new();
     let mut files = Vec::new();
     for path in &args.case_paths {
         if path.is_file() {
             let file = std::fs::canonicalize(path)
                 .map_err(|e| format!("--cases {}: {e}", path.display()))?;
-            dirs.push(file.parent().map(Path::to_path_buf).unwrap_or_default());
             files.push(file);
-        } else {
+        } else if path.exists() {
             dirs.push(path.clone());
+        } else {
+            return Err(format!(
+                "--cases {}: no such file or directory; expected a case file or a directory of them",
+                path.display()
+            ));
         }
     }
     dirs.dedup();
@@ -99,7 +105,28 @@ fn run(args: ServeArgs) -> Result<ExitCode, String> {
         with_builtin: true,
         user_dirs: resolve_dirs(&dirs)?,
     };
-    let all = sources.load().map_err(|errors| errors.join("\n"))?;
+    let mut all = sources.load().map_err(|errors| errors.join("\n"))?;
+    if !files.is_empty() {
+        let base = Library::find(&builtin.scenarios).map_err(|e| e.to_string())?;
+        for file in &files {
+            let dir = file.parent().unwrap_or(Path::new("/"));
+            let library = base.with_own(dir).map_err(|e| e.to_string())?;
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("--cases {}: cannot read: {e}", file.display()))?;
+            let cases = parse_with(&library, dir, file, &text).map_err(|e| e.to_string())?;
+            for case in cases {
+                if let Some(same) = all.iter().find(|c| c.id == case.id) {
+                    return Err(format!(
+                        "{}: its id {:?} is also the id of {}; rename the file",
+                        file.display(),
+                        case.id,
+                        same.path.display()
+                    ));
+                }
+                all.push(case);
+            }
+        }
+    }
     if args.list {
         use std::io::Write as _;
         let mut out = std::io::stdout().lock();
@@ -142,9 +169,8 @@ fn run(args: ServeArgs) -> Result<ExitCode, String> {
         picked.push((case.clone(), transport));
     }
     if args.cases.is_empty() {
-        let under = |c: &&Case| match files.is_empty() {
-            true => sources.user_dirs.iter().any(|d| c.path.starts_with(d)),
-            false => files.contains(&c.path),
+        let under = |c: &&Case| {
+            files.contains(&c.path) || sources.user_dirs.iter().any(|d| c.path.starts_with(d))
         };
         for case in all.iter().filter(under) {
             if files.contains(&case.path) || case.scenario.servable().is_ok() {
