@@ -20,3 +20,4 @@ pub mod offline;
 pub mod record;
 pub mod report;
 pub mod requirements;
+pub mod serve;

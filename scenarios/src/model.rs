@@ -12,6 +12,7 @@ pub mod catalogue;
 pub mod check;
 pub mod era;
 pub mod file;
+pub mod host;
 pub mod http;
 pub mod robust;
 pub mod sends;
@@ -75,6 +76,9 @@ pub struct Scenario {
     pub network: file::Network,
     /// The official conformance suite's scenario with the same meaning.
     pub official_scenario: Option<String>,
+    /// Whether `mcp-harness serve` may play the case for a host (see
+    /// [`file::CaseFile::host`]); `None`: derived by [`Scenario::servable`].
+    pub host: Option<bool>,
     /// What the case asks of a client beyond the contract's minimum.
     pub needs: Vec<Need>,
     /// The fake server's complete script: the case's handlers, then its fixtures' handlers,
@@ -117,6 +121,7 @@ impl Scenario {
             bearer_token: false,
             network: file::Network::Host,
             official_scenario: None,
+            host: None,
             needs: Vec::new(),
             server,
             servers: Default::default(),

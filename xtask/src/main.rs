@@ -104,7 +104,11 @@ enum Command {
 /// The arguments of a command of the `mcp-harness` binary, handed to it unchanged.
 #[derive(clap::Args)]
 struct Forwarded {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
     args: Vec<std::ffi::OsString>,
 }
 

@@ -120,7 +120,7 @@ pub struct TrialResult {
 /// A requirement a trial did not judge: not a pass, not a failure.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NotJudged {
-    /// The verdict word: `not observed`.
+    /// The verdict word: `not observed` (`check`) or `not exercised` (`serve`).
     pub verdict: String,
     /// What would have been checked.
     pub name: String,

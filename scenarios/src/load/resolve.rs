@@ -180,6 +180,7 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         bearer_token: file.bearer_token,
         network: file.network,
         official_scenario: file.official_scenario.clone(),
+        host: file.host,
         needs: file.needs.clone(),
         server,
         servers,

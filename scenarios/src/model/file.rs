@@ -172,6 +172,18 @@ pub struct CaseFile {
     /// alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub official_scenario: Option<String>,
+    /// Whether `mcp-harness serve` may play this case for a host that connects on its own
+    /// (host mode: no plan is handed to it; the case's wire and lifecycle checks are judged
+    /// once the host has done every step of the plan). `true`: servable; `false`: not;
+    /// absent: derived. A case is derived servable when it has a wire check (not
+    /// `on: "client_output"`) or a lifecycle check, needs nothing only a driver can be told
+    /// (no `server.auth`, `bearer_token`, isolated `network`, `needs` or `client_era`), and
+    /// every step is a request a host makes of its own accord: `connect` without options,
+    /// the listings, `call_tool` with only a name and arguments, `read_resource`,
+    /// `get_prompt`, `complete`, `ping`, `close`; and no step expects only a `timeout` (the
+    /// host's own timer is not the case's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<bool>,
     /// What the case asks of a client beyond the contract's minimum. `choose_version`: the
     /// client offers the version it is told (`MCP_HARNESS_PROTOCOL_VERSION`), where the case
     /// depends on it (a made-up version, say). A client whose adapter declares that it cannot

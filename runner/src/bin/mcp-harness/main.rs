@@ -9,6 +9,7 @@ mod check;
 mod embedded;
 mod kits;
 mod record;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -86,6 +87,9 @@ enum Command {
     /// Record a real session: a proxy between a host and its server (stdio `-- CMD ARGS…`,
     /// or Streamable HTTP `--upstream URL`), secrets redacted, faults optional.
     Record(Box<record::RecordArgs>),
+    /// Host mode: serve cases' fake servers to a client that connects on its own (an IDE, a
+    /// desktop assistant, an agent runtime), print how to reach them, grade it live.
+    Serve(Box<serve::ServeArgs>),
     /// Write an adapter kit into a directory: the contract's plumbing (environment, plan
     /// loop, outcome lines, stdout guard, token redaction, error kinds, listings, content),
     /// so that an adapter is mostly calls into its SDK (see CLIENTS.md § Adapter kits).
@@ -180,6 +184,7 @@ fn main() -> ExitCode {
         Command::CaseFrom(args) => case_from::run(args),
         Command::Check(args) => check::run(args),
         Command::Record(args) => record::run(*args),
+        Command::Serve(args) => serve::main(*args),
         Command::Kit {
             language,
             out,

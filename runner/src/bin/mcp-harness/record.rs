@@ -68,7 +68,11 @@ pub fn run(args: RecordArgs) -> ExitCode {
         _ => {}
     }
     // A bad case name is refused before the host connects, not after the session.
-    if let Some(Err(e)) = args.to_case.as_deref().map(mcp_harness::case_from::check_name) {
+    if let Some(Err(e)) = args
+        .to_case
+        .as_deref()
+        .map(mcp_harness::case_from::check_name)
+    {
         return fail(&e.replacen("--name", "--to-case", 1));
     }
     let faults = match Faults::parse(&args.faults, http) {
