@@ -811,3 +811,139 @@ fn a_broken_host_without_an_sdk_fails_the_handshake_and_id_rules() {
         "notifications/initialized follows",
     );
 }
+
+/// Cases servable on both transports that a host is graded on, one `serve` per transport:
+/// the bar is fifteen (the handshake, listings with pages, a repeated cursor,
+/// duplicate names, calls, content, the JSON-RPC base rules, a hostile server).
+const GRADED_ON_BOTH: [&str; 17] = [
+    "handshake/happy-path",
+    "handshake/unsupported-version",
+    "tools/pagination-three-pages",
+    "tools/repeated-cursor-at-once",
+    "tools/duplicate-name-same-page",
+    "tools/invalid-cursor",
+    "tools/input-schema-preserved",
+    "calls/is-error-result",
+    "calls/text-blocks",
+    "calls/unknown-tool",
+    "calls/structured-content",
+    "capability/undeclared-get-prompt",
+    "jsonrpc/notifications-not-answered",
+    "calls/content-types",
+    "jsonrpc/server-ping-during-handshake",
+    "utilities/server-ping",
+    "robust/malformed-json-instead-of-response",
+];
+
+/// A built-in case as the runner loads it (its plan for the driver playing a host that does
+/// the same, its checks to find in the grades).
+fn built_in(id: &str) -> mcp_harness_scenarios::Case {
+    static CASES: std::sync::OnceLock<Vec<mcp_harness_scenarios::Case>> =
+        std::sync::OnceLock::new();
+    let cases = CASES.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        mcp_harness_scenarios::load::load_dir(&root).expect("the built-in cases load")
+    });
+    cases
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no built-in case {id}"))
+        .clone()
+}
+
+/// The names of a case's checks a host is judged on once it has performed every step: its
+/// wire checks (not those on the client's printed output) and lifecycle checks, except those
+/// citing the driver contract or written for another revision.
+fn host_checks(case: &mcp_harness_scenarios::Case, revision: Option<&str>) -> Vec<String> {
+    use mcp_harness_scenarios::model::{Rule, WireStream};
+    case.scenario
+        .checks
+        .iter()
+        .filter(|c| !c.requirement.id.starts_with("CONTRACT-"))
+        // A revision's text judges that revision's trials only.
+        .filter(|c| revision.is_none_or(|r| c.requirement.applies_to(r)))
+        .filter(|c| match &c.rule {
+            Rule::Wire(w) => {
+                w.on != WireStream::ClientOutput
+                    && (w.revisions.is_empty()
+                        || revision.is_some_and(|r| w.revisions.iter().any(|w| w == r)))
+            }
+            Rule::Lifecycle(_) => true,
+            Rule::Step { .. } => false,
+        })
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+#[test]
+fn a_host_is_graded_on_seventeen_servable_cases_on_both_transports() {
+    for transport in ["stdio", "https"] {
+        let report = tempdir();
+        let report_dir = report.path().to_string_lossy().into_owned();
+        let mut args: Vec<&str> = GRADED_ON_BOTH.to_vec();
+        args.extend([
+            "--transport",
+            transport,
+            "--timeout",
+            "180",
+            "--idle",
+            "3",
+            "--report-dir",
+            &report_dir,
+        ]);
+        let session = Session::start(&args);
+        for id in GRADED_ON_BOTH {
+            let name = id.replace('/', "-");
+            let plan = built_in(id).scenario.plan_json();
+            match transport {
+                "stdio" => driver_host(Reach::Stdio(&session.argv(&name)), plan, &[]),
+                _ => {
+                    let (url, ca) = session.url(&name);
+                    driver_host(Reach::Https(&url, &ca), plan, &[])
+                }
+            };
+        }
+        let (code, out) = session.finish();
+        assert_eq!(code, 0, "{transport}: {out}");
+        let results: Value = serde_json::from_str(
+            &std::fs::read_to_string(report.path().join("results.json")).expect("results.json"),
+        )
+        .expect("JSON");
+        let trials = results["trials"].as_array().expect("trials");
+        assert_eq!(trials.len(), GRADED_ON_BOTH.len(), "{transport}: {out}");
+        for trial in trials {
+            let name = &trial["name"];
+            assert_eq!(trial["grade"], "pass", "{name}: {out}");
+            // Every step was performed, so no check waits on a step the host skipped …
+            let skipped: Vec<&Value> = trial["not_judged"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| {
+                    c["why"]
+                        .as_str()
+                        .is_some_and(|w| w.contains("did not perform"))
+                })
+                .collect();
+            assert!(skipped.is_empty(), "{name}: {skipped:?}");
+            // … and the case's own wire and lifecycle checks were all judged.
+            let mut parts = name.as_str().expect("a name").split('@');
+            let id = parts.next().expect("an id");
+            let revision = parts.nth(1);
+            let wanted = host_checks(&built_in(id), revision);
+            assert!(!wanted.is_empty(), "{id} has checks a host is judged on");
+            let judged: Vec<&str> = trial["checks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["name"].as_str())
+                .collect();
+            for check in &wanted {
+                assert!(
+                    judged.contains(&check.as_str()),
+                    "{name}: {check:?} not judged: {out}"
+                );
+            }
+        }
+    }
+}

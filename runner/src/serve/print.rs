@@ -39,6 +39,13 @@ pub fn instructions(served: &[Served<'_>]) -> String {
             };
             entries.insert(server.entry.clone(), entry);
         }
+        let _ = writeln!(
+            out,
+            "  what to make the host do (the case's checks are judged once it has):"
+        );
+        for step in super::steps::to_do(&s.case.scenario) {
+            let _ = writeln!(out, "    {step}");
+        }
     }
     if let Some(ca) = ca {
         let _ = writeln!(out, "CA file (trust it in the host): {ca}");

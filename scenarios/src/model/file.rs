@@ -176,12 +176,15 @@ pub struct CaseFile {
     /// (host mode: no plan is handed to it; the case's wire and lifecycle checks are judged
     /// once the host has done every step of the plan). `true`: servable; `false`: not;
     /// absent: derived. A case is derived servable when it has a wire check (not
-    /// `on: "client_output"`) or a lifecycle check, needs nothing only a driver can be told
+    /// `on: "client_output"`) or a lifecycle check citing no `CONTRACT-*` requirement (the
+    /// contract binds no host), needs nothing only a driver can be told
     /// (no `server.auth`, `bearer_token`, isolated `network`, `needs` or `client_era`), and
     /// every step is a request a host makes of its own accord: `connect` without options,
     /// the listings, `call_tool` with only a name and arguments, `read_resource`,
     /// `get_prompt`, `complete`, `ping`, `close`; and no step expects only a `timeout` (the
-    /// host's own timer is not the case's).
+    /// host's own timer is not the case's). A host need not show a step the plan expects a
+    /// client to fail without sending: those after a `connect` that must fail, and one whose
+    /// main expected error is `capability_missing`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<bool>,
     /// What the case asks of a client beyond the contract's minimum. `choose_version`: the

@@ -11,7 +11,8 @@ use super::{ErrorKind, Scenario, Step, WireStream};
 impl Scenario {
     /// Whether `mcp-harness serve` may play this case: `Ok` when it may, else why not. The
     /// case's `host` decides when set; otherwise the case must have a wire check (not on the
-    /// client's output) or a lifecycle check, need nothing only a driver can be told, make
+    /// client's output) or a lifecycle check citing no `CONTRACT-*` requirement, need nothing
+    /// only a driver can be told, make
     /// every step a request a host makes of its own accord, and expect no step to end only in
     /// a `timeout` (see [`super::file::CaseFile::host`]).
     pub fn servable(&self) -> Result<(), String> {
@@ -20,7 +21,9 @@ impl Scenario {
             Some(false) => return Err("the case says `host: false`".into()),
             None => {}
         }
+        // A check citing the driver contract binds no host, so it cannot make a case servable.
         let judged = self.checks.iter().any(|c| match &c.rule {
+            _ if c.requirement.id.starts_with("CONTRACT-") => false,
             Rule::Wire(w) => w.on != WireStream::ClientOutput,
             Rule::Lifecycle(_) => true,
             Rule::Step { .. } => false,
