@@ -204,7 +204,7 @@ fn bad_input_is_named_by_file_line_and_field() {
     let out = case_from(here, &bad, "a/b", &out_dir);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("bad.jsonl: line 2: field `from`"),
+        text(&out).contains("bad.jsonl:2: `from` is \"host\""),
         "{}",
         text(&out)
     );

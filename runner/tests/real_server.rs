@@ -66,6 +66,14 @@ fn record_session(here: &Path, server: &Path, recording: &Path) -> Vec<Value> {
     ];
     let mut argv: Vec<String> = vec![BIN.into(), "record".into(), "--out".into()];
     argv.push(recording.display().to_string());
+    // The same case `case-from` makes below, written by the recorder when the session ends.
+    let to_case = here.join("to-case");
+    argv.extend([
+        "--to-case".into(),
+        "real/everything".into(),
+        "--case-dir".into(),
+        to_case.display().to_string(),
+    ]);
     argv.push("--".into());
     argv.extend(server_cmd);
     let plan = json!([
@@ -148,6 +156,12 @@ fn a_real_servers_session_is_recorded_checked_and_replayed_as_a_case() {
     )
     .expect("JSON");
     assert_eq!(case["plan"].as_array().map(Vec::len), Some(13), "{case}");
+    assert_eq!(
+        std::fs::read_to_string(here.join("to-case/real/everything.json"))
+            .expect("record --to-case wrote the case"),
+        std::fs::read_to_string(cases.join("real/everything.json")).expect("the case"),
+        "record --to-case and case-from make the same case"
+    );
     // The long call's progress goes out again under the token the client under test sends.
     let sends: Vec<&Value> = case["server"]["handlers"]
         .as_array()
