@@ -3,36 +3,15 @@
 //! the user's, which the reference client passes and a broken client fails; the files are
 //! canonical; bad input is named by file, line and field.
 
+#[path = "support/outside.rs"]
+mod outside;
+use outside::{BIN, harness, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
-
-/// The binary run in `cwd`, without cargo's variables (as an installed program sees none).
-fn harness(cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(cwd).args(args);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("CARGO") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.output().expect("the binary starts")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use std::process::Output;
 
 fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("mcp-harness-case-from-")
-        .tempdir()
-        .expect("a temporary directory")
+    outside::tempdir_named("mcp-harness-case-from-")
 }
 
 /// Runs the built-in stdio trials `trials` with the reference driver behind a wrapper that

@@ -4,42 +4,20 @@
 //! recording that exercises nothing is "not observed" throughout, exit 0 and no pass; bad
 //! input exits 2 naming the file and line.
 
+#[path = "support/outside.rs"]
+mod outside;
+use outside::{harness, text};
+
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use mcp_harness_scenarios::model::Transport;
 use mcp_harness_scenarios::transcript::{Event, Record};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
-
-/// The binary run in `cwd`, without cargo's variables (as an installed program sees none).
-fn harness(cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(cwd).args(args);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("CARGO") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.output().expect("the binary starts")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("mcp-harness-check-")
-        .tempdir()
-        .expect("a temporary directory")
+    outside::tempdir_named("mcp-harness-check-")
 }
 
 fn write_lines(path: &Path, lines: &[Value]) {

@@ -2,16 +2,17 @@
 //! built-in cases it carries, the fake and the driver it plays itself, and the user's own
 //! case directories (`--cases`, `--only-cases`): passing, failing, colliding, malformed.
 
+#[path = "support/outside.rs"]
+mod outside;
+use outside::{BIN, harness, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
 /// A new user's first runs (`case show`, the bless hint, `run --help`, the kits' examples).
 #[path = "installed/first_run.rs"]
 mod first_run;
-
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 
 /// The checkout, only to read a built-in case to copy from (never handed to the binary).
 fn checkout() -> PathBuf {
@@ -21,31 +22,8 @@ fn checkout() -> PathBuf {
         .to_owned()
 }
 
-/// The binary run in `cwd`, without cargo's variables (as an installed program sees none).
-fn harness(cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(cwd).args(args);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("CARGO") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.output().expect("the binary starts")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("mcp-harness-installed-")
-        .tempdir()
-        .expect("a temporary directory")
+    outside::tempdir_named("mcp-harness-installed-")
 }
 
 /// A built-in case as JSON, to base a user's case on.

@@ -5,34 +5,17 @@
 //! registry is the one thing reached, once, to install the server into the target directory
 //! (kept there for later runs).
 
+#[path = "support/outside.rs"]
+mod outside;
+use outside::{BIN, harness, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-harness");
 /// The server, pinned: a version whose stdio transport runs on Node 20.
 const PACKAGE: &str = "@modelcontextprotocol/server-everything@2025.11.25";
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// The binary, without cargo's variables (as an installed program sees none).
-fn harness(cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(BIN);
-    cmd.current_dir(cwd).args(args);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("CARGO") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.output().expect("the binary starts")
-}
 
 /// The server's entry point, installed from npm into the target directory on first use.
 fn install_server() -> PathBuf {
