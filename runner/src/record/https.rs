@@ -459,13 +459,7 @@ fn body_messages(ctx: &Ctx, body: &[u8], on_endpoint: bool) -> (Vec<Event>, Aske
     let events = messages
         .into_iter()
         .map(|message| {
-            if let (Some(id), Some(method)) = (
-                message.get("id"),
-                message.get("method").and_then(Value::as_str),
-            ) {
-                let cursor = message.pointer("/params/cursor").cloned();
-                asked.insert(id.to_string(), (method.to_owned(), cursor));
-            }
+            super::note_request(&mut asked, &message);
             Event::Received {
                 message: ctx.redactor.client(message),
             }

@@ -26,7 +26,25 @@ pub mod sse;
 pub mod stdio;
 pub mod writer;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The requests a host has sent and not yet had answered, by id: the method and the cursor
+/// it asked with (what `repeat-cursor` and the faults' `:METHOD` need of the answer).
+pub type Asked = HashMap<String, (String, Option<Value>)>;
+
+/// Notes `message` in `asked` when it is a request (an id and a method).
+pub fn note_request(asked: &mut Asked, message: &Value) {
+    if let (Some(id), Some(method)) = (
+        message.get("id"),
+        message.get("method").and_then(Value::as_str),
+    ) {
+        let cursor = message.pointer("/params/cursor").cloned();
+        asked.insert(id.to_string(), (method.to_owned(), cursor));
+    }
+}
 
 /// The line a `malformed` fault puts ahead of an answer.
 pub const MALFORMED_LINE: &str = "{this is not JSON: mcp-harness record --fault malformed";

@@ -235,13 +235,7 @@ fn client_events(shared: &Shared, line: &[u8]) -> Vec<Event> {
     messages
         .into_iter()
         .map(|message| {
-            if let (Some(id), Some(method)) = (
-                message.get("id"),
-                message.get("method").and_then(Value::as_str),
-            ) {
-                let cursor = message.pointer("/params/cursor").cloned();
-                pending.insert(id.to_string(), (method.to_owned(), cursor));
-            }
+            super::note_request(&mut pending, &message);
             Event::Received {
                 message: shared.redactor.client(message),
             }
