@@ -29,6 +29,8 @@ const STDIO_GRACE: Duration = Duration::from_millis(1500);
 pub enum End {
     /// The host was done.
     Done,
+    /// Over HTTPS, the host sent nothing for `--idle` and never deleted its session.
+    Quiet,
     /// Ctrl-C (or SIGTERM).
     Interrupted,
     /// `--timeout` passed.
@@ -40,6 +42,10 @@ impl End {
     pub fn as_str(self) -> &'static str {
         match self {
             End::Done => "the host was done",
+            End::Quiet => {
+                "the host sent nothing for --idle seconds and kept its session (give a host \
+                 that pauses longer a larger --idle)"
+            }
             End::Interrupted => "interrupted",
             End::Timeout => "the timeout passed",
         }
@@ -150,6 +156,7 @@ pub fn watch(
         }
         let mut done = true;
         let mut pids = 0usize;
+        let mut quiet = false;
         for (i, s) in served.iter().enumerate() {
             let now = look(s, started)?;
             if now.count != counts[i] {
@@ -172,6 +179,7 @@ pub fn watch(
                 Transport::Stdio => now.touched && !now.observed.still_running,
                 Transport::Https => now.touched && (now.deleted || last_change.elapsed() >= idle),
             };
+            quiet |= s.transport == Transport::Https && !now.deleted;
         }
         if pids != stdio_pids {
             stdio_pids = pids;
@@ -179,7 +187,7 @@ pub fn watch(
         }
         let settled = last_change.elapsed() >= STDIO_GRACE.min(idle);
         if done && settled {
-            return Ok(End::Done);
+            return Ok(if quiet { End::Quiet } else { End::Done });
         }
         std::thread::sleep(POLL);
     }
