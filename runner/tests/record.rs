@@ -183,6 +183,10 @@ fn start_front(upstream: &str, recording: &Path, faults: &[&str]) -> Front {
     let mut cmd = Command::new(exe());
     cmd.args(["record", "--upstream", upstream, "--out"])
         .arg(recording)
+        .args(["--secret-env", "UPSTREAM_LOGIN"])
+        // The known values `planted_lines` prints, as the stdio test gives them too.
+        .env("SERVICE_API_TOKEN", "SEKRIT-env-token")
+        .env("UPSTREAM_LOGIN", "SEKRIT-env-named")
         .stdin(Stdio::null())
         .stdout(Stdio::piped());
     for f in faults {
@@ -594,7 +598,10 @@ fn stdio_relays_bytes_exactly_and_records_no_secret() {
     let mut child = Command::new(exe())
         .args(["record", "--out"])
         .arg(&recording)
-        .args(["--", "cat"])
+        .args(["--secret-env", "UPSTREAM_LOGIN", "--", "cat"])
+        // Known values: one by its name's word, one named by the flag.
+        .env("SERVICE_API_TOKEN", "SEKRIT-env-token")
+        .env("UPSTREAM_LOGIN", "SEKRIT-env-named")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -635,6 +642,11 @@ fn planted_lines() -> Vec<String> {
         json!({"jsonrpc": "2.0", "id": "e1", "result": {"action": "accept",
             "content": {"user": "visible-4", "pin": "SEKRIT-pin", "hidden": "SEKRIT-hidden"}}}).to_string(),
         "not json: Bearer SEKRIT-raw and ?token=SEKRIT-rawquery".to_owned(),
+        // A server printing its environment (the stdio test's variables), where no member
+        // name says the value is secret.
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text",
+            "text": "SERVICE_API_TOKEN=SEKRIT-env-token UPSTREAM_LOGIN=SEKRIT-env-named visible-5"}]}})
+        .to_string(),
     ]
 }
 
@@ -643,7 +655,13 @@ fn assert_no_secret(recording: &str) {
         !recording.contains(MARK),
         "a secret was recorded:\n{recording}"
     );
-    for visible in ["visible-1", "visible-2", "visible-3", "visible-4"] {
+    for visible in [
+        "visible-1",
+        "visible-2",
+        "visible-3",
+        "visible-4",
+        "visible-5",
+    ] {
         assert!(
             recording.contains(visible),
             "{visible} was lost:\n{recording}"

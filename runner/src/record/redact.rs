@@ -11,10 +11,13 @@
 //!   and `Bearer <token>`;
 //! - elicitation answers: a value whose property in the request's `requestedSchema` is
 //!   sensitive (`format: password`, `writeOnly: true`, or a name containing one of
-//!   [`SENSITIVE_PROPERTY_WORDS`]); see [`Redactor`].
+//!   [`SENSITIVE_PROPERTY_WORDS`]); see [`Redactor`];
+//! - known values, wherever they appear: the recorder's environment variables whose names
+//!   say they are secret ([`SECRET_ENV_WORDS`]) or that `--secret-env` names. The server
+//!   inherits them and may print one in a result, where no member name gives it away.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 
@@ -34,6 +37,58 @@ pub const SECRET_MEMBERS: [&str; 10] = [
     "password",
     "token",
 ];
+
+/// Words that make an environment variable's value a known secret when its name (any case)
+/// contains one.
+pub const SECRET_ENV_WORDS: [&str; 8] = [
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "API_KEY",
+    "APIKEY",
+    "PRIVATE_KEY",
+    "CREDENTIAL",
+];
+
+/// The shortest known secret looked for: shorter values are too common to tell from data.
+const SHORTEST_KNOWN: usize = 8;
+
+static KNOWN: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Takes the known secrets from the environment, once, before anything is recorded: the
+/// values of variables whose names hold a [`SECRET_ENV_WORDS`] word, or are in `named`.
+/// Returns how many there are (never the values).
+pub fn know_environment(named: &[String]) -> usize {
+    let mut values: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .filter(|(name, _)| {
+            let upper = name.to_ascii_uppercase();
+            named.contains(name) || SECRET_ENV_WORDS.iter().any(|w| upper.contains(w))
+        })
+        .map(|(_, value)| value)
+        .filter(|value| value.len() >= SHORTEST_KNOWN)
+        .collect();
+    // The longest first, so a secret that holds another is replaced whole.
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values.dedup();
+    let count = values.len();
+    let _ = KNOWN.set(values);
+    count
+}
+
+/// `s` with every known secret replaced, when it holds one.
+fn without_known(s: &str) -> Option<String> {
+    let known = KNOWN.get()?;
+    if !known.iter().any(|k| s.contains(k.as_str())) {
+        return None;
+    }
+    Some(
+        known
+            .iter()
+            .fold(s.to_owned(), |out, k| out.replace(k.as_str(), REDACTED)),
+    )
+}
 
 /// Words that make an elicitation property sensitive when its name contains one.
 pub const SENSITIVE_PROPERTY_WORDS: [&str; 5] =
@@ -162,7 +217,10 @@ fn text_if_changed(s: &str) -> Option<String> {
         out.push(ch);
         i += ch.len_utf8();
     }
-    changed.then_some(out)
+    match without_known(if changed { &out } else { s }) {
+        Some(clean) => Some(clean),
+        None => changed.then_some(out),
+    }
 }
 
 /// At `i`, a secret parameter's `name=`: the index of its `=`.

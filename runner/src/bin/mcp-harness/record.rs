@@ -25,6 +25,11 @@ pub struct RecordArgs {
     /// A fault to apply to the server's answers (repeatable), e.g. `delay=500:tools/call@2`.
     #[arg(long = "fault", value_name = "SPEC")]
     faults: Vec<String>,
+    /// An environment variable whose value is a secret, redacted wherever it appears
+    /// (repeatable). Variables whose names hold TOKEN, SECRET, PASSWORD, PASSWD, API_KEY,
+    /// APIKEY, PRIVATE_KEY or CREDENTIAL are redacted without it.
+    #[arg(long = "secret-env", value_name = "NAME")]
+    secret_env: Vec<String>,
     /// Record Streamable HTTP: the upstream MCP endpoint (https, or http on loopback).
     #[arg(long, value_name = "URL")]
     upstream: Option<String>,
@@ -74,6 +79,12 @@ pub fn run(args: RecordArgs) -> ExitCode {
         .map(mcp_harness::case_from::check_name)
     {
         return fail(&e.replacen("--name", "--to-case", 1));
+    }
+    let known = record::redact::know_environment(&args.secret_env);
+    if known > 0 {
+        record::note(&format!(
+            "{known} secret value(s) of the environment will be redacted wherever they appear"
+        ));
     }
     let faults = match Faults::parse(&args.faults, http) {
         Ok(faults) => faults,
