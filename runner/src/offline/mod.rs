@@ -103,61 +103,86 @@ impl Grading {
     }
 }
 
-/// The wire requirements `check` reports on `transport`, whether made or not. JSON-02 and
-/// JSON-03 are one rule: the era picks which the check cites.
-fn reported(transport: Transport) -> &'static [&'static str] {
-    match transport {
-        Transport::Stdio => &[
-            "STDIO-02",
-            "JSON-10",
-            "JSON-01",
-            "JSON-05",
-            "SCHEMA-01",
-            "SCHEMA-02",
-            "TRACE-01",
-            "TRACE-02",
-        ],
-        Transport::Https => &[
-            "HTTP-01",
-            "JSON-10",
-            "JSON-01",
-            "JSON-05",
-            "SCHEMA-01",
-            "SCHEMA-02",
-            "TRACE-01",
-            "TRACE-02",
-            "HTTP-02",
-            "PROF-ERA-2",
-            "HTTP-06",
-            "HTTP-09a",
-            "HTTP-09b",
-        ],
-    }
+/// Every always-on wire rule `check` grades (and `--recheck` compares): its id, the
+/// transport it is made on (`None`: both), and what a recording lacks when nothing in it
+/// exercised the rule. JSON-02 and JSON-03 are one rule, always made: the era picks which
+/// one the check cites.
+pub(crate) const WIRE_RULES: &[(&str, Option<Transport>, &str)] = &[
+    (
+        "STDIO-02",
+        Some(Transport::Stdio),
+        "the client sent nothing",
+    ),
+    ("HTTP-01", Some(Transport::Https), "the client sent nothing"),
+    ("JSON-10", None, "the client sent no batch"),
+    ("JSON-01", None, "the client sent no request"),
+    ("JSON-02", None, "the client sent fewer than two requests"),
+    ("JSON-03", None, "the client sent fewer than two requests"),
+    ("JSON-05", None, "the client sent no notification"),
+    (
+        "SCHEMA-01",
+        None,
+        "no request or notification of a method the published schema of its revision defines",
+    ),
+    (
+        "SCHEMA-02",
+        None,
+        "the client answered no server request (before 2026-07-28)",
+    ),
+    (
+        "TRACE-01",
+        None,
+        "no traceparent or tracestate in the _meta of a 2026-07-28 message",
+    ),
+    (
+        "TRACE-02",
+        None,
+        "no baggage in the _meta of a 2026-07-28 message",
+    ),
+    (
+        "HTTP-02",
+        Some(Transport::Https),
+        "no POST to the MCP endpoint",
+    ),
+    (
+        "PROF-ERA-2",
+        Some(Transport::Https),
+        "no POST to the MCP endpoint",
+    ),
+    (
+        "HTTP-06",
+        Some(Transport::Https),
+        "no request after a session began (a session shows as a request carrying Mcp-Session-Id)",
+    ),
+    (
+        "HTTP-09a",
+        Some(Transport::Https),
+        "no request after an initialize that settled on 2025-06-18 to 2025-11-25",
+    ),
+    (
+        "HTTP-09b",
+        Some(Transport::Https),
+        "no request after an initialize that settled on 2025-06-18 to 2025-11-25",
+    ),
+];
+
+/// The wire rules `check` reports on `transport`, whether made or not (JSON-02 and JSON-03
+/// are always made, under the one id the era picks).
+fn reported(transport: Transport) -> impl Iterator<Item = &'static str> {
+    WIRE_RULES
+        .iter()
+        .filter(move |(id, on, _)| {
+            on.is_none_or(|t| t == transport) && !matches!(*id, "JSON-02" | "JSON-03")
+        })
+        .map(|(id, ..)| *id)
 }
 
 /// What a recording lacks for requirement `id` to be exercised.
 fn unexercised(id: &str) -> &'static str {
-    match id {
-        "STDIO-02" | "HTTP-01" => "the client sent nothing",
-        "JSON-10" => "the client sent no batch",
-        "JSON-01" => "the client sent no request",
-        "JSON-02" | "JSON-03" => "the client sent fewer than two requests",
-        "JSON-05" => "the client sent no notification",
-        "SCHEMA-01" => {
-            "no request or notification of a method the published schema of its revision defines"
-        }
-        "SCHEMA-02" => "the client answered no server request (before 2026-07-28)",
-        "TRACE-01" => "no traceparent or tracestate in the _meta of a 2026-07-28 message",
-        "TRACE-02" => "no baggage in the _meta of a 2026-07-28 message",
-        "HTTP-02" | "PROF-ERA-2" => "no POST to the MCP endpoint",
-        "HTTP-06" => {
-            "no request after a session began (a session shows as a request carrying Mcp-Session-Id)"
-        }
-        "HTTP-09a" | "HTTP-09b" => {
-            "no request after an initialize that settled on 2025-06-18 to 2025-11-25"
-        }
-        _ => "nothing in the recording exercised it",
-    }
+    WIRE_RULES
+        .iter()
+        .find(|(rule, ..)| *rule == id)
+        .map_or("nothing in the recording exercised it", |(.., why)| why)
 }
 
 /// Grades `records` (one recording); `revision` is `--revision`.
@@ -187,7 +212,7 @@ pub fn grade(records: &[Record], revision: Option<&str>) -> Grading {
         })
         .collect();
     for id in reported(transport) {
-        if graded.iter().any(|g| g.check.requirement_id == *id) {
+        if graded.iter().any(|g| g.check.requirement_id == id) {
             continue;
         }
         graded.push(Graded {

@@ -13,32 +13,18 @@ use mcp_harness_scenarios::transcript::Record;
 use crate::conformance::checks::CheckResult;
 use crate::conformance::trial::TrialRun;
 
-/// The requirements whose verdicts are compared: every always-on wire rule but AUTH-08.
-const COMPARED: &[&str] = &[
-    "STDIO-02",
-    "HTTP-01",
-    "JSON-10",
-    "JSON-01",
-    "JSON-02",
-    "JSON-03",
-    "JSON-05",
-    "SCHEMA-01",
-    "SCHEMA-02",
-    "TRACE-01",
-    "TRACE-02",
-    "HTTP-02",
-    "PROF-ERA-2",
-    "HTTP-06",
-    "HTTP-09a",
-    "HTTP-09b",
-];
+/// Whether `id`'s verdicts are compared: every always-on wire rule `check` grades (AUTH-08,
+/// which judges the handed-over token, is not one).
+fn compared(id: &str) -> bool {
+    super::WIRE_RULES.iter().any(|(rule, ..)| *rule == id)
+}
 
 /// One verdict, keyed by requirement and check name.
 type Verdicts = BTreeMap<(String, String), (bool, String)>;
 
 fn judged<'a>(checks: impl Iterator<Item = &'a CheckResult>) -> Verdicts {
     checks
-        .filter(|c| c.always_on && c.observed && COMPARED.contains(&c.requirement_id.as_str()))
+        .filter(|c| c.always_on && c.observed && compared(&c.requirement_id))
         .map(|c| {
             (
                 (c.requirement_id.clone(), c.name.clone()),
