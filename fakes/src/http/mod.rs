@@ -22,7 +22,7 @@
 
 mod auth;
 mod endpoint;
-mod headers;
+pub mod headers;
 mod legacy_sse;
 mod live;
 mod paths;

@@ -21,6 +21,9 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 
+use mcp_harness_fakes::http::headers::RECORDED;
+use mcp_harness_fakes::modern::params::PARAM_PREFIX;
+
 /// What a redacted value becomes.
 pub const REDACTED: &str = "[redacted]";
 
@@ -94,19 +97,6 @@ fn without_known(s: &str) -> Option<String> {
 pub const SENSITIVE_PROPERTY_WORDS: [&str; 5] =
     ["password", "secret", "token", "api_key", "apikey"];
 
-/// Request headers recorded as they are (lower-case names, the fakes' allow-list), with every
-/// `mcp-param-*` one; every other header is left out except the secret ones, which are
-/// recorded as a label.
-pub const RECORDED_HEADERS: [&str; 7] = [
-    "content-type",
-    "accept",
-    "mcp-session-id",
-    "mcp-protocol-version",
-    "mcp-method",
-    "mcp-name",
-    "last-event-id",
-];
-
 /// The label a secret header is recorded as, or `None` for a header that carries no secret.
 pub fn secret_header(name: &str, value: &str) -> Option<String> {
     let label = match name.to_ascii_lowercase().as_str() {
@@ -124,7 +114,8 @@ pub fn secret_header(name: &str, value: &str) -> Option<String> {
     Some(label.to_owned())
 }
 
-/// The headers of a request as recorded: the allow-list ([`RECORDED_HEADERS`]) as they are
+/// The headers of a request as recorded: the fakes' allow-list
+/// (`mcp_harness_fakes::http::headers::RECORDED`, and every `mcp-param-*` one) as they are
 /// (secrets inside them redacted as in any string), secret headers as labels, the rest left
 /// out. Names lower-case; a repeated header keeps its values joined by `, `.
 pub fn headers<'a>(all: impl IntoIterator<Item = (&'a str, &'a str)>) -> BTreeMap<String, String> {
@@ -133,7 +124,7 @@ pub fn headers<'a>(all: impl IntoIterator<Item = (&'a str, &'a str)>) -> BTreeMa
         let name = name.to_ascii_lowercase();
         let shown = match secret_header(&name, value) {
             Some(label) => label,
-            None if RECORDED_HEADERS.contains(&name.as_str()) || name.starts_with("mcp-param-") => {
+            None if RECORDED.contains(&name.as_str()) || name.starts_with(PARAM_PREFIX) => {
                 text(value)
             }
             None => continue,
