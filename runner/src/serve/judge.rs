@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use mcp_harness_scenarios::Case;
 use mcp_harness_scenarios::model::{CaseCheck, Level, Rule, Transport, WireStream};
-use mcp_harness_scenarios::transcript::{Event, Record};
+use mcp_harness_scenarios::transcript::Record;
 
 use super::steps::{self, Seen};
 use crate::conformance::canary::CanaryRun;
@@ -110,17 +110,6 @@ pub fn judge(case: &Case, transport: Transport, seen: &Observed) -> Vec<Graded> 
     }
     let run = trial_run(seen);
     let (results, _) = checks::evaluate(&judged_case, transport, &run);
-    // An always-on rule holds vacuously where nothing was sent: that is no pass.
-    let silent = !seen
-        .main
-        .iter()
-        .chain(seen.others.values().flatten())
-        .any(|r| {
-            matches!(
-                r.event,
-                Event::Received { .. } | Event::ReceivedInvalid { .. } | Event::HttpRequest { .. }
-            )
-        });
     let mut graded: Vec<Graded> = results
         .into_iter()
         .map(|check| {
@@ -132,9 +121,8 @@ pub fn judge(case: &Case, transport: Transport, seen: &Observed) -> Vec<Graded> 
                 Verdict::NotExercised("the host never launched this server".into())
             } else if check.requirement_id == "PROF-STDIO-1" && seen.still_running {
                 Verdict::NotExercised("the host had not ended its server when serving ended".into())
-            } else if check.always_on && silent {
-                Verdict::NotExercised("the host sent nothing to this server".into())
             } else if check.always_on && !check.observed {
+                // An always-on rule holds vacuously where nothing exercised it: no pass.
                 Verdict::NotExercised(
                     "nothing the host sent gave this rule anything to judge".into(),
                 )
