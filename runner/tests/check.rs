@@ -262,7 +262,9 @@ fn what_nothing_exercised_is_not_observed_and_never_a_pass() {
     );
     for file in ["empty.jsonl", "server-only.jsonl"] {
         let (code, rows, shown) = verdicts(here.path(), file, &[]);
-        assert_eq!(code, 0, "{file}: {shown}");
+        // A recording of nothing proves nothing: no failure, and no success either.
+        assert_eq!(code, 1, "{file}: {shown}");
+        assert!(shown.contains("nothing was judged in"), "{file}: {shown}");
         assert!(!rows.is_empty(), "{shown}");
         assert!(
             rows.iter().all(|(_, v)| v == "not observed"),
@@ -303,7 +305,7 @@ fn what_nothing_exercised_is_not_observed_and_never_a_pass() {
             "report",
         ],
     );
-    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "the empty one: {}", text(&out));
     let results: Value = serde_json::from_str(
         &std::fs::read_to_string(here.path().join("report/results.json")).expect("results"),
     )
@@ -315,6 +317,7 @@ fn what_nothing_exercised_is_not_observed_and_never_a_pass() {
         .find(|t| t["name"] == "recording/empty.jsonl@stdio")
         .expect("the empty recording's trial");
     assert_eq!(empty["checks"].as_array().map(Vec::len), Some(0));
+    assert_eq!(empty["grade"], "fail", "{empty}");
     assert!(
         empty["not_judged"]
             .as_array()

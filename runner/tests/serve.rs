@@ -565,7 +565,9 @@ fn ctrl_c_or_the_timeout_ends_a_session_with_nothing_passed() {
         .expect("kill runs");
     assert!(killed.success());
     let (code, out) = session.finish();
-    assert_eq!(code, 0, "{out}");
+    // A host that did nothing proves nothing: exit 1, not 0.
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("nothing was judged"), "{out}");
     assert!(out.contains("serving ended: interrupted"), "{out}");
     assert!(
         out.contains(" 0 failed, 15 not exercised, 0 passed"),
@@ -574,7 +576,7 @@ fn ctrl_c_or_the_timeout_ends_a_session_with_nothing_passed() {
 
     let session = Session::start(&["http/session-expired", "--timeout", "1"]);
     let (code, out) = session.finish();
-    assert_eq!(code, 0, "{out}");
+    assert_eq!(code, 1, "{out}");
     assert!(out.contains("serving ended: the timeout passed"), "{out}");
     verdict_line(
         &out,

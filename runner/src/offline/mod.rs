@@ -97,6 +97,14 @@ impl Grading {
             .any(|g| g.verdict == Verdict::Fail && g.check.level != Level::Advisory)
     }
 
+    /// Whether nothing in the recording was judged (every rule "not observed"): `check`
+    /// then exits 1 too, since a recording of nothing proves nothing.
+    pub fn judged_nothing(&self) -> bool {
+        self.checks
+            .iter()
+            .all(|g| g.verdict == Verdict::NotObserved)
+    }
+
     /// The checks with `verdict`.
     pub fn with(&self, verdict: Verdict) -> impl Iterator<Item = &Graded> {
         self.checks.iter().filter(move |g| g.verdict == verdict)
@@ -312,7 +320,11 @@ pub fn trial_result(name: &str, records: &[Record], grading: &Grading) -> TrialR
         profile: true,
         advisory: false,
     };
-    let grade = crate::conformance::verdict::grade(&judged, &Default::default(), &[], strictness);
+    // A recording of nothing proves nothing: it is no pass.
+    let grade = match grading.judged_nothing() {
+        true => Grade::Fail,
+        false => crate::conformance::verdict::grade(&judged, &Default::default(), &[], strictness),
+    };
     let details = match grade {
         Grade::Pass => String::new(),
         _ => output::text(name, grading),
@@ -347,7 +359,7 @@ pub fn trial_result(name: &str, records: &[Record], grading: &Grading) -> TrialR
         ..TrialResult::bare(
             name,
             grade,
-            match grading.fails() {
+            match grading.fails() || grading.judged_nothing() {
                 true => crate::conformance::verdict::Verdict::Failed,
                 false => crate::conformance::verdict::Verdict::Passed,
             },

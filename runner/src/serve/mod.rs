@@ -126,9 +126,20 @@ pub fn serve(opts: &Options) -> Result<bool, String> {
         let graded = judge::judge(&s.case, s.transport, &observed);
         let name = s.case.trial_name(s.transport);
         let _ = write!(stdout, "{}", print::summary(&name, &graded));
-        let case_failed = graded
+        // A host that exercised nothing of the case proves nothing: that is no pass.
+        let untouched = !graded
             .iter()
-            .any(|g| g.verdict == Verdict::Fail && judge::fails_the_session(g.check.level));
+            .any(|g| matches!(g.verdict, Verdict::Pass | Verdict::Fail));
+        if untouched {
+            let _ = writeln!(
+                stdout,
+                " nothing was judged: the host never exercised {name} (that is no pass)"
+            );
+        }
+        let case_failed = untouched
+            || graded
+                .iter()
+                .any(|g| g.verdict == Verdict::Fail && judge::fails_the_session(g.check.level));
         failed |= case_failed;
         trials.push(trial_result(
             s,
@@ -189,9 +200,10 @@ fn trial_result(
         (false, true) => Grade::NonStrict,
         (false, false) => Grade::Pass,
     };
-    let details = match any_failed {
-        true => print::summary(name, graded).trim().to_owned(),
-        false => String::new(),
+    let details = match (any_failed, failed) {
+        (true, _) => print::summary(name, graded).trim().to_owned(),
+        (false, true) => format!("nothing was judged: the host never exercised {name}"),
+        (false, false) => String::new(),
     };
     // The transcript as a trial's report shows it (normalized as snapshots are).
     let transcript = crate::conformance::snapshot::render(&judge::trial_run(observed));

@@ -34,7 +34,7 @@ pub struct CheckArgs {
 pub const EXIT_CODES: &str = "\
 Exit status:
   0  no judged check failed at must, should or profile (not observed is not a pass)
-  1  a judged check failed at must, should or profile
+  1  a judged check failed at must, should or profile, or a recording had nothing judged
   2  bad input: an unreadable recording (the message names the file and line), bad flags";
 
 /// Runs `check`.
@@ -102,7 +102,18 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
     // A reader that went away (`| head`) is not an error.
     let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), shown.as_bytes());
-    match graded.iter().any(|(_, _, g)| g.fails()) {
+    let empty: Vec<&str> = graded
+        .iter()
+        .filter(|(_, _, g)| g.judged_nothing())
+        .map(|(source, _, _)| source.as_str())
+        .collect();
+    if !empty.is_empty() {
+        eprintln!(
+            "nothing was judged in {}: no rule was exercised (a recording of nothing is no pass)",
+            empty.join(", ")
+        );
+    }
+    match !empty.is_empty() || graded.iter().any(|(_, _, g)| g.fails()) {
         true => ExitCode::from(1),
         false => ExitCode::SUCCESS,
     }

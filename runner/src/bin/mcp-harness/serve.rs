@@ -20,7 +20,7 @@ use super::embedded;
 /// The flags of `serve`.
 #[derive(Args)]
 #[command(
-    after_help = "Exit status: 0 when no judged check failed at must, should or profile; 1 when one did; 2 on bad input."
+    after_help = "Exit status: 0 when no judged check failed at must, should or profile; 1 when one did, or when the host exercised nothing of a served case; 2 on bad input."
 )]
 pub struct ServeArgs {
     /// The cases to serve: built-in ids (`tools/pagination-three-pages`; `@stdio`/`@https`
