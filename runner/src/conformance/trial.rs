@@ -65,6 +65,27 @@ impl Bins {
         }
     }
 
+    /// The stdio fake's argv playing `play` and recording into `transcript`; `wrapped` puts
+    /// it behind a shell that forks it and waits (no `exec`), as a launcher script does
+    /// (`server.wrapped`).
+    pub fn fake_argv(&self, wrapped: bool, play: &Path, transcript: &Path) -> Vec<String> {
+        let mut argv = Vec::new();
+        if wrapped {
+            argv.extend(
+                ["/bin/sh", "-c", "\"$@\"; exit $?", "mcp-server-wrapper"].map(String::from),
+            );
+        }
+        argv.push(self.fake_stdio.to_string_lossy().into_owned());
+        argv.extend(self.fake_stdio_args.iter().cloned());
+        argv.extend([
+            "--play".to_owned(),
+            play.to_string_lossy().into_owned(),
+            "--transcript".to_owned(),
+            transcript.to_string_lossy().into_owned(),
+        ]);
+        argv
+    }
+
     /// The reference client's command line, for `sh -c`.
     pub fn driver_command(&self) -> String {
         let mut cmd = super::shell_quote(&self.driver);
@@ -256,17 +277,9 @@ impl Harness {
             .map_err(Clone::clone)
     }
 
-    /// The stdio fake's argv playing `play` and recording into `transcript`.
+    /// The stdio fake's argv playing `play` and recording into `transcript` (unwrapped).
     fn fake_argv(&self, play: &Path, transcript: &Path) -> Vec<String> {
-        let mut argv = vec![self.bins.fake_stdio.to_string_lossy().into_owned()];
-        argv.extend(self.bins.fake_stdio_args.iter().cloned());
-        argv.extend([
-            "--play".to_owned(),
-            play.to_string_lossy().into_owned(),
-            "--transcript".to_owned(),
-            transcript.to_string_lossy().into_owned(),
-        ]);
-        argv
+        self.bins.fake_argv(false, play, transcript)
     }
 
     /// How long the run's HTTP environment took to make (its certificates included), once
@@ -514,15 +527,10 @@ fn prepare<'h>(
             // The fake plays the trial as prepared here: it loads no case of its own.
             let play_path = dir.join("play.json");
             Play::of(case).write(&play_path)?;
-            let mut server_argv = Vec::new();
-            if case.scenario.server.wrapped {
-                // A shell that forks the fake and waits for it (no `exec`: the command is
-                // not the script's last), as a launcher script does.
-                server_argv.extend(
-                    ["/bin/sh", "-c", "\"$@\"; exit $?", "mcp-server-wrapper"].map(String::from),
-                );
-            }
-            server_argv.extend(harness.fake_argv(&play_path, &transcript_path));
+            let server_argv =
+                harness
+                    .bins
+                    .fake_argv(case.scenario.server.wrapped, &play_path, &transcript_path);
             cmd.env(
                 "MCP_HARNESS_SERVER_COMMAND",
                 serde_json::to_string(&server_argv).unwrap_or_default(),

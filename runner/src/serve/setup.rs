@@ -110,7 +110,7 @@ impl<'h> Served<'h> {
                 Transport::Stdio => {
                     let play = served._dir.path().join(format!("play-{name}.json"));
                     Play::of(&one).write(&play)?;
-                    Reach::Command(fake_argv(bins, &one, &play, &transcript))
+                    Reach::Command(bins.fake_argv(one.scenario.server.wrapped, &play, &transcript))
                 }
                 Transport::Https => {
                     let env = http
@@ -168,24 +168,6 @@ impl<'h> Served<'h> {
         }
         self.canary.take().map(Canary::finish)
     }
-}
-
-/// The stdio fake's argv for one server, behind `/bin/sh -c` for a `wrapped` script (as a
-/// trial hands it to the client).
-fn fake_argv(bins: &Bins, one: &Case, play: &Path, transcript: &Path) -> Vec<String> {
-    let mut argv = Vec::new();
-    if one.scenario.server.wrapped {
-        argv.extend(["/bin/sh", "-c", "\"$@\"; exit $?", "mcp-server-wrapper"].map(String::from));
-    }
-    argv.push(bins.fake_stdio.to_string_lossy().into_owned());
-    argv.extend(bins.fake_stdio_args.iter().cloned());
-    argv.extend([
-        "--play".to_owned(),
-        play.to_string_lossy().into_owned(),
-        "--transcript".to_owned(),
-        transcript.to_string_lossy().into_owned(),
-    ]);
-    argv
 }
 
 /// The complete lines of a transcript that may still grow; a missing file is empty.
