@@ -20,6 +20,7 @@ pub mod servers;
 pub mod tasks;
 pub mod timing;
 pub mod trace;
+pub mod traces;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -79,6 +80,8 @@ pub struct Scenario {
     /// Whether `mcp-harness serve` may play the case for a host (see
     /// [`file::CaseFile::host`]); `None`: derived by [`Scenario::servable`].
     pub host: Option<bool>,
+    /// The client's traces are collected and judged (see [`file::CaseFile::traces`]).
+    pub traces: Option<traces::Traces>,
     /// What the case asks of a client beyond the contract's minimum.
     pub needs: Vec<Need>,
     /// The fake server's complete script: the case's handlers, then its fixtures' handlers,
@@ -122,6 +125,7 @@ impl Scenario {
             network: file::Network::Host,
             official_scenario: None,
             host: None,
+            traces: None,
             needs: Vec::new(),
             server,
             servers: Default::default(),

@@ -109,6 +109,19 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<Value>,
     },
+    /// A span the client exported to the trial's OTLP receiver (a traces case, CLIENTS.md §
+    /// Traces), appended by the runner after the client exited, in the order received. Every
+    /// secret the trial knows of is already replaced by a label.
+    Span {
+        /// The span, normalised from either OTLP encoding: `trace_id`, `span_id`,
+        /// `parent_span_id` (lower-case hex; absent for a root), `name`, `kind` (`client`,
+        /// `server`, `internal`, `producer`, `consumer` or `unspecified`), `start_ns`,
+        /// `end_ns`, `status` (`{"code": "unset"|"ok"|"error", "message"?}`), `attributes`
+        /// (an object; OTLP values as JSON), `events` (`[{"name", "attributes"}]`), `scope`
+        /// (the instrumentation scope's name), `resource` (its attributes) and `encoding`
+        /// (`http/protobuf` or `http/json`: how it arrived).
+        span: Value,
+    },
     /// The fake is exiting by itself with this status.
     Exited {
         /// The exit status.

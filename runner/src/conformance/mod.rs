@@ -35,6 +35,7 @@ pub mod runner;
 pub mod snapshot;
 pub mod time_scale;
 pub mod timings;
+pub mod traces;
 pub mod trial;
 pub mod verdict;
 

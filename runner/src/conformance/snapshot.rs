@@ -119,6 +119,7 @@ pub fn render(run: &TrialRun) -> String {
                 })
                 .collect(),
             others: Default::default(),
+            traces: None,
             ..run.clone()
         };
         let shown = without_server_port(render_trial(&view));

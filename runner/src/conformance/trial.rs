@@ -174,6 +174,9 @@ pub struct TrialRun {
     /// What each extra server (a case's `servers`) recorded, by name; empty for a case
     /// without them. `records` is the main server's alone.
     pub others: BTreeMap<String, Result<Vec<Record>, String>>,
+    /// A traces case (`traces`): what the trial's OTLP receiver collected. The spans are
+    /// also appended to `records` as `span` events.
+    pub traces: Option<super::traces::TracesRun>,
 }
 
 /// The harness's own time in one trial, step by step (the bench's per-trial cost breakdown).
@@ -429,6 +432,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         unavailable: None,
         dns,
         others,
+        traces: None,
     }
 }
 
@@ -759,6 +763,7 @@ impl TrialRun {
             unavailable: None,
             dns: Vec::new(),
             others: BTreeMap::new(),
+            traces: None,
         }
     }
 

@@ -266,6 +266,10 @@ pub fn describe_event(event: &Event) -> String {
         }
         Event::Fault { spec, .. } => format!("(fault applied by the recorder: {spec})"),
         Event::Exited { code } => format!("exited with {code}"),
+        Event::Span { span } => format!(
+            "span \"{}\" (exported by the client)",
+            span.get("name").and_then(|n| n.as_str()).unwrap_or("?")
+        ),
     }
 }
 

@@ -303,6 +303,7 @@ fn trial_run(records: Vec<Record>) -> TrialRun {
         unavailable: None,
         dns: Vec::new(),
         others: Default::default(),
+        traces: None,
     }
 }
 

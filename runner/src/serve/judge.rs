@@ -162,6 +162,7 @@ pub fn trial_run(seen: &Observed) -> TrialRun {
             .iter()
             .map(|(name, records)| (name.clone(), Ok(records.clone())))
             .collect(),
+        traces: None,
     }
 }
 

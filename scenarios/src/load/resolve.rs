@@ -181,6 +181,7 @@ pub(super) fn resolve(file: &CaseFile, library: &Library) -> Result<Scenario, Pr
         network: file.network,
         official_scenario: file.official_scenario.clone(),
         host: file.host,
+        traces: file.traces.clone(),
         needs: file.needs.clone(),
         server,
         servers,

@@ -187,6 +187,13 @@ pub struct CaseFile {
     /// main expected error is `capability_missing`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<bool>,
+    /// Ask the client for its OpenTelemetry traces (CLIENTS.md § Traces): the trial starts a
+    /// loopback OTLP/HTTP receiver and hands the client `MCP_HARNESS_TRACES=1` with the
+    /// standard `OTEL_EXPORTER_OTLP_*` variables pointing at it. The spans it exports go into
+    /// the transcript and the report beside the wire messages, and the always-on span checks
+    /// (`ADV-OTEL-*`, and `CONTRACT-33`: no secret in a span) judge them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces: Option<super::traces::Traces>,
     /// What the case asks of a client beyond the contract's minimum. `choose_version`: the
     /// client offers the version it is told (`MCP_HARNESS_PROTOCOL_VERSION`), where the case
     /// depends on it (a made-up version, say). A client whose adapter declares that it cannot

@@ -25,6 +25,7 @@ pub(super) fn wire_check(
     let view = TrialRun {
         records,
         others: Default::default(),
+        traces: None,
         ..run.clone()
     };
     let arrived = super::arrivals(&view);
