@@ -795,6 +795,12 @@ pub enum WireStream {
     /// after one of them judges a delay by the fake's clock, not by the order of the client's
     /// other work (which the scheduler decides).
     Transcript,
+    /// The spans the client exported in a traces case (`traces`), in the order received, as
+    /// the transcript's `span` events show them: `{"name", "kind", "attributes", "events",
+    /// "status", "trace_id", "span_id", …}`, secrets already replaced. For what a trace must
+    /// show, e.g. `"sent": {"name": "tools/call book", "attributes": {"gen_ai.tool.name":
+    /// "book"}}, "count": 2`.
+    Spans,
 }
 
 /// Something that happened to the server process.

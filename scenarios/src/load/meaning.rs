@@ -535,6 +535,13 @@ fn transports_of_checks(s: &Scenario) -> Result<(), Problem> {
                     "`http_requests` checks need `transports: [\"https\"]` only".into(),
                 ));
             }
+            Rule::Wire(w) if w.on == WireStream::Spans && s.traces.is_none() => {
+                return Err((
+                    format!("{at}.on"),
+                    "a `spans` check needs the case to ask for traces: expected `\"traces\": {}`"
+                        .into(),
+                ));
+            }
             Rule::Wire(w)
                 if w.on == WireStream::Canary
                     && !s.server.uses_canary()

@@ -299,6 +299,7 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
                     WireStream::Canary => run.canary.iter().flat_map(|c| &c.seen).collect(),
                     WireStream::ClientOutput => printed.iter().collect(),
                     WireStream::Transcript => both_ways.iter().collect(),
+                    WireStream::Spans => run.traces.iter().flat_map(|t| &t.spans).collect(),
                 };
                 expect::wire_check(w, &items, times, &seed, s.time_scale)
             }

@@ -38,6 +38,8 @@ pub(super) fn wire_check(
         WireStream::Canary => (view.canary.iter().flat_map(|c| &c.seen).collect(), &[]),
         WireStream::ClientOutput => (printed.iter().collect(), &[]),
         WireStream::Transcript => (both_ways.iter().collect(), &[]),
+        // The client's spans are one collection, whichever server a request went to.
+        WireStream::Spans => (run.traces.iter().flat_map(|t| &t.spans).collect(), &[]),
     };
     expect::wire_check(w, &items, times, seed, scale)
 }
