@@ -285,7 +285,7 @@ fn synthetic_case(records: &[Record], revision: &str) -> Case {
 }
 
 /// A trial run holding only `records`: what the wire rules read of one.
-fn trial_run(records: Vec<Record>) -> TrialRun {
+pub(crate) fn trial_run(records: Vec<Record>) -> TrialRun {
     TrialRun {
         stdout_lines: Vec::new(),
         stdout_overflow: false,
