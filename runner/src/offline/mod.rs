@@ -15,6 +15,8 @@
 //! - SCHEMA-01: a request or notification whose method the schema of its revision defines;
 //!   SCHEMA-02: an answer to a server request (before 2026-07-28);
 //! - TRACE-01 / TRACE-02: a `traceparent`/`tracestate` or `baggage` in a 2026-07-28 `_meta`;
+//! - ADV-OTEL-1..4: made only when the recording holds `span` records (a traces trial's
+//!   transcript): a request with its span, and for ADV-OTEL-4 a failed one;
 //! - HTTP-02 / PROF-ERA-2: a POST to the MCP endpoint; HTTP-06: a request after a session
 //!   began (seen as a request carrying `Mcp-Session-Id`: a transcript keeps no response
 //!   header); HTTP-09a/b: a request after an `initialize` settled on 2025-06-18..2025-11-25.
