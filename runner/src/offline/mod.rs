@@ -349,6 +349,7 @@ pub fn trial_result(name: &str, records: &[Record], grading: &Grading) -> TrialR
             .collect(),
         details,
         transcript: output::transcript(records),
+        spans: crate::report::spans::exported(records),
         not_judged: grading
             .with(Verdict::NotObserved)
             .map(|g| NotJudged {
