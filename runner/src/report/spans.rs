@@ -180,7 +180,12 @@ fn wire_with_spans(transcript: &str, spans: &[Value]) -> String {
     };
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
     let mut out = String::from("<div class=\"wire\">");
-    for line in transcript.lines() {
+    // The messages alone: the outcome lines are in the transcript block above.
+    let messages = transcript
+        .lines()
+        .skip_while(|l| *l != "transcript:")
+        .skip(1);
+    for line in messages {
         // The snapshot's own list of spans is shown below, whole.
         if line == "spans:" || line == "spans: none" {
             break;
