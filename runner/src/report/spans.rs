@@ -52,7 +52,7 @@ pub fn trial_spans(out: &mut String, texts: &mut Texts, trial: &TrialResult) {
     texts.collapsed_html(out, &format!("every span ({n})"), every_span(&trial.spans));
 }
 
-fn text<'a>(v: Option<&'a Value>) -> &'a str {
+fn text(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or("")
 }
 
