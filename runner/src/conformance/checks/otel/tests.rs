@@ -447,3 +447,27 @@ fn a_leak_fails_the_contract_by_its_label() {
         mcp_harness_scenarios::model::Level::Advisory
     );
 }
+
+#[test]
+fn a_recording_with_spans_is_judged_offline_on_them() {
+    let mut records = wire();
+    records.extend(spans().into_iter().map(|span| record(Event::Span { span })));
+    let verdict = |records: &[Record], id: &str| {
+        crate::offline::grade(records, None)
+            .checks
+            .iter()
+            .find(|g| g.check.requirement_id == id)
+            .map(|g| g.verdict)
+    };
+    use crate::offline::Verdict;
+    assert_eq!(verdict(&records, "ADV-OTEL-3"), Some(Verdict::Pass));
+    // A secret is found only live (the receiver's leaks): offline, CONTRACT-33 is not made.
+    assert_eq!(verdict(&records, "CONTRACT-33"), None);
+    let last = records.len() - 1;
+    records[last] = record(Event::Span {
+        span: with(4, |s| s["trace_id"] = json!("b".repeat(32))).remove(4),
+    });
+    assert_eq!(verdict(&records, "ADV-OTEL-3"), Some(Verdict::Fail));
+    // Without spans the recording is not judged on them.
+    assert_eq!(verdict(&wire(), "ADV-OTEL-1"), None);
+}
