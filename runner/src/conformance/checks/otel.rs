@@ -70,8 +70,9 @@ fn requests<'a>(records: &'a [Record], fallback: String) -> Vec<Request<'a>> {
                 session = headers.get("mcp-session-id").map(String::as_str);
             }
             Event::Received { message } => {
-                let version = versions.at(r.pid, Some(message));
+                // After an `initialize`, the version it offers is in force.
                 versions.follow(r);
+                let version = versions.at(r.pid, Some(message));
                 let method = message.get("method").and_then(Value::as_str);
                 if method == Some("notifications/cancelled") {
                     let id = message.pointer("/params/requestId").and_then(id_text);

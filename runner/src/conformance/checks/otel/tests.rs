@@ -309,6 +309,16 @@ fn version_session_and_transport_are_judged_when_present() {
         s["attributes"]["mcp.session.id"] = json!("abc");
     });
     let why = failure(&judge(wire(), broken, &[]), "ADV-OTEL-2");
+    // The version an initialize offers is its span's too (the fake may settle on another).
+    let mut records = wire();
+    records[0] = record(Event::Received {
+        message: json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2026-01-01", "_meta": {"traceparent": traceparent(0)}}}),
+    });
+    let offered = with(0, |s| {
+        s["attributes"]["mcp.protocol.version"] = json!("2026-01-01")
+    });
+    passes(&judge(records, offered, &[]), "ADV-OTEL-2");
     assert!(why.contains("mcp.protocol.version \"2025-06-18\""), "{why}");
     assert!(
         why.contains("network.transport \"tcp\", not \"pipe\""),
