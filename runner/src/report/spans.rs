@@ -240,15 +240,18 @@ fn every_span(spans: &[Value]) -> String {
             .flatten()
             .map(|(k, v)| format!("{k}={}", value(v)))
             .collect();
-        let ids = format!(
-            "trace {} span {}{}",
-            text(span.get("trace_id")),
-            text(span.get("span_id")),
-            match text(span.get("parent_span_id")) {
-                "" => String::new(),
-                p => format!(" parent {p}"),
-            }
-        );
+        let ids: Vec<String> = [
+            ("trace", "trace_id"),
+            ("span", "span_id"),
+            ("parent", "parent_span_id"),
+        ]
+        .iter()
+        .filter_map(|(label, key)| match text(span.get(*key)) {
+            "" => None,
+            id => Some(format!("{label} {id}")),
+        })
+        .collect();
+        let ids = ids.join(" ");
         let _ = write!(
             out,
             "<tr><td title=\"{}\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>",
