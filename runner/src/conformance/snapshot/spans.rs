@@ -48,6 +48,9 @@ pub(super) fn render(run: &TrialRun, out: &mut String) {
             for (key, value) in map.iter_mut() {
                 if volatile(key) {
                     *value = Value::from("[varies]");
+                } else if key.ends_with(".version") && !key.contains("protocol") {
+                    // A library's own version changes with its releases, as in `clientInfo`.
+                    *value = Value::from("[version]");
                 }
             }
         }
@@ -101,6 +104,7 @@ mod tests {
 
     fn span(name: &str, id: Option<&str>, start: u64) -> Record {
         let mut attributes = json!({"mcp.method.name": name, "mcp.session.id": format!("s{start}"),
+            "mcp.protocol.version": "2025-11-25", "mcp_harness.client.version": format!("0.{start}"),
             "server.port": 40000 + start, "network.transport": "tcp"});
         if let Some(id) = id {
             attributes["jsonrpc.request.id"] = json!(id);
@@ -148,6 +152,14 @@ mod tests {
         );
         assert!(lines[1].contains("\"server.port\":\"[varies]\""), "{one}");
         assert!(lines[1].contains("\"network.transport\":\"tcp\""), "{one}");
+        assert!(
+            lines[1].contains("\"mcp.protocol.version\":\"2025-11-25\""),
+            "{one}"
+        );
+        assert!(
+            lines[1].contains("\"mcp_harness.client.version\":\"[version]\""),
+            "{one}"
+        );
         assert!(lines[1].ends_with(" events: retry"), "{one}");
         assert!(!one.contains("start_ns") && !one.contains(&format!("{:016x}", 2)));
     }
