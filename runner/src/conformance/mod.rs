@@ -735,20 +735,7 @@ impl RunContext {
             not_run,
             transcript,
             not_judged: Vec::new(),
-            spans: match eval
-                .run
-                .records
-                .as_deref()
-                .map(crate::report::spans::exported)
-            {
-                Ok(spans) if !spans.is_empty() => spans,
-                _ => eval
-                    .run
-                    .traces
-                    .iter()
-                    .flat_map(|t| t.spans.clone())
-                    .collect(),
-            },
+            spans: crate::report::spans::of_trial(&eval.run),
         };
         eval.run.phases.snapshot = snapshot_took;
         eval.run.phases.record = started.elapsed().saturating_sub(snapshot_took);

@@ -38,6 +38,15 @@ pub fn exported(records: &[Record]) -> Vec<Value> {
         .collect()
 }
 
+/// The spans of a trial: its transcript's, else what its OTLP receiver kept (a transcript
+/// that could not be read).
+pub fn of_trial(run: &crate::conformance::trial::TrialRun) -> Vec<Value> {
+    match run.records.as_deref().map(exported) {
+        Ok(spans) if !spans.is_empty() => spans,
+        _ => run.traces.iter().flat_map(|t| t.spans.clone()).collect(),
+    }
+}
+
 /// Writes the two collapsed blocks of a trial with spans (nothing for one without).
 pub fn trial_spans(out: &mut String, texts: &mut Texts, trial: &TrialResult) {
     if trial.spans.is_empty() {

@@ -338,11 +338,8 @@ pub fn evaluate_wire_only(case: &Case, transport: Transport, run: &TrialRun) -> 
     wire_families(&mut c, transport, run);
     // A recording that holds the client's spans (a traces trial's transcript) is judged on
     // them too.
-    let spans = run.records.iter().flatten();
-    if spans
-        .into_iter()
-        .any(|r| matches!(r.event, Event::Span { .. }))
-    {
+    let mut records = run.records.iter().flatten();
+    if records.any(|r| matches!(r.event, Event::Span { .. })) {
         otel::otel_rules(&mut c, run);
     }
     c.results
