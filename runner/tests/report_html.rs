@@ -326,3 +326,44 @@ fn render_runs_from_files() {
     std::fs::write(dir.join("report.html"), html::report(&runs[0])).unwrap();
     std::fs::write(dir.join("matrix.html"), matrix::render(&runs)).unwrap();
 }
+
+#[test]
+fn a_traces_trials_spans_show_under_their_requests_escaped() {
+    let mut results = run("rust", 4, 0);
+    let t = &mut results.trials[0];
+    t.transcript = "outcomes:\ntranscript:\n  server#1 → {\"id\":2,\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}\n  server#1 ← {\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{}}\n".into();
+    t.spans = vec![
+        serde_json::json!({"name": "tools/call echo", "kind": "client", "start_ns": 0,
+            "end_ns": 2_000_000, "status": {"code": "unset"},
+            "attributes": {"jsonrpc.request.id": "2", "mcp.method.name": "tools/call",
+                "gen_ai.tool.name": "echo"}, "events": []}),
+        serde_json::json!({"name": "<img src=x>", "kind": "internal",
+            "status": {"code": "error", "message": "\"><script>"},
+            "attributes": {"note": "<b>"}, "events": [{"name": "<i>"}]}),
+    ];
+    let page = html::report(&results);
+    assert!(page.contains("<summary>messages with their spans (2 spans)</summary>"));
+    assert!(page.contains("<summary>every span (2)</summary>"));
+    let texts = detail::page_texts(&page).unwrap();
+    let wire = texts
+        .iter()
+        .find(|t| t.starts_with("<div class=\"wire\">"))
+        .expect("the messages with their spans");
+    let call = wire.find("tools/call&quot;").expect("the request");
+    let span = wire
+        .find("↳ span <b>tools/call echo</b> · client · 2.0 ms")
+        .expect("its span");
+    assert!(call < span && span < wire.find("← ").unwrap(), "{wire}");
+    let every = texts
+        .iter()
+        .find(|t| t.starts_with("<table class=\"spans\">"))
+        .expect("every span");
+    assert!(
+        every.contains("&lt;img src=x&gt;") && every.contains("note=&lt;b&gt;"),
+        "{every}"
+    );
+    for raw in ["<img src=x>", "<script>", "<i>"] {
+        assert!(!every.contains(raw), "{raw} unescaped: {every}");
+    }
+    assert!(!page.contains("<img src=x>"));
+}

@@ -34,6 +34,8 @@ const SHOWN_LINES: usize = 100;
 /// the client's page cap: a thousand requests and answers).
 const SHOWN_RECORDS: usize = 100;
 
+mod spans;
+
 /// How this process compares snapshots: set once by [`configure`] before the first trial.
 #[derive(Debug)]
 struct Config {
@@ -258,6 +260,7 @@ fn render_trial(run: &TrialRun) -> String {
         let ends: Vec<&str> = lifecycle_events(run).iter().map(|e| e.as_str()).collect();
         let _ = writeln!(out, "lifecycle: {}", ends.join(" → "));
     }
+    spans::render(run, &mut out);
     mask_client_task_ids(records, out)
 }
 
@@ -300,7 +303,8 @@ fn shown_records(records: &[Record]) -> Vec<&Record> {
         let record = &records[i];
         i += 1;
         let hidden = match &record.event {
-            Event::Connected => true,
+            // A traces trial's spans have a section of their own ([`spans`]).
+            Event::Connected | Event::Span { .. } => true,
             Event::HttpRequest {
                 method, endpoint, ..
             } => endpoint.is_none() && (method == "GET" || method == "DELETE"),

@@ -15,6 +15,8 @@
 //! - SCHEMA-01: a request or notification whose method the schema of its revision defines;
 //!   SCHEMA-02: an answer to a server request (before 2026-07-28);
 //! - TRACE-01 / TRACE-02: a `traceparent`/`tracestate` or `baggage` in a 2026-07-28 `_meta`;
+//! - ADV-OTEL-1..4: made only when the recording holds `span` records (a traces trial's
+//!   transcript): a request with its span, and for ADV-OTEL-4 a failed one;
 //! - HTTP-02 / PROF-ERA-2: a POST to the MCP endpoint; HTTP-06: a request after a session
 //!   began (seen as a request carrying `Mcp-Session-Id`: a transcript keeps no response
 //!   header); HTTP-09a/b: a request after an `initialize` settled on 2025-06-18..2025-11-25.
@@ -285,7 +287,7 @@ fn synthetic_case(records: &[Record], revision: &str) -> Case {
 }
 
 /// A trial run holding only `records`: what the wire rules read of one.
-fn trial_run(records: Vec<Record>) -> TrialRun {
+pub(crate) fn trial_run(records: Vec<Record>) -> TrialRun {
     TrialRun {
         stdout_lines: Vec::new(),
         stdout_overflow: false,
@@ -347,6 +349,7 @@ pub fn trial_result(name: &str, records: &[Record], grading: &Grading) -> TrialR
             .collect(),
         details,
         transcript: output::transcript(records),
+        spans: crate::report::spans::exported(records),
         not_judged: grading
             .with(Verdict::NotObserved)
             .map(|g| NotJudged {

@@ -87,6 +87,7 @@ fn detail_inner(
     if !trial.transcript.is_empty() {
         texts.collapsed(out, "transcript", &trial.transcript);
     }
+    super::spans::trial_spans(out, texts, trial);
     if !trial.details.is_empty() {
         texts.collapsed(
             out,
@@ -110,6 +111,18 @@ impl Texts {
             esc(summary)
         );
         self.0.push(text.to_owned());
+    }
+
+    /// Writes a collapsed `<details>` whose block the script fills with the markup `html`
+    /// on opening.
+    pub fn collapsed_html(&mut self, out: &mut String, summary: &str, html: String) {
+        let _ = write!(
+            out,
+            "<details class=\"more\"><summary>{}</summary><div data-html=\"{}\"></div></details>",
+            esc(summary),
+            self.0.len()
+        );
+        self.0.push(html);
     }
 
     /// The `<script type="application/octet-stream" id="texts">` holding every text: the JSON

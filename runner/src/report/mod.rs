@@ -15,6 +15,7 @@ pub mod links;
 pub mod matrix;
 pub mod merge;
 pub mod page;
+pub mod spans;
 pub mod status;
 
 use std::path::Path;
@@ -115,6 +116,10 @@ pub struct TrialResult {
     /// recording exercised them). Neither passed nor failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_judged: Vec<NotJudged>,
+    /// A traces trial's spans as the client exported them (secrets already replaced by
+    /// labels), shown beside the messages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<Value>,
 }
 
 /// A requirement a trial did not judge: not a pass, not a failure.
@@ -221,6 +226,7 @@ impl TrialResult {
             not_run: None,
             transcript: String::new(),
             not_judged: Vec::new(),
+            spans: Vec::new(),
         }
     }
 

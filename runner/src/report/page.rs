@@ -88,6 +88,12 @@ table.grid td.cell > details[open] > summary .badge { box-shadow: 0 0 0 2px #245
 table.grid td.cell > details[open] > .detail { position: fixed; top: 0; right: 0; bottom: 0; width: min(980px, 70vw); overflow: auto; background: #fff; box-shadow: -4px 0 16px rgba(0,0,0,.2); padding: 12px 16px; z-index: 10; white-space: normal; }
 .panel-head { display: flex; justify-content: space-between; gap: 8px; margin-bottom: 8px; }
 table.reqs td { font-size: 13px; }
+.wire { font: 12px/1.5 ui-monospace, monospace; background: #f6f7f9; padding: 6px; max-width: 130ch; white-space: pre-wrap; word-break: break-word; }
+.wire .span { font-family: system-ui, sans-serif; margin: 1px 0 4px 4ch; padding: 2px 8px; border-left: 3px solid #2457a6; background: #eef3fb; }
+.wire .span.missing { border-left-color: #c99a00; background: #fffbeb; color: #7a5800; }
+.wire .span .badge { min-width: 0; } .wire .span .attrs { font-family: ui-monospace, monospace; color: #333; }
+.wire .span .events { font-size: 12px; color: #444; }
+table.spans td { font-size: 12px; } table.spans td pre { max-width: 70ch; }
 [hidden] { display: none !important; }
 "#;
 

@@ -167,6 +167,31 @@ pub const ALWAYS_ON: &[(&str, &str, Scope)] = &[
         "TRACE-02",
         Scope::When,
     ),
+    (
+        "the client exported a span per request it sent, with its method and id",
+        "ADV-OTEL-1",
+        Scope::When,
+    ),
+    (
+        "each request's span is named and attributed by the OpenTelemetry MCP conventions",
+        "ADV-OTEL-2",
+        Scope::When,
+    ),
+    (
+        "the trace context a request carries in _meta is its span's",
+        "ADV-OTEL-3",
+        Scope::When,
+    ),
+    (
+        "a failed request's span carries error.type and the error code",
+        "ADV-OTEL-4",
+        Scope::When,
+    ),
+    (
+        "nothing the client exported to the OTLP receiver holds a secret of the trial",
+        "CONTRACT-33",
+        Scope::When,
+    ),
 ];
 
 /// The catalogue entry `id`, if the compiled-in catalogue has it.
@@ -179,13 +204,14 @@ mod tests {
     use super::*;
 
     /// Every id an always-on check cites, as written in `mod.rs`, `rules.rs`, `schema.rs` and
-    /// `trace.rs`.
+    /// `trace.rs` and `otel.rs`.
     fn cited() -> Vec<String> {
         let sources = [
             include_str!("mod.rs"),
             include_str!("rules.rs"),
             include_str!("schema.rs"),
             include_str!("trace.rs"),
+            include_str!("otel.rs"),
         ];
         let mut ids = Vec::new();
         for text in sources {
@@ -214,6 +240,7 @@ mod tests {
             include_str!("rules.rs"),
             include_str!("schema.rs"),
             include_str!("trace.rs"),
+            include_str!("otel.rs"),
         ];
         for (name, id, _) in ALWAYS_ON {
             let quoted = format!("\"{name}\"");

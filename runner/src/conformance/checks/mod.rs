@@ -2,7 +2,7 @@
 //! - the contract's own (deadline, exit status, well-formed outcome lines, no printed token, a
 //!   successful connect that reached the server) and the stdio ownership rule, here, always on;
 //! - the JSON-RPC base rules and the HTTP rules on every request ([`rules`]), and the trace
-//!   context keys of `_meta` ([`trace`]), always on;
+//!   context keys of `_meta` ([`trace`]), always on; a traces case's spans ([`otel`]);
 //! - every message the client sent against its revision's published schema ([`schema`]);
 //! - the case's expectations: outcomes, wire messages, lifecycle events ([`expect`]).
 //!
@@ -18,6 +18,7 @@ use mcp_harness_scenarios::transcript::{Event, Record};
 
 mod builtin;
 mod expect;
+mod otel;
 mod rules;
 mod schema;
 mod servers;
@@ -191,6 +192,9 @@ pub fn evaluate(case: &Case, transport: Transport, run: &TrialRun) -> (Vec<Check
         );
     }
     wire_families(&mut c, transport, run);
+    if s.traces.is_some() {
+        otel::otel_rules(&mut c, run);
+    }
     if run.token_given {
         c.cite(
             "the client never printed its bearer token",
@@ -333,6 +337,12 @@ pub fn evaluate_wire_only(case: &Case, transport: Transport, run: &TrialRun) -> 
         always_on: true,
     };
     wire_families(&mut c, transport, run);
+    // A recording that holds the client's spans (a traces trial's transcript) is judged on
+    // them too.
+    let mut records = run.records.iter().flatten();
+    if records.any(|r| matches!(r.event, Event::Span { .. })) {
+        otel::otel_rules(&mut c, run);
+    }
     c.results
 }
 

@@ -1,0 +1,525 @@
+//! The checks of a client's exported spans (a traces case, CLIENTS.md § Traces), always on in
+//! a trial whose case asks for traces. Each request the client put on the wire is matched to
+//! its span by `jsonrpc.request.id`; the OpenTelemetry MCP conventions then say what the
+//! span holds (ADV-OTEL-1..4, advisory: they are not the MCP specification), and the
+//! contract says what it never holds (CONTRACT-33: no secret of the trial).
+//!
+//! The spans are read from the transcript's `span` records (the runner appends them after
+//! the fake's), so `mcp-harness check` can judge a recording that holds them.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde_json::Value;
+
+use mcp_harness_scenarios::model::Transport;
+use mcp_harness_scenarios::transcript::{Event, Record};
+
+use super::Checker;
+use super::rules::Versions;
+use crate::conformance::trial::TrialRun;
+
+/// How many problems a failure names before it counts the rest.
+const SHOWN: usize = 3;
+
+/// One request the client sent, with what the wire shows around it.
+struct Request<'a> {
+    /// Its id as the span names it: a number's decimal text, a string as is.
+    id: String,
+    method: &'a str,
+    message: &'a Value,
+    /// The server's answer, if it sent one.
+    answer: Option<&'a Value>,
+    /// The client cancelled it (a `notifications/cancelled`, or at 2026-07-28 a closed
+    /// response stream).
+    given_up: bool,
+    /// The protocol versions its span may name.
+    versions: Vec<String>,
+    /// The `Mcp-Session-Id` of the HTTP request that carried it.
+    session: Option<&'a str>,
+}
+
+impl Request<'_> {
+    fn label(&self) -> String {
+        format!("request {} ({})", self.id, self.method)
+    }
+
+    fn param(&self, name: &str) -> Option<&str> {
+        self.message.pointer(&format!("/params/{name}"))?.as_str()
+    }
+}
+
+/// The text form of a JSON-RPC id (`None` for what is not an id).
+fn id_text(id: &Value) -> Option<String> {
+    match id {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Every request the client sent the main server, in order, each with its answer.
+fn requests<'a>(records: &'a [Record], fallback: String) -> Vec<Request<'a>> {
+    let mut versions = Versions::new(fallback);
+    let mut out: Vec<Request<'a>> = Vec::new();
+    // Requests not answered yet, by server process and id.
+    let mut open: HashMap<(u32, String), Vec<usize>> = HashMap::new();
+    let mut session: Option<&str> = None;
+    for r in records {
+        match &r.event {
+            Event::HttpRequest { headers, .. } => {
+                session = headers.get("mcp-session-id").map(String::as_str);
+            }
+            Event::Received { message } => {
+                // After an `initialize`, the version it offers is in force.
+                versions.follow(r);
+                let version = versions.at(r.pid, Some(message));
+                let method = message.get("method").and_then(Value::as_str);
+                if method == Some("notifications/cancelled") {
+                    let id = message.pointer("/params/requestId").and_then(id_text);
+                    cancel(&mut out, &open, r.pid, id);
+                }
+                let (Some(method), Some(id)) = (method, message.get("id").and_then(id_text)) else {
+                    continue;
+                };
+                open.entry((r.pid, id.clone())).or_default().push(out.len());
+                out.push(Request {
+                    id,
+                    method,
+                    message,
+                    answer: None,
+                    given_up: false,
+                    versions: vec![version],
+                    session,
+                });
+            }
+            Event::Sent { message } => {
+                versions.follow(r);
+                let Some(id) = message.get("id").and_then(id_text) else {
+                    continue;
+                };
+                if message.get("method").is_some() {
+                    continue;
+                }
+                let Some(waiting) = open.get_mut(&(r.pid, id)) else {
+                    continue;
+                };
+                if !waiting.is_empty() {
+                    let i = waiting.remove(0);
+                    out[i].answer = Some(message);
+                    // An initialize span may name the version offered or the one settled.
+                    let settled = message.pointer("/result/protocolVersion");
+                    if let Some(v) = settled.and_then(Value::as_str) {
+                        out[i].versions.push(v.to_owned());
+                    }
+                }
+            }
+            Event::StreamClosed { id } => cancel(&mut out, &open, r.pid, id_text(id)),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn cancel(
+    out: &mut [Request<'_>],
+    open: &HashMap<(u32, String), Vec<usize>>,
+    pid: u32,
+    id: Option<String>,
+) {
+    let Some(id) = id else { return };
+    for &i in open.get(&(pid, id)).into_iter().flatten() {
+        out[i].given_up = true;
+    }
+}
+
+/// The spans of the trial: the transcript's `span` records, else what the receiver kept.
+fn spans(run: &TrialRun) -> Vec<&Value> {
+    let recorded: Vec<&Value> = run
+        .records
+        .iter()
+        .flatten()
+        .filter_map(|r| match &r.event {
+            Event::Span { span } => Some(span),
+            _ => None,
+        })
+        .collect();
+    match (&run.traces, recorded.is_empty()) {
+        (Some(t), true) => t.spans.iter().collect(),
+        _ => recorded,
+    }
+}
+
+fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
+    span.get("attributes")?.get(key)
+}
+
+fn attr_str<'a>(span: &'a Value, key: &str) -> Option<&'a str> {
+    attr(span, key)?.as_str()
+}
+
+fn name(span: &Value) -> &str {
+    span.get("name").and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A span's `jsonrpc.request.id` as text (a number is read too, and flagged elsewhere).
+fn span_id_text(span: &Value) -> Option<String> {
+    attr(span, "jsonrpc.request.id").and_then(id_text)
+}
+
+/// Each request paired with its span. Requests with the same id and method (a message sent
+/// again as it was) share the spans of that id and method, in order of their start.
+fn pair<'a>(requests: &[Request<'_>], spans: &[&'a Value]) -> Vec<Option<&'a Value>> {
+    let mut groups: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    for (i, r) in requests.iter().enumerate() {
+        groups.entry((&r.id, r.method)).or_default().push(i);
+    }
+    let mut out = vec![None; requests.len()];
+    for ((id, method), members) in groups {
+        let mut candidates: Vec<&Value> = spans
+            .iter()
+            .copied()
+            .filter(|s| {
+                span_id_text(s).as_deref() == Some(id)
+                    && attr_str(s, "mcp.method.name") == Some(method)
+            })
+            .collect();
+        candidates.sort_by_key(|s| s.get("start_ns").and_then(Value::as_u64));
+        for (k, &i) in members.iter().enumerate() {
+            out[i] = candidates.get(k).or(candidates.last()).copied();
+        }
+    }
+    out
+}
+
+/// Up to [`SHOWN`] problems, then how many more there were.
+fn listed(problems: &[String]) -> String {
+    let mut text = problems[..problems.len().min(SHOWN)].join("; ");
+    if problems.len() > SHOWN {
+        text.push_str(&format!(" (and {} more)", problems.len() - SHOWN));
+    }
+    text
+}
+
+fn verdict(expected: &str, problems: &[String]) -> Result<(), (String, String)> {
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err((expected.to_owned(), listed(problems))),
+    }
+}
+
+/// Judges the spans of a traces trial (made when the case has `traces`, or offline when a
+/// recording holds spans).
+pub(super) fn otel_rules(c: &mut Checker<'_>, run: &TrialRun) {
+    let records: &[Record] = run.records.as_deref().unwrap_or_default();
+    let requests = requests(records, c.case.versions().protocol);
+    let spans = spans(run);
+    let paired = pair(&requests, &spans);
+    one_span_per_request(c, run, &requests, &spans, &paired);
+    let with_span: Vec<(&Request<'_>, &Value)> = requests
+        .iter()
+        .zip(&paired)
+        .filter_map(|(r, s)| s.map(|s| (r, s)))
+        .collect();
+    named_by_the_conventions(c, records, &with_span);
+    context_is_the_spans(c, &with_span);
+    errors_are_typed(c, &with_span);
+    if let Some(traces) = &run.traces {
+        let exported = !spans.is_empty() || !traces.metrics.is_empty() || !traces.leaks.is_empty();
+        c.cite_on(
+            "nothing the client exported to the OTLP receiver holds a secret of the trial",
+            "CONTRACT-33",
+            exported,
+            verdict(
+                "no token, code, verifier, client secret or sensitive value in a span or metric",
+                &traces.leaks,
+            ),
+        );
+    }
+}
+
+/// ADV-OTEL-1: a CLIENT span per request, with its method and id.
+fn one_span_per_request(
+    c: &mut Checker<'_>,
+    run: &TrialRun,
+    requests: &[Request<'_>],
+    spans: &[&Value],
+    paired: &[Option<&Value>],
+) {
+    let mut problems = Vec::new();
+    if spans.is_empty() && !requests.is_empty() {
+        problems.push(format!(
+            "the client exported no span for its {} request(s)",
+            requests.len()
+        ));
+    } else {
+        let missing: Vec<String> = requests
+            .iter()
+            .zip(paired)
+            .filter(|(_, s)| s.is_none())
+            .map(|(r, _)| r.label())
+            .collect();
+        if !missing.is_empty() {
+            problems.push(format!("no span for {}", listed(&missing)));
+        }
+        let by_id: HashMap<&str, HashSet<&str>> =
+            requests.iter().fold(HashMap::new(), |mut m, r| {
+                m.entry(r.id.as_str()).or_default().insert(r.method);
+                m
+            });
+        for span in spans {
+            let Some(id) = span_id_text(span) else {
+                continue;
+            };
+            let Some(methods) = by_id.get(id.as_str()) else {
+                continue;
+            };
+            let method = attr_str(span, "mcp.method.name");
+            if !method.is_some_and(|m| methods.contains(m)) {
+                let mut wire: Vec<&str> = methods.iter().copied().collect();
+                wire.sort_unstable();
+                problems.push(format!(
+                    "span {:?} has jsonrpc.request.id {id}, the id of a {} request, but mcp.method.name {}",
+                    name(span),
+                    wire.join(" or "),
+                    method.map_or("absent".to_owned(), |m| format!("{m:?}")),
+                ));
+            }
+        }
+        for (r, span) in requests.iter().zip(paired) {
+            let Some(span) = span else { continue };
+            let kind = span.get("kind").and_then(Value::as_str).unwrap_or("absent");
+            if kind != "client" {
+                problems.push(format!(
+                    "the span of {} is kind {kind}, not client",
+                    r.label()
+                ));
+            }
+            if attr(span, "jsonrpc.request.id").is_some_and(|v| !v.is_string()) {
+                problems.push(format!(
+                    "the span of {} has a jsonrpc.request.id that is not a string",
+                    r.label()
+                ));
+            }
+        }
+    }
+    if let Some(traces) = run.traces.as_ref().filter(|t| !t.rejected.is_empty()) {
+        let note = format!("the receiver refused {}", listed(&traces.rejected));
+        if let Some(first) = problems.first_mut() {
+            first.push_str(&format!(" ({note})"));
+        }
+    }
+    // Problems are listed whole in the message: each names its own requests.
+    let actual = problems.join("; ");
+    c.cite_on(
+        "the client exported a span per request it sent, with its method and id",
+        "ADV-OTEL-1",
+        !requests.is_empty(),
+        match problems.is_empty() {
+            true => Ok(()),
+            false => Err((
+                "a CLIENT span per request, with its mcp.method.name and jsonrpc.request.id (the id as a string)".into(),
+                actual,
+            )),
+        },
+    );
+}
+
+/// ADV-OTEL-2: the name and the attributes the conventions give, as the wire shows them.
+fn named_by_the_conventions(
+    c: &mut Checker<'_>,
+    records: &[Record],
+    pairs: &[(&Request<'_>, &Value)],
+) {
+    let sessions: HashSet<&str> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::HttpRequest { headers, .. } => headers.get("mcp-session-id").map(String::as_str),
+            _ => None,
+        })
+        .collect();
+    let transports: &[&str] = match c.transport {
+        Transport::Stdio => &["pipe"],
+        Transport::Https => &["tcp", "quic"],
+    };
+    let mut problems = Vec::new();
+    for (r, span) in pairs {
+        let label = r.label();
+        let target = match r.method {
+            "tools/call" | "prompts/get" => r.param("name"),
+            _ => None,
+        };
+        let resource = r.method.starts_with("resources/");
+        let names: Vec<String> = match (target, resource.then(|| r.param("uri")).flatten()) {
+            (Some(t), _) => vec![format!("{} {t}", r.method)],
+            (None, Some(uri)) => vec![r.method.to_owned(), format!("{} {uri}", r.method)],
+            (None, None) => vec![r.method.to_owned()],
+        };
+        if !names.iter().any(|n| n == name(span)) {
+            problems.push(format!(
+                "{label}: span named {:?}, not {:?}",
+                name(span),
+                names[0]
+            ));
+        }
+        let wanted = match r.method {
+            "tools/call" => Some(("gen_ai.tool.name", "name")),
+            "prompts/get" => Some(("gen_ai.prompt.name", "name")),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                Some(("mcp.resource.uri", "uri"))
+            }
+            _ => None,
+        };
+        if let Some((key, param)) = wanted
+            && let Some(value) = r.param(param)
+            && attr_str(span, key) != Some(value)
+        {
+            problems.push(format!(
+                "{label}: {key} {}, not {value:?}",
+                shown(attr(span, key))
+            ));
+        }
+        if let Some(v) = attr(span, "mcp.protocol.version")
+            && !r.versions.iter().any(|w| v.as_str() == Some(w))
+        {
+            problems.push(format!(
+                "{label}: mcp.protocol.version {}, not {:?}",
+                shown(Some(v)),
+                r.versions.last().map_or("", String::as_str)
+            ));
+        }
+        if let Some(v) = attr(span, "mcp.session.id") {
+            let ok = match r.session {
+                Some(s) => v.as_str() == Some(s),
+                None => v.as_str().is_some_and(|v| sessions.contains(v)),
+            };
+            if !ok {
+                problems.push(format!(
+                    "{label}: mcp.session.id is not the Mcp-Session-Id the wire shows{}",
+                    if sessions.is_empty() { " (none)" } else { "" }
+                ));
+            }
+        }
+        if let Some(v) = attr(span, "network.transport")
+            && !v.as_str().is_some_and(|v| transports.contains(&v))
+        {
+            problems.push(format!(
+                "{label}: network.transport {}, not {:?}",
+                shown(Some(v)),
+                transports.join(" or ")
+            ));
+        }
+    }
+    c.cite_on(
+        "each request's span is named and attributed by the OpenTelemetry MCP conventions",
+        "ADV-OTEL-2",
+        !pairs.is_empty(),
+        verdict(
+            "span name {mcp.method.name} {target}, with gen_ai.tool.name / gen_ai.prompt.name / mcp.resource.uri, protocol version, session id and transport as on the wire",
+            &problems,
+        ),
+    );
+}
+
+fn shown(v: Option<&Value>) -> String {
+    v.map_or("absent".to_owned(), Value::to_string)
+}
+
+/// ADV-OTEL-3: a request's `_meta` traceparent is its span's.
+fn context_is_the_spans(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
+    let mut problems = Vec::new();
+    for (r, span) in pairs {
+        let Some(traceparent) = r.param("_meta/traceparent") else {
+            problems.push(format!("{}: no traceparent in params._meta", r.label()));
+            continue;
+        };
+        let fields: Vec<&str> = traceparent.split('-').collect();
+        let (trace, parent) = (fields.get(1).copied(), fields.get(2).copied());
+        let span_trace = span.get("trace_id").and_then(Value::as_str);
+        let span_id = span.get("span_id").and_then(Value::as_str);
+        if trace != span_trace || parent != span_id {
+            problems.push(format!(
+                "{}: traceparent {traceparent:?} is not span {:?} ({}-{})",
+                r.label(),
+                name(span),
+                span_trace.unwrap_or("?"),
+                span_id.unwrap_or("?")
+            ));
+        }
+    }
+    c.cite_on(
+        "the trace context a request carries in _meta is its span's",
+        "ADV-OTEL-3",
+        !pairs.is_empty(),
+        verdict(
+            "params._meta.traceparent naming the request span's trace id and span id",
+            &problems,
+        ),
+    );
+}
+
+/// ADV-OTEL-4: a failed request's span says how it failed; a successful one does not.
+fn errors_are_typed(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
+    let mut problems = Vec::new();
+    let mut failures = 0;
+    for (r, span) in pairs {
+        let label = r.label();
+        let error_type = attr(span, "error.type");
+        let error = r.answer.and_then(|a| a.get("error"));
+        let tool_error = r.method == "tools/call"
+            && r.answer
+                .and_then(|a| a.pointer("/result/isError"))
+                .and_then(Value::as_bool)
+                == Some(true);
+        if let Some(error) = error {
+            failures += 1;
+            let code = error.get("code").map(Value::to_string).unwrap_or_default();
+            let status = attr(span, "rpc.response.status_code");
+            if status.and_then(Value::as_str) != Some(code.as_str()) {
+                problems.push(format!(
+                    "{label}: answered error {code}, rpc.response.status_code {}",
+                    shown(status)
+                ));
+            }
+            if error_type.is_none() {
+                problems.push(format!("{label}: answered error {code}, no error.type"));
+            }
+            let status = span.pointer("/status/code").and_then(Value::as_str);
+            if status != Some("error") {
+                problems.push(format!(
+                    "{label}: answered error {code}, span status {}",
+                    status.unwrap_or("absent")
+                ));
+            }
+        } else if tool_error {
+            failures += 1;
+            if error_type.and_then(Value::as_str) != Some("tool_error") {
+                problems.push(format!(
+                    "{label}: isError true, error.type {}, not \"tool_error\"",
+                    shown(error_type)
+                ));
+            }
+        } else if r.answer.is_none() {
+            failures += 1;
+            if error_type.is_none() {
+                problems.push(format!("{label}: never answered, no error.type"));
+            }
+        } else if !r.given_up && error_type.is_some() {
+            problems.push(format!(
+                "{label}: answered with success, error.type {}",
+                shown(error_type)
+            ));
+        }
+    }
+    c.cite_on(
+        "a failed request's span carries error.type and the error code",
+        "ADV-OTEL-4",
+        failures > 0,
+        verdict(
+            "error.type and rpc.response.status_code (the code as a string) with status ERROR on a JSON-RPC error; error.type tool_error on isError; none on success",
+            &problems,
+        ),
+    );
+}
+
+#[cfg(test)]
+mod tests;
