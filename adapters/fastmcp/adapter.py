@@ -93,7 +93,10 @@ async def take_time(answer: Any) -> dict[str, Any]:
 
 
 class FastmcpAdapter(kit.Adapter):
-    features = ("roots", "sampling", "elicitation", "oauth")  # what the kit may ask of the SDK
+    # `traces`: fastmcp's native telemetry (a CLIENT span per Client call, fastmcp.client.telemetry)
+    # and, inside it, the mcp SDK's span per request it sends; both on the OpenTelemetry API, so
+    # the kit's default setup_traces installs the SDK and the OTLP/HTTP exporter they need.
+    features = ("roots", "sampling", "elicitation", "oauth", "traces")  # what the kit may ask of the SDK
     def __init__(self, config: Config) -> None:
         super().__init__(config)
         self.client: Client | None = None

@@ -966,7 +966,10 @@ async def discover(client: Client) -> dict[str, Any]:
 
 class SdkAdapter(kit.Adapter):
     """The plan's ops as jobs for the connection's owner task (see the module docstring)."""
-    features = ("roots", "sampling", "elicitation", "oauth")  # what the kit may ask of the SDK
+    # `traces`: the SDK makes a CLIENT span per request it sends (mcp.shared._otel, on the
+    # OpenTelemetry API) and injects its traceparent into `_meta`; the kit's default
+    # setup_traces installs the SDK and the OTLP/HTTP exporter those spans need.
+    features = ("roots", "sampling", "elicitation", "oauth", "traces")  # what the kit may ask of the SDK
 
     def __init__(self, config: Config) -> None:
         super().__init__(config)

@@ -342,6 +342,9 @@ async function listing(capability, key, list) {
 await run({
   name: `ts-v2-adapter ${SDK}`,
   classify,
+  // No `traces`: the v2 client has no OpenTelemetry of its own, and the MCP instrumentation
+  // packages (@traceloop/instrumentation-mcp, @arizeai/openinference-instrumentation-mcp) hook
+  // the v1 package, @modelcontextprotocol/sdk; the kit answers a traces trial unsupported_op.
   features: ['roots', 'sampling', 'elicitation', 'oauth'], // what the kit may ask of the SDK
   events: EVENTS,
   ops: {

@@ -560,6 +560,33 @@ function authorized(ops) {
   );
 }
 
+/**
+ * Traces trials (feature `traces`): the SDK has no OpenTelemetry of its own, so this is what its
+ * user would install: @traceloop/instrumentation-mcp (OpenLLMetry), which wraps Client's
+ * connect, request and close in spans, applied with its manuallyInstrument (its require hook
+ * misses an ES module import), under the OpenTelemetry Node SDK with the OTLP/HTTP exporter of
+ * OTEL_EXPORTER_OTLP_PROTOCOL (protobuf or JSON). Its options stay the package's defaults.
+ * Imported only here, so other trials load none of it. Returns the provider's shutdown (flush).
+ */
+async function setupTraces() {
+  const protocol = process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || process.env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  const exporter = protocol === 'http/json' ? '@opentelemetry/exporter-trace-otlp-http' : '@opentelemetry/exporter-trace-otlp-proto';
+  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { McpInstrumentation }, resources] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import(exporter),
+    import('@traceloop/instrumentation-mcp'),
+    import('@opentelemetry/resources'),
+  ]);
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, as the Node SDK's env detector reads them.
+  const resource = resources.defaultResource().merge(resources.detectResources({ detectors: [resources.envDetector] }));
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  provider.register(); // the global provider, context manager and propagators (OTEL_PROPAGATORS)
+  const instrumentation = new McpInstrumentation();
+  instrumentation.setTracerProvider(provider);
+  instrumentation.manuallyInstrument({ Client });
+  return () => provider.shutdown();
+}
+
 let connection;
 // Connections whose shutdown the SDK started on its own (a failed connect): waited for at the
 // end so the SDK can finish shutting its stdio child down.
@@ -569,7 +596,8 @@ Error.stackTraceLimit = 50; // deep enough for classify to see cacheToolMetadata
 await run({
   name: `ts-sdk-adapter ${SDK}`,
   classify,
-  features: ['roots', 'sampling', 'elicitation', 'oauth', 'tasks', 'task_receiver'], // what the kit may ask of the SDK
+  features: ['roots', 'sampling', 'elicitation', 'oauth', 'tasks', 'task_receiver', 'traces'], // what the kit may ask of the SDK
+  setupTraces,
   events: EVENTS,
   // The SDK always offers LATEST_PROTOCOL_VERSION in initialize and has no server/discover.
   limits: (env) => (env.era === 'legacy' && env.protocolVersion === LATEST_PROTOCOL_VERSION ? [] : ['choose_version']),

@@ -56,6 +56,7 @@ fn the_kits_declare_the_same_features_and_say_so_in_the_runners_words() {
         "icons",
         "client_credentials",
         "dpop",
+        "traces",
     ] {
         assert!(rust.contains_key(feature), "{feature}: {rust:?}");
     }

@@ -404,6 +404,7 @@ export function readEnv(vars = process.env, argv = process.argv) {
   if (clientCredentials) env.clientCredentials = clientCredentials;
   env.localOrigins = readLocalOrigins(vars.MCP_HARNESS_LOCAL_ORIGINS, bad);
   env.servers = readServers(vars.MCP_HARNESS_SERVERS, bad);
+  env.traces = vars.MCP_HARNESS_TRACES === '1';
   return env;
 }
 
@@ -910,6 +911,11 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
  * @property {(env: Env, step: any) => string[]} [limits] the `limits` of each connect line
  * @property {Events} [events] the kit answers `events` steps from this queue
  * @property {() => Promise<void>|void} [finish] runs after the implicit close, before exit
+ * @property {(env: Env) => Promise<(() => Promise<void>|void)|void>} [setupTraces] with the
+ *   `traces` feature, on a traces trial: installs the library's tracing (OTLP/HTTP to the
+ *   standard OTEL_* variables) before the first step; returns what flushes and shuts it down,
+ *   which the kit awaits after the last step (and `finish`). When it throws, every connect
+ *   fails `handshake_failed` with its message: a declared feature that does not work fails
  * @property {boolean} [warmUpFetch] load Node's fetch before the first step over HTTP (default
  *   true: its lazy load would otherwise be charged to the first request's timeout)
  */
@@ -921,7 +927,8 @@ export async function paginate(fetchPage, key, { check = true, maxPages = PAGE_C
  * `exposed_tools`). Sampling with tools (an answer with tool_use content, or a rejection:
  * usesSamplingTools) and URL consent (a url elicitation answer saying `browser`: playsBrowser)
  * are values of the answers. Nor does `client_credentials`: a machine-to-machine trial's
- * connect; nor `dpop`: such a connect whose credentials say `"dpop": true`.
+ * connect; nor `dpop`: such a connect whose credentials say `"dpop": true`; nor `traces`: every
+ * connect of a traces trial (MCP_HARNESS_TRACES=1).
  */
 export const FEATURES = Object.freeze({
   roots: 'roots/list',
@@ -937,6 +944,7 @@ export const FEATURES = Object.freeze({
   icons: null,
   client_credentials: null,
   dpop: null,
+  traces: null,
 });
 
 /** The server a step without `server` is about (CLIENTS.md, "Many servers"). */
@@ -1000,6 +1008,7 @@ export function undeclared(step, env, declared = []) {
   if (step.op === 'exposed_tools' || (step.server ?? MAIN_SERVER) !== MAIN_SERVER) needed.push('many_servers');
   if (step.op === 'connect' && step.trace_context != null) needed.push('trace_context');
   if (step.op === 'fetch_icons') needed.push('icons');
+  if (step.op === 'connect' && env.traces) needed.push('traces');
   return needed.filter((name) => !declared.includes(name));
 }
 
@@ -1107,6 +1116,33 @@ async function together(adapter, env, step, index) {
  * @param {Env} env
  */
 async function runPlan(adapter, env) {
+  let shutdown;
+  let untraced;
+  if (env.traces && (adapter.features ?? []).includes('traces')) {
+    try {
+      shutdown = await adapter.setupTraces?.(env);
+    } catch (error) {
+      untraced = new StepError('handshake_failed', `setting up traces failed: ${describe(error)}`);
+      log(untraced.message);
+    }
+  }
+  try {
+    await runSteps(adapter, env, untraced);
+  } finally {
+    try {
+      await shutdown?.();
+    } catch (error) {
+      log('shutting traces down failed:', describe(error));
+    }
+  }
+}
+
+/**
+ * @param {Adapter} adapter
+ * @param {Env} env
+ * @param {StepError} [untraced] why every connect fails: the declared tracing could not be set up
+ */
+async function runSteps(adapter, env, untraced) {
   const { ops } = adapter;
   // The servers connected, by name (`server`, default main); the adapter's ops get each step
   // with its `server` and keep one connection per server themselves.
@@ -1146,6 +1182,7 @@ async function runPlan(adapter, env) {
       } else if (op === 'connect') {
         if (connected.has(server)) await closeQuietly('closing the previous connection', server);
         refuseUndeclared(step, env, adapter.features);
+        if (untraced) throw untraced;
         line.ok = (await ops.connect(step, context)) ?? {};
         connected.add(server);
       } else if (op === 'exposed_tools') {

@@ -533,6 +533,37 @@ await kit.run({ name: 'tracing-adapter', features: ${JSON.stringify(features)}, 
   }
 });
 
+test('a traces trial needs the traces feature; its tracing is set up first and shut down last', () => {
+  const adapter = (features, setup) => `
+await kit.run({ name: 'traces-adapter', features: ${JSON.stringify(features)},
+  setupTraces: async () => { ${setup}; console.error('setup'); return async () => console.error('shutdown'); },
+  ops: { connect: () => { console.error('connect'); return { protocolVersion: 'v' }; }, close: () => console.error('close') } });
+`;
+  const plan = JSON.stringify([{ op: 'connect' }, { op: 'close' }]);
+  const run = (features, traces, setup = '') => {
+    const vars = { ...BASE, MCP_HARNESS_PLAN: plan };
+    if (traces !== undefined) vars.MCP_HARNESS_TRACES = traces;
+    const { code, lines, stderr } = runAdapter(adapter(features, setup), vars);
+    assert.equal(code, 0, stderr);
+    return { lines, calls: stderr.match(/^(setup|connect|close|shutdown)$/gm) ?? [] };
+  };
+  const refused = run([], '1');
+  assert.equal(refused.lines[0].error?.kind, 'unsupported_op', JSON.stringify(refused.lines));
+  assert.match(refused.lines[0].error.message, /does not declare the feature traces/);
+  assert.equal(refused.lines[1].error?.kind, 'transport_closed');
+  assert.deepEqual(refused.calls, []);
+  const traced = run(['traces'], '1');
+  assert.ok(traced.lines.every((l) => l.ok), JSON.stringify(traced.lines));
+  assert.deepEqual(traced.calls, ['setup', 'connect', 'close', 'shutdown']);
+  for (const traces of [undefined, '0']) {
+    assert.deepEqual(run(['traces'], traces).calls, ['connect', 'close']);
+    assert.ok(run([], traces).lines.every((l) => l.ok));
+  }
+  const broken = run(['traces'], '1', "throw new Error('no exporter')");
+  assert.equal(broken.lines[0].error?.kind, 'handshake_failed', JSON.stringify(broken.lines));
+  assert.match(broken.lines[0].error.message, /setting up traces failed: .*no exporter/);
+});
+
 test('fetch_icons needs the icons feature', () => {
   const adapter = (features) => `
 await kit.run({ name: 'icons-adapter', features: ${JSON.stringify(features)}, ops: {

@@ -123,6 +123,9 @@ class Config:
     #: MCP_HARNESS_SERVERS: every server by name ("main" too), each {"argv": [...]} or {"url": ...};
     #: empty unless the case has several servers (CLIENTS.md, "Many servers").
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: MCP_HARNESS_TRACES=1: a traces trial; export the library's spans over OTLP/HTTP to the
+    #: standard OTEL_EXPORTER_OTLP_* variables (CLIENTS.md, "Traces").
+    traces: bool = False
 
     @property
     def timeout_s(self) -> float:
@@ -325,6 +328,7 @@ def read_env(env: dict[str, str] | None = None, argv: list[str] | None = None) -
         client_credentials=read_client_credentials(env),
         local_origins=read_local_origins(env),
         servers=read_servers(env),
+        traces=env.get("MCP_HARNESS_TRACES") == "1",
     )
 
 
@@ -710,12 +714,13 @@ class Events:
 # `exposed_tools`). Sampling with tools (an answer with tool_use content, or a rejection) and URL
 # consent (a url answer saying `browser`) are values of the answers: see `uses_sampling_tools`,
 # `plays_browser`. Nor does `client_credentials`: it is a machine-to-machine trial's connect;
-# nor `dpop`: such a connect whose credentials say `"dpop": true`.
+# nor `dpop`: such a connect whose credentials say `"dpop": true`; nor `traces`: every connect of
+# a traces trial (MCP_HARNESS_TRACES=1).
 FEATURES = {"roots": "roots/list", "sampling": "sampling/createMessage", "elicitation": "elicitation/create", "oauth": None, "tasks": None, "task_receiver": None,
             "sampling_tools": None, "url_consent": None,
             "many_servers": None, "trace_context": None, "icons": None,
             "client_credentials": None,
-            "dpop": None}
+            "dpop": None, "traces": None}
 
 #: The server a step without `server` is about (CLIENTS.md, "Many servers").
 MAIN_SERVER = "main"
@@ -781,7 +786,31 @@ def undeclared(step: dict[str, Any], config: Config, declared: Iterable[str]) ->
         needed.append("trace_context")
     if op == "fetch_icons":
         needed.append("icons")
+    if op == "connect" and config.traces:
+        needed.append("traces")
     return [name for name in needed if name not in set(declared)]
+
+
+def install_otlp_tracing() -> Callable[[], None]:
+    """Installs the OpenTelemetry SDK as the global tracer provider, its spans batched to an
+    OTLP/HTTP exporter that reads the standard OTEL_* variables (endpoint, service name,
+    sampler, batch delay); returns what flushes and shuts it down.
+
+    Needs `opentelemetry-sdk` and `opentelemetry-exporter-otlp-proto-http` (imported here, so
+    the kit itself keeps no dependency). Python's OpenTelemetry has no OTLP/HTTP JSON
+    exporter: with OTEL_EXPORTER_OTLP_PROTOCOL=http/json it sends protobuf, and says so."""
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+    if protocol not in (None, "", "http/protobuf"):
+        note(f"OTEL_EXPORTER_OTLP_PROTOCOL is {protocol!r}; Python's OTLP/HTTP exporter sends http/protobuf")
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    return provider.shutdown
 
 
 class Adapter:
@@ -808,6 +837,13 @@ class Adapter:
 
     def classify(self, exc: BaseException, op: str) -> StepError | None:
         return None
+
+    def setup_traces(self) -> Callable[[], None] | None:
+        """With the `traces` feature, on a traces trial: installs the library's tracing, once,
+        before the first step, and returns what flushes and shuts it down (the kit calls it
+        before the process exits). The default installs the OpenTelemetry SDK with an OTLP/HTTP
+        exporter (`install_otlp_tracing`); override it when the library needs more."""
+        return install_otlp_tracing()
 
     def before_step(self, index: int, step: Any) -> None:
         """Called before each step (reset per-step bookkeeping here)."""
@@ -878,6 +914,14 @@ async def run_plan(adapter: Adapter, out: Output) -> None:
     The kit keeps which servers are connected (`server`, default main); the adapter's ops get
     each step with its `server` and keep one connection per server themselves."""
     connected: set[str] = set()
+    shutdown: Callable[[], None] | None = None
+    untraced: StepError | None = None
+    if adapter.config.traces and "traces" in adapter.features:
+        try:
+            shutdown = adapter.setup_traces()
+        except Exception as e:  # noqa: BLE001 - a declared feature that does not work fails its connect
+            untraced = StepError("handshake_failed", f"setting up traces failed: {type(e).__name__}: {e}")
+            note(untraced.message, adapter.config.bearer_token)
 
     async def close_quietly(server: str = MAIN_SERVER) -> None:
         try:
@@ -910,6 +954,8 @@ async def run_plan(adapter: Adapter, out: Output) -> None:
                     raise StepError("transport_closed", "there is no connection (not connected yet, the connect failed, or it was closed)")
                 if lacking:
                     raise StepError("unsupported_op", f"this adapter does not declare the feature {', '.join(lacking)} (the kit's features)")
+                if op == "connect" and untraced is not None:
+                    raise untraced
                 if op == "close":
                     connected.discard(server)
                 ok = await method(step)
@@ -928,7 +974,14 @@ async def run_plan(adapter: Adapter, out: Output) -> None:
         for server in sorted(connected):
             await close_quietly(server)
 
-    await adapter.lifespan(body)
+    try:
+        await adapter.lifespan(body)
+    finally:
+        if shutdown is not None:
+            try:
+                shutdown()
+            except Exception as e:  # noqa: BLE001 - the lines are out; nothing to report it on
+                note(f"shutting traces down failed: {type(e).__name__}: {e}", adapter.config.bearer_token)
 
 
 _STARTED = time.monotonic()

@@ -457,6 +457,45 @@ class Plan(unittest.TestCase):
             self.assertEqual(malformed["error"]["kind"], "unsupported_op", bad)
             self.assertIn('"trace_context"', malformed["error"]["message"], bad)
 
+    def test_a_traces_trial_needs_the_traces_feature(self) -> None:
+        calls: list[str] = []
+
+        class Traced(Fake):
+            features = ("traces",)
+
+            def setup_traces(self) -> Any:
+                calls.append("setup")
+                return lambda: calls.append("shutdown")
+
+            async def op_connect(self, step: dict[str, Any]) -> dict[str, Any]:
+                calls.append("connect")
+                return await super().op_connect(step)
+
+        class Broken(Traced):
+            def setup_traces(self) -> Any:
+                raise ImportError("no module named opentelemetry")
+
+        def lines_of(adapter_class: type[Fake], traces: str) -> list[dict[str, Any]]:
+            config = kit.read_env(env(MCP_HARNESS_PLAN='[{"op":"connect"},{"op":"close"}]', MCP_HARNESS_TRACES=traces), [])
+            stream = io.StringIO()
+            asyncio.run(kit.run_plan(adapter_class(config), kit.Output(stream, None)))
+            return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+        refused = lines_of(Fake, "1")
+        self.assertEqual(refused[0]["error"]["kind"], "unsupported_op", refused)
+        self.assertIn("does not declare the feature traces", refused[0]["error"]["message"])
+        self.assertEqual(refused[1]["error"]["kind"], "transport_closed", refused)
+        self.assertTrue(all("ok" in line for line in lines_of(Traced, "1")))
+        self.assertEqual(calls, ["setup", "connect", "shutdown"])
+        calls.clear()
+        for traces in ("<unset>", "0"):
+            self.assertTrue(all("ok" in line for line in lines_of(Fake, traces)))
+            self.assertTrue(all("ok" in line for line in lines_of(Traced, traces)))
+        self.assertEqual(calls, ["connect", "connect"])
+        broken = lines_of(Broken, "1")
+        self.assertEqual(broken[0]["error"]["kind"], "handshake_failed", broken)
+        self.assertIn("setting up traces failed: ImportError", broken[0]["error"]["message"])
+
     def test_fetch_icons_needs_the_icons_feature(self) -> None:
         class Icons(Fake):
             features = ("icons",)

@@ -60,6 +60,9 @@ impl Rmcp {
 
 impl Adapter for Rmcp {
     type Connection = Session;
+    // No `traces`: rmcp's `tracing` spans are its service loop's and transport worker's, none per
+    // request, and it has no OpenTelemetry of its own; the kit answers a traces trial
+    // unsupported_op.
     const FEATURES: &'static [&'static str] =
         &["roots", "sampling", "elicitation", "oauth", "tasks"];
 

@@ -62,6 +62,9 @@ pub struct Env {
     /// `MCP_HARNESS_CLIENT_CREDENTIALS`, checked: a machine client's `client_id`, `method`,
     /// and `client_secret` or `private_key_pem` (its secret registered for redaction).
     pub client_credentials: Option<Value>,
+    /// `MCP_HARNESS_TRACES=1`: a traces trial (CLIENTS.md, "Traces"); export the library's
+    /// spans over OTLP/HTTP to the standard `OTEL_EXPORTER_OTLP_*` variables.
+    pub traces: bool,
 }
 
 /// A variable the kit cannot work with.
@@ -205,6 +208,7 @@ pub fn read_env_from(get: impl Fn(&str) -> Option<String>) -> Result<Env, EnvErr
             var("MCP_HARNESS_CA_FILE"),
         )?,
         client_credentials: crate::auth::read_client_credentials(&var)?,
+        traces: var("MCP_HARNESS_TRACES").as_deref() == Some("1"),
     })
 }
 

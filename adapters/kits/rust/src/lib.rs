@@ -11,6 +11,8 @@
 //!   `close`, `unsupported_op` for an op the adapter does not provide or a step that needs a
 //!   feature it does not declare ([`Adapter::FEATURES`]), closes an open
 //!   connection before a second `connect`, and closes at the end without printing a line;
+//! - on a traces trial, sets up the adapter's tracing before the first step and flushes it
+//!   after the last ([`Adapter::setup_traces`], [`Adapter::shutdown_traces`]);
 //! - prints one outcome line per step, with the bearer token and every secret registered with
 //!   [`secret`] (the client secret, tokens the adapter hands over) blanked out;
 //! - exits 0 once the plan is carried out.
@@ -82,6 +84,18 @@ pub trait Adapter {
     /// (`None`: that connect has none).
     fn trace_context(&mut self, _context: Option<&TraceContext>) {}
 
+    /// With the `traces` feature, on a traces trial ([`Env::traces`]): installs the library's
+    /// OpenTelemetry tracing (OTLP/HTTP to the standard `OTEL_EXPORTER_OTLP_*` variables),
+    /// once, before the first step. On an error every `connect` fails `handshake_failed`
+    /// with it: a declared feature that does not work is a failure, not a limit.
+    fn setup_traces(&mut self, _env: &Env) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Flushes and shuts down what [`Adapter::setup_traces`] installed; the kit calls it once
+    /// the plan is carried out, before the process exits (spans still buffered are lost).
+    async fn shutdown_traces(&mut self) {}
+
     /// Carries out one step of [`Adapter::OPS`] on the connection; returns its `ok` object.
     async fn step(
         &mut self,
@@ -127,8 +141,9 @@ pub trait Adapter {
 /// one answers (`oauth` answers none: it is the authorization trials' `connect`; nor does
 /// `tasks`: it is the task steps of CLIENTS.md § Tasks; nor `many_servers`: a step naming
 /// another `server`, and `exposed_tools`; nor `client_credentials`: a machine-to-machine
-/// trial's `connect`; nor `dpop`: such a `connect` whose credentials say `"dpop": true`).
-pub const FEATURES: [(&str, &str); 13] = [
+/// trial's `connect`; nor `dpop`: such a `connect` whose credentials say `"dpop": true`; nor
+/// `traces`: every `connect` of a traces trial, [`Env::traces`]).
+pub const FEATURES: [(&str, &str); 14] = [
     ("roots", "roots/list"),
     ("sampling", "sampling/createMessage"),
     ("elicitation", "elicitation/create"),
@@ -142,6 +157,7 @@ pub const FEATURES: [(&str, &str); 13] = [
     ("icons", ""),
     ("client_credentials", ""),
     ("dpop", ""),
+    ("traces", ""),
 ];
 
 /// The features `step` needs that `declared` leaves out, in [`FEATURES`] order.
@@ -195,6 +211,7 @@ pub fn undeclared(step: &Step, env: &Env, declared: &[&str]) -> Vec<&'static str
                 "icons" => step.op() == "fetch_icons",
                 "client_credentials" => machine,
                 "dpop" => dpop,
+                "traces" => connect && env.traces,
                 _ => answers.iter().any(|m| m == method),
             };
             needed && !declared.contains(name)
@@ -237,6 +254,15 @@ pub async fn run_plan<A: Adapter>(adapter: &mut A, env: &Env, mut emit: impl FnM
     // unless the adapter declares `many_servers`.
     let mut connections: BTreeMap<String, A::Connection> = BTreeMap::new();
     let many = A::FEATURES.contains(&"many_servers");
+    let traced = env.traces && A::FEATURES.contains(&"traces");
+    let untraced = traced
+        .then(|| adapter.setup_traces(env).err())
+        .flatten()
+        .map(|e| {
+            let e = format!("setting up traces failed: {}", env.redact(&e));
+            eprintln!("mcp-harness-kit: {e}");
+            StepError::new(Kind::HandshakeFailed, e)
+        });
     let refused = || {
         Err(StepError::unsupported(
             "this adapter does not declare the feature many_servers (the kit's features)",
@@ -251,6 +277,7 @@ pub async fn run_plan<A: Adapter>(adapter: &mut A, env: &Env, mut emit: impl FnM
             _ if exposed => adapter.exposed_tools(&mut connections, env).await,
             (Err(e), _) | (_, Err(e)) => Err(e.clone()),
             (Ok(Step::Connect { .. }), Ok(server)) if *server != MAIN_SERVER && !many => refused(),
+            (Ok(Step::Connect { .. }), _) if untraced.is_some() => Err(untraced.clone().unwrap()),
             (Ok(step), Ok(server)) => match env.for_server(server) {
                 None if matches!(step, Step::Sleep(_)) => {
                     perform(adapter, &mut None, env, step).await
@@ -301,6 +328,9 @@ pub async fn run_plan<A: Adapter>(adapter: &mut A, env: &Env, mut emit: impl FnM
                 env.redact(&e.to_string())
             );
         }
+    }
+    if traced {
+        adapter.shutdown_traces().await;
     }
 }
 
