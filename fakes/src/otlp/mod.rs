@@ -161,13 +161,16 @@ async fn serve(
     conns.abort_all();
 }
 
-/// One connection, HTTP/1.1 with keep-alive (what OTLP exporters use).
+/// One connection, HTTP/1.1 with keep-alive (what OTLP exporters use). Half-closed
+/// connections are served: an export whose sender exited without waiting for the answer is
+/// still taken.
 async fn connection(stream: tokio::net::TcpStream, collected: Arc<Mutex<Collected>>) {
     let service = hyper::service::service_fn(move |req| {
         let collected = Arc::clone(&collected);
         async move { Ok::<_, Infallible>(answer(req, &collected).await) }
     });
     let _ = hyper::server::conn::http1::Builder::new()
+        .half_close(true)
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }
@@ -198,7 +201,10 @@ async fn answer(req: Request<Incoming>, collected: &Mutex<Collected>) -> Respons
             return respond(answer);
         }
         Err(_) => {
-            note(format!("{} {}: the body was cut short", head.method, head.path));
+            note(format!(
+                "{} {}: the body was cut short",
+                head.method, head.path
+            ));
             return respond(export::Answer {
                 status: 400,
                 content_type: "text/plain; charset=utf-8",
