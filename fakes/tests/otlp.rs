@@ -302,7 +302,8 @@ fn bad_requests_get_their_status_and_a_note_that_never_quotes_the_body() {
     let receiver = Receiver::start().unwrap();
     let secret = "planted-secret-value";
     let bad_json = format!("{{\"resourceSpans\":[{{\"scopeSpans\":\"{secret}\"}}]}}");
-    let cases: Vec<(&str, &str, Vec<(&str, &str)>, Vec<u8>, u16)> = vec![
+    type Case<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>, Vec<u8>, u16);
+    let cases: Vec<Case> = vec![
         ("POST", "/v1/traces", vec![JSON], bad_json.into_bytes(), 400),
         ("POST", "/v1/traces", vec![JSON], b"{not json".to_vec(), 400),
         (
