@@ -50,7 +50,12 @@ pub struct Receiver {
 impl Receiver {
     /// Binds `127.0.0.1:0` and starts taking exports.
     pub fn start() -> io::Result<Receiver> {
-        let listener = StdListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        Receiver::on(StdListener::bind((Ipv4Addr::LOCALHOST, 0))?)
+    }
+
+    /// Takes exports on a listener the caller bound (a loopback one inside a trial's
+    /// network namespace).
+    pub fn on(listener: StdListener) -> io::Result<Receiver> {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         // A second handle on the same socket: what is still in its backlog when the receiver
