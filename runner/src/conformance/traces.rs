@@ -51,7 +51,7 @@ pub fn secrets(token: Option<&str>, issued: &[String], sensitive: &[String]) -> 
             });
         }
     }
-    all.sort_by(|a, b| b.value.len().cmp(&a.value.len()));
+    all.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
     all
 }
 
