@@ -83,6 +83,11 @@ fn a_traces_trial_hands_the_variables_and_collects_scrubbed_spans() {
     for (i, transport) in [Transport::Stdio, Transport::Https].into_iter().enumerate() {
         let run = trial::run(&case, transport, &client, &harness);
         assert_eq!(run.end, trial::ClientEnd::Exited(0), "{}", run.stderr_tail);
+        let p = run.phases;
+        eprintln!(
+            "{transport:?}: prepare {:?}, fake_stop {:?}",
+            p.prepare, p.fake_stop
+        );
         let vars = &seen(&seen_path)[i];
         assert_eq!(vars["MCP_HARNESS_TRACES"], "1");
         assert_eq!(vars["OTEL_EXPORTER_OTLP_PROTOCOL"], "http/json");
