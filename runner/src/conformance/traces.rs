@@ -68,11 +68,18 @@ impl TracesRun {
         for point in &mut metrics {
             scrub_item(point, "metric", secrets, &mut leaks);
         }
+        // A refusal's reason quotes no body, but may quote a header the client sent.
+        let mut rejected = collected.rejected;
+        for note in &mut rejected {
+            for kind in scrub_str(note, secrets) {
+                leaks.push(format!("{kind} in the head of a refused export"));
+            }
+        }
         TracesRun {
             asked: asked.to_owned(),
             spans,
             metrics,
-            rejected: collected.rejected,
+            rejected,
             leaks,
         }
     }
@@ -204,6 +211,34 @@ mod tests {
             ]
         );
         assert!(run.leaks.iter().all(|l| !l.contains("0123456789abcdef")));
+    }
+
+    #[test]
+    fn a_secret_in_a_refusal_and_in_a_metric_is_replaced() {
+        let token = "tok-abcdefghijkl";
+        let collected = Collected {
+            metrics: vec![json!({"name": "m", "attributes": {"user": token}})],
+            rejected: vec![format!(
+                "POST /v1/traces: unsupported content-type \"{token}\""
+            )],
+            ..Collected::default()
+        };
+        let run = TracesRun::scrubbed("http/json", collected, &secrets(Some(token), &[], &[]));
+        assert_eq!(
+            run.rejected,
+            vec!["POST /v1/traces: unsupported content-type \"[redacted: bearer token]\""]
+        );
+        assert_eq!(
+            run.metrics[0]["attributes"]["user"],
+            "[redacted: bearer token]"
+        );
+        assert_eq!(
+            run.leaks,
+            vec![
+                "bearer token in attribute `user` of metric `m`",
+                "bearer token in the head of a refused export",
+            ]
+        );
     }
 
     #[test]
