@@ -169,6 +169,8 @@ fn other_trials_never_see_the_runners_own_opentelemetry_setup() {
         .env("OTEL_EXPORTER_OTLP_HEADERS", "authorization=users-own")
         .env("OTEL_SDK_DISABLED", "true")
         .env("OTEL_TRACES_EXPORTER", "console")
+        .env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")
+        .env("OTEL_RESOURCE_ATTRIBUTES", "user=own")
         .env("MCP_HARNESS_TRACES", "1")
         .output()
         .unwrap();
@@ -182,6 +184,8 @@ fn other_trials_never_see_the_runners_own_opentelemetry_setup() {
     assert!(traced.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").is_none());
     assert!(traced.get("OTEL_EXPORTER_OTLP_HEADERS").is_none());
     assert!(traced.get("OTEL_SDK_DISABLED").is_none());
+    assert!(traced.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").is_none());
+    assert!(traced.get("OTEL_RESOURCE_ATTRIBUTES").is_none());
     assert_eq!(traced["OTEL_TRACES_EXPORTER"], "otlp");
     let endpoint = traced["OTEL_EXPORTER_OTLP_ENDPOINT"].as_str().unwrap();
     assert!(endpoint.starts_with("http://127.0.0.1:"), "{endpoint}");

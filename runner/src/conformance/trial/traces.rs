@@ -33,17 +33,10 @@ const FIXED: [(&str, &str); 8] = [
     ("OTEL_METRIC_EXPORT_INTERVAL", "500"),
 ];
 
-/// Variables removed from every trial's client (then set again on a traces trial where the
-/// contract names them): a user's own exporter setup must not reach a trial.
-const REMOVED: [&str; 7] = [
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_PROTOCOL",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_HEADERS",
-    "OTEL_SDK_DISABLED",
-];
+/// The prefix of every OpenTelemetry SDK variable: each one of the runner's own is removed
+/// from every trial's client (a traces trial then gets the contract's), so a user's own setup
+/// (another endpoint, `grpc` for one signal, headers, `OTEL_SDK_DISABLED`) never reaches one.
+const PREFIX: &str = "OTEL_";
 
 /// Starts the receiver of a case with `traces` (on a loopback listener of the trial's
 /// network namespace when it is isolated); `None` for any other case.
@@ -64,12 +57,14 @@ pub(super) fn start(
         .map_err(|e| format!("cannot start the OTLP receiver: {e}"))
 }
 
-/// Hands the client the contract's variables when it has a receiver, and removes every one
-/// of them otherwise.
+/// Removes the runner's own OpenTelemetry variables, then hands the client the contract's
+/// when it has a receiver.
 pub(super) fn hand(cmd: &mut Command, case: &Case, receiver: Option<&Receiver>) {
     cmd.env_remove(VAR);
-    for var in REMOVED.iter().chain(FIXED.iter().map(|(var, _)| var)) {
-        cmd.env_remove(var);
+    for (var, _) in std::env::vars_os() {
+        if var.to_string_lossy().starts_with(PREFIX) {
+            cmd.env_remove(var);
+        }
     }
     let (Some(receiver), Some(traces)) = (receiver, &case.scenario.traces) else {
         return;
