@@ -137,11 +137,11 @@ async fn serve(
     };
     let deadline = loop {
         tokio::select! {
-            accepted = listener.accept() => {
-                if let Ok((stream, _)) = accepted {
-                    serve_one(&mut conns, stream);
-                }
-            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => serve_one(&mut conns, stream),
+                // Out of descriptors, say: wait a little rather than spin.
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            },
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             grace = &mut stopped => {
                 break Instant::now() + grace.unwrap_or_default();
