@@ -17,6 +17,7 @@
 //! | [`stdio`] | the newline-delimited JSON-RPC server loop on stdin/stdout |
 //! | [`tasks`] | scripted tasks of both eras: the store, phases over time, the answers |
 //! | [`http`] | the Streamable HTTP fake on `127.0.0.1`, run inside the runner's process |
+//! | [`otlp`] | the OTLP/HTTP receiver a traces trial's client exports its spans to |
 //! | [`tls`] | the run's CAs and certificates, and the rustls configs made from them |
 
 pub mod batch;
@@ -25,6 +26,7 @@ pub mod faults;
 pub mod http;
 pub mod jsonrpc;
 pub mod modern;
+pub mod otlp;
 pub mod recorder;
 pub mod script;
 pub mod sends;

@@ -74,3 +74,21 @@ fn a_case_that_needs_a_driver_is_not_servable() {
             .contains("sleep")
     );
 }
+
+/// A traces case needs the receiver only a trial runs: not servable, even with `host: true`.
+#[test]
+fn a_traces_case_is_never_servable() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cases = load_dir(root).expect("the built-in cases load");
+    let mut case = cases
+        .iter()
+        .find(|c| c.id == "handshake/happy-path")
+        .expect("the case")
+        .scenario
+        .clone();
+    case.traces = Some(Default::default());
+    for host in [None, Some(true)] {
+        case.host = host;
+        assert!(case.servable().expect_err("traces").contains("traces"));
+    }
+}

@@ -28,6 +28,7 @@ use super::output;
 use super::procs::{self, Leftover};
 
 mod servers;
+mod traces;
 pub use servers::VAR as SERVERS_VAR;
 
 /// Where the harness's own programs are: in the repository two binaries of their own, in
@@ -338,7 +339,12 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             Err(Err(e)) => return TrialRun::failed_to_start(e),
         },
     };
-    let (cmd, http, mut extras) = match prepare(
+    // A traces case's OTLP receiver (see `trial/traces.rs`).
+    let receiver = match traces::start(case, isolation.as_mut()) {
+        Ok(receiver) => receiver,
+        Err(e) => return TrialRun::failed_to_start(e),
+    };
+    let (mut cmd, http, mut extras) = match prepare(
         case,
         transport,
         client_cmd,
@@ -354,6 +360,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         Ok(prepared) => prepared,
         Err(e) => return TrialRun::failed_to_start(e),
     };
+    traces::hand(&mut cmd, case, receiver.as_ref());
     let token = http.as_ref().and_then(|h| h.token.clone());
     let token_given = token.is_some();
     let deadline = Duration::from_millis(case.scenario.deadline_ms);
@@ -366,6 +373,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
     phases.spawn = ran.spawn;
     let issued = http.map(HttpTrial::stop).unwrap_or_default();
     extras.stop();
+    let traced = receiver.and_then(|r| traces::finish(r, case, token.as_deref(), &issued));
     let secrets = super::auth_env::secrets(token, issued);
     phases.fake_stop = lap();
     let mut canary = canary.map(super::canary::Canary::finish);
@@ -379,7 +387,8 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
             .extend(seen.connections);
     }
     let auth_redirect = auth.map(super::auth_env::AuthEnv::finish);
-    let records = read_transcript(&transcript_path, &secrets);
+    let mut records = read_transcript(&transcript_path, &secrets);
+    traces::append(traced.as_ref(), &mut records);
     let others = extras.records(&secrets);
     phases.transcript = lap();
     // Over HTTP the fake lives in this process: there is no server process to track. Over
@@ -432,7 +441,7 @@ pub fn run(case: &Case, transport: Transport, client_cmd: &str, harness: &Harnes
         unavailable: None,
         dns,
         others,
-        traces: None,
+        traces: traced,
     }
 }
 

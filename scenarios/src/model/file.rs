@@ -191,7 +191,8 @@ pub struct CaseFile {
     /// loopback OTLP/HTTP receiver and hands the client `MCP_HARNESS_TRACES=1` with the
     /// standard `OTEL_EXPORTER_OTLP_*` variables pointing at it. The spans it exports go into
     /// the transcript and the report beside the wire messages, and the always-on span checks
-    /// (`ADV-OTEL-*`, and `CONTRACT-33`: no secret in a span) judge them.
+    /// (`ADV-OTEL-*`, and `CONTRACT-33`: no secret in a span) judge them. Never servable by
+    /// `mcp-harness serve`, whatever `host` says: a host is not told to trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traces: Option<super::traces::Traces>,
     /// What the case asks of a client beyond the contract's minimum. `choose_version`: the

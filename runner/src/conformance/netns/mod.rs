@@ -61,8 +61,9 @@ pub const CANARY_ADDRESSES: [IpAddr; 7] = [
 ];
 /// The ports every canary address listens on: HTTP, HTTPS, and the fake's.
 pub const CANARY_PORTS: [u16; 3] = [80, 443, FAKE_PORT];
-/// Listeners on `127.0.0.1:0` made for the fake's authorization origins (it has at most three).
-const SPARE_PORTS: usize = 3;
+/// Listeners on `127.0.0.1:0` made for the fake's authorization origins (it has at most three)
+/// and a traces trial's OTLP receiver (the last one, taken first).
+const SPARE_PORTS: usize = 4;
 /// The port the HTTPS fake listens on inside the namespace: fixed, so the canaries can listen
 /// on it too, and not 443, so every origin of the trial names its port (as on the host).
 pub const FAKE_PORT: u16 = 8443;
@@ -79,7 +80,8 @@ pub struct Isolation {
     resolv_conf: CString,
     watch: Option<watch::Watch>,
     /// The HTTPS fake's listeners (`127.0.0.1:8443`, `203.0.113.10:8443`, then spare ones on
-    /// `127.0.0.1:0` for its authorization origins), for the fake to take.
+    /// `127.0.0.1:0` for its authorization origins and a traces trial's OTLP receiver), for
+    /// the fakes to take.
     pub fake_listeners: Vec<TcpListener>,
 }
 
