@@ -214,6 +214,11 @@ impl OAuth {
         }
     }
 
+    /// The tokens held for this server, if any (their scopes go in a request's span).
+    pub(crate) fn held(&self) -> Option<super::store::Tokens> {
+        self.options.store.tokens(&self.resource)
+    }
+
     /// Which access token the next request carries (see [`super::AuthStore::generation`]);
     /// `None` before the first.
     pub(crate) fn generation(&self) -> Option<u64> {
