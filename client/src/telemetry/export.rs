@@ -44,6 +44,10 @@ pub fn install_from_env() -> Option<Installed> {
     if !traces && !metrics {
         return None;
     }
+    // The exporter's reqwest client takes the process's default TLS provider; the tree's one
+    // provider is ring (the client's own connections name it explicitly). Already installed
+    // is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut resource = Resource::builder();
     if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
         resource = resource.with_service_name(super::SCOPE);
