@@ -411,6 +411,83 @@ impl RequestSpan {
     }
 }
 
+/// The span of a request re-issued under a new id (2026-07-28 over HTTP, after its response
+/// stream broke): a CLIENT span of its own, a child of the first request's span, which the
+/// transport starts and ends (the answer is the first request's).
+pub(crate) struct ReissueSpan(BoxedSpan);
+
+impl ReissueSpan {
+    /// Starts the span of `message` (request `of` sent again as `wire`) and puts its context
+    /// in the message's `_meta`, in the first request's trace; `None` when the first request
+    /// carried no context of a recorded span.
+    pub(crate) fn start(method: &str, of: i64, wire: i64, message: &mut Value) -> Option<Self> {
+        let sent = message.pointer("/params/_meta/traceparent")?.as_str()?;
+        let first = remote_context(&TraceContext {
+            traceparent: sent.to_owned(),
+            tracestate: None,
+            baggage: None,
+        })?;
+        let tracer = opentelemetry::global::tracer(super::SCOPE);
+        let target = match method {
+            "tools/call" | "prompts/get" => message.pointer("/params/name").and_then(Value::as_str),
+            _ => None,
+        };
+        let name = match target {
+            Some(target) => format!("{method} {target}"),
+            None => method.to_owned(),
+        };
+        let mut attributes = vec![
+            KeyValue::new("mcp.method.name", method.to_owned()),
+            KeyValue::new("jsonrpc.request.id", wire.to_string()),
+            KeyValue::new("network.transport", "tcp"),
+        ];
+        if let Some(tool) = target.filter(|_| method == "tools/call") {
+            attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+        }
+        let builder = tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Client)
+            .with_attributes(attributes);
+        let parent = Context::new().with_remote_span_context(first);
+        let mut span = tracer.build_with_context(builder, &parent);
+        if !span.is_recording() {
+            return None;
+        }
+        span.add_event(
+            "reissue",
+            vec![KeyValue::new("mcp_harness.reissue.of", of.to_string())],
+        );
+        let context = span.span_context();
+        let own = format!(
+            "00-{}-{}-{:02x}",
+            context.trace_id(),
+            context.span_id(),
+            context.trace_flags().to_u8()
+        );
+        if let Some(meta) = message.pointer_mut("/params/_meta") {
+            meta["traceparent"] = Value::String(own);
+        }
+        Some(ReissueSpan(span))
+    }
+
+    /// The re-issued POST is done: its answer was delivered, or it failed with `error`.
+    pub(crate) fn end(mut self, error: Option<&Error>) {
+        let status = match error {
+            None => "ok",
+            Some(e) => {
+                self.0
+                    .set_attribute(KeyValue::new("error.type", e.kind.as_str()));
+                self.0.set_status(Status::error(e.message.clone()));
+                e.kind.as_str()
+            }
+        };
+        self.0
+            .set_attribute(KeyValue::new("mcp_harness.final_status", status));
+        self.0.end();
+    }
+}
+
 /// The names of the `capabilities` object of `value` (or of its `_meta` client capabilities).
 fn capability_names(value: &Value) -> Option<Vec<String>> {
     let object = value.get("capabilities").or_else(|| {

@@ -241,13 +241,22 @@ async fn exchange(
                 reissued = true;
                 cursor = Cursor::default();
                 let wire = crate::jsonrpc::reissued_id(id);
+                // A new request: a span of its own, whose context it carries.
+                let (body, span) = reissue_body(&body, method, id, wire);
                 let again = Post {
                     wire,
-                    body: with_id(&body, wire),
+                    body,
                     mirror: mirror.clone(),
                     ..first.clone()
                 };
-                again.send(shared, None, &mut cursor).await
+                let sent = again.send(shared, None, &mut cursor).await;
+                if let Some(span) = span {
+                    span.end(match &sent {
+                        Ok(()) => None,
+                        Err(Stop::Failed(e) | Stop::Cut(e)) => Some(e),
+                    });
+                }
+                sent
             }
             AfterCut::Resend => {
                 resent = true;
@@ -258,14 +267,21 @@ async fn exchange(
     }
 }
 
-/// `body` (one JSON-RPC request) with its id replaced by `id`.
-fn with_id(body: &str, id: i64) -> String {
+/// `body` (one JSON-RPC request, first sent as `of`) with its id replaced by `wire`, and the
+/// span of that re-issue with its context in the body's `_meta` (when a span is recorded).
+fn reissue_body(
+    body: &str,
+    method: &str,
+    of: i64,
+    wire: i64,
+) -> (String, Option<crate::telemetry::spans::ReissueSpan>) {
     match serde_json::from_str::<serde_json::Value>(body) {
         Ok(mut message) => {
-            message["id"] = id.into();
-            serde_json::to_string(&message).unwrap_or_default()
+            message["id"] = wire.into();
+            let span = crate::telemetry::spans::ReissueSpan::start(method, of, wire, &mut message);
+            (serde_json::to_string(&message).unwrap_or_default(), span)
         }
-        Err(_) => body.to_owned(),
+        Err(_) => (body.to_owned(), None),
     }
 }
 
