@@ -653,7 +653,9 @@ mod tests {
     #[test]
     fn a_reissued_request_keeps_everything_but_its_id() {
         let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}"#;
-        let again: serde_json::Value = serde_json::from_str(&with_id(body, -7)).unwrap();
+        let (again, span) = reissue_body(body, "tools/call", 7, -7);
+        assert!(span.is_none(), "no span without a recorded first one");
+        let again: serde_json::Value = serde_json::from_str(&again).unwrap();
         let mut expected: serde_json::Value = serde_json::from_str(body).unwrap();
         expected["id"] = (-7).into();
         assert_eq!(again, expected);
