@@ -110,7 +110,7 @@ impl Session {
     ) -> Result<InFlight<'_>, Error> {
         let seams = self.seams();
         let leaked = seams.leaked(self, &params);
-        let facts = self.transport.span_facts();
+        let facts = || self.transport.span_facts();
         let mut span = self.tracing.start(method, &params, facts, note, leaked);
         let params = self.request_meta.add_to(params, span.traceparent(&seams));
         let id = seams.request_id(&self.outgoing, method, &params, || self.fresh_id());

@@ -49,6 +49,18 @@ pub(crate) struct Note {
     pub(crate) cache: Option<&'static str>,
 }
 
+/// What names a request in its span.
+#[derive(Clone, Copy)]
+struct Request<'a> {
+    method: &'a str,
+    /// The tool or prompt name.
+    target: Option<&'a str>,
+    /// A resource request's URI.
+    uri: Option<&'a str>,
+    /// Named by the conventions (see [`TelemetrySeams::conventional_names`]).
+    conventional: bool,
+}
+
 /// What a connection learnt that later spans carry.
 #[derive(Default)]
 struct Known {
@@ -97,7 +109,7 @@ impl Tracing {
         &self,
         method: &str,
         params: &Value,
-        facts: Facts,
+        facts: impl FnOnce() -> Facts,
         note: Note,
         leaked: Vec<String>,
     ) -> RequestSpan {
@@ -112,29 +124,89 @@ impl Tracing {
             (true, Some(target)) => format!("{method} {target}"),
             (true, None) => method.to_owned(),
         };
-        let key = |good: &'static str, bad: &'static str| if conventional { good } else { bad };
-        let mut attributes = vec![
-            KeyValue::new("mcp.method.name", method.to_owned()),
-            KeyValue::new("network.transport", facts.transport),
-        ];
+        let builder = self.tracer.span_builder(name).with_kind(SpanKind::Client);
+        let mut span = self.tracer.build_with_context(builder, &self.parent);
         let modern_version = params
             .pointer(&format!("/_meta/{}", META_VERSION.replace('/', "~1")))
             .and_then(Value::as_str);
-        let era = if modern_version.is_some() {
-            "modern"
-        } else {
-            "legacy"
+        let version = modern_version
+            .map(str::to_owned)
+            .or_else(|| self.known().version.clone());
+        let recording = span.is_recording();
+        // The connection's facts are read only for a span an SDK records.
+        let facts = match recording {
+            true => facts(),
+            false => Facts::default(),
         };
-        attributes.push(KeyValue::new("mcp_harness.era", era));
-        let known = self.known();
-        if let Some(version) = modern_version.or(known.version.as_deref()) {
-            attributes.push(KeyValue::new("mcp.protocol.version", version.to_owned()));
+        let mut metric = vec![KeyValue::new("mcp.method.name", method.to_owned())];
+        if recording {
+            metric.push(KeyValue::new("network.transport", facts.transport));
         }
-        if let Some(server) = &known.server_name {
+        if let Some(version) = &version {
+            metric.push(KeyValue::new("mcp.protocol.version", version.clone()));
+        }
+        // Nothing more is built for a span no SDK records (telemetry off: the common case).
+        if recording {
+            let era = match modern_version {
+                Some(_) => "modern",
+                None => "legacy",
+            };
+            let mut attributes = metric.clone();
+            attributes.push(KeyValue::new("mcp_harness.era", era));
+            let request = Request {
+                method,
+                target,
+                uri: text("uri").filter(|_| method.starts_with("resources/")),
+                conventional,
+            };
+            self.attributes(&mut attributes, request, facts, note, leaked);
+            span.set_attributes(attributes);
+            if let Some((of, why)) = note.retry_of {
+                span.add_event(
+                    "retry",
+                    vec![
+                        KeyValue::new("mcp_harness.retry.of", of.to_string()),
+                        KeyValue::new("mcp_harness.retry.reason", why),
+                    ],
+                );
+            }
+            if let Some(round) = note.mrtr_round {
+                span.add_event(
+                    "mrtr.step",
+                    vec![KeyValue::new(
+                        "mcp_harness.mrtr.round",
+                        i64::try_from(round).unwrap_or(i64::MAX),
+                    )],
+                );
+            }
+        }
+        let client_capabilities = matches!(method, "initialize" | "server/discover")
+            .then(|| capability_names(params))
+            .flatten();
+        RequestSpan {
+            span,
+            method: method.to_owned(),
+            started: Instant::now(),
+            metric,
+            client_capabilities,
+        }
+    }
+
+    /// The attributes of a recorded request span beyond those the duration metric carries.
+    fn attributes(
+        &self,
+        attributes: &mut Vec<KeyValue>,
+        request: Request<'_>,
+        facts: Facts,
+        note: Note,
+        leaked: Vec<String>,
+    ) {
+        let conventional = request.conventional;
+        let key = |good: &'static str, bad: &'static str| if conventional { good } else { bad };
+        if let Some(server) = &self.known().server_name {
             attributes.push(KeyValue::new("mcp_harness.server.name", server.clone()));
         }
-        drop(known);
-        match (method, target) {
+        match (request.method, request.target) {
             ("tools/call", Some(tool)) => {
                 attributes.push(KeyValue::new(
                     key("gen_ai.tool.name", "mcp.tool.name"),
@@ -150,7 +222,7 @@ impl Tracing {
             }
             _ => {}
         }
-        if let Some(uri) = text("uri").filter(|_| method.starts_with("resources/")) {
+        if let Some(uri) = request.uri {
             attributes.push(KeyValue::new(
                 key("mcp.resource.uri", "resource.uri"),
                 uri.to_owned(),
@@ -174,50 +246,6 @@ impl Tracing {
                 format!("mcp_harness.debug.secret.{i}"),
                 value,
             ));
-        }
-        let metric = attributes
-            .iter()
-            .filter(|kv| {
-                matches!(
-                    kv.key.as_str(),
-                    "mcp.method.name" | "network.transport" | "mcp.protocol.version"
-                )
-            })
-            .cloned()
-            .collect();
-        let builder = self
-            .tracer
-            .span_builder(name)
-            .with_kind(SpanKind::Client)
-            .with_attributes(attributes);
-        let mut span = self.tracer.build_with_context(builder, &self.parent);
-        if let Some((of, why)) = note.retry_of {
-            span.add_event(
-                "retry",
-                vec![
-                    KeyValue::new("mcp_harness.retry.of", of.to_string()),
-                    KeyValue::new("mcp_harness.retry.reason", why),
-                ],
-            );
-        }
-        if let Some(round) = note.mrtr_round {
-            span.add_event(
-                "mrtr.step",
-                vec![KeyValue::new(
-                    "mcp_harness.mrtr.round",
-                    i64::try_from(round).unwrap_or(i64::MAX),
-                )],
-            );
-        }
-        let client_capabilities = matches!(method, "initialize" | "server/discover")
-            .then(|| capability_names(params))
-            .flatten();
-        RequestSpan {
-            span,
-            method: method.to_owned(),
-            started: Instant::now(),
-            metric,
-            client_capabilities,
         }
     }
 
@@ -568,7 +596,7 @@ mod tests {
         let span = tracing.start(
             "tools/call",
             &serde_json::json!({"name": "echo"}),
-            Facts::default(),
+            || unreachable!("no facts are read for a span nobody records"),
             Note::default(),
             Vec::new(),
         );
