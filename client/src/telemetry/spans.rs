@@ -521,10 +521,7 @@ fn capability_names(value: &Value) -> Option<Vec<String>> {
     let object = value.get("capabilities").or_else(|| {
         value
             .get("_meta")?
-            .as_object()?
-            .iter()
-            .find(|(k, _)| k.ends_with("clientCapabilities"))
-            .map(|(_, v)| v)
+            .get(crate::era::meta::CLIENT_CAPABILITIES)
     })?;
     Some(object.as_object()?.keys().cloned().collect())
 }
