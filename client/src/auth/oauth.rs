@@ -513,13 +513,14 @@ impl OAuth {
                 "the token answer has no refresh_token (a defect that counts on one)",
             ));
         }
-        let tokens = Tokens::from_answer(
+        let mut tokens = Tokens::from_answer(
             answer,
             scopes,
             meta.token_endpoint.clone(),
             credentials,
             identifier.to_owned(),
         );
+        tokens.issuer = meta.issuer.clone();
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())
     }
@@ -559,13 +560,14 @@ impl OAuth {
             self.dpop.as_ref(),
         )
         .await?;
-        let tokens = Tokens::from_answer(
+        let mut tokens = Tokens::from_answer(
             answer,
             scopes,
             meta.token_endpoint.clone(),
             super::machine::credentials(creds),
             identifier.to_owned(),
         );
+        tokens.issuer = meta.issuer.clone();
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())
     }

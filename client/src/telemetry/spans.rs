@@ -36,6 +36,8 @@ pub(crate) struct Facts {
     pub(crate) server: Option<(String, u16)>,
     /// OAuth: the scopes the access token held was obtained for.
     pub(crate) scopes: Option<Vec<String>>,
+    /// OAuth: the issuer of the authorization server that gave it.
+    pub(crate) issuer: Option<String>,
 }
 
 /// Why a request was sent, beyond its method: a retry, a multi round-trip step, the cache.
@@ -237,6 +239,9 @@ impl Tracing {
         }
         if let Some(scopes) = facts.scopes {
             attributes.push(KeyValue::new("mcp_harness.auth.scopes", strings(scopes)));
+        }
+        if let Some(issuer) = facts.issuer {
+            attributes.push(KeyValue::new("mcp_harness.auth.issuer", issuer));
         }
         if let Some(cache) = note.cache {
             attributes.push(KeyValue::new("mcp_harness.cache", cache));

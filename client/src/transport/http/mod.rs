@@ -514,7 +514,7 @@ impl HttpTransport {
     /// See [`Transport::span_facts`](super::Transport::span_facts).
     pub(crate) fn span_facts(&self) -> crate::telemetry::spans::Facts {
         let url = &self.shared.url;
-        crate::telemetry::spans::Facts {
+        let mut facts = crate::telemetry::spans::Facts {
             transport: "tcp",
             session_id: lock(&self.shared.session_id)
                 .as_ref()
@@ -524,11 +524,15 @@ impl HttpTransport {
                 .host_str()
                 .zip(url.port_or_known_default())
                 .map(|(host, port)| (host.to_owned(), port)),
-            scopes: match &self.shared.auth {
-                Authorization::OAuth(oauth) => oauth.held().map(|tokens| tokens.scopes),
-                Authorization::None | Authorization::Static(_) => None,
-            },
+            ..Default::default()
+        };
+        if let Authorization::OAuth(oauth) = &self.shared.auth
+            && let Some(tokens) = oauth.held()
+        {
+            facts.scopes = Some(tokens.scopes);
+            facts.issuer = tokens.issuer;
         }
+        facts
     }
 
     /// See [`Transport::held_token`](super::Transport::held_token).
