@@ -192,6 +192,20 @@ impl Handlers {
         }
     }
 
+    /// The elicitation answers' `content`, as given (the `token-in-span` defect only).
+    #[cfg(feature = "defects")]
+    pub(crate) fn elicitation_contents(&self) -> Vec<&Value> {
+        let answers: Vec<&Answer> = match &self.elicitation {
+            None => Vec::new(),
+            Some(Elicitation::Form(answer)) => vec![answer],
+            Some(Elicitation::ByMode(modes)) => modes.values().collect(),
+        };
+        answers
+            .into_iter()
+            .filter_map(|a| a.result.get("content"))
+            .collect()
+    }
+
     /// The roots the `roots/list` answer holds (empty without a handler).
     pub(crate) fn roots(&self) -> Value {
         self.roots

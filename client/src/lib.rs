@@ -83,6 +83,7 @@ mod schema;
 mod seams;
 mod session;
 mod tasks;
+pub mod telemetry;
 mod tools;
 mod trace;
 mod transport;

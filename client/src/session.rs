@@ -19,6 +19,8 @@ use crate::options::ClientOptions;
 use crate::router::{Outcome, Router};
 use crate::seams::Seams;
 use crate::seams::wire::{Telling, Wire};
+use crate::telemetry::seams::TelemetrySeams;
+use crate::telemetry::spans::{Note, RequestSpan, Tracing};
 use crate::trace::RequestMeta;
 use crate::transport::Transport;
 
@@ -32,6 +34,8 @@ pub(crate) struct Session {
     outgoing: <Seams as Wire>::Memory,
     /// What every request carries in `_meta` for the caller (trace context, log level).
     request_meta: RequestMeta,
+    /// The span of each request, and the duration metrics (see `telemetry/`).
+    tracing: Tracing,
 }
 
 impl Session {
@@ -42,6 +46,7 @@ impl Session {
             next_id: AtomicI64::new(1),
             outgoing: options.seams().memory(options.meta_version()),
             request_meta: RequestMeta::new(options.trace_context.clone()),
+            tracing: Tracing::new(options.trace_context.as_ref(), options.seams()),
             options,
         }
     }
@@ -69,6 +74,11 @@ impl Session {
         self.request_meta.keep_log_level(level);
     }
 
+    /// The spans and metrics of this connection.
+    pub(crate) fn tracing(&self) -> &Tracing {
+        &self.tracing
+    }
+
     fn fresh_id(&self) -> i64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
@@ -86,10 +96,25 @@ impl Session {
         params: Value,
         registered: impl FnOnce(i64),
     ) -> Result<InFlight<'_>, Error> {
-        let params = self.request_meta.add_to(params);
-        let id = self
-            .seams()
-            .request_id(&self.outgoing, method, &params, || self.fresh_id());
+        self.start_noted(method, params, Note::default(), registered)
+    }
+
+    /// [`Session::start_with`] for a request whose span notes why it was sent (a retry, a
+    /// multi round-trip step, a cache miss).
+    pub(crate) fn start_noted(
+        &self,
+        method: &str,
+        params: Value,
+        note: Note,
+        registered: impl FnOnce(i64),
+    ) -> Result<InFlight<'_>, Error> {
+        let seams = self.seams();
+        let leaked = seams.leaked(self, &params);
+        let facts = || self.transport.span_facts();
+        let mut span = self.tracing.start(method, &params, facts, note, leaked);
+        let params = self.request_meta.add_to(params, span.traceparent(&seams));
+        let id = seams.request_id(&self.outgoing, method, &params, || self.fresh_id());
+        span.set_id(id, &seams);
         let (rx, progress) = self.router.register_request(id, &params)?;
         registered(id);
         // Built before sending, so a failed send still removes the waiter (see Drop).
@@ -101,6 +126,7 @@ impl Session {
             settled: false,
             quiet: false,
             progress,
+            span: Some(span),
         };
         self.send(jsonrpc::request(id, method, params))?;
         Ok(in_flight)
@@ -123,6 +149,7 @@ impl Session {
 
     /// Fails everything in flight and shuts the transport down. Idempotent.
     pub(crate) async fn shutdown(&self) {
+        self.tracing.closed();
         self.router.close("the connection was closed by the client");
         let grace = self.options.shutdown_grace;
         self.transport.shutdown(grace, &self.seams()).await;
@@ -148,6 +175,8 @@ pub(crate) struct InFlight<'a> {
     quiet: bool,
     /// Its progress token, if it carries one: progress may restart its timeout.
     progress: Option<Tracked>,
+    /// Its span, until it ends.
+    span: Option<RequestSpan>,
 }
 
 /// Why we stopped waiting.
@@ -210,7 +239,9 @@ impl InFlight<'_> {
                         let params = json!({"requestId": self.id, "reason": "cancelled by the caller"});
                         let _ = session.notify("notifications/cancelled", Some(params));
                     }
-                    return reply.unwrap_or_else(|_| Err(Error::closed("the connection is closed")));
+                    let outcome = reply.unwrap_or_else(|_| Err(Error::closed("the connection is closed")));
+                    self.finish(&outcome);
+                    return outcome;
                 }
                 () = timer => break GaveUp::Timeout,
                 () = &mut limit => break GaveUp::MaxTimeout(max.unwrap_or_default()),
@@ -226,7 +257,16 @@ impl InFlight<'_> {
     pub(crate) async fn wait_unbounded(mut self) -> Result<Value, Error> {
         let reply = (&mut self.rx).await;
         self.settled = true;
-        reply.unwrap_or_else(|_| Err(Error::closed("the connection is closed")))
+        let outcome = reply.unwrap_or_else(|_| Err(Error::closed("the connection is closed")));
+        self.finish(&outcome);
+        outcome
+    }
+
+    /// Ends the span with the answer.
+    fn finish(&mut self, outcome: &Result<Value, Error>) {
+        if let Some(span) = self.span.take() {
+            span.finish(outcome, &self.session.tracing);
+        }
     }
 
     /// How the server is told that this request was given up: `initialize` and the probe never
@@ -276,6 +316,7 @@ impl InFlight<'_> {
             ),
             GaveUp::Cancelled => (ErrorKind::Cancelled, "cancelled by the caller".to_owned()),
         };
+        let span = self.span.take();
         let told = match telling {
             Telling::Not(why) => why,
             Telling::ByClosingTheStream => {
@@ -289,6 +330,13 @@ impl InFlight<'_> {
                 }
             }
         };
+        if let Some(span) = span {
+            let why = match kind {
+                ErrorKind::Cancelled => "cancelled",
+                _ => "timeout",
+            };
+            span.give_up(why, told, &session.tracing);
+        }
         Error::new(
             kind,
             format!(
@@ -305,6 +353,9 @@ impl Drop for InFlight<'_> {
         if !self.settled {
             self.session.router.forget(self.id);
             self.session.transport.abort(self.id);
+        }
+        if let Some(span) = self.span.take() {
+            span.abandon(&self.session.tracing);
         }
     }
 }

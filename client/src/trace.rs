@@ -3,9 +3,11 @@
 //! OpenTelemetry), and at 2026-07-28 the log level the caller set, which that revision carries
 //! per request instead of in `logging/setLevel`.
 //!
-//! The trace context goes out as given, in every revision: any revision lets a request carry
-//! `_meta`, and the OpenTelemetry conventions for MCP use the same keys before 2026-07-28.
-//! The client makes no spans of its own, so the parent id is the caller's too.
+//! The trace context goes out in every revision: any revision lets a request carry `_meta`,
+//! and the OpenTelemetry conventions for MCP use the same keys before 2026-07-28. When an
+//! OpenTelemetry SDK records the request's span (`telemetry/`), `traceparent` is that span's
+//! (in the caller's trace, when the caller gave one); otherwise it is the caller's as given.
+//! `tracestate` and `baggage` always go out as given.
 
 use std::sync::Mutex;
 
@@ -60,17 +62,21 @@ impl RequestMeta {
     }
 
     /// `params` with the members added beside any `_meta` already there (members the request
-    /// already has are kept). Unchanged when there is nothing to add.
-    pub(crate) fn add_to(&self, params: Value) -> Value {
+    /// already has are kept), `traceparent` being `own` (the request's span's) when given.
+    /// Unchanged when there is nothing to add.
+    pub(crate) fn add_to(&self, params: Value, own: Option<String>) -> Value {
         let level = self
             .log_level
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        if self.trace.is_none() && level.is_none() {
+        if self.trace.is_none() && level.is_none() && own.is_none() {
             return params;
         }
         let (mut params, mut meta) = crate::era::meta::split_meta(params);
+        if let Some(own) = own {
+            meta.entry("traceparent").or_insert(Value::String(own));
+        }
         for (key, value) in self.trace.iter().flat_map(TraceContext::members) {
             meta.entry(key)
                 .or_insert_with(|| Value::String(value.clone()));
@@ -100,7 +106,7 @@ mod tests {
     #[test]
     fn the_context_goes_beside_the_existing_meta() {
         let meta = RequestMeta::new(Some(context()));
-        let params = meta.add_to(json!({"name": "t", "_meta": {"progressToken": 1}}));
+        let params = meta.add_to(json!({"name": "t", "_meta": {"progressToken": 1}}), None);
         assert_eq!(
             params,
             json!({"name": "t", "_meta": {
@@ -110,16 +116,26 @@ mod tests {
             }})
         );
         assert_eq!(
-            meta.add_to(Value::Null)["_meta"]["tracestate"],
+            meta.add_to(Value::Null, None)["_meta"]["tracestate"],
             "congo=t61rcWkgMzE"
         );
     }
 
     #[test]
+    fn the_spans_traceparent_replaces_the_callers_and_the_rest_goes_as_given() {
+        let own = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01".to_owned();
+        let params = RequestMeta::new(Some(context())).add_to(json!({}), Some(own.clone()));
+        assert_eq!(params["_meta"]["traceparent"], own);
+        assert_eq!(params["_meta"]["tracestate"], "congo=t61rcWkgMzE");
+        let alone = RequestMeta::default().add_to(json!({}), Some(own.clone()));
+        assert_eq!(alone, json!({"_meta": {"traceparent": own}}));
+    }
+
+    #[test]
     fn nothing_is_added_without_a_context_or_a_level() {
         let meta = RequestMeta::default();
-        assert_eq!(meta.add_to(Value::Null), Value::Null);
+        assert_eq!(meta.add_to(Value::Null, None), Value::Null);
         meta.keep_log_level("warning");
-        assert_eq!(meta.add_to(json!({}))["_meta"][LOG_LEVEL], "warning");
+        assert_eq!(meta.add_to(json!({}), None)["_meta"][LOG_LEVEL], "warning");
     }
 }

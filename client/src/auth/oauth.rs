@@ -214,6 +214,11 @@ impl OAuth {
         }
     }
 
+    /// The tokens held for this server, if any (their scopes go in a request's span).
+    pub(crate) fn held(&self) -> Option<super::store::Tokens> {
+        self.options.store.tokens(&self.resource)
+    }
+
     /// Which access token the next request carries (see [`super::AuthStore::generation`]);
     /// `None` before the first.
     pub(crate) fn generation(&self) -> Option<u64> {
@@ -508,13 +513,14 @@ impl OAuth {
                 "the token answer has no refresh_token (a defect that counts on one)",
             ));
         }
-        let tokens = Tokens::from_answer(
+        let mut tokens = Tokens::from_answer(
             answer,
             scopes,
             meta.token_endpoint.clone(),
             credentials,
             identifier.to_owned(),
         );
+        tokens.issuer = meta.issuer.clone();
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())
     }
@@ -554,13 +560,14 @@ impl OAuth {
             self.dpop.as_ref(),
         )
         .await?;
-        let tokens = Tokens::from_answer(
+        let mut tokens = Tokens::from_answer(
             answer,
             scopes,
             meta.token_endpoint.clone(),
             super::machine::credentials(creds),
             identifier.to_owned(),
         );
+        tokens.issuer = meta.issuer.clone();
         self.options.store.keep_tokens(&self.resource, tokens);
         Ok(())
     }

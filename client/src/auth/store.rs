@@ -28,6 +28,9 @@ pub(crate) struct Tokens {
     /// The scopes asked for when these tokens were obtained (step-up adds to them).
     pub(crate) scopes: Vec<String>,
     pub(crate) token_endpoint: Url,
+    /// The authorization server's `issuer`, as its metadata named it (a request's span
+    /// carries it).
+    pub(crate) issuer: Option<String>,
     pub(crate) credentials: Credentials,
     /// The RFC 8707 `resource` they were obtained for (a refresh names it again).
     pub(crate) resource: String,
@@ -53,6 +56,7 @@ impl Tokens {
             expires_at: answer.expires_in.map(|d| Instant::now() + d),
             scopes,
             token_endpoint,
+            issuer: None,
             credentials,
             resource,
             generation: 0,

@@ -14,6 +14,7 @@ use crate::handshake::seams::HandshakeSeams;
 use crate::seams::Seams;
 use crate::seams::wire::{Telling, Wire};
 use crate::tasks::seams::TaskSeams;
+use crate::telemetry::seams::TelemetrySeams;
 
 /// Every hook at its default, as the library without the feature has them.
 struct Plain;
@@ -27,10 +28,15 @@ impl EraSeams for Plain {}
 impl HandshakeSeams for Plain {}
 impl ClientSeams for Plain {}
 impl TaskSeams for Plain {}
+impl TelemetrySeams for Plain {}
 
 #[test]
 fn no_defect_on_decides_as_the_defaults_do() {
     let (off, plain) = (Seams::default(), Plain);
+    assert_eq!(off.exports(), plain.exports());
+    assert_eq!(off.span_request_id(7), plain.span_request_id(7));
+    assert_eq!(off.conventional_names(), plain.conventional_names());
+    assert_eq!(off.error_attributes(), plain.error_attributes());
     assert_eq!(off.content_rules(), plain.content_rules());
     assert_eq!(off.listing_rules(), plain.listing_rules());
     let (a, b) = (off.schema_policy(), plain.schema_policy());

@@ -34,6 +34,7 @@
 //! | authorization | `auth.rs` | discovery, registration, PKCE, `state`/`iss`, `resource`, scopes, step-up, refresh, where the token goes |
 //! | destinations (SSRF) | `ssrf.rs` | whether a discovered URL's destination is judged, once or where it is connected to; redirects to other origins |
 //! | many servers | `servers.rs` | the tool names a model is given, one server's failure ending the others |
+//! | telemetry | `telemetry.rs` | whether spans are exported, their request ids, names and error attributes, secrets in them, the wire's trace context |
 //!
 //! With every flag off each seam returns the correct decision unchanged.
 
@@ -61,11 +62,12 @@ mod spec_schema;
 pub(crate) mod ssrf;
 pub(crate) mod streams;
 pub(crate) mod tasks;
+pub(crate) mod telemetry;
 pub(crate) mod tls;
 pub(crate) mod versions;
 
 pub(crate) use crate::seams::Defects;
-use crate::seams::{AuthDefects, ServersDefects, SsrfDefects};
+use crate::seams::{AuthDefects, ServersDefects, SsrfDefects, TelemetryDefects};
 
 #[cfg(test)]
 impl crate::seams::Seams {
@@ -296,6 +298,7 @@ impl Defects {
             .chain(AuthDefects::NAMES)
             .chain(SsrfDefects::NAMES)
             .chain(ServersDefects::NAMES)
+            .chain(TelemetryDefects::NAMES)
     }
 
     /// Switch on the defect called `name`; returns false if there is no such defect.
@@ -505,7 +508,8 @@ impl Defects {
             _ => {
                 return self.auth.enable(name)
                     || self.ssrf.enable(name)
-                    || self.servers.enable(name);
+                    || self.servers.enable(name)
+                    || self.telemetry.enable(name);
             }
         };
         *flag = true;

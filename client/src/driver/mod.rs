@@ -19,8 +19,17 @@ mod tasks;
 mod together;
 
 use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::telemetry::seams::TelemetrySeams;
+
+/// How long the driver waits, before it exits, for its spans and metrics to reach the
+/// collector (the OTLP exporter's own timeout is longer).
+const TELEMETRY_FLUSH: Duration = Duration::from_secs(2);
 
 /// Runs the driver: reads the environment and `--defect` flags, carries out the plan.
+/// When the standard `OTEL_*` variables ask for it, spans and metrics are exported over
+/// OTLP/HTTP, and flushed before it returns (see [`crate::telemetry::export`]).
 pub async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = match config::parse(&args, &|name| std::env::var(name).ok()) {
@@ -30,11 +39,19 @@ pub async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match plan::run(&config, &mut std::io::stdout()).await {
+    let telemetry = match config.options.seams().exports() {
+        true => crate::telemetry::export::install_from_env(),
+        false => None,
+    };
+    let code = match plan::run(&config, &mut std::io::stdout()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcp-harness-driver: could not write outcome lines to stdout: {e}");
             ExitCode::FAILURE
         }
+    };
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown(TELEMETRY_FLUSH);
     }
+    code
 }

@@ -21,6 +21,7 @@ use crate::jsonrpc::INVALID_PARAMS;
 use crate::session::Session;
 use crate::tasks::drive::{Called, Created, Drive, TaskEra};
 use crate::tasks::{self, seams::TaskSeams};
+use crate::telemetry::spans::Note;
 
 /// A connection in the modern era: what `server/discover` found, the version in use, and the
 /// result cache.
@@ -128,7 +129,7 @@ impl Modern {
         }
         let capabilities = session.seams().client_capabilities(&declared, &self.found);
         let (shape, _) = self
-            .request(session, method, &params, &capabilities, cancel)
+            .request(session, method, &params, &capabilities, MISS, cancel)
             .await?;
         let (Shape::Complete(result) | Shape::InputRequired(result) | Shape::Task(result)) = shape;
         self.offer(session, key, method, &result, false);
@@ -149,7 +150,10 @@ impl Modern {
             .cache_key(method, cache::key(method, params));
         let context = session.transport().auth_context();
         match lock(&self.cache).fresh(&key, context) {
-            Some(result) => Ok(result),
+            Some(result) => {
+                session.tracing().cache_hit(method, params);
+                Ok(result)
+            }
             None => Err(Pending { key, context }),
         }
     }
@@ -213,8 +217,20 @@ impl Modern {
         let capabilities = session.seams().client_capabilities(&declared, &self.found);
         let mut request = params.clone();
         for round in 0..MAX_ROUNDS {
+            let note = Note {
+                mrtr_round: (round > 0).then_some(round),
+                cache: (round == 0).then_some("miss"),
+                ..Note::default()
+            };
             let (shape, call_id) = self
-                .request(session, method, &request, &capabilities, cancel.as_mut())
+                .request(
+                    session,
+                    method,
+                    &request,
+                    &capabilities,
+                    note,
+                    cancel.as_mut(),
+                )
                 .await?;
             match shape {
                 Shape::Complete(result) => {
@@ -240,7 +256,14 @@ impl Modern {
         let cancel = pin!(pending::<()>());
         let declared = session.router().listener().modern_capabilities(None);
         let (shape, _) = self
-            .request(session, "server/discover", &json!({}), &declared, cancel)
+            .request(
+                session,
+                "server/discover",
+                &json!({}),
+                &declared,
+                Note::default(),
+                cancel,
+            )
             .await?;
         let (Shape::Complete(result) | Shape::InputRequired(result) | Shape::Task(result)) = shape;
         Ok(result)
@@ -256,6 +279,7 @@ impl Modern {
         method: &str,
         params: &Value,
         capabilities: &Value,
+        mut note: Note,
         mut cancel: Pin<&mut C>,
     ) -> Result<(Shape, i64), Error> {
         let seams = session.seams();
@@ -267,7 +291,7 @@ impl Modern {
         loop {
             let version = lock(&self.version).clone();
             let full = meta::with_meta(params.clone(), &version, capabilities);
-            let in_flight = session.start(method, full)?;
+            let in_flight = session.start_noted(method, full, note, |_| {})?;
             let id = in_flight.id();
             let error = match in_flight.wait(cancel.as_mut()).await {
                 Ok(result) => {
@@ -278,6 +302,10 @@ impl Modern {
                 Err(e) => return Err(e),
             };
             tried.push(version);
+            note = Note {
+                retry_of: Some((id, "unsupported protocol version")),
+                ..Note::default()
+            };
             let Some(next) = seams.retry_version(&error, &tried, next_version) else {
                 return Err(no_common_version(error));
             };
@@ -302,6 +330,13 @@ impl Modern {
         lock(&self.cache).store(at.key, result, lifetime, owner);
     }
 }
+
+/// The note on a request sent after the cache had no fresh answer.
+const MISS: Note = Note {
+    retry_of: None,
+    mrtr_round: None,
+    cache: Some("miss"),
+};
 
 /// What an answer not found in the cache is offered to it under.
 struct Pending {

@@ -15,6 +15,7 @@
 //! | `ClientSeams` | `client/seams.rs` | listings, results, content, schemas, subscriptions, a connect's last steps |
 //! | `TaskSeams` | `tasks/seams.rs` | tasks: augmenting a call, polling, a task's input requests, cancelling, a task's end |
 //! | `ServersSeams` | `aggregate.rs` | many servers: the names a model is given, one server's failure |
+//! | `TelemetrySeams` | `telemetry/seams.rs` | spans: whether they are exported, their ids, names, errors, the wire's context |
 //!
 //! Without the `defects` feature, [`Seams`] is an empty value that takes every default, so the
 //! library as built has no switch at all. With it, [`Seams`] carries the switchboard
@@ -27,7 +28,7 @@ pub(crate) mod wire;
 #[cfg(feature = "defects")]
 pub use switches::Defects;
 #[cfg(feature = "defects")]
-pub(crate) use switches::{AuthDefects, ServersDefects, SsrfDefects};
+pub(crate) use switches::{AuthDefects, ServersDefects, SsrfDefects, TelemetryDefects};
 
 /// What the correct code asks at each seam. Without the `defects` feature it holds nothing and
 /// every hook gives the correct decision.

@@ -511,6 +511,30 @@ pub struct Defects {
     pub(crate) ssrf: SsrfDefects,
     /// The many-servers seam's flags (`servers.rs`).
     pub(crate) servers: ServersDefects,
+    /// The telemetry seam's flags (`telemetry.rs`).
+    pub(crate) telemetry: TelemetryDefects,
+}
+
+/// The telemetry defects (see `defects/telemetry.rs`); all off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TelemetryDefects {
+    /// Install no exporter though the environment asks for one (breaks: a span per request).
+    pub(crate) no_spans: bool,
+    /// Give `jsonrpc.request.id` another id than the wire's (breaks: the span's id is the
+    /// request's).
+    pub(crate) wrong_id: bool,
+    /// Name spans `mcp.request` and the tool, prompt and resource attributes by other keys
+    /// (breaks: the conventions' names).
+    pub(crate) misnamed: bool,
+    /// Put the access token held and every elicitation answer value in span attributes
+    /// (breaks: no secret in what the client exports).
+    pub(crate) token_in_span: bool,
+    /// Send a `traceparent` whose parent id is not the span's (breaks: the wire's context is
+    /// the span's).
+    pub(crate) wire_not_span: bool,
+    /// Leave `error.type`, `rpc.response.status_code` and the ERROR status off failed
+    /// requests (breaks: errors are visible in the span).
+    pub(crate) no_error_type: bool,
 }
 
 /// The many-servers defects (see `defects/servers.rs`); all off by default.

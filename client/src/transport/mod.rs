@@ -48,6 +48,26 @@ impl Transport {
         }
     }
 
+    /// What a request's span says of the connection (see `telemetry/spans.rs`).
+    pub(crate) fn span_facts(&self) -> crate::telemetry::spans::Facts {
+        match self {
+            Transport::Stdio(_) => crate::telemetry::spans::Facts {
+                transport: "pipe",
+                ..Default::default()
+            },
+            Transport::Http(t) => t.span_facts(),
+        }
+    }
+
+    /// The access token the client holds (the `token-in-span` defect only).
+    #[cfg(feature = "defects")]
+    pub(crate) fn held_token(&self) -> Option<String> {
+        match self {
+            Transport::Stdio(_) => None,
+            Transport::Http(t) => t.held_token(),
+        }
+    }
+
     /// Records the negotiated protocol version, which HTTP sends as a header from now on.
     pub(crate) fn set_protocol_version(&self, version: Option<&str>) {
         if let Transport::Http(t) = self {

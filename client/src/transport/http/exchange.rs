@@ -241,13 +241,22 @@ async fn exchange(
                 reissued = true;
                 cursor = Cursor::default();
                 let wire = crate::jsonrpc::reissued_id(id);
+                // A new request: a span of its own, whose context it carries.
+                let (body, span) = reissue_body(&body, method, id, wire);
                 let again = Post {
                     wire,
-                    body: with_id(&body, wire),
+                    body,
                     mirror: mirror.clone(),
                     ..first.clone()
                 };
-                again.send(shared, None, &mut cursor).await
+                let sent = again.send(shared, None, &mut cursor).await;
+                if let Some(span) = span {
+                    span.end(match &sent {
+                        Ok(()) => None,
+                        Err(Stop::Failed(e) | Stop::Cut(e)) => Some(e),
+                    });
+                }
+                sent
             }
             AfterCut::Resend => {
                 resent = true;
@@ -258,14 +267,21 @@ async fn exchange(
     }
 }
 
-/// `body` (one JSON-RPC request) with its id replaced by `id`.
-fn with_id(body: &str, id: i64) -> String {
+/// `body` (one JSON-RPC request, first sent as `of`) with its id replaced by `wire`, and the
+/// span of that re-issue with its context in the body's `_meta` (when a span is recorded).
+fn reissue_body(
+    body: &str,
+    method: &str,
+    of: i64,
+    wire: i64,
+) -> (String, Option<crate::telemetry::spans::ReissueSpan>) {
     match serde_json::from_str::<serde_json::Value>(body) {
         Ok(mut message) => {
-            message["id"] = id.into();
-            serde_json::to_string(&message).unwrap_or_default()
+            message["id"] = wire.into();
+            let span = crate::telemetry::spans::ReissueSpan::start(method, of, wire, &mut message);
+            (serde_json::to_string(&message).unwrap_or_default(), span)
         }
-        Err(_) => body.to_owned(),
+        Err(_) => (body.to_owned(), None),
     }
 }
 
@@ -637,7 +653,9 @@ mod tests {
     #[test]
     fn a_reissued_request_keeps_everything_but_its_id() {
         let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}"#;
-        let again: serde_json::Value = serde_json::from_str(&with_id(body, -7)).unwrap();
+        let (again, span) = reissue_body(body, "tools/call", 7, -7);
+        assert!(span.is_none(), "no span without a recorded first one");
+        let again: serde_json::Value = serde_json::from_str(&again).unwrap();
         let mut expected: serde_json::Value = serde_json::from_str(body).unwrap();
         expected["id"] = (-7).into();
         assert_eq!(again, expected);

@@ -511,6 +511,43 @@ impl HttpTransport {
         self.shared.modern.load(Ordering::Relaxed)
     }
 
+    /// See [`Transport::span_facts`](super::Transport::span_facts).
+    pub(crate) fn span_facts(&self) -> crate::telemetry::spans::Facts {
+        let url = &self.shared.url;
+        let mut facts = crate::telemetry::spans::Facts {
+            transport: "tcp",
+            session_id: lock(&self.shared.session_id)
+                .as_ref()
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+            server: url
+                .host_str()
+                .zip(url.port_or_known_default())
+                .map(|(host, port)| (host.to_owned(), port)),
+            ..Default::default()
+        };
+        if let Authorization::OAuth(oauth) = &self.shared.auth
+            && let Some(tokens) = oauth.held()
+        {
+            facts.scopes = Some(tokens.scopes);
+            facts.issuer = tokens.issuer;
+        }
+        facts
+    }
+
+    /// See [`Transport::held_token`](super::Transport::held_token).
+    #[cfg(feature = "defects")]
+    pub(crate) fn held_token(&self) -> Option<String> {
+        match &self.shared.auth {
+            Authorization::OAuth(oauth) => oauth.held().map(|t| t.access.expose().to_owned()),
+            Authorization::Static(value) => value
+                .to_str()
+                .ok()
+                .map(|v| v.trim_start_matches("Bearer ").to_owned()),
+            Authorization::None => None,
+        }
+    }
+
     /// See [`Transport::auth_context`](super::Transport::auth_context).
     pub(crate) fn auth_context(&self) -> Option<u64> {
         match &self.shared.auth {
