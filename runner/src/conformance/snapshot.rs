@@ -210,6 +210,7 @@ fn render_trial(run: &TrialRun) -> String {
         .collect();
     let (mut shown, mut hidden) = (0usize, 0usize);
     let records: &[Record] = run.records.as_deref().unwrap_or_default();
+    let trace_ids = trace_ids_in_order(records);
     for record in shown_records(records) {
         let mut event = record.event.clone();
         if matches!(event, Event::StreamClosed { .. }) {
@@ -222,6 +223,9 @@ fn render_trial(run: &TrialRun) -> String {
         }
         if let Event::Received { message } | Event::Sent { message } = &mut event {
             normalize(message);
+            if run.traces.is_some() {
+                mask_span_context(message, &trace_ids);
+            }
         }
         if shown == SHOWN_RECORDS {
             hidden += 1;
@@ -456,6 +460,43 @@ fn describe_event_full(event: &Event) -> String {
         Event::Received { message } => format!("→ {message}"),
         Event::Sent { message } => format!("← {message}"),
         other => describe_event(other),
+    }
+}
+
+/// The `traceparent` of a request's `_meta`, when it has one.
+fn traceparent(message: &mut Value) -> Option<&mut Value> {
+    message
+        .pointer_mut("/params/_meta/traceparent")
+        .filter(|v| v.is_string())
+}
+
+/// The trace ids the requests carry, in order of first appearance: a traced client's ids are
+/// new in every run, so the snapshot numbers them (`[trace 1]`, …), which still shows which
+/// requests share a trace (a caller's, or a re-issue under its first span).
+fn trace_ids_in_order(records: &[Record]) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    for record in records {
+        if let Event::Received { message } = &record.event
+            && let Some(Value::String(tp)) = message.pointer("/params/_meta/traceparent")
+            && let Some(trace) = tp.split('-').nth(1)
+            && !order.iter().any(|t| t == trace)
+        {
+            order.push(trace.to_owned());
+        }
+    }
+    order
+}
+
+/// In a traces trial the `_meta` traceparent shows `[trace N]` and `[span id]`; the span
+/// checks judge the values themselves.
+fn mask_span_context(message: &mut Value, traces: &[String]) {
+    let Some(value) = traceparent(message) else {
+        return;
+    };
+    let parts: Vec<&str> = value.as_str().unwrap_or_default().split('-').collect();
+    if let [version, trace, _span, flags] = parts[..] {
+        let n = traces.iter().position(|t| t == trace).map_or(0, |i| i + 1);
+        *value = Value::from(format!("{version}-[trace {n}]-[span id]-{flags}"));
     }
 }
 
