@@ -51,13 +51,16 @@ const ALWAYS_ON: &[(&str, &str, &str)] = &[
     ("visits-redirect-uri", "auth/registration-dynamic@https", "never connected to its redirect URI"),
     ("malformed-traceparent", "trace/propagated", "follows W3C Trace Context"),
     ("malformed-baggage", "trace/propagated@https", "follows W3C Baggage"),
-    // The span checks (checks/otel.rs), once the client's defects and the traces/ cases land:
-    // ("no-spans", "traces/operations", "exported a span per request"),
-    // ("span-wrong-id", "traces/operations", "exported a span per request"),
-    // ("span-misnamed", "traces/operations", "named and attributed by the OpenTelemetry MCP conventions"),
-    // ("wire-context-not-span", "traces/operations", "carries in _meta is its span's"),
-    // ("span-no-error-type", "traces/errors", "span carries error.type and the error code"),
-    // ("token-in-span", "traces/bearer-token@https", "holds a secret of the trial"),
+    // The span checks (checks/otel.rs), on both transports and eras.
+    ("no-spans", "traces/operations@stdio@2025-11-25", "exported a span per request"),
+    ("span-wrong-id", "traces/operations-modern", "exported a span per request"),
+    ("span-misnamed", "traces/operations@https@2025-11-25", "named and attributed by the OpenTelemetry MCP conventions"),
+    ("wire-context-not-span", "traces/operations@stdio@2025-11-25", "carries in _meta is its span's"),
+    ("wire-context-not-span", "traces/caller-context@https", "carries in _meta is its span's"),
+    ("span-no-error-type", "traces/errors@https@2025-11-25", "span carries error.type and the error code"),
+    ("token-in-span", "traces/bearer-token-modern@https", "holds a secret of the trial"),
+    ("token-in-span", "traces/oauth@https", "holds a secret of the trial"),
+    ("token-in-span", "traces/elicitation-sensitive@stdio@2025-11-25", "holds a secret of the trial"),
 ];
 
 /// `MCP_HARNESS_DEFECTS_CASES=<prefix>` limits the run to the cases whose id starts with it
