@@ -270,6 +270,11 @@ fn summary(messages: &[&Value]) -> String {
     let items: Vec<String> = messages
         .iter()
         .map(|m| {
+            // A span (`on: "spans"`): its name.
+            if m.get("span_id").is_some() {
+                let name = m.get("name").and_then(Value::as_str).unwrap_or("?");
+                return format!("span {name:?}");
+            }
             if let Some(path) = m.get("path").and_then(Value::as_str) {
                 let method = m.get("method").and_then(Value::as_str).unwrap_or("?");
                 return format!(
