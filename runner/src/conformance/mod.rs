@@ -735,7 +735,7 @@ impl RunContext {
             not_run,
             transcript,
             not_judged: Vec::new(),
-            spans: crate::report::spans::of_trial(&eval.run),
+            spans: eval.run.spans().into_iter().cloned().collect(),
         };
         eval.run.phases.snapshot = snapshot_took;
         eval.run.phases.record = started.elapsed().saturating_sub(snapshot_took);

@@ -3,7 +3,32 @@
 //! The receiver itself is a fake (`mcp_harness_fakes::otlp`); the span checks read this.
 
 use mcp_harness_fakes::otlp::Collected;
+use mcp_harness_scenarios::transcript::{Event, Record};
 use serde_json::Value;
+
+use super::trial::TrialRun;
+
+/// The spans of a transcript (its `span` records), in the order received.
+pub fn recorded(records: &[Record]) -> Vec<&Value> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Span { span } => Some(span),
+            _ => None,
+        })
+        .collect()
+}
+
+impl TrialRun {
+    /// The trial's spans: its transcript's, else what its OTLP receiver kept (a transcript
+    /// that could not be read). Empty for a trial that asked for no traces.
+    pub fn spans(&self) -> Vec<&Value> {
+        match self.records.as_deref().map(recorded) {
+            Ok(spans) if !spans.is_empty() => spans,
+            _ => self.traces.iter().flat_map(|t| &t.spans).collect(),
+        }
+    }
+}
 
 /// What a traces trial collected.
 #[derive(Debug, Clone, Default)]

@@ -349,7 +349,10 @@ pub fn trial_result(name: &str, records: &[Record], grading: &Grading) -> TrialR
             .collect(),
         details,
         transcript: output::transcript(records),
-        spans: crate::report::spans::exported(records),
+        spans: crate::conformance::traces::recorded(records)
+            .into_iter()
+            .cloned()
+            .collect(),
         not_judged: grading
             .with(Verdict::NotObserved)
             .map(|g| NotJudged {

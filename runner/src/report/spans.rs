@@ -9,8 +9,6 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use mcp_harness_scenarios::transcript::{Event, Record};
-
 use super::TrialResult;
 use super::detail::Texts;
 use super::page::esc;
@@ -26,26 +24,6 @@ const KEY_ATTRIBUTES: &[&str] = &[
     "error.type",
     "rpc.response.status_code",
 ];
-
-/// The spans of a transcript (its `span` records), in the order received.
-pub fn exported(records: &[Record]) -> Vec<Value> {
-    records
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::Span { span } => Some(span.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The spans of a trial: its transcript's, else what its OTLP receiver kept (a transcript
-/// that could not be read).
-pub fn of_trial(run: &crate::conformance::trial::TrialRun) -> Vec<Value> {
-    match run.records.as_deref().map(exported) {
-        Ok(spans) if !spans.is_empty() => spans,
-        _ => run.traces.iter().flat_map(|t| t.spans.clone()).collect(),
-    }
-}
 
 /// Writes the two collapsed blocks of a trial with spans (nothing for one without).
 pub fn trial_spans(out: &mut String, texts: &mut Texts, trial: &TrialResult) {

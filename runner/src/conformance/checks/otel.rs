@@ -132,23 +132,6 @@ fn cancel(
     }
 }
 
-/// The spans of the trial: the transcript's `span` records, else what the receiver kept.
-fn spans(run: &TrialRun) -> Vec<&Value> {
-    let recorded: Vec<&Value> = run
-        .records
-        .iter()
-        .flatten()
-        .filter_map(|r| match &r.event {
-            Event::Span { span } => Some(span),
-            _ => None,
-        })
-        .collect();
-    match (&run.traces, recorded.is_empty()) {
-        (Some(t), true) => t.spans.iter().collect(),
-        _ => recorded,
-    }
-}
-
 fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
     span.get("attributes")?.get(key)
 }
@@ -212,7 +195,7 @@ fn verdict(expected: &str, problems: &[String]) -> Result<(), (String, String)> 
 pub(super) fn otel_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let records: &[Record] = run.records.as_deref().unwrap_or_default();
     let requests = requests(records, c.case.versions().protocol);
-    let spans = spans(run);
+    let spans = run.spans();
     let paired = pair(&requests, &spans);
     one_span_per_request(c, run, &requests, &spans, &paired);
     let with_span: Vec<(&Request<'_>, &Value)> = requests

@@ -5,8 +5,6 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use mcp_harness_scenarios::transcript::Event;
-
 use super::normalize;
 use crate::conformance::trial::TrialRun;
 
@@ -26,20 +24,10 @@ fn volatile(key: &str) -> bool {
 /// (by `jsonrpc.request.id`, numbers by value, then by name): name, kind, status code, the
 /// attributes but for their volatile values, and the events' names. Nothing for other trials.
 pub(super) fn render(run: &TrialRun, out: &mut String) {
-    let recorded: Vec<&Value> = run
-        .records
-        .iter()
-        .flatten()
-        .filter_map(|r| match &r.event {
-            Event::Span { span } => Some(span),
-            _ => None,
-        })
-        .collect();
-    let mut spans = match (&run.traces, recorded.is_empty()) {
-        (None, true) => return,
-        (Some(t), true) => t.spans.iter().collect(),
-        _ => recorded,
-    };
+    if run.traces.is_none() && run.spans().is_empty() {
+        return;
+    }
+    let mut spans = run.spans();
     spans.sort_by_cached_key(|s| order(s));
     let _ = writeln!(out, "spans:{}", if spans.is_empty() { " none" } else { "" });
     for span in spans {
@@ -99,7 +87,7 @@ fn order(span: &Value) -> Order {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_harness_scenarios::transcript::Record;
+    use mcp_harness_scenarios::transcript::{Event, Record};
     use serde_json::json;
 
     fn span(name: &str, id: Option<&str>, start: u64) -> Record {
