@@ -174,6 +174,65 @@ fn pair<'a>(requests: &[Request<'_>], spans: &[&'a Value]) -> Vec<Option<&'a Val
     out
 }
 
+/// A request's span and the other CLIENT spans of the same method nested with it (its
+/// ancestors and descendants by `parent_span_id`): where two instrumentation layers each make
+/// a span for one request (a library's around its SDK's), the trace shows what either holds.
+/// The span paired by id comes first.
+fn family<'a>(span: &'a Value, method: &str, spans: &[&'a Value]) -> Vec<&'a Value> {
+    let id = |s: &Value| s.get("span_id").and_then(Value::as_str).map(str::to_owned);
+    let parent = |s: &Value| {
+        s.get("parent_span_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let same = |s: &Value| {
+        s.get("kind").and_then(Value::as_str) == Some("client")
+            && attr_str(s, "mcp.method.name") == Some(method)
+    };
+    let mut out = vec![span];
+    // Ancestors, nearest first.
+    let mut up = parent(span);
+    while let Some(p) = up.take() {
+        let Some(found) = spans
+            .iter()
+            .copied()
+            .find(|s| id(s).as_deref() == Some(p.as_str()))
+        else {
+            break;
+        };
+        if same(found) && !out.iter().any(|o| std::ptr::eq(*o, found)) {
+            out.push(found);
+        }
+        up = parent(found).filter(|_| out.len() < spans.len());
+    }
+    // Descendants.
+    let mut frontier: Vec<String> = id(span).into_iter().collect();
+    while let Some(p) = frontier.pop() {
+        for child in spans
+            .iter()
+            .copied()
+            .filter(|s| parent(s).as_deref() == Some(p.as_str()))
+        {
+            if out.iter().any(|o| std::ptr::eq(*o, child)) {
+                continue;
+            }
+            if same(child) {
+                out.push(child);
+            }
+            frontier.extend(id(child));
+        }
+        if out.len() >= spans.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// The first value of `key` among the spans, if any holds it.
+fn attr_in<'a>(spans: &[&'a Value], key: &str) -> Option<&'a Value> {
+    spans.iter().find_map(|s| attr(s, key))
+}
+
 /// Up to [`SHOWN`] problems, then how many more there were.
 fn listed(problems: &[String]) -> String {
     let mut text = problems[..problems.len().min(SHOWN)].join("; ");
@@ -198,10 +257,10 @@ pub(super) fn otel_rules(c: &mut Checker<'_>, run: &TrialRun) {
     let spans = run.spans();
     let paired = pair(&requests, &spans);
     one_span_per_request(c, run, &requests, &spans, &paired);
-    let with_span: Vec<(&Request<'_>, &Value)> = requests
+    let with_span: Vec<(&Request<'_>, Vec<&Value>)> = requests
         .iter()
         .zip(&paired)
-        .filter_map(|(r, s)| s.map(|s| (r, s)))
+        .filter_map(|(r, s)| s.map(|s| (r, family(s, r.method, &spans))))
         .collect();
     named_by_the_conventions(c, records, &with_span);
     context_is_the_spans(c, &with_span);
@@ -311,7 +370,7 @@ fn one_span_per_request(
 fn named_by_the_conventions(
     c: &mut Checker<'_>,
     records: &[Record],
-    pairs: &[(&Request<'_>, &Value)],
+    pairs: &[(&Request<'_>, Vec<&Value>)],
 ) {
     let sessions: HashSet<&str> = records
         .iter()
@@ -325,8 +384,8 @@ fn named_by_the_conventions(
         Transport::Https => &["tcp", "quic"],
     };
     let mut problems = Vec::new();
-    for (r, span) in pairs {
-        let label = r.label();
+    for (r, family) in pairs {
+        let (label, span) = (r.label(), family[0]);
         let target = match r.method {
             "tools/call" | "prompts/get" => r.param("name"),
             _ => None,
@@ -337,7 +396,7 @@ fn named_by_the_conventions(
             (None, Some(uri)) => vec![r.method.to_owned(), format!("{} {uri}", r.method)],
             (None, None) => vec![r.method.to_owned()],
         };
-        if !names.iter().any(|n| n == name(span)) {
+        if !family.iter().any(|s| names.iter().any(|n| n == name(s))) {
             problems.push(format!(
                 "{label}: span named {:?}, not {:?}",
                 name(span),
@@ -354,15 +413,19 @@ fn named_by_the_conventions(
         };
         if let Some((key, param)) = wanted
             && let Some(value) = r.param(param)
-            && attr_str(span, key) != Some(value)
         {
-            problems.push(format!(
-                "{label}: {key} {}, not {value:?}",
-                shown(attr(span, key))
-            ));
+            let values: Vec<&Value> = family.iter().filter_map(|s| attr(s, key)).collect();
+            if values.is_empty() || values.iter().any(|v| v.as_str() != Some(value)) {
+                problems.push(format!(
+                    "{label}: {key} {}, not {value:?}",
+                    shown(values.into_iter().find(|v| v.as_str() != Some(value)))
+                ));
+            }
         }
-        if let Some(v) = attr(span, "mcp.protocol.version")
-            && !r.versions.iter().any(|w| v.as_str() == Some(w))
+        let each = |key: &'static str| family.iter().filter_map(move |s| attr(s, key));
+        for v in each("mcp.protocol.version")
+            .filter(|v| !r.versions.iter().any(|w| v.as_str() == Some(w)))
+            .take(1)
         {
             problems.push(format!(
                 "{label}: mcp.protocol.version {}, not {:?}",
@@ -370,7 +433,7 @@ fn named_by_the_conventions(
                 r.versions.last().map_or("", String::as_str)
             ));
         }
-        if let Some(v) = attr(span, "mcp.session.id") {
+        for v in each("mcp.session.id") {
             let ok = match r.session {
                 Some(s) => v.as_str() == Some(s),
                 None => v.as_str().is_some_and(|v| sessions.contains(v)),
@@ -380,10 +443,12 @@ fn named_by_the_conventions(
                     "{label}: mcp.session.id is not the Mcp-Session-Id the wire shows{}",
                     if sessions.is_empty() { " (none)" } else { "" }
                 ));
+                break;
             }
         }
-        if let Some(v) = attr(span, "network.transport")
-            && !v.as_str().is_some_and(|v| transports.contains(&v))
+        for v in each("network.transport")
+            .filter(|v| !v.as_str().is_some_and(|v| transports.contains(&v)))
+            .take(1)
         {
             problems.push(format!(
                 "{label}: network.transport {}, not {:?}",
@@ -408,9 +473,10 @@ fn shown(v: Option<&Value>) -> String {
 }
 
 /// ADV-OTEL-3: a request's `_meta` traceparent is its span's.
-fn context_is_the_spans(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
+fn context_is_the_spans(c: &mut Checker<'_>, pairs: &[(&Request<'_>, Vec<&Value>)]) {
     let mut problems = Vec::new();
-    for (r, span) in pairs {
+    for (r, family) in pairs {
+        let span = family[0];
         let Some(traceparent) = r.param("_meta/traceparent") else {
             problems.push(format!("{}: no traceparent in params._meta", r.label()));
             continue;
@@ -419,7 +485,11 @@ fn context_is_the_spans(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
         let (trace, parent) = (fields.get(1).copied(), fields.get(2).copied());
         let span_trace = span.get("trace_id").and_then(Value::as_str);
         let span_id = span.get("span_id").and_then(Value::as_str);
-        if trace != span_trace || parent != span_id {
+        let is_one = |s: &&Value| {
+            s.get("trace_id").and_then(Value::as_str) == trace
+                && s.get("span_id").and_then(Value::as_str) == parent
+        };
+        if !family.iter().any(is_one) {
             problems.push(format!(
                 "{}: traceparent {traceparent:?} is not span {:?} ({}-{})",
                 r.label(),
@@ -441,12 +511,13 @@ fn context_is_the_spans(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
 }
 
 /// ADV-OTEL-4: a failed request's span says how it failed; a successful one does not.
-fn errors_are_typed(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
+fn errors_are_typed(c: &mut Checker<'_>, pairs: &[(&Request<'_>, Vec<&Value>)]) {
     let mut problems = Vec::new();
     let mut failures = 0;
-    for (r, span) in pairs {
+    for (r, family) in pairs {
         let label = r.label();
-        let error_type = attr(span, "error.type");
+        let error_type = attr_in(family, "error.type");
+        let status_code = attr_in(family, "rpc.response.status_code");
         let error = r.answer.and_then(|a| a.get("error"));
         let tool_error = r.method == "tools/call"
             && r.answer
@@ -456,18 +527,25 @@ fn errors_are_typed(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
         if let Some(error) = error {
             failures += 1;
             let code = error.get("code").map(Value::to_string).unwrap_or_default();
-            let status = attr(span, "rpc.response.status_code");
-            if status.and_then(Value::as_str) != Some(code.as_str()) {
+            let codes: Vec<&Value> = family
+                .iter()
+                .filter_map(|s| attr(s, "rpc.response.status_code"))
+                .collect();
+            if !codes.iter().any(|v| v.as_str() == Some(code.as_str())) {
                 problems.push(format!(
                     "{label}: answered error {code}, rpc.response.status_code {}",
-                    shown(status)
+                    shown(codes.first().copied())
                 ));
             }
             if error_type.is_none() {
                 problems.push(format!("{label}: answered error {code}, no error.type"));
             }
-            let status = span.pointer("/status/code").and_then(Value::as_str);
-            if status != Some("error") {
+            let statuses: Vec<&str> = family
+                .iter()
+                .filter_map(|s| s.pointer("/status/code").and_then(Value::as_str))
+                .collect();
+            if !statuses.contains(&"error") {
+                let status = statuses.first().copied();
                 problems.push(format!(
                     "{label}: answered error {code}, span status {}",
                     status.unwrap_or("absent")
@@ -475,7 +553,11 @@ fn errors_are_typed(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
             }
         } else if tool_error {
             failures += 1;
-            if error_type.and_then(Value::as_str) != Some("tool_error") {
+            let types: Vec<&Value> = family
+                .iter()
+                .filter_map(|s| attr(s, "error.type"))
+                .collect();
+            if !types.iter().any(|t| t.as_str() == Some("tool_error")) {
                 problems.push(format!(
                     "{label}: isError true, error.type {}, not \"tool_error\"",
                     shown(error_type)
@@ -485,6 +567,12 @@ fn errors_are_typed(c: &mut Checker<'_>, pairs: &[(&Request<'_>, &Value)]) {
             failures += 1;
             if error_type.is_none() {
                 problems.push(format!("{label}: never answered, no error.type"));
+            }
+            // The attribute is the code of the response: none came.
+            if let Some(code) = status_code {
+                problems.push(format!(
+                    "{label}: never answered, yet rpc.response.status_code {code} (no response carried a code)"
+                ));
             }
         } else if !r.given_up && error_type.is_some() {
             problems.push(format!(

@@ -481,3 +481,63 @@ fn a_recording_with_spans_is_judged_offline_on_them() {
     // Without spans the recording is not judged on them.
     assert_eq!(verdict(&wire(), "ADV-OTEL-1"), None);
 }
+
+/// `spans()` where request 2's span (an isError call) is split over two layers: an outer
+/// CLIENT span of the same method, without the id, holding the name and attributes, around
+/// an inner one with the id and a bare name (an SDK's span inside a library's).
+fn two_layers(outer: impl FnOnce(&mut Value)) -> Vec<Value> {
+    let mut spans = spans();
+    let mut wrapper = spans[2].clone();
+    wrapper["span_id"] = json!(span_id(20));
+    wrapper["attributes"]
+        .as_object_mut()
+        .unwrap()
+        .remove("jsonrpc.request.id");
+    outer(&mut wrapper);
+    let inner = &mut spans[2];
+    inner["parent_span_id"] = json!(span_id(20));
+    inner["name"] = json!("MCP send tools/call");
+    let attributes = inner["attributes"].as_object_mut().unwrap();
+    attributes.remove("gen_ai.tool.name");
+    attributes.remove("error.type");
+    spans.push(wrapper);
+    spans
+}
+
+#[test]
+fn a_request_traced_by_two_nested_layers_is_judged_on_what_either_holds() {
+    let results = judge(wire(), two_layers(|_| {}), &[]);
+    for id in ["ADV-OTEL-1", "ADV-OTEL-2", "ADV-OTEL-3", "ADV-OTEL-4"] {
+        passes(&results, id);
+    }
+    // What either layer holds wrong still fails.
+    let spans = two_layers(|outer| outer["attributes"]["gen_ai.tool.name"] = json!("other"));
+    let why = failure(&judge(wire(), spans, &[]), "ADV-OTEL-2");
+    assert!(
+        why.contains("gen_ai.tool.name \"other\", not \"fail\""),
+        "{why}"
+    );
+    // The wire context may name either layer; a span outside the family it may not.
+    let mut wire_outer = wire();
+    wire_outer[4] = record(Event::Received {
+        message: json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "fail", "_meta": {"traceparent": traceparent(20)}}}),
+    });
+    passes(&judge(wire_outer, two_layers(|_| {}), &[]), "ADV-OTEL-3");
+}
+
+#[test]
+fn a_code_no_response_carried_fails() {
+    // Request 4 is never answered, and its span names a code all the same.
+    let mut records = wire();
+    records.pop();
+    let spans = with(4, |s| {
+        s["attributes"]["error.type"] = json!("timeout");
+        s["attributes"]["rpc.response.status_code"] = json!("-32001");
+    });
+    let why = failure(&judge(records, spans, &[]), "ADV-OTEL-4");
+    assert!(
+        why.contains("never answered, yet rpc.response.status_code \"-32001\""),
+        "{why}"
+    );
+}
