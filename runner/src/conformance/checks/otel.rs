@@ -344,18 +344,20 @@ fn one_span_per_request(
             }
         }
     }
+    // A refused export is spans lost: named whether or not the rest matched.
     if let Some(traces) = run.traces.as_ref().filter(|t| !t.rejected.is_empty()) {
-        let note = format!("the receiver refused {}", listed(&traces.rejected));
-        if let Some(first) = problems.first_mut() {
-            first.push_str(&format!(" ({note})"));
-        }
+        problems.push(format!(
+            "the OTLP receiver refused {} export(s): {}",
+            traces.rejected.len(),
+            listed(&traces.rejected)
+        ));
     }
     // Problems are listed whole in the message: each names its own requests.
     let actual = problems.join("; ");
     c.cite_on(
         "the client exported a span per request it sent, with its method and id",
         "ADV-OTEL-1",
-        !requests.is_empty(),
+        !requests.is_empty() || run.traces.as_ref().is_some_and(|t| !t.rejected.is_empty()),
         match problems.is_empty() {
             true => Ok(()),
             false => Err((

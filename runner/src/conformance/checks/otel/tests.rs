@@ -151,6 +151,11 @@ fn judge_on(
         traces: Some(traces),
         ..trace_run(records)
     };
+    judge_run(transport, &run)
+}
+
+/// The span checks' results on `run`, by requirement id.
+fn judge_run(transport: Transport, run: &TrialRun) -> BTreeMap<String, CheckResult> {
     let case = case();
     let mut c = Checker {
         case: &case,
@@ -158,7 +163,7 @@ fn judge_on(
         results: Vec::new(),
         always_on: true,
     };
-    otel_rules(&mut c, &run);
+    otel_rules(&mut c, run);
     c.results
         .into_iter()
         .map(|r| (r.requirement_id.clone(), r))
@@ -538,6 +543,28 @@ fn a_code_no_response_carried_fails() {
     let why = failure(&judge(records, spans, &[]), "ADV-OTEL-4");
     assert!(
         why.contains("never answered, yet rpc.response.status_code \"-32001\""),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_refused_export_fails_even_when_every_request_has_its_span() {
+    passes(&judge(wire(), spans(), &[]), "ADV-OTEL-1");
+    // The same trial, with one export the receiver could not decode.
+    let mut records = wire();
+    records.extend(spans().into_iter().map(|span| record(Event::Span { span })));
+    let run = TrialRun {
+        traces: Some(TracesRun {
+            asked: "http/protobuf".into(),
+            spans: spans(),
+            rejected: vec!["/v1/traces: the protobuf body does not decode".into()],
+            ..Default::default()
+        }),
+        ..trace_run(records)
+    };
+    let why = failure(&judge_run(Transport::Stdio, &run), "ADV-OTEL-1");
+    assert!(
+        why.contains("refused 1 export(s): /v1/traces: the protobuf body does not decode"),
         "{why}"
     );
 }
