@@ -389,13 +389,13 @@ fn nested_spans_trial() -> TrialResult {
             "  server#1 → {{\"id\":{i},\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{params}}}\n  server#1 ← {{\"id\":{i},\"jsonrpc\":\"2.0\",\"result\":{{}}}}\n"
         ));
         let start = 1_000_000 + i * 20_000_000;
-        let outer = format!("00f067aa0ba902b{i}");
+        let outer = format!("{i}0f067aa0ba902b7");
         spans.push(serde_json::json!({"trace_id": trace, "span_id": outer,
             "parent_span_id": "aaaaaaaa00000001", "name": method, "kind": "client",
             "start_ns": start, "end_ns": start + 9_000_000, "status": {"code": "unset"},
             "attributes": {"mcp.method.name": method}, "events": []}));
         spans.push(
-            serde_json::json!({"trace_id": trace, "span_id": format!("1a2b3c4d0000000{i}"),
+            serde_json::json!({"trace_id": trace, "span_id": format!("{i}a2b3c4d00000001"),
             "parent_span_id": outer, "name": format!("{method} send"), "kind": "client",
             "start_ns": start + 1_000_000, "end_ns": start + 8_000_000,
             "status": {"code": "unset"},
@@ -405,7 +405,7 @@ fn nested_spans_trial() -> TrialResult {
     }
     spans.push(
         serde_json::json!({"trace_id": trace, "span_id": "bbbbbbbb00000002",
-        "parent_span_id": "1a2b3c4d00000002", "name": "encode", "kind": "internal",
+        "parent_span_id": "2a2b3c4d00000001", "name": "encode", "kind": "internal",
         "start_ns": 42_500_000, "end_ns": 42_600_000, "status": {"code": "unset"},
         "attributes": {}, "events": []}),
     );
@@ -446,7 +446,7 @@ fn nested_spans_show_their_ids_and_their_outer_layer_with_the_request() {
     assert!(!wire.contains("mcp session"), "{wire}");
     assert_eq!(wire.matches("↳ outer span").count(), 3, "{wire}");
     let short = |id: &str| format!(">{id}</span>");
-    for id in ["4bf92f35", "1a2b3c4d", "00f067aa"] {
+    for id in ["4bf92f35", "2a2b3c4d", "20f067aa"] {
         assert!(wire.contains(&short(id)), "{id}: {wire}");
     }
     let every = texts
@@ -454,13 +454,17 @@ fn nested_spans_show_their_ids_and_their_outer_layer_with_the_request() {
         .find(|t| t.starts_with("<table class=\"spans\">"))
         .expect("every span");
     assert!(every.contains("← root</div>"), "{every}");
+    assert!(
+        every.contains("<td class=\"d3\"><code>encode</code>"),
+        "{every}"
+    );
     assert_eq!(
         every.matches("<div class=\"ids\">trace ").count(),
         8,
         "{every}"
     );
     assert!(
-        every.contains("title=\"1a2b3c4d00000002\">1a2b3c4d</span> ← <span title=\"00f067aa0ba902b2\">00f067aa</span>"),
+        every.contains("title=\"2a2b3c4d00000001\">2a2b3c4d</span> ← <span title=\"20f067aa0ba902b7\">20f067aa</span>"),
         "{every}"
     );
 }

@@ -97,6 +97,7 @@ table.reqs td { font-size: 13px; }
 .wire .span.d1 { margin-left: 7ch; } .wire .span.d2 { margin-left: 10ch; } .wire .span.d3 { margin-left: 13ch; }
 .ids { font: 11px/1.4 ui-monospace, monospace; color: #888; }
 table.spans td { font-size: 12px; } table.spans td pre { max-width: 70ch; }
+table.spans td.d1 { padding-left: 3ch; } table.spans td.d2 { padding-left: 6ch; } table.spans td.d3 { padding-left: 9ch; }
 [hidden] { display: none !important; }
 "#;
 

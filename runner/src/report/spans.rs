@@ -322,8 +322,10 @@ fn request_of(line: &str) -> Option<(String, String)> {
     Some((id_text(message.get("id")?)?, method))
 }
 
-/// Every span in order of its start, with all its attributes.
+/// Every span in order of its start, with all its attributes, its name indented by how
+/// many of the spans are above it.
 fn every_span(spans: &[Value]) -> String {
+    let tree = Tree::new(spans);
     let mut sorted: Vec<&Value> = spans.iter().collect();
     sorted.sort_by_key(|s| s.get("start_ns").and_then(Value::as_u64));
     let mut out = String::from(
@@ -337,15 +339,19 @@ fn every_span(spans: &[Value]) -> String {
             .flatten()
             .map(|(k, v)| format!("{k}={}", value(v)))
             .collect();
+        let depth = tree.above(span).len().min(3);
+        let attrs = match attrs.is_empty() {
+            true => String::new(),
+            false => format!("<pre>{}</pre>", esc(&attrs.join("\n"))),
+        };
         let _ = write!(
             out,
-            "<tr><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>",
+            "<tr><td class=\"d{depth}\"><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{attrs}</td><td>{}</td></tr>",
             esc(text(span.get("name"))),
             ids(span),
             esc(text(span.get("kind"))),
             duration(span),
             status(span),
-            esc(&attrs.join("\n")),
             events(span, true)
         );
     }
