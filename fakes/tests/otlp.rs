@@ -10,10 +10,11 @@ use mcp_harness_fakes::otlp::{Collected, Receiver};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{
-    AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList, any_value::Value as V,
+    AnyValue, ArrayValue, EntityRef, InstrumentationScope, KeyValue, KeyValueList,
+    any_value::Value as V,
 };
 use opentelemetry_proto::tonic::metrics::v1::{
-    Histogram, HistogramDataPoint, Metric, ResourceMetrics, ScopeMetrics, metric::Data,
+    Exemplar, Histogram, HistogramDataPoint, Metric, ResourceMetrics, ScopeMetrics, metric::Data,
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status, span};
@@ -220,6 +221,7 @@ fn hand_written_otlp_json_with_hex_ids_and_string_ints_decodes() {
             "attributes": {"jsonrpc.request.id": 5, "n": 5},
             "events": [],
             "scope": "my.library",
+            "scope_version": "1.0.0",
             "resource": {"service.name": "my.service"},
             "encoding": "http/json",
         })]
@@ -285,7 +287,8 @@ fn metric_points_are_normalised_and_logs_taken_and_dropped() {
     let got = receiver.finish(GRACE);
     let point = |route: &str| {
         json!({"name": "mcp.client.operation.duration", "unit": "s", "kind": "histogram",
-               "attributes": {"mcp.method.name": route}, "encoding": "http/protobuf"})
+               "attributes": {"mcp.method.name": route}, "scope": "", "resource": {},
+               "encoding": "http/protobuf"})
     };
     assert_eq!(
         got,
@@ -295,6 +298,170 @@ fn metric_points_are_normalised_and_logs_taken_and_dropped() {
             rejected: Vec::new(),
         }
     );
+}
+
+/// A scope, a resource with an entity reference, and their schema URLs, each string
+/// carrying `mark` and a tag naming the field.
+fn marked_origin(mark: &str) -> (InstrumentationScope, Resource) {
+    let m = |field: &str| format!("{mark}-{field}");
+    let scope = InstrumentationScope {
+        name: m("scope-name"),
+        version: m("scope-version"),
+        attributes: vec![kv("scope.attr", V::StringValue(m("scope-attribute")))],
+        ..Default::default()
+    };
+    let resource = Resource {
+        attributes: vec![kv("service.name", V::StringValue(m("resource-attribute")))],
+        entity_refs: vec![EntityRef {
+            schema_url: m("entity-schema"),
+            r#type: m("entity-type"),
+            id_keys: vec![m("entity-id-key")],
+            description_keys: vec![m("entity-description-key")],
+        }],
+        ..Default::default()
+    };
+    (scope, resource)
+}
+
+/// Every free string of a trace and a metrics export, in both encodings, is in what the
+/// receiver hands back: the runner scans only that for secrets, so a string dropped here
+/// is a secret that escapes the scan.
+#[test]
+fn every_exported_string_is_kept_for_the_secrets_scan() {
+    let mark = "planted";
+    let m = |field: &str| format!("{mark}-{field}");
+    let (scope, resource) = marked_origin(mark);
+    let span = Span {
+        trace_id: vec![1; 16],
+        span_id: vec![2; 8],
+        trace_state: m("trace-state"),
+        name: m("span-name"),
+        kind: 3,
+        attributes: vec![kv(&m("attribute-key"), V::StringValue(m("attribute")))],
+        events: vec![span::Event {
+            name: m("event-name"),
+            attributes: vec![kv("e", V::StringValue(m("event-attribute")))],
+            ..Default::default()
+        }],
+        links: vec![span::Link {
+            trace_id: vec![3; 16],
+            span_id: vec![4; 8],
+            trace_state: m("link-trace-state"),
+            attributes: vec![kv("l", V::StringValue(m("link-attribute")))],
+            ..Default::default()
+        }],
+        status: Some(Status {
+            message: m("status-message"),
+            code: 2,
+        }),
+        ..Default::default()
+    };
+    let traces = ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(resource.clone()),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(scope.clone()),
+                spans: vec![span],
+                schema_url: m("scope-spans-schema"),
+            }],
+            schema_url: m("resource-spans-schema"),
+        }],
+    };
+    let point = HistogramDataPoint {
+        attributes: vec![kv("p", V::StringValue(m("point-attribute")))],
+        exemplars: vec![Exemplar {
+            filtered_attributes: vec![kv("x", V::StringValue(m("exemplar-attribute")))],
+            ..Default::default()
+        }],
+        count: 1,
+        ..Default::default()
+    };
+    let metrics = ExportMetricsServiceRequest {
+        resource_metrics: vec![ResourceMetrics {
+            resource: Some(resource),
+            scope_metrics: vec![ScopeMetrics {
+                scope: Some(scope),
+                metrics: vec![Metric {
+                    name: m("metric-name"),
+                    description: m("metric-description"),
+                    unit: m("metric-unit"),
+                    metadata: vec![kv("md", V::StringValue(m("metric-metadata")))],
+                    data: Some(Data::Histogram(Histogram {
+                        data_points: vec![point],
+                        aggregation_temporality: 2,
+                    })),
+                }],
+                schema_url: m("scope-metrics-schema"),
+            }],
+            schema_url: m("resource-metrics-schema"),
+        }],
+    };
+    let fields = [
+        "scope-name",
+        "scope-version",
+        "scope-attribute",
+        "resource-attribute",
+        "entity-schema",
+        "entity-type",
+        "entity-id-key",
+        "entity-description-key",
+    ];
+    let span_fields = [
+        "trace-state",
+        "span-name",
+        "attribute-key",
+        "attribute",
+        "event-name",
+        "event-attribute",
+        "link-trace-state",
+        "link-attribute",
+        "status-message",
+        "scope-spans-schema",
+        "resource-spans-schema",
+    ];
+    let metric_fields = [
+        "metric-name",
+        "metric-description",
+        "metric-unit",
+        "metric-metadata",
+        "point-attribute",
+        "exemplar-attribute",
+        "scope-metrics-schema",
+        "resource-metrics-schema",
+    ];
+    for encoding in [PROTOBUF, JSON] {
+        let (trace_body, metric_body) = match encoding {
+            JSON => (
+                serde_json::to_vec(&traces).unwrap(),
+                serde_json::to_vec(&metrics).unwrap(),
+            ),
+            _ => (traces.encode_to_vec(), metrics.encode_to_vec()),
+        };
+        let receiver = Receiver::start().unwrap();
+        assert_eq!(
+            post(&receiver, "POST", "/v1/traces", &[encoding], &trace_body).0,
+            200
+        );
+        assert_eq!(
+            post(&receiver, "POST", "/v1/metrics", &[encoding], &metric_body).0,
+            200
+        );
+        let got = receiver.finish(GRACE);
+        let spans = serde_json::to_string(&got.spans).unwrap();
+        let points = serde_json::to_string(&got.metrics).unwrap();
+        for field in fields.iter().chain(&span_fields) {
+            assert!(
+                spans.contains(&m(field)),
+                "{encoding:?}: {field} dropped: {spans}"
+            );
+        }
+        for field in fields.iter().chain(&metric_fields) {
+            assert!(
+                points.contains(&m(field)),
+                "{encoding:?}: {field} dropped: {points}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -367,3 +367,104 @@ fn a_traces_trials_spans_show_under_their_requests_escaped() {
     }
     assert!(!page.contains("<img src=x>"));
 }
+
+/// A library that makes two spans per request (an outer one without `jsonrpc.request.id`
+/// around an inner one with it) under one session-wide span.
+fn nested_spans_trial() -> TrialResult {
+    let mut t = trial("traces/nested@stdio", Grade::Fail, Verdict::Failed, 0);
+    let requests = [
+        (0, "initialize", "{}"),
+        (1, "tools/list", "{}"),
+        (2, "tools/call", "{\"name\":\"echo\"}"),
+    ];
+    let mut transcript = String::from("outcomes:\ntranscript:\n");
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let mut spans = vec![
+        serde_json::json!({"trace_id": trace, "span_id": "aaaaaaaa00000001",
+        "name": "mcp session", "kind": "internal", "start_ns": 0, "end_ns": 90_000_000,
+        "status": {"code": "unset"}, "attributes": {}, "events": []}),
+    ];
+    for (i, method, params) in requests {
+        transcript.push_str(&format!(
+            "  server#1 → {{\"id\":{i},\"jsonrpc\":\"2.0\",\"method\":\"{method}\",\"params\":{params}}}\n  server#1 ← {{\"id\":{i},\"jsonrpc\":\"2.0\",\"result\":{{}}}}\n"
+        ));
+        let start = 1_000_000 + i * 20_000_000;
+        let outer = format!("{i}0f067aa0ba902b7");
+        spans.push(serde_json::json!({"trace_id": trace, "span_id": outer,
+            "parent_span_id": "aaaaaaaa00000001", "name": method, "kind": "client",
+            "start_ns": start, "end_ns": start + 9_000_000, "status": {"code": "unset"},
+            "attributes": {"mcp.method.name": method}, "events": []}));
+        spans.push(
+            serde_json::json!({"trace_id": trace, "span_id": format!("{i}a2b3c4d00000001"),
+            "parent_span_id": outer, "name": format!("{method} send"), "kind": "client",
+            "start_ns": start + 1_000_000, "end_ns": start + 8_000_000,
+            "status": {"code": "unset"},
+            "attributes": {"mcp.method.name": method, "jsonrpc.request.id": i.to_string(),
+                "network.transport": "pipe"}, "events": []}),
+        );
+    }
+    spans.push(
+        serde_json::json!({"trace_id": trace, "span_id": "bbbbbbbb00000002",
+        "parent_span_id": "2a2b3c4d00000001", "name": "encode", "kind": "internal",
+        "start_ns": 42_500_000, "end_ns": 42_600_000, "status": {"code": "unset"},
+        "attributes": {}, "events": []}),
+    );
+    t.transcript = transcript;
+    t.spans = spans;
+    t
+}
+
+#[test]
+fn nested_spans_show_their_ids_and_their_outer_layer_with_the_request() {
+    let mut results = run("rust", 4, 0);
+    results.trials[0] = nested_spans_trial();
+    let page = html::report(&results);
+    if let Ok(dir) = std::env::var("REPORT_BENCH_DIR") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(std::path::Path::new(&dir).join("report.html"), &page).unwrap();
+    }
+    let texts = detail::page_texts(&page).unwrap();
+    let wire = texts
+        .iter()
+        .find(|t| t.starts_with("<div class=\"wire\">"))
+        .expect("the messages with their spans");
+    // Under the tools/call request: its outer span, then its own, then its inner one;
+    // the session-wide span (above every request) is not one request's layer.
+    let call = wire
+        .find("tools/call&quot;,&quot;params")
+        .expect("the request");
+    let outer = wire[call..]
+        .find("↳ outer span <b>tools/call</b>")
+        .expect("the outer layer");
+    let own = wire[call..]
+        .find("↳ span <b>tools/call send</b>")
+        .expect("its span");
+    let inner = wire[call..]
+        .find("↳ inner span <b>encode</b>")
+        .expect("the inner layer");
+    assert!(outer < own && own < inner, "{wire}");
+    assert!(!wire.contains("mcp session"), "{wire}");
+    assert_eq!(wire.matches("↳ outer span").count(), 3, "{wire}");
+    let short = |id: &str| format!(">{id}</span>");
+    for id in ["4bf92f35", "2a2b3c4d", "20f067aa"] {
+        assert!(wire.contains(&short(id)), "{id}: {wire}");
+    }
+    let every = texts
+        .iter()
+        .find(|t| t.starts_with("<table class=\"spans\">"))
+        .expect("every span");
+    assert!(every.contains("← root</div>"), "{every}");
+    assert!(
+        every.contains("<td class=\"d3\"><code>encode</code>"),
+        "{every}"
+    );
+    assert_eq!(
+        every.matches("<div class=\"ids\">trace ").count(),
+        8,
+        "{every}"
+    );
+    assert!(
+        every.contains("title=\"2a2b3c4d00000001\">2a2b3c4d</span> ← <span title=\"20f067aa0ba902b7\">20f067aa</span>"),
+        "{every}"
+    );
+}

@@ -39,7 +39,8 @@ pub struct TracesRun {
     /// event) and with every secret replaced by a label.
     pub spans: Vec<Value>,
     /// The metrics' data points, normalised: `{"name", "unit", "kind", "attributes",
-    /// "encoding"}` per point, secrets replaced.
+    /// "encoding"}` per point, with the metric's description, scope and resource
+    /// (`mcp_harness_fakes::otlp::normalise`), secrets replaced.
     pub metrics: Vec<Value>,
     /// Export requests the receiver could not take, each saying why (an encoding it could
     /// not decode, a body past its cap): the request's path and the reason, never the body.
@@ -185,9 +186,22 @@ fn place(path: &[String]) -> String {
         ["events", i, "attributes", name, ..] => format!("{key}attribute `{name}` of event {i}"),
         ["events", i, ..] => format!("the name of event {i}"),
         ["resource", name, ..] => format!("{key}resource attribute `{name}`"),
+        ["links", i, "attributes", name, ..] => format!("{key}attribute `{name}` of link {i}"),
+        ["links", i, ..] => format!("the trace state of link {i}"),
+        ["scope_attributes", name, ..] => format!("{key}scope attribute `{name}`"),
+        ["metadata", name, ..] => format!("{key}metadata `{name}`"),
+        ["exemplars", i, "attributes", name, ..] => {
+            format!("{key}attribute `{name}` of exemplar {i}")
+        }
+        ["resource_entities", ..] => "an entity reference of the resource".to_owned(),
         ["status", ..] => "the status message".to_owned(),
         ["name"] => "the name".to_owned(),
         ["scope"] => "the scope name".to_owned(),
+        ["scope_version"] => "the scope version".to_owned(),
+        ["scope_schema_url" | "resource_schema_url"] => "a schema URL".to_owned(),
+        ["trace_state"] => "the trace state".to_owned(),
+        ["description"] => "the description".to_owned(),
+        ["unit"] => "the unit".to_owned(),
         _ => format!("{key}`{}`", p.join(".")),
     }
 }
@@ -262,6 +276,34 @@ mod tests {
             vec![
                 "bearer token in attribute `user` of metric `m`",
                 "bearer token in the head of a refused export",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_secret_only_in_a_metric_description_or_a_link_is_found_and_replaced() {
+        let token = "tok-abcdefghijkl";
+        let collected = Collected {
+            spans: vec![json!({"name": "s", "trace_state": format!("k={token}"),
+                "links": [{"span_id": "01", "attributes": {"why": token}}]})],
+            metrics: vec![json!({"name": "m", "unit": "s",
+                "description": format!("time of {token}"), "scope_version": token})],
+            ..Collected::default()
+        };
+        let run = TracesRun::scrubbed("http/json", collected, &secrets(Some(token), &[], &[]));
+        let text = serde_json::to_string(&(&run.spans, &run.metrics)).unwrap();
+        assert!(!text.contains(token), "{text}");
+        assert_eq!(
+            run.metrics[0]["description"],
+            "time of [redacted: bearer token]"
+        );
+        assert_eq!(
+            run.leaks,
+            vec![
+                "bearer token in the trace state of span `s`",
+                "bearer token in attribute `why` of link 0 of span `s`",
+                "bearer token in the description of metric `m`",
+                "bearer token in the scope version of metric `m`",
             ]
         );
     }

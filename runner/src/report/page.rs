@@ -93,7 +93,11 @@ table.reqs td { font-size: 13px; }
 .wire .span.missing { border-left-color: #c99a00; background: #fffbeb; color: #7a5800; }
 .wire .span .badge { min-width: 0; } .wire .span .attrs { font-family: ui-monospace, monospace; color: #333; }
 .wire .span .events { font-size: 12px; color: #444; }
+.wire .span.layer { border-left-color: #8fa8cf; background: #f4f7fc; color: #333; }
+.wire .span.d1 { margin-left: 7ch; } .wire .span.d2 { margin-left: 10ch; } .wire .span.d3 { margin-left: 13ch; }
+.ids { font: 11px/1.4 ui-monospace, monospace; color: #888; }
 table.spans td { font-size: 12px; } table.spans td pre { max-width: 70ch; }
+table.spans td.d1 { padding-left: 3ch; } table.spans td.d2 { padding-left: 6ch; } table.spans td.d3 { padding-left: 9ch; }
 [hidden] { display: none !important; }
 "#;
 

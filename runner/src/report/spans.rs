@@ -1,8 +1,11 @@
 //! A traces trial's spans in the report, beside its wire messages: under each request the
 //! client sent, the span(s) whose `jsonrpc.request.id` and method are the request's (name,
 //! duration, status, the attributes that tell it apart, its events); then every span, also
-//! those no request matches, with all its attributes. Secrets were replaced by labels before
-//! a span was stored, so what is shown here is safe to show.
+//! those no request matches, with all its attributes. Each span shows short ids (trace, span,
+//! parent), and a span without `jsonrpc.request.id` that is the parent or a child of a
+//! request's span is shown with it, so a library's two layers per request can be seen
+//! nested. Secrets were replaced by labels before a span was stored, so what is shown here
+//! is safe to show.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -80,6 +83,28 @@ fn status(span: &Value) -> String {
     )
 }
 
+/// The first 8 hex digits of an id, the whole one in a tooltip.
+fn short(id: &str) -> String {
+    format!(
+        "<span title=\"{}\">{}</span>",
+        esc(id),
+        esc(&id.chars().take(8).collect::<String>())
+    )
+}
+
+/// `trace 4bf92f35 · span 00f067aa ← 1a2b3c4d` (or `← root`): where a span sits.
+fn ids(span: &Value) -> String {
+    let parent = match text(span.get("parent_span_id")) {
+        "" => "root".to_owned(),
+        id => short(id),
+    };
+    format!(
+        "<div class=\"ids\">trace {} · span {} ← {parent}</div>",
+        short(text(span.get("trace_id"))),
+        short(text(span.get("span_id"))),
+    )
+}
+
 fn value(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -111,8 +136,9 @@ fn events(span: &Value, with_attributes: bool) -> String {
     shown.join("; ")
 }
 
-/// One span as a line under its request.
-fn span_line(span: &Value) -> String {
+/// One span as a line under its request: `label` says what it is to the request (`span`,
+/// `outer span`, `inner span`), `class` how it is drawn.
+fn span_line(span: &Value, label: &str, class: &str) -> String {
     let attrs = span.get("attributes").and_then(Value::as_object);
     let key: Vec<String> = KEY_ATTRIBUTES
         .iter()
@@ -127,7 +153,7 @@ fn span_line(span: &Value) -> String {
         .collect();
     let events = events(span, true);
     format!(
-        "<div class=\"span\">↳ span <b>{}</b> · {} · {} · {}{}{}</div>",
+        "<div class=\"span{class}\">↳ {label} <b>{}</b> · {} · {} · {}{}{}{}</div>",
         esc(text(span.get("name"))),
         esc(text(span.get("kind"))),
         duration(span),
@@ -136,11 +162,94 @@ fn span_line(span: &Value) -> String {
             true => String::new(),
             false => format!(" <span class=\"attrs\">{}</span>", esc(&key.join("  "))),
         },
+        ids(span),
         match events.is_empty() {
             true => String::new(),
             false => format!("<div class=\"events\">events: {events}</div>"),
         }
     )
+}
+
+/// The spans by id, to find a span's parents and children.
+struct Tree<'a> {
+    by_id: HashMap<&'a str, &'a Value>,
+    /// How many spans with a `jsonrpc.request.id` each span is above.
+    requests_under: HashMap<&'a str, usize>,
+    spans: &'a [Value],
+}
+
+fn has_id(span: &Value) -> bool {
+    span.pointer("/attributes/jsonrpc.request.id").is_some()
+}
+
+impl<'a> Tree<'a> {
+    fn new(spans: &'a [Value]) -> Tree<'a> {
+        let by_id = spans
+            .iter()
+            .filter(|s| !text(s.get("span_id")).is_empty())
+            .map(|s| (text(s.get("span_id")), s))
+            .collect();
+        let mut tree = Tree {
+            by_id,
+            requests_under: HashMap::new(),
+            spans,
+        };
+        for span in spans.iter().filter(|s| has_id(s)) {
+            for parent in tree.above(span) {
+                *tree
+                    .requests_under
+                    .entry(text(parent.get("span_id")))
+                    .or_default() += 1;
+            }
+        }
+        tree
+    }
+
+    /// The spans above one, nearest first; bounded, as ids a client made up may loop.
+    fn above(&self, span: &Value) -> Vec<&'a Value> {
+        let mut chain: Vec<&'a Value> = Vec::new();
+        let mut at = self.by_id.get(text(span.get("parent_span_id")));
+        while let Some(&p) = at.filter(|p| chain.len() < 8 && !chain.contains(p)) {
+            chain.push(p);
+            at = self.by_id.get(text(p.get("parent_span_id")));
+        }
+        chain
+    }
+}
+
+/// A request's span with the spans of no request around it: its parents while they carry
+/// no `jsonrpc.request.id` and are around this request alone (a session-wide span is not
+/// one request's layer), outermost first, then its children without one.
+fn span_with_layers(span: &Value, tree: &Tree<'_>) -> String {
+    let outer: Vec<&Value> = tree
+        .above(span)
+        .into_iter()
+        .take_while(|p| {
+            let under = tree.requests_under.get(text(p.get("span_id")));
+            !has_id(p) && under.copied().unwrap_or(0) <= 1
+        })
+        .collect();
+    let mut out = String::new();
+    for (depth, parent) in outer.iter().rev().enumerate() {
+        let class = format!(" layer d{}", depth.min(3));
+        out.push_str(&span_line(parent, "outer span", &class));
+    }
+    let depth = outer.len();
+    let class = match depth {
+        0 => String::new(),
+        d => format!(" d{}", d.min(3)),
+    };
+    out.push_str(&span_line(span, "span", &class));
+    let me = text(span.get("span_id"));
+    let inner = tree
+        .spans
+        .iter()
+        .filter(|s| !me.is_empty() && text(s.get("parent_span_id")) == me && !has_id(s));
+    for child in inner {
+        let class = format!(" layer d{}", (depth + 1).min(3));
+        out.push_str(&span_line(child, "inner span", &class));
+    }
+    out
 }
 
 /// The transcript's message lines, each request the client sent followed by its span(s).
@@ -166,6 +275,7 @@ fn wire_with_spans(transcript: &str, spans: &[Value]) -> String {
             .count()
     };
     let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    let tree = Tree::new(spans);
     let mut out = String::from("<div class=\"wire\">");
     // The messages alone: the outcome lines are in the transcript block above.
     let messages = transcript
@@ -197,7 +307,7 @@ fn wire_with_spans(transcript: &str, spans: &[Value]) -> String {
         };
         *k += 1;
         for span in mine {
-            out.push_str(&span_line(span));
+            out.push_str(&span_with_layers(span, &tree));
         }
     }
     out.push_str("</div>");
@@ -212,8 +322,10 @@ fn request_of(line: &str) -> Option<(String, String)> {
     Some((id_text(message.get("id")?)?, method))
 }
 
-/// Every span in order of its start, with all its attributes.
+/// Every span in order of its start, with all its attributes, its name indented by how
+/// many of the spans are above it.
 fn every_span(spans: &[Value]) -> String {
+    let tree = Tree::new(spans);
     let mut sorted: Vec<&Value> = spans.iter().collect();
     sorted.sort_by_key(|s| s.get("start_ns").and_then(Value::as_u64));
     let mut out = String::from(
@@ -227,27 +339,19 @@ fn every_span(spans: &[Value]) -> String {
             .flatten()
             .map(|(k, v)| format!("{k}={}", value(v)))
             .collect();
-        let ids: Vec<String> = [
-            ("trace", "trace_id"),
-            ("span", "span_id"),
-            ("parent", "parent_span_id"),
-        ]
-        .iter()
-        .filter_map(|(label, key)| match text(span.get(*key)) {
-            "" => None,
-            id => Some(format!("{label} {id}")),
-        })
-        .collect();
-        let ids = ids.join(" ");
+        let depth = tree.above(span).len().min(3);
+        let attrs = match attrs.is_empty() {
+            true => String::new(),
+            false => format!("<pre>{}</pre>", esc(&attrs.join("\n"))),
+        };
         let _ = write!(
             out,
-            "<tr><td title=\"{}\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td><pre>{}</pre></td><td>{}</td></tr>",
-            esc(&ids),
+            "<tr><td class=\"d{depth}\"><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{attrs}</td><td>{}</td></tr>",
             esc(text(span.get("name"))),
+            ids(span),
             esc(text(span.get("kind"))),
             duration(span),
             status(span),
-            esc(&attrs.join("\n")),
             events(span, true)
         );
     }
