@@ -119,7 +119,9 @@ pub enum Event {
         /// `end_ns`, `status` (`{"code": "unset"|"ok"|"error", "message"?}`), `attributes`
         /// (an object; OTLP values as JSON), `events` (`[{"name", "attributes"}]`), `scope`
         /// (the instrumentation scope's name), `resource` (its attributes) and `encoding`
-        /// (`http/protobuf` or `http/json`: how it arrived).
+        /// (`http/protobuf` or `http/json`: how it arrived); when the client sent them,
+        /// `trace_state`, `links`, `scope_version`, `scope_attributes` and the schema URLs
+        /// (every string it exported is kept, for the secrets scan).
         span: Value,
     },
     /// The fake is exiting by itself with this status.
