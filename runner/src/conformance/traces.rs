@@ -33,8 +33,6 @@ impl TrialRun {
 /// What a traces trial collected.
 #[derive(Debug, Clone, Default)]
 pub struct TracesRun {
-    /// The encoding the client was asked for (`http/protobuf` or `http/json`).
-    pub asked: String,
     /// The spans, in the order received, normalised (the shape of a transcript `span`
     /// event) and with every secret replaced by a label.
     pub spans: Vec<Value>,
@@ -84,7 +82,7 @@ pub fn secrets(token: Option<&str>, issued: &[String], sensitive: &[String]) -> 
 impl TracesRun {
     /// What the receiver collected, with every secret replaced by `[redacted: <kind>]` and
     /// each place one was found named in `leaks`.
-    pub fn scrubbed(asked: &str, collected: Collected, secrets: &[Secret]) -> TracesRun {
+    pub fn scrubbed(collected: Collected, secrets: &[Secret]) -> TracesRun {
         let mut leaks = Vec::new();
         let mut spans = collected.spans;
         for span in &mut spans {
@@ -102,7 +100,6 @@ impl TracesRun {
             }
         }
         TracesRun {
-            asked: asked.to_owned(),
             spans,
             metrics,
             rejected,
@@ -229,7 +226,7 @@ mod tests {
             "status": {"code": "error", "message": format!("failed: {token}")},
         });
         let secrets = secrets(Some(token), &[], &["hunter2-password".to_owned()]);
-        let run = TracesRun::scrubbed("http/json", collected(vec![span]), &secrets);
+        let run = TracesRun::scrubbed(collected(vec![span]), &secrets);
         let text = serde_json::to_string(&run.spans).unwrap();
         assert!(!text.contains("0123456789abcdef"), "{text}");
         assert!(!text.contains("hunter2"), "{text}");
@@ -262,7 +259,7 @@ mod tests {
             )],
             ..Collected::default()
         };
-        let run = TracesRun::scrubbed("http/json", collected, &secrets(Some(token), &[], &[]));
+        let run = TracesRun::scrubbed(collected, &secrets(Some(token), &[], &[]));
         assert_eq!(
             run.rejected,
             vec!["POST /v1/traces: unsupported content-type \"[redacted: bearer token]\""]
@@ -290,7 +287,7 @@ mod tests {
                 "description": format!("time of {token}"), "scope_version": token})],
             ..Collected::default()
         };
-        let run = TracesRun::scrubbed("http/json", collected, &secrets(Some(token), &[], &[]));
+        let run = TracesRun::scrubbed(collected, &secrets(Some(token), &[], &[]));
         let text = serde_json::to_string(&(&run.spans, &run.metrics)).unwrap();
         assert!(!text.contains(token), "{text}");
         assert_eq!(
@@ -315,11 +312,7 @@ mod tests {
             json!({"name": "a", "attributes": {token: 1}}),
             json!({"name": "b", "attributes": {"k": "v"}}),
         ];
-        let run = TracesRun::scrubbed(
-            "http/protobuf",
-            collected(spans.clone()),
-            &secrets(Some(token), &[], &[]),
-        );
+        let run = TracesRun::scrubbed(collected(spans.clone()), &secrets(Some(token), &[], &[]));
         assert_eq!(
             run.spans[0]["attributes"],
             json!({"[redacted: bearer token]": 1})

@@ -87,11 +87,7 @@ pub(super) fn finish(
     let traces = case.scenario.traces.as_ref()?;
     let collected = receiver.finish(GRACE.mul_f64(case.scenario.time_scale.factor()));
     let secrets = secrets(token, issued, &traces.sensitive);
-    Some(TracesRun::scrubbed(
-        traces.encoding.protocol(),
-        collected,
-        &secrets,
-    ))
+    Some(TracesRun::scrubbed(collected, &secrets))
 }
 
 /// Appends each span after the fake's records (when they could be read), as `span` events.

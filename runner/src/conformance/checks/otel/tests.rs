@@ -141,7 +141,6 @@ fn judge_on(
     leaks: &[&str],
 ) -> BTreeMap<String, CheckResult> {
     let traces = TracesRun {
-        asked: "http/protobuf".into(),
         spans: spans.clone(),
         leaks: leaks.iter().map(|l| l.to_string()).collect(),
         ..Default::default()
@@ -555,7 +554,6 @@ fn a_refused_export_fails_even_when_every_request_has_its_span() {
     records.extend(spans().into_iter().map(|span| record(Event::Span { span })));
     let run = TrialRun {
         traces: Some(TracesRun {
-            asked: "http/protobuf".into(),
             spans: spans(),
             rejected: vec!["/v1/traces: the protobuf body does not decode".into()],
             ..Default::default()
