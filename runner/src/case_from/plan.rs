@@ -383,6 +383,15 @@ fn empty_or_error(answer: &Result<Value, Value>) -> Result<Value, (Value, &'stat
     }
 }
 
+/// What a tools/call or a prompts/get must be seen to send: its name with the recorded
+/// arguments, and how the check says so.
+fn named_with_arguments(params: &Value) -> (Value, String) {
+    let name = params.get("name").cloned().unwrap_or(Value::Null);
+    let label = format!("of {name} with the recorded arguments");
+    let sent = json!({"name": name, "arguments": arguments_matcher(params.get("arguments"))});
+    (sent, label)
+}
+
 fn single(e: &Exchange) -> (Value, Vec<Value>) {
     let method = e.method();
     let params = e.params();
@@ -408,15 +417,10 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
                 Ok(r) => Ok(json!({"text": texts(&r["content"])})),
                 Err(error) => Err((protocol_error(error), "PROF-RES-4")),
             };
-            let sent =
-                json!({"name": p("name"), "arguments": arguments_matcher(params.get("arguments"))});
             (
                 step,
                 outcome,
-                Some((
-                    sent,
-                    format!("of {} with the recorded arguments", p("name")),
-                )),
+                Some(named_with_arguments(params)),
                 "CONTRACT-7",
             )
         }
@@ -461,15 +465,10 @@ fn single(e: &Exchange) -> (Value, Vec<Value>) {
                 }
                 Err(error) => rest_error(error),
             };
-            let sent =
-                json!({"name": p("name"), "arguments": arguments_matcher(params.get("arguments"))});
             (
                 step,
                 outcome,
-                Some((
-                    sent,
-                    format!("of {} with the recorded arguments", p("name")),
-                )),
+                Some(named_with_arguments(params)),
                 "CONTRACT-13",
             )
         }
