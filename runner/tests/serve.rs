@@ -304,41 +304,34 @@ fn steps_the_host_never_performed_are_not_exercised() {
 
 #[test]
 fn a_broken_host_fails_the_named_checks() {
-    // Reuses request ids: the always-on JSON-02 fails, whatever the case.
-    let session = Session::start(&["tools/pagination-three-pages@stdio", "--timeout", "90"]);
-    let argv = session.argv("tools-pagination-three-pages");
-    driver_host(
-        Reach::Stdio(&argv),
-        plan(&[op("connect"), op("list_tools"), op("close")]),
-        &["reuse-ids"],
-    );
-    let (code, out) = session.finish();
-    assert_eq!(code, 1, "{out}");
-    verdict_line(
-        &out,
-        "FAIL",
-        "must",
-        "JSON-02",
-        "request ids are never reused",
-    );
-
-    // Follows only the first page: the case's wire checks fail once its steps are done.
-    let session = Session::start(&["tools/pagination-three-pages@stdio", "--timeout", "90"]);
-    let argv = session.argv("tools-pagination-three-pages");
-    driver_host(
-        Reach::Stdio(&argv),
-        plan(&[op("connect"), op("list_tools"), op("close")]),
-        &["first-page-only"],
-    );
-    let (code, out) = session.finish();
-    assert_eq!(code, 1, "{out}");
-    verdict_line(
-        &out,
-        "FAIL",
-        "profile",
-        "PROF-PAGE-1",
-        "the first page is asked",
-    );
+    // (driver defect, level, id, check): reusing request ids fails the always-on JSON-02
+    // whatever the case; following only the first page fails the case's wire check once its
+    // steps are done.
+    for (defect, level, id, check) in [
+        (
+            "reuse-ids",
+            "must",
+            "JSON-02",
+            "request ids are never reused",
+        ),
+        (
+            "first-page-only",
+            "profile",
+            "PROF-PAGE-1",
+            "the first page is asked",
+        ),
+    ] {
+        let session = Session::start(&["tools/pagination-three-pages@stdio", "--timeout", "90"]);
+        let argv = session.argv("tools-pagination-three-pages");
+        driver_host(
+            Reach::Stdio(&argv),
+            plan(&[op("connect"), op("list_tools"), op("close")]),
+            &[defect],
+        );
+        let (code, out) = session.finish();
+        assert_eq!(code, 1, "{defect}: {out}");
+        verdict_line(&out, "FAIL", level, id, check);
+    }
 }
 
 #[test]
